@@ -1,0 +1,72 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
+import { parseJsonc } from './jsonc.ts';
+
+const OpenAIChatProviderConfig = z.object({
+  type: z.literal('openai-chat'),
+  baseUrl: z.url(),
+  apiKey: z.string().nullable().default(null),
+  maxTokensField: z.enum(['max_completion_tokens', 'max_tokens']).default('max_completion_tokens'),
+  connections: z.int().positive().default(256),
+  connectTimeoutMs: z.int().positive().default(10_000),
+  firstByteTimeoutMs: z.int().positive().default(300_000),
+  idleTimeoutMs: z.int().positive().default(300_000),
+});
+
+export const GatewayConfig = z.object({
+  server: z
+    .object({
+      host: z.string().default('0.0.0.0'),
+      port: z.int().min(0).max(65_535).default(8080),
+      bodyLimitBytes: z.int().positive().default(52_428_800),
+      keepAliveIntervalMs: z.int().positive().default(15_000),
+      corsOrigins: z.array(z.string()).default(['*']),
+    })
+    .prefault({}),
+  logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  defaultModel: z.string().min(1).nullable().default(null),
+  defaultProvider: z.string().nullable().default('openai'),
+  providers: z.record(z.string(), z.discriminatedUnion('type', [OpenAIChatProviderConfig])).default({}),
+  models: z.record(z.string(), z.object({ provider: z.string(), model: z.string().optional() })).default({}),
+});
+
+export type GatewayConfig = z.infer<typeof GatewayConfig>;
+export type ProviderConfig = GatewayConfig['providers'][string];
+
+const DEFAULT_CONFIG_FILE = fileURLToPath(new URL('../../config/loopgate.jsonc', import.meta.url));
+
+/**
+ * The configuration in force: the file (LOOPGATE_CONFIG or the shipped
+ * default), then environment variables on top. Fails loudly, naming the key,
+ * when a value is wrong — a gateway must not start half-configured.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
+  const file = env.LOOPGATE_CONFIG ?? DEFAULT_CONFIG_FILE;
+  const raw = parseJsonc(readFileSync(file, 'utf8')) as Record<string, any>;
+  applyEnv(raw, env);
+  const parsed = GatewayConfig.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new Error(`Invalid configuration at '${issue.path.join('.')}' (${file} and environment): ${issue.message}`);
+  }
+  return parsed.data;
+}
+
+function applyEnv(raw: Record<string, any>, env: NodeJS.ProcessEnv): void {
+  const server = (raw.server ??= {});
+  if (env.HOST) server.host = env.HOST;
+  if (env.PORT) server.port = Number(env.PORT);
+  if (env.BODY_LIMIT_BYTES) server.bodyLimitBytes = Number(env.BODY_LIMIT_BYTES);
+  if (env.SSE_KEEPALIVE_MS) server.keepAliveIntervalMs = Number(env.SSE_KEEPALIVE_MS);
+  if (env.CORS_ORIGINS !== undefined) server.corsOrigins = env.CORS_ORIGINS.split(',').map((origin) => origin.trim()).filter(Boolean);
+  if (env.LOG_LEVEL) raw.logLevel = env.LOG_LEVEL;
+  if (env.DEFAULT_MODEL) raw.defaultModel = env.DEFAULT_MODEL;
+  if (env.DEFAULT_PROVIDER) raw.defaultProvider = env.DEFAULT_PROVIDER;
+  if (env.OPENAI_BASE_URL || env.OPENAI_API_KEY) {
+    const providers = (raw.providers ??= {});
+    const openai = (providers.openai ??= { type: 'openai-chat', baseUrl: 'https://api.openai.com/v1' });
+    if (env.OPENAI_BASE_URL) openai.baseUrl = env.OPENAI_BASE_URL;
+    if (env.OPENAI_API_KEY) openai.apiKey = env.OPENAI_API_KEY;
+  }
+}

@@ -1,0 +1,66 @@
+import type { CreateResponseRequest, TextFormatParam, ToolChoiceParam } from '../protocol/create-response-request.ts';
+import type { EchoedTextFormat, EchoedToolChoice, ResponseResource } from '../protocol/response-resource.ts';
+
+/**
+ * The response object as it stands before the model says anything: every
+ * request setting echoed the way `ResponseResource` requires (no field
+ * missing, defaults filled in), status `in_progress`, empty output.
+ */
+export function initialResponse(request: CreateResponseRequest, id: string, model: string, createdAt: number): ResponseResource {
+  return {
+    id,
+    object: 'response',
+    created_at: createdAt,
+    completed_at: null,
+    status: 'in_progress',
+    incomplete_details: null,
+    model,
+    previous_response_id: request.previous_response_id ?? null,
+    instructions: request.instructions ?? null,
+    output: [],
+    error: null,
+    tools: (request.tools ?? []).map((tool) => ({
+      type: 'function',
+      name: tool.name,
+      description: tool.description ?? null,
+      parameters: tool.parameters ?? null,
+      strict: tool.strict ?? null,
+    })),
+    tool_choice: echoToolChoice(request.tool_choice ?? null),
+    truncation: request.truncation ?? 'disabled',
+    parallel_tool_calls: request.parallel_tool_calls ?? true,
+    text: {
+      format: echoTextFormat(request.text?.format ?? null),
+      ...(request.text?.verbosity !== undefined && { verbosity: request.text.verbosity }),
+    },
+    top_p: request.top_p ?? 1,
+    presence_penalty: request.presence_penalty ?? 0,
+    frequency_penalty: request.frequency_penalty ?? 0,
+    top_logprobs: request.top_logprobs ?? 0,
+    temperature: request.temperature ?? 1,
+    reasoning: { effort: request.reasoning?.effort ?? null, summary: request.reasoning?.summary ?? null },
+    usage: null,
+    max_output_tokens: request.max_output_tokens ?? null,
+    max_tool_calls: request.max_tool_calls ?? null,
+    store: request.store ?? true,
+    background: false,
+    service_tier: request.service_tier ?? 'default',
+    metadata: request.metadata ?? {},
+    safety_identifier: request.safety_identifier ?? null,
+    prompt_cache_key: request.prompt_cache_key ?? null,
+  };
+}
+
+function echoToolChoice(choice: ToolChoiceParam | null): EchoedToolChoice {
+  if (choice === null) return 'auto';
+  if (typeof choice === 'string') return choice;
+  if (choice.type === 'function') return { type: 'function', name: choice.name };
+  return { type: 'allowed_tools', tools: choice.tools.map((tool) => ({ type: 'function', name: tool.name })), mode: choice.mode ?? 'auto' };
+}
+
+/** The schema echoes a json_schema format without its schema (`schema: null`). */
+function echoTextFormat(format: TextFormatParam | null): EchoedTextFormat {
+  if (format === null || format.type === 'text') return { type: 'text' };
+  if (format.type === 'json_object') return { type: 'json_object' };
+  return { type: 'json_schema', name: format.name ?? 'response', description: format.description ?? null, schema: null, strict: format.strict ?? false };
+}

@@ -1,0 +1,168 @@
+import type { FunctionCallOutputItem, ItemStatus, MessageOutputItem, OutputItem, ReasoningOutputItem } from '../protocol/output-items.ts';
+import type { ResponseStreamEventBody } from '../protocol/stream-events.ts';
+import type { TurnEvent } from '../providers/provider.ts';
+import { assertNever } from '../util/assert-never.ts';
+import { newId } from '../util/ids.ts';
+
+type Emit = (event: ResponseStreamEventBody) => void;
+
+interface OpenMessage {
+  item: MessageOutputItem;
+  index: number;
+  part: { kind: 'output_text' | 'refusal'; contentIndex: number; text: string } | null;
+}
+interface OpenCall {
+  item: FunctionCallOutputItem;
+  index: number;
+}
+interface OpenReasoning {
+  item: ReasoningOutputItem;
+  index: number;
+  text: string;
+}
+
+/**
+ * Builds the response's `output` from provider-neutral turn events and emits
+ * the item-scoped OpenResponses events for it. It is the only owner of
+ * `output_index` and item ids, and of the ordering rules clients depend on:
+ * an item is added before its deltas, a content part before its text, and
+ * every item is done before the response ends.
+ */
+export class OutputBuilder {
+  readonly output: OutputItem[] = [];
+  #message: OpenMessage | null = null;
+  #reasoning: OpenReasoning | null = null;
+  readonly #calls = new Map<string, OpenCall>();
+
+  apply(event: TurnEvent, emit: Emit): void {
+    switch (event.type) {
+      case 'text.delta':
+        this.#appendMessageText('output_text', event.delta, emit);
+        return;
+      case 'refusal.delta':
+        this.#appendMessageText('refusal', event.delta, emit);
+        return;
+      case 'reasoning.delta':
+        this.#appendReasoning(event.delta, emit);
+        return;
+      case 'tool_call.start': {
+        this.#closeMessage('completed', emit);
+        this.#closeReasoning(emit);
+        const item: FunctionCallOutputItem = { type: 'function_call', id: newId('fc'), call_id: event.callId, name: event.name, arguments: '', status: 'in_progress' };
+        const index = this.#add(item, emit);
+        this.#calls.set(event.callId, { item, index });
+        return;
+      }
+      case 'tool_call.delta': {
+        const call = this.#calls.get(event.callId);
+        if (!call) return;
+        call.item.arguments += event.delta;
+        emit({ type: 'response.function_call_arguments.delta', item_id: call.item.id, output_index: call.index, delta: event.delta });
+        return;
+      }
+      case 'usage':
+      case 'finish':
+      case 'error':
+        return;
+      default:
+        assertNever(event);
+    }
+  }
+
+  /** Closes every open item, marking unfinished text `incomplete` when the turn was cut short. */
+  closeAll(status: ItemStatus, emit: Emit): void {
+    this.#closeReasoning(emit);
+    this.#closeMessage(status, emit);
+    for (const call of this.#calls.values()) {
+      call.item.status = status;
+      emit({ type: 'response.function_call_arguments.done', item_id: call.item.id, output_index: call.index, arguments: call.item.arguments });
+      emit({ type: 'response.output_item.done', output_index: call.index, item: call.item });
+    }
+    this.#calls.clear();
+  }
+
+  #add(item: OutputItem, emit: Emit): number {
+    const index = this.output.length;
+    this.output.push(item);
+    // The added event carries a snapshot: the live item keeps growing.
+    emit({ type: 'response.output_item.added', output_index: index, item: snapshot(item) });
+    return index;
+  }
+
+  #appendMessageText(kind: 'output_text' | 'refusal', delta: string, emit: Emit): void {
+    this.#closeReasoning(emit);
+    let message = this.#message;
+    if (!message) {
+      const item: MessageOutputItem = { type: 'message', id: newId('msg'), status: 'in_progress', role: 'assistant', content: [] };
+      message = { item, index: this.#add(item, emit), part: null };
+      this.#message = message;
+    }
+    let part = message.part;
+    if (part && part.kind !== kind) {
+      this.#closePart(message, emit);
+      part = null;
+    }
+    if (!part) {
+      part = { kind, contentIndex: message.item.content.length, text: '' };
+      message.part = part;
+      const content = kind === 'output_text' ? { type: 'output_text' as const, text: '', annotations: [] } : { type: 'refusal' as const, refusal: '' };
+      message.item.content.push(content);
+      emit({ type: 'response.content_part.added', item_id: message.item.id, output_index: message.index, content_index: part.contentIndex, part: { ...content } });
+    }
+    part.text += delta;
+    const scope = { item_id: message.item.id, output_index: message.index, content_index: part.contentIndex };
+    if (kind === 'output_text') emit({ type: 'response.output_text.delta', ...scope, delta, logprobs: [] });
+    else emit({ type: 'response.refusal.delta', ...scope, delta });
+  }
+
+  #closePart(message: OpenMessage, emit: Emit): void {
+    const part = message.part;
+    if (!part) return;
+    const scope = { item_id: message.item.id, output_index: message.index, content_index: part.contentIndex };
+    const content = part.kind === 'output_text' ? { type: 'output_text' as const, text: part.text, annotations: [] } : { type: 'refusal' as const, refusal: part.text };
+    message.item.content[part.contentIndex] = content;
+    if (content.type === 'output_text') emit({ type: 'response.output_text.done', ...scope, text: content.text, logprobs: [] });
+    else emit({ type: 'response.refusal.done', ...scope, refusal: content.refusal });
+    emit({ type: 'response.content_part.done', ...scope, part: content });
+    message.part = null;
+  }
+
+  #closeMessage(status: ItemStatus, emit: Emit): void {
+    const message = this.#message;
+    if (!message) return;
+    this.#closePart(message, emit);
+    message.item.status = status;
+    emit({ type: 'response.output_item.done', output_index: message.index, item: message.item });
+    this.#message = null;
+  }
+
+  #appendReasoning(delta: string, emit: Emit): void {
+    if (!this.#reasoning) {
+      this.#closeMessage('completed', emit);
+      const item: ReasoningOutputItem = { type: 'reasoning', id: newId('rs'), summary: [] };
+      this.#reasoning = { item, index: this.#add(item, emit), text: '' };
+    }
+    // Reasoning text is delivered whole in `output_item.done`: the schema's
+    // reasoning delta events are unknown to the OpenAI SDK, which throws on them.
+    this.#reasoning.text += delta;
+  }
+
+  #closeReasoning(emit: Emit): void {
+    const reasoning = this.#reasoning;
+    if (!reasoning) return;
+    reasoning.item.content = [{ type: 'reasoning_text', text: reasoning.text }];
+    emit({ type: 'response.output_item.done', output_index: reasoning.index, item: reasoning.item });
+    this.#reasoning = null;
+  }
+}
+
+function snapshot(item: OutputItem): OutputItem {
+  switch (item.type) {
+    case 'message':
+      return { ...item, content: [] };
+    case 'reasoning':
+      return { ...item, summary: [] };
+    default:
+      return { ...item };
+  }
+}

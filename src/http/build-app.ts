@@ -1,0 +1,71 @@
+import cors from '@fastify/cors';
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import type { GatewayConfig } from '../config/load-config.ts';
+import { ResponseEngine } from '../engine/response-engine.ts';
+import { createProviders } from '../providers/create-providers.ts';
+import { ModelRouter } from '../providers/model-router.ts';
+import type { Provider } from '../providers/provider.ts';
+import { newId } from '../util/ids.ts';
+import { registerErrorHandling } from './error-handler.ts';
+import { registerHealthRoutes } from './routes/health-routes.ts';
+import { registerModelsRoute } from './routes/models-route.ts';
+import { registerResponsesRoute } from './routes/responses-route.ts';
+
+export interface AppOptions {
+  config: GatewayConfig;
+  /** Providers by name; built from the configuration when absent (tests inject their own). */
+  providers?: Map<string, Provider>;
+}
+
+const CLIENT_REQUEST_ID = /^[\w.:-]{1,128}$/;
+
+/** Builds the gateway: providers, engine and HTTP routes, ready to `listen()`. */
+export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const { config } = options;
+  const providers = options.providers ?? createProviders(config);
+  const router = new ModelRouter(providers, config.models, config.defaultProvider);
+  const engine = new ResponseEngine({ router, defaultModel: config.defaultModel });
+  let closing = false;
+
+  const app = Fastify({
+    logger: { level: config.logLevel },
+    bodyLimit: config.server.bodyLimitBytes,
+    logController: new LogController({ requestIdLogLabel: 'request_id' }),
+    requestIdHeader: false,
+    genReqId: (request) => {
+      const fromClient = request.headers['x-request-id'];
+      return typeof fromClient === 'string' && CLIENT_REQUEST_ID.test(fromClient) ? fromClient : newId('req');
+    },
+    // Streams stay open as long as the model talks; timeouts belong to the upstream calls.
+    requestTimeout: 0,
+    return503OnClosing: true,
+  });
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  if (config.server.corsOrigins.length > 0) {
+    await app.register(cors, {
+      origin: config.server.corsOrigins.includes('*') ? '*' : config.server.corsOrigins,
+      methods: ['GET', 'POST', 'DELETE', 'OPTIONS'],
+      exposedHeaders: ['x-request-id'],
+      maxAge: 600,
+    });
+  }
+  registerErrorHandling(app);
+  registerHealthRoutes(app, () => {
+    if (closing) return { ready: false, reason: 'shutting down' };
+    if (providers.size === 0) return { ready: false, reason: 'no provider configured' };
+    return { ready: true };
+  });
+  registerModelsRoute(app, router, config.defaultModel);
+  registerResponsesRoute(app, { engine, keepAliveIntervalMs: config.server.keepAliveIntervalMs });
+
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onClose', async () => {
+    await Promise.allSettled([...providers.values()].map((provider) => provider.close()));
+  });
+  return app;
+}

@@ -1,0 +1,50 @@
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { GatewayError } from '../errors/gateway-error.ts';
+
+/**
+ * The one place errors become HTTP: the OpenResponses envelope
+ * `{"error":{"message","type","param","code"}}` for every failure, whether
+ * the gateway raised it, Fastify did (bad JSON, too large, wrong content
+ * type), or a bug did (500, details only in the log).
+ */
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError | GatewayError, request, reply) => {
+    const gatewayError = error instanceof GatewayError ? error : fromFrameworkError(error);
+    if (gatewayError.status >= 500) request.log.error({ err: error }, 'request failed');
+    else request.log.info({ code: gatewayError.code, param: gatewayError.param }, gatewayError.message);
+    // A failed request must not be retried blindly by SDKs when a retry cannot help.
+    if (!gatewayError.retryable) reply.header('x-should-retry', 'false');
+    return reply.code(gatewayError.status).headers(gatewayError.headers).send(gatewayError.toBody());
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const error = new GatewayError({
+      status: 404,
+      type: 'invalid_request_error',
+      code: 'unknown_route',
+      message: `Unknown route: ${request.method} ${request.url.split('?')[0]}.`,
+    });
+    return reply.code(404).send(error.toBody());
+  });
+}
+
+function fromFrameworkError(error: FastifyError): GatewayError {
+  const status = typeof error.statusCode === 'number' ? error.statusCode : 500;
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new GatewayError({ status: 413, type: 'invalid_request_error', code: 'request_too_large', message: 'The request body is larger than this gateway accepts.' });
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new GatewayError({ status: 415, type: 'invalid_request_error', code: 'unsupported_media_type', message: "Send the request body as JSON with 'Content-Type: application/json'." });
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new GatewayError({ status: 400, type: 'invalid_request_error', code: 'invalid_json', message: 'The request body is empty; send a JSON object.' });
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new GatewayError({ status: 400, type: 'invalid_request_error', code: 'invalid_json', message: `The request body is not valid JSON: ${error.message}` });
+  }
+  if (error instanceof SyntaxError || (status === 400 && error.code === undefined)) {
+    return new GatewayError({ status: 400, type: 'invalid_request_error', code: 'invalid_json', message: `The request body is not valid JSON: ${error.message}` });
+  }
+  if (status >= 400 && status < 500) {
+    return new GatewayError({ status, type: 'invalid_request_error', code: error.code ?? null, message: error.message });
+  }
+  return new GatewayError({ status: 500, type: 'server_error', code: 'internal_error', message: 'The gateway failed to process the request.', cause: error });
+}

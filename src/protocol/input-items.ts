@@ -1,0 +1,125 @@
+import { z } from 'zod';
+
+/**
+ * Input items of `CreateResponseBody.input`, as the OpenResponses schema
+ * (`ItemParam`) defines them. Objects are not strict: the schema does not
+ * forbid extra properties, and SDKs add fields over time.
+ *
+ * One deliberate superset: an item without `type` that has a `role` is read as
+ * a message (OpenAI's "easy input message", which every SDK user writes);
+ * without `role` it is an `item_reference`, as the schema says.
+ */
+
+const MAX_TEXT = 10_485_760;
+const nullableString = z.string().nullish();
+
+export const InputTextPart = z.object({ type: z.literal('input_text'), text: z.string().max(MAX_TEXT) });
+export const InputImagePart = z.object({
+  type: z.literal('input_image'),
+  image_url: z.string().max(20_971_520).nullish(),
+  detail: z.enum(['low', 'high', 'auto']).nullish(),
+});
+export const InputFilePart = z.object({
+  type: z.literal('input_file'),
+  filename: nullableString,
+  file_data: z.string().max(33_554_432).nullish(),
+  file_url: nullableString,
+});
+export const InputVideoPart = z.object({ type: z.literal('input_video'), video_url: z.string() });
+export const OutputTextPart = z.object({
+  type: z.literal('output_text'),
+  text: z.string().max(MAX_TEXT),
+  annotations: z.array(z.object({ type: z.literal('url_citation') }).loose()).optional(),
+});
+export const RefusalPart = z.object({ type: z.literal('refusal'), refusal: z.string().max(MAX_TEXT) });
+
+const UserContentPart = z.discriminatedUnion('type', [InputTextPart, InputImagePart, InputFilePart]);
+const AssistantContentPart = z.discriminatedUnion('type', [OutputTextPart, RefusalPart]);
+const messageText = z.string().max(MAX_TEXT);
+const itemId = nullableString;
+const itemStatus = nullableString;
+
+export const UserMessageItem = z.object({
+  id: itemId,
+  type: z.literal('message'),
+  role: z.literal('user'),
+  content: z.union([messageText, z.array(UserContentPart)]),
+  status: itemStatus,
+});
+export const SystemMessageItem = z.object({
+  id: itemId,
+  type: z.literal('message'),
+  role: z.literal('system'),
+  content: z.union([messageText, z.array(InputTextPart)]),
+  status: itemStatus,
+});
+export const DeveloperMessageItem = SystemMessageItem.extend({ role: z.literal('developer') });
+export const AssistantMessageItem = z.object({
+  id: itemId,
+  type: z.literal('message'),
+  role: z.literal('assistant'),
+  content: z.union([messageText, z.array(AssistantContentPart)]),
+  phase: z.enum(['commentary', 'final_answer']).optional(),
+  status: itemStatus,
+});
+const MessageItem = z.discriminatedUnion('role', [UserMessageItem, SystemMessageItem, DeveloperMessageItem, AssistantMessageItem]);
+
+const callId = z.string().min(1).max(64);
+export const ToolName = z.string().min(1).max(64).regex(/^[a-zA-Z0-9_-]+$/, 'must match ^[a-zA-Z0-9_-]+$');
+const callStatus = z.enum(['in_progress', 'completed', 'incomplete']).nullish();
+
+export const FunctionCallItem = z.object({
+  id: itemId,
+  type: z.literal('function_call'),
+  call_id: callId,
+  name: ToolName,
+  arguments: z.string(),
+  status: callStatus,
+});
+export const FunctionCallOutputItem = z.object({
+  id: itemId,
+  type: z.literal('function_call_output'),
+  call_id: callId,
+  output: z.union([
+    z.string().max(MAX_TEXT),
+    z.array(z.discriminatedUnion('type', [InputTextPart, InputImagePart, InputFilePart, InputVideoPart])),
+  ]),
+  status: callStatus,
+});
+export const ReasoningItem = z.object({
+  id: itemId,
+  type: z.literal('reasoning'),
+  summary: z.array(z.object({ type: z.literal('summary_text'), text: z.string().max(MAX_TEXT) })),
+  content: z.null().optional(),
+  encrypted_content: nullableString,
+});
+export const CompactionItem = z.object({
+  id: itemId,
+  type: z.literal('compaction'),
+  encrypted_content: z.string().max(MAX_TEXT),
+});
+export const ItemReference = z.object({ type: z.literal('item_reference'), id: z.string() });
+
+const ItemUnion = z.discriminatedUnion('type', [
+  MessageItem,
+  FunctionCallItem,
+  FunctionCallOutputItem,
+  ReasoningItem,
+  CompactionItem,
+  ItemReference,
+]);
+
+export const InputItem = z.preprocess((value) => {
+  if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+    const record = value as Record<string, unknown>;
+    if (record.type === undefined || record.type === null) {
+      return { ...record, type: 'role' in record ? 'message' : 'item_reference' };
+    }
+  }
+  return value;
+}, ItemUnion);
+
+export type InputItem = z.infer<typeof ItemUnion>;
+export type MessageInputItem = z.infer<typeof MessageItem>;
+export type UserContentPart = z.infer<typeof UserContentPart>;
+export type FunctionCallOutputPart = Exclude<z.infer<typeof FunctionCallOutputItem>['output'], string>[number];

@@ -1,0 +1,74 @@
+import type { z } from 'zod';
+import { GatewayError, invalidRequest } from '../errors/gateway-error.ts';
+
+type Issue = z.core.$ZodIssue;
+type PathKey = PropertyKey;
+
+/** Parses `body` with `schema`, or throws a 400 whose `param` names the offending field. */
+export function parseRequest<T extends z.ZodType>(schema: T, body: unknown): z.infer<T> {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw invalidRequest('The request body must be a JSON object.', null, 'invalid_json');
+  }
+  const result = schema.safeParse(body);
+  if (result.success) return result.data;
+  throw toGatewayError(result.error.issues, body);
+}
+
+function toGatewayError(issues: readonly Issue[], body: unknown): GatewayError {
+  const { issue, path } = mostSpecific(issues, []);
+  const param = formatParam(path);
+  const where = param ? `'${param}'` : 'the request body';
+  const code = valueAt(body, path) === undefined ? 'missing_required_parameter' : 'invalid_value';
+  const message = code === 'missing_required_parameter' ? `Missing required parameter: ${where}.` : `Invalid value for ${where}: ${describe(issue)}`;
+  return invalidRequest(message, param, code);
+}
+
+/**
+ * A union failure carries one list of issues per branch. The branch that got
+ * furthest into the value (the deepest path) is the one the client meant, so
+ * its issue names the parameter.
+ */
+function mostSpecific(issues: readonly Issue[], prefix: PathKey[]): { issue: Issue; path: PathKey[] } {
+  let best: { issue: Issue; path: PathKey[] } | undefined;
+  for (const issue of issues) {
+    const path = [...prefix, ...issue.path];
+    let candidate = { issue, path };
+    if (issue.code === 'invalid_union') {
+      const branches = issue.errors.filter((branch) => branch.length > 0);
+      if (branches.length > 0) {
+        const inner = branches.map((branch) => mostSpecific(branch, path));
+        candidate = inner.reduce((a, b) => (b.path.length > a.path.length ? b : a));
+        if (candidate.path.length === path.length) candidate = { issue, path };
+      }
+    }
+    if (!best || candidate.path.length > best.path.length) best = candidate;
+  }
+  return best ?? { issue: issues[0]!, path: prefix };
+}
+
+function valueAt(root: unknown, path: readonly PathKey[]): unknown {
+  let value = root;
+  for (const key of path) {
+    if (value === null || typeof value !== 'object') return undefined;
+    value = (value as Record<PropertyKey, unknown>)[key];
+  }
+  return value;
+}
+
+export function formatParam(path: readonly PathKey[]): string | null {
+  let out = '';
+  for (const key of path) {
+    if (typeof key === 'number') out += `[${key}]`;
+    else out += out ? `.${String(key)}` : String(key);
+  }
+  return out || null;
+}
+
+function describe(issue: Issue): string {
+  if (issue.code === 'invalid_union') {
+    if ('discriminator' in issue && issue.discriminator) return `unsupported ${String(issue.discriminator)}.`;
+    return 'does not match any accepted shape.';
+  }
+  if (issue.code === 'invalid_value') return `expected one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}.`;
+  return `${issue.message}.`;
+}

@@ -1,0 +1,67 @@
+import type { OutputItem } from './output-items.ts';
+
+/** `ResponseResource`: the response object, sent whole in JSON and inside lifecycle events. */
+
+export type ResponseStatus = 'queued' | 'in_progress' | 'completed' | 'failed' | 'incomplete' | 'cancelled' | 'requires_action';
+
+export interface Usage {
+  input_tokens: number;
+  output_tokens: number;
+  total_tokens: number;
+  input_tokens_details: { cached_tokens: number };
+  output_tokens_details: { reasoning_tokens: number };
+}
+
+export interface EchoedFunctionTool {
+  type: 'function';
+  name: string;
+  description: string | null;
+  parameters: Record<string, unknown> | null;
+  strict: boolean | null;
+}
+
+export type EchoedToolChoice =
+  | 'none'
+  | 'auto'
+  | 'required'
+  | { type: 'function'; name: string }
+  | { type: 'allowed_tools'; tools: { type: 'function'; name: string }[]; mode: 'none' | 'auto' | 'required' };
+
+export type EchoedTextFormat =
+  | { type: 'text' }
+  | { type: 'json_object' }
+  | { type: 'json_schema'; name: string; description: string | null; schema: null; strict: boolean };
+
+export interface ResponseResource {
+  id: string;
+  object: 'response';
+  created_at: number;
+  completed_at: number | null;
+  status: ResponseStatus;
+  incomplete_details: { reason: string } | null;
+  model: string;
+  previous_response_id: string | null;
+  instructions: string | null;
+  output: OutputItem[];
+  error: { code: string; message: string } | null;
+  tools: EchoedFunctionTool[];
+  tool_choice: EchoedToolChoice;
+  truncation: 'auto' | 'disabled';
+  parallel_tool_calls: boolean;
+  text: { format: EchoedTextFormat; verbosity?: 'low' | 'medium' | 'high' };
+  top_p: number;
+  presence_penalty: number;
+  frequency_penalty: number;
+  top_logprobs: number;
+  temperature: number;
+  reasoning: { effort: string | null; summary: string | null } | null;
+  usage: Usage | null;
+  max_output_tokens: number | null;
+  max_tool_calls: number | null;
+  store: boolean;
+  background: boolean;
+  service_tier: string;
+  metadata: Record<string, string>;
+  safety_identifier: string | null;
+  prompt_cache_key: string | null;
+}

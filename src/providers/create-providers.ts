@@ -1,0 +1,16 @@
+import type { GatewayConfig } from '../config/load-config.ts';
+import { OpenAIChatProvider } from './openai-chat/openai-chat-provider.ts';
+import type { Provider } from './provider.ts';
+
+/** Instantiates the configured providers by name. */
+export function createProviders(config: GatewayConfig): Map<string, Provider> {
+  const providers = new Map<string, Provider>();
+  for (const [name, provider] of Object.entries(config.providers)) {
+    switch (provider.type) {
+      case 'openai-chat':
+        providers.set(name, new OpenAIChatProvider({ name, ...provider }));
+        break;
+    }
+  }
+  return providers;
+}

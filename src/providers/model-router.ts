@@ -1,0 +1,59 @@
+import { invalidRequest } from '../errors/gateway-error.ts';
+import type { ModelInfo, Provider } from './provider.ts';
+
+export interface ModelAlias {
+  provider: string;
+  /** The name the upstream knows; defaults to the alias itself. */
+  model?: string;
+}
+
+export interface ModelRoute {
+  provider: Provider;
+  upstreamModel: string;
+}
+
+/**
+ * Decides which provider serves a model name. Explicit aliases win; every
+ * other name goes, unchanged, to the default provider — so with a single
+ * upstream configured, any model it serves works without configuration.
+ */
+export class ModelRouter {
+  readonly #providers: ReadonlyMap<string, Provider>;
+  readonly #aliases: Readonly<Record<string, ModelAlias>>;
+  readonly #defaultProvider: Provider | null;
+
+  constructor(providers: ReadonlyMap<string, Provider>, aliases: Readonly<Record<string, ModelAlias>>, defaultProvider: string | null) {
+    this.#providers = providers;
+    this.#aliases = aliases;
+    this.#defaultProvider = defaultProvider ? (providers.get(defaultProvider) ?? null) : null;
+    for (const [alias, target] of Object.entries(aliases)) {
+      if (!providers.has(target.provider)) throw new Error(`Model alias '${alias}' names unknown provider '${target.provider}'.`);
+    }
+  }
+
+  get providers(): Provider[] {
+    return [...this.#providers.values()];
+  }
+
+  resolve(model: string): ModelRoute {
+    const alias = this.#aliases[model];
+    if (alias) return { provider: this.#providers.get(alias.provider)!, upstreamModel: alias.model ?? model };
+    if (!this.#defaultProvider) throw invalidRequest(`No provider serves the model '${model}'.`, 'model', 'model_not_found');
+    return { provider: this.#defaultProvider, upstreamModel: model };
+  }
+
+  /** Every model the gateway can serve: the aliases, then what each upstream lists (best effort). */
+  async listModels(signal: AbortSignal): Promise<ModelInfo[]> {
+    const seen = new Set<string>();
+    const models: ModelInfo[] = [];
+    const add = (model: ModelInfo) => {
+      if (seen.has(model.id)) return;
+      seen.add(model.id);
+      models.push(model);
+    };
+    for (const [alias, target] of Object.entries(this.#aliases)) add({ id: alias, owned_by: target.provider });
+    const listed = await Promise.allSettled(this.providers.map((provider) => provider.listModels(signal)));
+    for (const result of listed) if (result.status === 'fulfilled') result.value.forEach(add);
+    return models;
+  }
+}

@@ -1,0 +1,97 @@
+import type { TurnEvent, TurnUsage } from '../provider.ts';
+import { ToolCallTracker } from '../tool-call-tracker.ts';
+import type { ChatChunk, ChatDelta, ChatUsage } from './chat-wire.ts';
+import { mapChatFinishReason } from './map-chat-finish-reason.ts';
+
+/**
+ * Turns Chat Completions chunks (or one whole completion message, which is a
+ * single big delta) into provider-neutral turn events. State lives here, in one
+ * small object, not in the closure of a stream loop.
+ */
+export class ChatChunkTranslator {
+  readonly #tools = new ToolCallTracker();
+  #finishReason: string | null = null;
+  #sawFinish = false;
+  #usage: TurnUsage | null = null;
+
+  /** Translates one chunk; returns an `error` event for in-band upstream errors. */
+  accept(chunk: ChatChunk, out: TurnEvent[]): void {
+    const inBandError = readInBandError(chunk);
+    if (inBandError) {
+      out.push(inBandError);
+      return;
+    }
+    const choice = chunk.choices?.[0];
+    if (choice) {
+      if (choice.delta) this.acceptDelta(choice.delta, out);
+      if (choice.finish_reason) {
+        this.#finishReason = choice.finish_reason;
+        this.#sawFinish = true;
+      }
+    }
+    if (chunk.usage) this.#usage = mapUsage(chunk.usage);
+  }
+
+  acceptDelta(delta: ChatDelta, out: TurnEvent[]): void {
+    const reasoning = delta.reasoning_content ?? delta.reasoning;
+    if (reasoning) out.push({ type: 'reasoning.delta', delta: reasoning });
+    if (delta.content) out.push({ type: 'text.delta', delta: delta.content });
+    if (delta.refusal) out.push({ type: 'refusal.delta', delta: delta.refusal });
+    const calls = delta.tool_calls;
+    if (calls) {
+      for (let position = 0; position < calls.length; position++) {
+        const call = calls[position]!;
+        this.#tools.accept(
+          {
+            slot: typeof call.index === 'number' ? call.index : position,
+            id: call.id ?? null,
+            name: call.function?.name ?? null,
+            arguments: call.function?.arguments ?? null,
+          },
+          out,
+        );
+      }
+    }
+  }
+
+  /** Marks the finish reason of a non-streamed completion. */
+  setFinishReason(reason: string | null): void {
+    this.#finishReason = reason;
+    this.#sawFinish = true;
+  }
+
+  setUsage(usage: ChatUsage): void {
+    this.#usage = mapUsage(usage);
+  }
+
+  /** Whether a finish reason arrived; a stream that closes without one was cut off. */
+  get finished(): boolean {
+    return this.#sawFinish;
+  }
+
+  /** The closing events: usage, then the finish. */
+  finish(out: TurnEvent[]): void {
+    if (this.#usage) out.push({ type: 'usage', usage: this.#usage });
+    out.push({ type: 'finish', finish: mapChatFinishReason(this.#finishReason, this.#tools.hasCalls) });
+  }
+}
+
+export function readInBandError(chunk: ChatChunk): Extract<TurnEvent, { type: 'error' }> | null {
+  if (chunk.error) {
+    const code = chunk.error.code ?? chunk.error.type ?? 'upstream_error';
+    return { type: 'error', code: String(code), message: chunk.error.message ?? 'The upstream reported an error.' };
+  }
+  if (chunk.object === 'error') {
+    return { type: 'error', code: 'upstream_error', message: chunk.message ?? 'The upstream reported an error.' };
+  }
+  return null;
+}
+
+function mapUsage(usage: ChatUsage): TurnUsage {
+  return {
+    inputTokens: usage.prompt_tokens ?? 0,
+    outputTokens: usage.completion_tokens ?? 0,
+    cachedInputTokens: usage.prompt_tokens_details?.cached_tokens ?? 0,
+    reasoningTokens: usage.completion_tokens_details?.reasoning_tokens ?? 0,
+  };
+}

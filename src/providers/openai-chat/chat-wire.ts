@@ -1,0 +1,86 @@
+/** The slice of the Chat Completions wire format this provider reads and writes. */
+
+export type ChatContentPart =
+  | { type: 'text'; text: string }
+  | { type: 'image_url'; image_url: { url: string; detail?: 'low' | 'high' | 'auto' } }
+  | { type: 'file'; file: { filename?: string; file_data?: string } };
+
+export interface ChatToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
+export type ChatMessage =
+  | { role: 'system' | 'developer'; content: string | { type: 'text'; text: string }[] }
+  | { role: 'user'; content: string | ChatContentPart[] }
+  | { role: 'assistant'; content: string | null; refusal?: string; tool_calls?: ChatToolCall[] }
+  | { role: 'tool'; tool_call_id: string; content: string };
+
+export interface ChatRequest {
+  model: string;
+  messages: ChatMessage[];
+  stream: boolean;
+  stream_options?: { include_usage: boolean };
+  tools?: { type: 'function'; function: { name: string; description?: string; parameters?: Record<string, unknown>; strict?: boolean } }[];
+  tool_choice?: unknown;
+  parallel_tool_calls?: boolean;
+  response_format?: unknown;
+  verbosity?: string;
+  max_completion_tokens?: number;
+  max_tokens?: number;
+  temperature?: number;
+  top_p?: number;
+  presence_penalty?: number;
+  frequency_penalty?: number;
+  reasoning_effort?: string;
+  logprobs?: boolean;
+  top_logprobs?: number;
+  safety_identifier?: string;
+  prompt_cache_key?: string;
+  service_tier?: string;
+}
+
+export interface ChatToolCallDelta {
+  index?: number;
+  id?: string | null;
+  type?: string | null;
+  function?: { name?: string | null; arguments?: string | null } | null;
+}
+
+export interface ChatDelta {
+  role?: string | null;
+  content?: string | null;
+  refusal?: string | null;
+  reasoning_content?: string | null;
+  reasoning?: string | null;
+  tool_calls?: ChatToolCallDelta[] | null;
+}
+
+export interface ChatUsage {
+  prompt_tokens?: number | null;
+  completion_tokens?: number | null;
+  prompt_tokens_details?: { cached_tokens?: number | null } | null;
+  completion_tokens_details?: { reasoning_tokens?: number | null } | null;
+}
+
+export interface ChatChoiceChunk {
+  index?: number;
+  delta?: ChatDelta | null;
+  finish_reason?: string | null;
+}
+
+/** One streamed chunk — or, from servers that put errors in-band, an error object. */
+export interface ChatChunk {
+  object?: string;
+  choices?: ChatChoiceChunk[] | null;
+  usage?: ChatUsage | null;
+  error?: { message?: string; type?: string; code?: string | number | null; param?: string | null } | null;
+  message?: string;
+}
+
+export interface ChatCompletion {
+  object?: string;
+  choices?: { index?: number; message?: ChatDelta | null; finish_reason?: string | null }[] | null;
+  usage?: ChatUsage | null;
+}

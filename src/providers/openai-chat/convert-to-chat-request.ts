@@ -1,0 +1,172 @@
+import { invalidRequest } from '../../errors/gateway-error.ts';
+import type { FunctionCallOutputPart, InputItem, UserContentPart } from '../../protocol/input-items.ts';
+import type { TextFormatParam, ToolChoiceParam } from '../../protocol/create-response-request.ts';
+import { assertNever } from '../../util/assert-never.ts';
+import type { TurnRequest } from '../provider.ts';
+import type { ChatContentPart, ChatMessage, ChatRequest, ChatToolCall } from './chat-wire.ts';
+
+export interface ChatRequestOptions {
+  /** Which field carries the output token limit: OpenAI wants the new one, many compatible servers the old. */
+  maxTokensField: 'max_completion_tokens' | 'max_tokens';
+}
+
+/** Translates one turn into a Chat Completions request body (PROTOCOL-NOTES §4, §6). */
+export function convertToChatRequest(request: TurnRequest, options: ChatRequestOptions): ChatRequest {
+  const body: ChatRequest = {
+    model: request.model,
+    messages: convertMessages(request.instructions, request.items),
+    stream: request.stream,
+  };
+  if (request.stream) body.stream_options = { include_usage: true };
+
+  if (request.tools.length > 0) {
+    body.tools = request.tools.map((tool) => ({
+      type: 'function',
+      function: {
+        name: tool.name,
+        ...(tool.description != null && { description: tool.description }),
+        ...(tool.parameters != null && { parameters: tool.parameters }),
+        ...(tool.strict !== undefined && { strict: tool.strict }),
+      },
+    }));
+    if (request.toolChoice !== null) body.tool_choice = convertToolChoice(request.toolChoice);
+    // OpenAI rejects parallel_tool_calls on a request without tools.
+    if (request.parallelToolCalls !== null) body.parallel_tool_calls = request.parallelToolCalls;
+  }
+
+  const responseFormat = convertTextFormat(request.textFormat);
+  if (responseFormat) body.response_format = responseFormat;
+  if (request.verbosity !== null) body.verbosity = request.verbosity;
+  if (request.maxOutputTokens !== null) body[options.maxTokensField] = request.maxOutputTokens;
+  if (request.temperature !== null) body.temperature = request.temperature;
+  if (request.topP !== null) body.top_p = request.topP;
+  if (request.presencePenalty !== null) body.presence_penalty = request.presencePenalty;
+  if (request.frequencyPenalty !== null) body.frequency_penalty = request.frequencyPenalty;
+  if (request.reasoningEffort !== null) body.reasoning_effort = request.reasoningEffort;
+  if (request.topLogprobs !== null && request.topLogprobs > 0) {
+    body.logprobs = true;
+    body.top_logprobs = request.topLogprobs;
+  }
+  if (request.safetyIdentifier !== null) body.safety_identifier = request.safetyIdentifier;
+  if (request.promptCacheKey !== null) body.prompt_cache_key = request.promptCacheKey;
+  if (request.serviceTier !== null) body.service_tier = request.serviceTier;
+  return body;
+}
+
+function convertMessages(instructions: string | null, items: InputItem[]): ChatMessage[] {
+  const messages: ChatMessage[] = [];
+  if (instructions) messages.push({ role: 'system', content: instructions });
+  // Consecutive function calls of one model turn become one assistant message.
+  let pendingAssistant: Extract<ChatMessage, { role: 'assistant' }> | null = null;
+
+  items.forEach((item, index) => {
+    const param = `input[${index}]`;
+    if (item.type !== 'function_call' && item.type !== 'reasoning') pendingAssistant = null;
+    switch (item.type) {
+      case 'message': {
+        if (item.role === 'assistant') {
+          const message = convertAssistantContent(item.content);
+          messages.push(message);
+          pendingAssistant = message;
+        } else if (item.role === 'user') {
+          messages.push({ role: 'user', content: convertUserContent(item.content, `${param}.content`) });
+        } else {
+          messages.push({ role: item.role, content: typeof item.content === 'string' ? item.content : item.content.map((part) => ({ type: 'text', text: part.text })) });
+        }
+        return;
+      }
+      case 'function_call': {
+        const call: ChatToolCall = { id: item.call_id, type: 'function', function: { name: item.name, arguments: item.arguments } };
+        if (pendingAssistant) (pendingAssistant.tool_calls ??= []).push(call);
+        else {
+          pendingAssistant = { role: 'assistant', content: null, tool_calls: [call] };
+          messages.push(pendingAssistant);
+        }
+        return;
+      }
+      case 'function_call_output':
+        messages.push({ role: 'tool', tool_call_id: item.call_id, content: toolOutputText(item.output, `${param}.output`) });
+        return;
+      case 'reasoning':
+        // Chat Completions has no standard field for prior reasoning; the model does not need it back.
+        return;
+      case 'compaction':
+        throw invalidRequest('Compaction items can only be sent to an OpenAI Responses upstream.', `${param}.type`, 'unsupported_item');
+      case 'item_reference':
+        throw invalidRequest(`Item reference '${item.id}' was not resolved.`, `${param}.id`, 'item_not_found');
+      default:
+        return assertNever(item);
+    }
+  });
+  return messages;
+}
+
+function convertAssistantContent(content: Extract<InputItem, { role: 'assistant' }>['content']): Extract<ChatMessage, { role: 'assistant' }> {
+  if (typeof content === 'string') return { role: 'assistant', content };
+  let text = '';
+  let refusal = '';
+  for (const part of content) {
+    if (part.type === 'output_text') text += part.text;
+    else refusal += part.refusal;
+  }
+  return { role: 'assistant', content: text || null, ...(refusal && { refusal }) };
+}
+
+function convertUserContent(content: string | UserContentPart[], param: string): string | ChatContentPart[] {
+  if (typeof content === 'string') return content;
+  return content.map((part, index) => convertUserPart(part, `${param}[${index}]`));
+}
+
+function convertUserPart(part: UserContentPart | FunctionCallOutputPart, param: string): ChatContentPart {
+  switch (part.type) {
+    case 'input_text':
+      return { type: 'text', text: part.text };
+    case 'input_image':
+      if (!part.image_url) throw invalidRequest('An input_image needs an image_url for this upstream.', `${param}.image_url`, 'missing_required_parameter');
+      return { type: 'image_url', image_url: { url: part.image_url, ...(part.detail != null && { detail: part.detail }) } };
+    case 'input_file':
+      if (part.file_url) throw invalidRequest('Chat Completions upstreams take files as file_data, not file_url.', `${param}.file_url`, 'unsupported_parameter');
+      if (!part.file_data) throw invalidRequest('An input_file needs file_data for this upstream.', `${param}.file_data`, 'missing_required_parameter');
+      return { type: 'file', file: { file_data: part.file_data, ...(part.filename != null && { filename: part.filename }) } };
+    case 'input_video':
+      throw invalidRequest('Video input is not supported by Chat Completions upstreams.', `${param}.type`, 'unsupported_parameter');
+    default:
+      return assertNever(part);
+  }
+}
+
+/** Chat tool messages carry text only, so an output given as parts must be all text. */
+function toolOutputText(output: string | FunctionCallOutputPart[], param: string): string {
+  if (typeof output === 'string') return output;
+  return output
+    .map((part, index) => {
+      if (part.type !== 'input_text') {
+        throw invalidRequest('Chat Completions upstreams accept only text in function_call_output.', `${param}[${index}].type`, 'unsupported_parameter');
+      }
+      return part.text;
+    })
+    .join('');
+}
+
+function convertToolChoice(choice: ToolChoiceParam): unknown {
+  if (typeof choice === 'string') return choice;
+  if (choice.type === 'function') return { type: 'function', function: { name: choice.name } };
+  return {
+    type: 'allowed_tools',
+    allowed_tools: { mode: choice.mode ?? 'auto', tools: choice.tools.map((tool) => ({ type: 'function', function: { name: tool.name } })) },
+  };
+}
+
+function convertTextFormat(format: TextFormatParam | null): unknown {
+  if (!format || format.type === 'text') return undefined;
+  if (format.type === 'json_object' || !format.schema) return { type: 'json_object' };
+  return {
+    type: 'json_schema',
+    json_schema: {
+      name: format.name ?? 'response',
+      ...(format.description !== undefined && { description: format.description }),
+      schema: format.schema,
+      ...(format.strict != null && { strict: format.strict }),
+    },
+  };
+}

@@ -1,0 +1,81 @@
+import type { InputItem } from '../protocol/input-items.ts';
+import type { FunctionToolParam, TextFormatParam, ToolChoiceParam } from '../protocol/create-response-request.ts';
+
+/**
+ * What the engine asks of one provider call (one "turn"). Input is expressed in
+ * OpenResponses items — the gateway's own vocabulary — and each provider
+ * translates it to its upstream's wire format.
+ */
+export interface TurnRequest {
+  /** The model name as the upstream knows it (routing prefixes already removed). */
+  model: string;
+  instructions: string | null;
+  /** The whole conversation so far, in order, references already resolved. */
+  items: InputItem[];
+  tools: FunctionToolParam[];
+  toolChoice: ToolChoiceParam | null;
+  parallelToolCalls: boolean | null;
+  textFormat: TextFormatParam | null;
+  verbosity: 'low' | 'medium' | 'high' | null;
+  maxOutputTokens: number | null;
+  temperature: number | null;
+  topP: number | null;
+  presencePenalty: number | null;
+  frequencyPenalty: number | null;
+  reasoningEffort: string | null;
+  topLogprobs: number | null;
+  safetyIdentifier: string | null;
+  promptCacheKey: string | null;
+  serviceTier: string | null;
+  /** Whether the client streams. A provider may still stream upstream either way. */
+  stream: boolean;
+}
+
+export interface TurnUsage {
+  inputTokens: number;
+  outputTokens: number;
+  cachedInputTokens: number;
+  reasoningTokens: number;
+}
+
+/** Why the model stopped, unified, with the upstream's own word kept beside it. */
+export interface TurnFinish {
+  reason: 'stop' | 'tool_calls' | 'length' | 'content_filter' | 'other';
+  raw: string | null;
+}
+
+/**
+ * The provider-neutral stream of one turn. Tool calls are keyed by the id the
+ * provider settled on, which becomes the item's `call_id`.
+ */
+export type TurnEvent =
+  | { type: 'text.delta'; delta: string }
+  | { type: 'refusal.delta'; delta: string }
+  | { type: 'reasoning.delta'; delta: string }
+  | { type: 'tool_call.start'; callId: string; name: string }
+  | { type: 'tool_call.delta'; callId: string; delta: string }
+  | { type: 'usage'; usage: TurnUsage }
+  | { type: 'finish'; finish: TurnFinish }
+  /** A failure after the turn started: the response ends `failed`. */
+  | { type: 'error'; code: string; message: string };
+
+/** A started turn. Creating one already proved the upstream accepted the call. */
+export type TurnStream = AsyncIterable<TurnEvent> | Iterable<TurnEvent>;
+
+export interface ModelInfo {
+  id: string;
+  owned_by: string;
+}
+
+export interface Provider {
+  readonly name: string;
+  /**
+   * Starts one model call. Resolves once the upstream's first frame is known
+   * not to be an error, so failures that happen at once reject with a
+   * `GatewayError` carrying the right HTTP status; later failures arrive as an
+   * `error` event.
+   */
+  startTurn(request: TurnRequest, signal: AbortSignal): Promise<TurnStream>;
+  listModels(signal: AbortSignal): Promise<ModelInfo[]>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,65 @@
+/**
+ * Server-sent events from an upstream, in layers: bytes → lines → frames.
+ * Follows the WHATWG event-stream rules that matter for model APIs: CRLF, CR or
+ * LF line ends, `data:` lines joined with "\n", comments ignored, and a frame
+ * dispatched on a blank line (or at end of stream).
+ */
+export interface SseFrame {
+  event: string | null;
+  data: string;
+}
+
+export async function* readSseFrames(body: AsyncIterable<Uint8Array | string>): AsyncGenerator<SseFrame> {
+  const decoder = new TextDecoder();
+  let buffer = '';
+  let event: string | null = null;
+  let data: string[] = [];
+
+  for await (const chunk of body) {
+    buffer += typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true });
+    let start = 0;
+    const hasCarriageReturn = buffer.includes('\r');
+    for (;;) {
+      const lineEnd = hasCarriageReturn ? findLineEnd(buffer, start) : buffer.indexOf('\n', start);
+      if (lineEnd < 0) break;
+      const line = buffer.slice(start, lineEnd);
+      // A CR at the very end might be the first half of a CRLF split across chunks.
+      if (buffer.charCodeAt(lineEnd) === 13) {
+        if (lineEnd + 1 >= buffer.length) break;
+        start = buffer.charCodeAt(lineEnd + 1) === 10 ? lineEnd + 2 : lineEnd + 1;
+      } else {
+        start = lineEnd + 1;
+      }
+      if (line === '') {
+        if (data.length > 0) yield { event, data: data.join('\n') };
+        event = null;
+        data = [];
+        continue;
+      }
+      if (line.charCodeAt(0) === 58) continue; // ':' comment
+      const colon = line.indexOf(':');
+      const field = colon < 0 ? line : line.slice(0, colon);
+      let value = colon < 0 ? '' : line.slice(colon + 1);
+      if (value.charCodeAt(0) === 32) value = value.slice(1);
+      if (field === 'data') data.push(value);
+      else if (field === 'event') event = value;
+    }
+    buffer = buffer.slice(start);
+  }
+  buffer += decoder.decode();
+  if (buffer.length > 0) {
+    for (const line of buffer.split(/\r\n|\r|\n/)) {
+      if (line.startsWith('data:')) data.push(line.slice(line.charCodeAt(5) === 32 ? 6 : 5));
+      else if (line.startsWith('event:')) event = line.slice(6).trimStart();
+    }
+  }
+  if (data.length > 0) yield { event, data: data.join('\n') };
+}
+
+function findLineEnd(text: string, from: number): number {
+  for (let i = from; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code === 10 || code === 13) return i;
+  }
+  return -1;
+}

@@ -1,0 +1,65 @@
+import { newId } from '../util/ids.ts';
+import type { TurnEvent } from './provider.ts';
+
+/** One streamed fragment of a tool call, as upstreams of every quality send it. */
+export interface ToolCallFragment {
+  /** Slot the upstream assigned, if it did; otherwise the fragment's position in its chunk. */
+  slot: number;
+  id: string | null;
+  name: string | null;
+  arguments: string | null;
+}
+
+interface TrackedCall {
+  callId: string;
+  upstreamId: string | null;
+  name: string | null;
+  /** Arguments that arrived before the name, held until the call can be announced. */
+  buffered: string;
+}
+
+/**
+ * Accumulates tool-call fragments into calls and emits provider-neutral events.
+ * It tolerates what imperfect servers do: a missing `index` (the position is the
+ * slot), every call at index 0 with different ids (a new id opens a new call), a
+ * missing first id (one is made up), names after arguments, and a whole call in
+ * one fragment.
+ */
+export class ToolCallTracker {
+  readonly #bySlot = new Map<number, TrackedCall>();
+  readonly #calls: TrackedCall[] = [];
+  readonly #usedIds = new Set<string>();
+
+  get hasCalls(): boolean {
+    return this.#calls.some((call) => call.name !== null);
+  }
+
+  accept(fragment: ToolCallFragment, out: TurnEvent[]): void {
+    let call = this.#bySlot.get(fragment.slot);
+    if (!call || (fragment.id && call.upstreamId && fragment.id !== call.upstreamId)) {
+      call = { callId: this.#uniqueId(fragment.id), upstreamId: fragment.id, name: null, buffered: '' };
+      this.#bySlot.set(fragment.slot, call);
+      this.#calls.push(call);
+    } else if (fragment.id && !call.upstreamId) {
+      call.upstreamId = fragment.id;
+    }
+
+    if (call.name === null && fragment.name) {
+      call.name = fragment.name;
+      out.push({ type: 'tool_call.start', callId: call.callId, name: call.name });
+      if (call.buffered) out.push({ type: 'tool_call.delta', callId: call.callId, delta: call.buffered });
+      call.buffered = '';
+    }
+    if (fragment.arguments) {
+      if (call.name === null) call.buffered += fragment.arguments;
+      else out.push({ type: 'tool_call.delta', callId: call.callId, delta: fragment.arguments });
+    }
+  }
+
+  #uniqueId(upstreamId: string | null): string {
+    let id = upstreamId || newId('call');
+    if (this.#usedIds.has(id)) id = newId('call');
+    this.#usedIds.add(id);
+    return id;
+  }
+}

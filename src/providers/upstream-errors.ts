@@ -1,0 +1,124 @@
+import { GatewayError } from '../errors/gateway-error.ts';
+
+/**
+ * How upstream failures reach clients: the upstream's own 4xx passes through
+ * with its message (the client can fix its request); 5xx, unreachable hosts and
+ * timeouts become 502/504 with stable codes. Raw upstream bodies beyond the
+ * message are never forwarded, and nothing here carries credentials.
+ */
+
+const MAX_MESSAGE = 2_000;
+
+interface UpstreamErrorBody {
+  error?: { message?: unknown; type?: unknown; code?: unknown; param?: unknown } | string;
+  message?: unknown;
+  detail?: unknown;
+}
+
+export function errorFromUpstreamStatus(provider: string, status: number, bodyText: string, retryAfter: string | null): GatewayError {
+  const parsed = parseErrorBody(bodyText);
+  if (status >= 400 && status < 500) {
+    return new GatewayError({
+      status,
+      type: parsed.type ?? defaultTypeFor(status),
+      code: parsed.code,
+      param: parsed.param,
+      message: parsed.message ?? `The upstream '${provider}' rejected the request with status ${status}.`,
+      headers: retryAfter ? { 'retry-after': retryAfter } : {},
+    });
+  }
+  return new GatewayError({
+    status: 502,
+    type: 'upstream_error',
+    code: 'upstream_error',
+    message: `The upstream '${provider}' failed with status ${status}${parsed.message ? `: ${parsed.message}` : '.'}`,
+  });
+}
+
+/** An error the upstream reported inside its first stream frame, after a 200. */
+export function errorFromUpstreamFrame(provider: string, code: string, message: string): GatewayError {
+  const status = code === 'rate_limit_exceeded' ? 429 : code === 'invalid_request_error' || code === 'context_length_exceeded' ? 400 : 502;
+  return new GatewayError({
+    status,
+    type: status === 502 ? 'upstream_error' : status === 429 ? 'rate_limit_error' : 'invalid_request_error',
+    code,
+    message: `The upstream '${provider}' reported: ${truncate(message)}`,
+  });
+}
+
+/** Maps a transport failure (connect, timeout, reset) to a GatewayError. */
+export function errorFromTransport(provider: string, error: unknown): GatewayError {
+  const code = transportCode(error);
+  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'ETIMEDOUT') {
+    return new GatewayError({
+      status: 504,
+      type: 'upstream_error',
+      code: 'upstream_timeout',
+      message: `The upstream '${provider}' did not answer in time.`,
+      cause: error,
+    });
+  }
+  if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EHOSTUNREACH' || code === 'ENETUNREACH') {
+    return new GatewayError({
+      status: 502,
+      type: 'upstream_error',
+      code: 'upstream_unreachable',
+      message: `The upstream '${provider}' could not be reached (${code}).`,
+      cause: error,
+    });
+  }
+  return new GatewayError({
+    status: 502,
+    type: 'upstream_error',
+    code: 'upstream_connection_error',
+    message: `The connection to the upstream '${provider}' failed${code ? ` (${code})` : ''}.`,
+    cause: error,
+  });
+}
+
+/** The most specific error code along the cause chain (undici wraps socket errors). */
+function transportCode(error: unknown): string | null {
+  let found: string | null = null;
+  let current: unknown = error;
+  for (let depth = 0; depth < 4 && current && typeof current === 'object'; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string') {
+      found = code;
+      if (code !== 'UND_ERR_SOCKET') return code;
+    }
+    current = (current as { cause?: unknown }).cause;
+  }
+  return found;
+}
+
+function parseErrorBody(text: string): { message: string | null; type: string | null; code: string | null; param: string | null } {
+  let body: UpstreamErrorBody | null = null;
+  try {
+    body = JSON.parse(text) as UpstreamErrorBody;
+  } catch {
+    return { message: text.trim() ? truncate(text.trim()) : null, type: null, code: null, param: null };
+  }
+  const error = body?.error;
+  if (error && typeof error === 'object') {
+    return {
+      message: typeof error.message === 'string' ? truncate(error.message) : null,
+      type: typeof error.type === 'string' ? error.type : null,
+      code: typeof error.code === 'string' ? error.code : typeof error.code === 'number' ? String(error.code) : null,
+      param: typeof error.param === 'string' ? error.param : null,
+    };
+  }
+  const message = typeof error === 'string' ? error : typeof body?.message === 'string' ? body.message : typeof body?.detail === 'string' ? body.detail : null;
+  return { message: message ? truncate(message) : null, type: null, code: null, param: null };
+}
+
+function defaultTypeFor(status: number): string {
+  if (status === 401) return 'authentication_error';
+  if (status === 403) return 'permission_error';
+  if (status === 404) return 'not_found_error';
+  if (status === 429) return 'rate_limit_error';
+  return 'invalid_request_error';
+}
+
+function truncate(text: string): string {
+  return text.length > MAX_MESSAGE ? `${text.slice(0, MAX_MESSAGE)}…` : text;
+}
