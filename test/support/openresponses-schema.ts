@@ -1,0 +1,81 @@
+import { readFileSync } from 'node:fs';
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+
+/**
+ * Validators compiled from the official OpenResponses schema in `openapi/`.
+ * Every response and streamed event the end-to-end tests see goes through them.
+ */
+const document = JSON.parse(readFileSync(new URL('../../openapi/openresponses.json', import.meta.url), 'utf8')) as {
+  components: { schemas: Record<string, unknown> };
+};
+
+const ajv = new Ajv2020({ strict: false, allErrors: true, discriminator: false });
+const addFormats = addFormatsModule as unknown as (instance: Ajv2020) => void;
+addFormats(ajv);
+ajv.addSchema({ $id: 'openresponses', components: document.components });
+
+const cache = new Map<string, ValidateFunction>();
+function validator(name: string): ValidateFunction {
+  let validate = cache.get(name);
+  if (!validate) {
+    validate = ajv.compile({ $ref: `openresponses#/components/schemas/${name}` });
+    cache.set(name, validate);
+  }
+  return validate;
+}
+
+const EVENT_SCHEMAS: Record<string, string> = {
+  'response.created': 'ResponseCreatedStreamingEvent',
+  'response.queued': 'ResponseQueuedStreamingEvent',
+  'response.in_progress': 'ResponseInProgressStreamingEvent',
+  'response.completed': 'ResponseCompletedStreamingEvent',
+  'response.failed': 'ResponseFailedStreamingEvent',
+  'response.incomplete': 'ResponseIncompleteStreamingEvent',
+  'response.output_item.added': 'ResponseOutputItemAddedStreamingEvent',
+  'response.output_item.done': 'ResponseOutputItemDoneStreamingEvent',
+  'response.reasoning_summary_part.added': 'ResponseReasoningSummaryPartAddedStreamingEvent',
+  'response.reasoning_summary_part.done': 'ResponseReasoningSummaryPartDoneStreamingEvent',
+  'response.content_part.added': 'ResponseContentPartAddedStreamingEvent',
+  'response.content_part.done': 'ResponseContentPartDoneStreamingEvent',
+  'response.output_text.delta': 'ResponseOutputTextDeltaStreamingEvent',
+  'response.output_text.done': 'ResponseOutputTextDoneStreamingEvent',
+  'response.refusal.delta': 'ResponseRefusalDeltaStreamingEvent',
+  'response.refusal.done': 'ResponseRefusalDoneStreamingEvent',
+  'response.reasoning.delta': 'ResponseReasoningDeltaStreamingEvent',
+  'response.reasoning.done': 'ResponseReasoningDoneStreamingEvent',
+  'response.reasoning_summary_text.delta': 'ResponseReasoningSummaryDeltaStreamingEvent',
+  'response.reasoning_summary_text.done': 'ResponseReasoningSummaryDoneStreamingEvent',
+  'response.output_text.annotation.added': 'ResponseOutputTextAnnotationAddedStreamingEvent',
+  'response.function_call_arguments.delta': 'ResponseFunctionCallArgumentsDeltaStreamingEvent',
+  'response.function_call_arguments.done': 'ResponseFunctionCallArgumentsDoneStreamingEvent',
+  error: 'ErrorStreamingEvent',
+};
+
+function check(name: string, value: unknown, what: string): void {
+  const validate = validator(name);
+  if (!validate(value)) {
+    throw new Error(`${what} does not match ${name}: ${ajv.errorsText(validate.errors, { separator: '\n  ' })}\n${JSON.stringify(value).slice(0, 2000)}`);
+  }
+}
+
+/** Throws unless `value` is a valid `ResponseResource`. */
+export function assertValidResponse(value: unknown): void {
+  check('ResponseResource', value, 'response');
+}
+
+/** Throws unless `event` is one of the schema's streaming events and valid as such. */
+export function assertValidEvent(event: unknown): void {
+  const type = (event as { type?: unknown })?.type;
+  const schema = typeof type === 'string' ? EVENT_SCHEMAS[type] : undefined;
+  if (!schema) throw new Error(`event type ${JSON.stringify(type)} is not in the OpenResponses schema`);
+  check(schema, event, `event ${type}`);
+}
+
+/** Throws unless `body` is an OpenResponses error envelope. */
+export function assertErrorEnvelope(body: unknown): asserts body is { error: { message: string; type: string; param: string | null; code: string | null } } {
+  const error = (body as { error?: Record<string, unknown> })?.error;
+  if (!error || typeof error.message !== 'string' || typeof error.type !== 'string' || !('param' in error) || !('code' in error)) {
+    throw new Error(`not an error envelope: ${JSON.stringify(body)}`);
+  }
+}

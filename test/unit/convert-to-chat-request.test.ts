@@ -1,0 +1,164 @@
+import { describe, expect, it } from 'vitest';
+import { GatewayError } from '../../src/errors/gateway-error.ts';
+import { CreateResponseRequest } from '../../src/protocol/create-response-request.ts';
+import type { InputItem } from '../../src/protocol/input-items.ts';
+import { convertToChatRequest } from '../../src/providers/openai-chat/convert-to-chat-request.ts';
+import type { TurnRequest } from '../../src/providers/provider.ts';
+
+function turn(overrides: Partial<TurnRequest> = {}): TurnRequest {
+  return {
+    model: 'gpt-test',
+    instructions: null,
+    items: [{ type: 'message', role: 'user', content: 'hi' }],
+    tools: [],
+    toolChoice: null,
+    parallelToolCalls: null,
+    textFormat: null,
+    verbosity: null,
+    maxOutputTokens: null,
+    temperature: null,
+    topP: null,
+    presencePenalty: null,
+    frequencyPenalty: null,
+    reasoningEffort: null,
+    topLogprobs: null,
+    safetyIdentifier: null,
+    promptCacheKey: null,
+    serviceTier: null,
+    stream: false,
+    ...overrides,
+  };
+}
+const options = { maxTokensField: 'max_completion_tokens' as const };
+const items = (input: unknown[]): InputItem[] => CreateResponseRequest.parse({ input }).input as InputItem[];
+
+describe('convertToChatRequest', () => {
+  it('a minimal request is the model and one user message, nothing else', () => {
+    expect(convertToChatRequest(turn(), options)).toEqual({ model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }], stream: false });
+  });
+
+  it('streaming asks for usage in the last chunk', () => {
+    expect(convertToChatRequest(turn({ stream: true }), options)).toMatchObject({ stream: true, stream_options: { include_usage: true } });
+  });
+
+  it('maps instructions, every role, content parts, calls and outputs in order', () => {
+    const body = convertToChatRequest(
+      turn({
+        instructions: 'Be brief.',
+        items: items([
+          { role: 'system', content: 'sys' },
+          { role: 'developer', content: [{ type: 'input_text', text: 'dev' }] },
+          {
+            role: 'user',
+            content: [
+              { type: 'input_text', text: 'look' },
+              { type: 'input_image', image_url: 'data:image/png;base64,AAAA', detail: 'low' },
+              { type: 'input_file', filename: 'a.pdf', file_data: 'data:application/pdf;base64,JVBE' },
+            ],
+          },
+          { type: 'message', role: 'assistant', phase: 'commentary', content: [{ type: 'output_text', text: 'Checking.' }] },
+          { type: 'function_call', call_id: 'c1', name: 'f', arguments: '{"a":1}' },
+          { type: 'function_call', call_id: 'c2', name: 'g', arguments: '{}' },
+          { type: 'function_call_output', call_id: 'c1', output: 'one' },
+          { type: 'function_call_output', call_id: 'c2', output: [{ type: 'input_text', text: 'tw' }, { type: 'input_text', text: 'o' }] },
+          { type: 'reasoning', summary: [{ type: 'summary_text', text: 'thought' }] },
+          { role: 'assistant', content: [{ type: 'refusal', refusal: 'No.' }] },
+        ]),
+      }),
+      options,
+    );
+    expect(body.messages).toEqual([
+      { role: 'system', content: 'Be brief.' },
+      { role: 'system', content: 'sys' },
+      { role: 'developer', content: [{ type: 'text', text: 'dev' }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'look' },
+          { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA', detail: 'low' } },
+          { type: 'file', file: { filename: 'a.pdf', file_data: 'data:application/pdf;base64,JVBE' } },
+        ],
+      },
+      {
+        role: 'assistant',
+        content: 'Checking.',
+        tool_calls: [
+          { id: 'c1', type: 'function', function: { name: 'f', arguments: '{"a":1}' } },
+          { id: 'c2', type: 'function', function: { name: 'g', arguments: '{}' } },
+        ],
+      },
+      { role: 'tool', tool_call_id: 'c1', content: 'one' },
+      { role: 'tool', tool_call_id: 'c2', content: 'two' },
+      { role: 'assistant', content: null, refusal: 'No.' },
+    ]);
+  });
+
+  it('tools, tool choice forms and parallel_tool_calls (only with tools)', () => {
+    const tools = [{ type: 'function' as const, name: 'f', description: 'does f', parameters: { type: 'object' }, strict: true }, { type: 'function' as const, name: 'g' }];
+    expect(convertToChatRequest(turn({ tools, toolChoice: 'required', parallelToolCalls: false }), options)).toMatchObject({
+      tools: [
+        { type: 'function', function: { name: 'f', description: 'does f', parameters: { type: 'object' }, strict: true } },
+        { type: 'function', function: { name: 'g' } },
+      ],
+      tool_choice: 'required',
+      parallel_tool_calls: false,
+    });
+    expect(convertToChatRequest(turn({ tools, toolChoice: { type: 'function', name: 'g' } }), options).tool_choice).toEqual({ type: 'function', function: { name: 'g' } });
+    expect(convertToChatRequest(turn({ tools, toolChoice: { type: 'allowed_tools', tools: [{ type: 'function', name: 'f' }], mode: 'required' } }), options).tool_choice).toEqual({
+      type: 'allowed_tools',
+      allowed_tools: { mode: 'required', tools: [{ type: 'function', function: { name: 'f' } }] },
+    });
+    const withoutTools = convertToChatRequest(turn({ toolChoice: 'none', parallelToolCalls: true }), options);
+    expect(withoutTools).not.toHaveProperty('parallel_tool_calls');
+    expect(withoutTools).not.toHaveProperty('tool_choice');
+  });
+
+  it('structured output, sampling, limits, reasoning and routing hints', () => {
+    const body = convertToChatRequest(
+      turn({
+        textFormat: { type: 'json_schema', name: 'person', schema: { type: 'object' }, strict: true },
+        verbosity: 'low',
+        maxOutputTokens: 100,
+        temperature: 0.2,
+        topP: 0.9,
+        presencePenalty: 0.1,
+        frequencyPenalty: 0.3,
+        reasoningEffort: 'high',
+        topLogprobs: 3,
+        safetyIdentifier: 'user-1',
+        promptCacheKey: 'k',
+        serviceTier: 'flex',
+      }),
+      options,
+    );
+    expect(body).toMatchObject({
+      response_format: { type: 'json_schema', json_schema: { name: 'person', schema: { type: 'object' }, strict: true } },
+      verbosity: 'low',
+      max_completion_tokens: 100,
+      temperature: 0.2,
+      top_p: 0.9,
+      presence_penalty: 0.1,
+      frequency_penalty: 0.3,
+      reasoning_effort: 'high',
+      logprobs: true,
+      top_logprobs: 3,
+      safety_identifier: 'user-1',
+      prompt_cache_key: 'k',
+      service_tier: 'flex',
+    });
+    expect(convertToChatRequest(turn({ textFormat: { type: 'json_object' } }), options).response_format).toEqual({ type: 'json_object' });
+    expect(convertToChatRequest(turn({ maxOutputTokens: 50 }), { maxTokensField: 'max_tokens' })).toMatchObject({ max_tokens: 50 });
+  });
+
+  it('refuses what Chat Completions cannot carry, naming the parameter', () => {
+    const cases: [unknown[], string][] = [
+      [[{ role: 'user', content: [{ type: 'input_file', file_url: 'https://x/y.pdf' }] }], 'input[0].content[0].file_url'],
+      [[{ role: 'user', content: [{ type: 'input_image', detail: 'auto' }] }], 'input[0].content[0].image_url'],
+      [[{ type: 'function_call_output', call_id: 'c', output: [{ type: 'input_image', image_url: 'data:x' }] }], 'input[0].output[0].type'],
+      [[{ type: 'compaction', encrypted_content: 'x' }], 'input[0].type'],
+    ];
+    for (const [input, param] of cases) {
+      expect(() => convertToChatRequest(turn({ items: items(input) }), options)).toThrow(expect.objectContaining({ status: 400, param }) as GatewayError);
+    }
+  });
+});

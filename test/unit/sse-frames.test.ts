@@ -1,0 +1,36 @@
+import { describe, expect, it } from 'vitest';
+import { readSseFrames } from '../../src/providers/sse-frames.ts';
+import { bytesInPieces } from '../support/turn-helpers.ts';
+
+async function framesOf(text: string, size: number) {
+  const frames = [];
+  for await (const frame of readSseFrames(bytesInPieces(text, size))) frames.push(frame);
+  return frames;
+}
+
+describe('readSseFrames', () => {
+  const text = 'event: a\ndata: {"x":"é😀"}\n\n: comment\n\ndata: line1\ndata: line2\n\ndata:nospace\n\n';
+  const expected = [
+    { event: 'a', data: '{"x":"é😀"}' },
+    { event: null, data: 'line1\nline2' },
+    { event: null, data: 'nospace' },
+  ];
+
+  it('yields the same frames whatever the read boundaries, multi-byte characters included', async () => {
+    for (const size of [1, 2, 3, 5, 8, 13, 1000]) expect(await framesOf(text, size)).toEqual(expected);
+  });
+
+  it('accepts CRLF and CR line ends, even with CRLF split across reads', async () => {
+    for (const size of [1, 2, 7]) {
+      expect(await framesOf(text.replaceAll('\n', '\r\n'), size)).toEqual(expected);
+      expect(await framesOf(text.replaceAll('\n', '\r'), size)).toEqual(expected);
+    }
+  });
+
+  it('dispatches a last frame that lacks its blank line', async () => {
+    expect(await framesOf('data: one\n\ndata: two', 4)).toEqual([
+      { event: null, data: 'one' },
+      { event: null, data: 'two' },
+    ]);
+  });
+});
