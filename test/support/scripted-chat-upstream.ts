@@ -78,7 +78,8 @@ export class ScriptedChatUpstream {
         res.writeHead(reply.status ?? 200, { 'content-type': 'text/event-stream' });
         for (const piece of reply.pieces) {
           if (res.destroyed) return;
-          res.write(piece);
+          // Like a real server, wait for the socket to take more (backpressure).
+          if (!res.write(piece)) await drainOrClose(res);
           if (reply.pauseMs) await new Promise((resolve) => setTimeout(resolve, reply.pauseMs));
         }
         if (reply.endAfter !== false) res.end();
@@ -90,6 +91,18 @@ export class ScriptedChatUpstream {
         return;
     }
   }
+}
+
+function drainOrClose(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
 }
 
 let chunkCounter = 0;

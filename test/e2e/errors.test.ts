@@ -1,0 +1,224 @@
+import OpenAI from 'openai';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { assertEventStreamInvariants, parseSseText } from '../support/event-invariants.ts';
+import { startGateway, type RunningGateway } from '../support/gateway.ts';
+import { assertErrorEnvelope } from '../support/openresponses-schema.ts';
+import { chunk, ScriptedChatUpstream, sse, textReply } from '../support/scripted-chat-upstream.ts';
+
+async function post(gateway: RunningGateway, body: unknown, headers: Record<string, string> = { 'content-type': 'application/json' }) {
+  const response = await fetch(`${gateway.baseURL}/responses`, { method: 'POST', headers, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  const text = await response.text();
+  return { status: response.status, headers: response.headers, text, json: (() => { try { return JSON.parse(text); } catch { return null; } })() };
+}
+
+function expectError(result: Awaited<ReturnType<typeof post>>, status: number, expected: { code?: string | null; param?: string | null; type?: string }) {
+  expect(result.status, result.text).toBe(status);
+  assertErrorEnvelope(result.json);
+  expect(result.headers.get('x-request-id')).toBeTruthy();
+  if (expected.code !== undefined) expect(result.json.error.code).toBe(expected.code);
+  if (expected.param !== undefined) expect(result.json.error.param).toBe(expected.param);
+  if (expected.type !== undefined) expect(result.json.error.type).toBe(expected.type);
+}
+
+describe('client errors', () => {
+  const upstream = new ScriptedChatUpstream(textReply('ok'));
+  let gateway: RunningGateway;
+  beforeAll(async () => {
+    gateway = await startGateway(await upstream.start(), { server: { host: '127.0.0.1', port: 0, bodyLimitBytes: 4096 } });
+  });
+  afterAll(async () => {
+    await gateway.close();
+    await upstream.close();
+  });
+
+  const malformed: [string, unknown, string | null][] = [
+    ['input is a number', { model: 'm', input: 5 }, 'input'],
+    ['message content is a number', { model: 'm', input: [{ role: 'user', content: 5 }] }, 'input[0].content'],
+    ['message content missing', { model: 'm', input: [{ type: 'message', role: 'user' }] }, 'input[0].content'],
+    ['unknown role', { model: 'm', input: [{ type: 'message', role: 'wizard', content: 'x' }] }, 'input[0].role'],
+    ['unknown item type', { model: 'm', input: [{ type: 'telepathy' }] }, 'input[0].type'],
+    ['unknown content part', { model: 'm', input: [{ role: 'user', content: [{ type: 'input_audio' }] }] }, 'input[0].content[0].type'],
+    ['output_text in a user message', { model: 'm', input: [{ role: 'user', content: [{ type: 'output_text', text: 'x' }] }] }, 'input[0].content[0].type'],
+    ['input_image in a system message', { model: 'm', input: [{ role: 'system', content: [{ type: 'input_image', image_url: 'x' }] }] }, 'input[0].content[0].type'],
+    ['bad image detail', { model: 'm', input: [{ role: 'user', content: [{ type: 'input_image', image_url: 'x', detail: 'ultra' }] }] }, 'input[0].content[0].detail'],
+    ['function_call without call_id', { model: 'm', input: [{ type: 'function_call', name: 'f', arguments: '{}' }] }, 'input[0].call_id'],
+    ['function_call with a bad name', { model: 'm', input: [{ type: 'function_call', call_id: 'c', name: 'a b', arguments: '{}' }] }, 'input[0].name'],
+    ['function_call_output without output', { model: 'm', input: [{ type: 'function_call_output', call_id: 'c' }] }, 'input[0].output'],
+    ['bad assistant phase', { model: 'm', input: [{ role: 'assistant', content: 'x', phase: 'draft' }] }, 'input[0].phase'],
+    ['second item broken', { model: 'm', input: [{ role: 'user', content: 'ok' }, { role: 'user', content: [{ type: 'input_text' }] }] }, 'input[1].content[0].text'],
+    ['tool of an unknown type', { model: 'm', input: 'x', tools: [{ type: 'web_search' }] }, 'tools[0].type'],
+    ['tool without a name', { model: 'm', input: 'x', tools: [{ type: 'function' }] }, 'tools[0].name'],
+    ['tool parameters not an object', { model: 'm', input: 'x', tools: [{ type: 'function', name: 'f', parameters: 'x' }] }, 'tools[0].parameters'],
+    ['tool_choice string unknown', { model: 'm', input: 'x', tool_choice: 'sometimes' }, 'tool_choice'],
+    ['allowed_tools empty', { model: 'm', input: 'x', tool_choice: { type: 'allowed_tools', tools: [] } }, 'tool_choice.tools'],
+    ['text.format unknown', { model: 'm', input: 'x', text: { format: { type: 'xml' } } }, 'text.format.type'],
+    ['temperature a string', { model: 'm', input: 'x', temperature: 'hot' }, 'temperature'],
+    ['max_output_tokens below 16', { model: 'm', input: 'x', max_output_tokens: 8 }, 'max_output_tokens'],
+    ['top_logprobs above 20', { model: 'm', input: 'x', top_logprobs: 21 }, 'top_logprobs'],
+    ['metadata value not a string', { model: 'm', input: 'x', metadata: { a: 1 } }, 'metadata.a'],
+    ['reasoning effort unknown', { model: 'm', input: 'x', reasoning: { effort: 'extreme' } }, 'reasoning.effort'],
+    ['truncation unknown', { model: 'm', input: 'x', truncation: 'sometimes' }, 'truncation'],
+    ['service_tier unknown', { model: 'm', input: 'x', service_tier: 'gold' }, 'service_tier'],
+    ['include unknown', { model: 'm', input: 'x', include: ['everything'] }, 'include[0]'],
+    ['stream not a boolean', { model: 'm', input: 'x', stream: 'yes' }, 'stream'],
+    ['safety_identifier too long', { model: 'm', input: 'x', safety_identifier: 'x'.repeat(65) }, 'safety_identifier'],
+    ['no model and no default', { input: 'x' }, 'model'],
+    ['no input at all', { model: 'm' }, 'input'],
+    ['body is an array', [1, 2], null],
+  ];
+  it.each(malformed)('%s → 400 naming the parameter', async (_name, body, param) => {
+    const result = await post(gateway, body);
+    expectError(result, 400, { param, type: 'invalid_request_error' });
+    expect(result.json.error.message.length).toBeGreaterThan(10);
+  });
+
+  it('malformed JSON → 400 invalid_json', async () => {
+    expectError(await post(gateway, '{"model": "m", "input": '), 400, { code: 'invalid_json' });
+  });
+
+  it('empty body → 400', async () => {
+    expectError(await post(gateway, ''), 400, { code: 'invalid_json' });
+  });
+
+  it('a body over the configured limit → 413', async () => {
+    expectError(await post(gateway, { model: 'm', input: 'x'.repeat(10_000) }), 413, { code: 'request_too_large' });
+  });
+
+  it('a wrong content type → 415', async () => {
+    expectError(await post(gateway, 'model=m', { 'content-type': 'text/plain' }), 415, { code: 'unsupported_media_type' });
+  });
+
+  it('an unknown route → 404 in the error envelope', async () => {
+    const response = await fetch(`${gateway.baseURL}/nothing/here`);
+    const body = await response.json();
+    expect(response.status).toBe(404);
+    assertErrorEnvelope(body);
+    expect(body.error.code).toBe('unknown_route');
+    expect(response.headers.get('x-request-id')).toBeTruthy();
+  });
+
+  it('previous_response_id that does not exist → 404 previous_response_not_found', async () => {
+    expectError(await post(gateway, { model: 'm', input: 'x', previous_response_id: 'resp_missing' }), 404, { code: 'previous_response_not_found', param: 'previous_response_id' });
+  });
+
+  it('the SDK surfaces code, param and request id from the envelope', async () => {
+    const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 });
+    const error = await client.responses.create({ model: 'm', input: [{ role: 'user', content: 5 as any }] }).catch((caught) => caught);
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(error.param).toBe('input[0].content');
+    expect(error.code).toBe('invalid_value');
+    expect(error.requestID).toMatch(/^req_/);
+  });
+
+  it('a client-supplied x-request-id is kept', async () => {
+    const result = await post(gateway, { model: 'm', input: 5 }, { 'content-type': 'application/json', 'x-request-id': 'client-trace-42' });
+    expect(result.headers.get('x-request-id')).toBe('client-trace-42');
+  });
+});
+
+describe('default model', () => {
+  it('serves requests without a model when one is configured', async () => {
+    const upstream = new ScriptedChatUpstream(textReply('ok'));
+    const gateway = await startGateway(await upstream.start(), { defaultModel: 'house-model' });
+    try {
+      const result = await post(gateway, { input: 'x' });
+      expect(result.status).toBe(200);
+      expect(result.json.model).toBe('house-model');
+      expect(upstream.requests[0]!.body.model).toBe('house-model');
+    } finally {
+      await gateway.close();
+      await upstream.close();
+    }
+  });
+});
+
+describe('upstream failures', () => {
+  const upstream = new ScriptedChatUpstream();
+  let gateway: RunningGateway;
+  beforeAll(async () => {
+    gateway = await startGateway(await upstream.start(), {}, { firstByteTimeoutMs: 300 });
+  });
+  afterAll(async () => {
+    await gateway.close();
+    await upstream.close();
+  });
+  beforeEach(() => upstream.setScript(textReply('ok')));
+
+  for (const stream of [false, true]) {
+    const mode = stream ? 'streaming' : 'JSON';
+    it(`${mode}: an upstream 400 passes through with its message and param`, async () => {
+      upstream.setScript(() => ({ kind: 'json', status: 400, body: { error: { message: "Invalid 'messages[0].content'.", type: 'invalid_request_error', param: 'messages[0].content', code: 'invalid_value' } } }));
+      const result = await post(gateway, { model: 'm', input: 'x', stream });
+      expectError(result, 400, { code: 'invalid_value', param: 'messages[0].content', type: 'invalid_request_error' });
+      expect(result.json.error.message).toBe("Invalid 'messages[0].content'.");
+    });
+
+    it(`${mode}: an upstream 429 stays a 429 with its retry-after`, async () => {
+      upstream.setScript(() => ({ kind: 'json', status: 429, headers: { 'retry-after': '7' }, body: { error: { message: 'Slow down', type: 'rate_limit_error', code: 'rate_limit_exceeded' } } }));
+      const result = await post(gateway, { model: 'm', input: 'x', stream });
+      expectError(result, 429, { code: 'rate_limit_exceeded' });
+      expect(result.headers.get('retry-after')).toBe('7');
+    });
+
+    it(`${mode}: an upstream 500 → 502 upstream_error`, async () => {
+      upstream.setScript(() => ({ kind: 'json', status: 500, body: { error: { message: 'kaboom' } } }));
+      const result = await post(gateway, { model: 'm', input: 'x', stream });
+      expectError(result, 502, { code: 'upstream_error', type: 'upstream_error' });
+      expect(result.json.error.message).toContain('kaboom');
+    });
+
+    it(`${mode}: an upstream that never answers → 504 upstream_timeout`, async () => {
+      upstream.setScript(() => ({ kind: 'hang' }));
+      expectError(await post(gateway, { model: 'm', input: 'x', stream }), 504, { code: 'upstream_timeout' });
+    });
+
+    it(`${mode}: an upstream that drops the connection → 502`, async () => {
+      upstream.setScript(() => ({ kind: 'destroy' }));
+      expectError(await post(gateway, { model: 'm', input: 'x', stream }), 502, { type: 'upstream_error' });
+    });
+
+    it(`${mode}: an upstream body that is not JSON → 502 upstream_invalid_response`, async () => {
+      upstream.setScript((request) => (request.body.stream ? { kind: 'sse', pieces: ['data: <html>oops</html>\n\n'] } : { kind: 'json', body: '<html>oops</html>' }));
+      expectError(await post(gateway, { model: 'm', input: 'x', stream }), 502, { code: 'upstream_invalid_response' });
+    });
+  }
+
+  it('an unreachable upstream → 502 upstream_unreachable', async () => {
+    const dead = await startGateway('http://127.0.0.1:9/v1');
+    try {
+      expectError(await post(dead, { model: 'm', input: 'x' }), 502, { code: 'upstream_unreachable' });
+      expectError(await post(dead, { model: 'm', input: 'x', stream: true }), 502, { code: 'upstream_unreachable' });
+    } finally {
+      await dead.close();
+    }
+  });
+
+  it('streaming: an error frame before any content gets a real status, not a 200', async () => {
+    upstream.setScript(() => ({ kind: 'sse', pieces: ['data: {"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}\n\n'] }));
+    expectError(await post(gateway, { model: 'm', input: 'x', stream: true }), 429, { code: 'rate_limit_exceeded' });
+  });
+
+  it('streaming: a failure after the first chunk ends the stream with response.failed', async () => {
+    upstream.setScript(() => ({ kind: 'sse', pieces: [...sse([chunk({ role: 'assistant', content: 'Hel' })], false), 'data: {"error":{"message":"overloaded","type":"server_error","code":"server_error"}}\n\n'] }));
+    const result = await post(gateway, { model: 'm', input: 'x', stream: true });
+    expect(result.status).toBe(200);
+    const { events, done } = parseSseText(result.text);
+    const final = assertEventStreamInvariants(events);
+    expect(done).toBe(true);
+    expect(events.at(-1)!.type).toBe('response.failed');
+    expect(final.error).toEqual({ code: 'server_error', message: "The upstream 'openai' reported: overloaded" });
+    expect(final.output[0].content[0].text).toBe('Hel');
+  });
+
+  it('streaming: a connection dropped mid-stream ends with response.failed', async () => {
+    upstream.setScript(() => ({ kind: 'sse', pieces: sse([chunk({ role: 'assistant', content: 'Hel' })], false), endAfter: false, pauseMs: 10 }));
+    const pending = post(gateway, { model: 'm', input: 'x', stream: true });
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    await upstream.close();
+    const result = await pending;
+    const { events } = parseSseText(result.text);
+    const final = assertEventStreamInvariants(events);
+    expect(final.status).toBe('failed');
+    await upstream.start();
+  });
+});

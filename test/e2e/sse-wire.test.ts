@@ -1,0 +1,134 @@
+import { ServerResponse, request as httpRequest } from 'node:http';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { assertEventStreamInvariants, parseSseText } from '../support/event-invariants.ts';
+import { startGateway, type RunningGateway } from '../support/gateway.ts';
+import { chunk, ScriptedChatUpstream, sse, textReply, usageChunk } from '../support/scripted-chat-upstream.ts';
+
+const waitFor = async (condition: () => boolean, timeoutMs = 2_000) => {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+};
+
+/** The bytes on the wire, below any SDK. */
+describe('SSE on the wire', () => {
+  const upstream = new ScriptedChatUpstream(textReply('Hello, world'));
+  let gateway: RunningGateway;
+  beforeAll(async () => {
+    gateway = await startGateway(await upstream.start(), { server: { host: '127.0.0.1', port: 0, keepAliveIntervalMs: 100 } });
+  });
+  afterAll(async () => {
+    await gateway.close();
+    await upstream.close();
+  });
+  afterEach(() => {
+    vi.restoreAllMocks();
+    upstream.setScript(textReply('Hello, world'));
+  });
+
+  it('writes every event in exactly one write, LF only, ending with [DONE]', async () => {
+    const writes: string[] = [];
+    const original = ServerResponse.prototype.write;
+    vi.spyOn(ServerResponse.prototype, 'write').mockImplementation(function (this: ServerResponse, data: any, ...rest: any[]) {
+      if ((this as any).req?.url === '/v1/responses') writes.push(Buffer.isBuffer(data) ? data.toString('utf8') : String(data));
+      return (original as any).call(this, data, ...rest);
+    });
+    const response = await fetch(`${gateway.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify({ model: 'm', input: 'hi', stream: true }) });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    expect(response.headers.get('x-request-id')).toMatch(/^req_/);
+    const text = await response.text();
+
+    expect(writes.join('')).toBe(text);
+    for (const write of writes) {
+      expect(write, 'a write is one whole frame').toMatch(/^(event: [a-z_.]+\ndata: [^\n]+\n\n|data: \[DONE\]\n\n|: keep-alive\n\n)$/);
+    }
+    const { events, done } = parseSseText(text);
+    expect(done).toBe(true);
+    expect(text.endsWith('data: [DONE]\n\n')).toBe(true);
+    expect(writes.filter((write) => write.startsWith('event: '))).toHaveLength(events.length);
+    assertEventStreamInvariants(events);
+  });
+
+  it('a read never ends inside an event', async () => {
+    const reads = await new Promise<string[]>((resolve, reject) => {
+      const collected: string[] = [];
+      const req = httpRequest(`${gateway.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' } }, (res) => {
+        res.setEncoding('utf8');
+        res.on('data', (piece: string) => collected.push(piece));
+        res.on('end', () => resolve(collected));
+      });
+      req.on('error', reject);
+      req.end(JSON.stringify({ model: 'm', input: 'hi', stream: true }));
+    });
+    for (const read of reads) expect(read.endsWith('\n\n')).toBe(true);
+  });
+
+  it('sends keep-alive comments while the upstream is silent', async () => {
+    upstream.setScript(() => ({ kind: 'sse', pieces: [...sse([chunk({ content: 'a' })], false), ...sse([chunk({ content: 'b' }), chunk({}, 'stop'), usageChunk(1, 2)])].flatMap((piece, index) => (index === 1 ? ['', piece] : [piece])), pauseMs: 200 }));
+    const text = await (await fetch(`${gateway.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', input: 'hi', stream: true }) })).text();
+    expect(text).toContain(': keep-alive\n\n');
+    const { events } = parseSseText(text);
+    expect(assertEventStreamInvariants(events).output[0].content[0].text).toBe('ab');
+  });
+
+  it('respects backpressure: a client that stops reading stops the upstream too', async () => {
+    // ~24 MB: three times what the socket buffers along the way held here (~8 MB).
+    const total = 6_000;
+    const delta = 'x'.repeat(4_000);
+    let written = 0;
+    // Count the pieces the upstream managed to hand to its socket.
+    const original = ServerResponse.prototype.write;
+    vi.spyOn(ServerResponse.prototype, 'write').mockImplementation(function (this: ServerResponse, data: any, ...rest: any[]) {
+      if ((this as any).req?.url === '/v1/chat/completions') written++;
+      return (original as any).call(this, data, ...rest);
+    });
+    upstream.setScript(() => ({ kind: 'sse', pieces: sse([chunk({ role: 'assistant', content: '' }), ...Array.from({ length: total }, () => chunk({ content: delta })), chunk({}, 'stop')]) }));
+
+    let received = 0;
+    const done = new Promise<number>((resolve, reject) => {
+      const req = httpRequest(`${gateway.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' } }, (res) => {
+        res.pause();
+        setTimeout(() => {
+          res.on('data', (piece: Buffer) => (received += piece.length));
+          res.on('end', () => resolve(received));
+          res.resume();
+        }, 1_000);
+      });
+      req.on('error', reject);
+      req.end(JSON.stringify({ model: 'm', input: 'hi', stream: true }));
+    });
+    await new Promise((resolve) => setTimeout(resolve, 900));
+    const writtenWhilePaused = written;
+    expect(writtenWhilePaused, 'the gateway stopped pulling from the upstream').toBeLessThan(total * 0.6);
+    expect(await done).toBeGreaterThan(total * delta.length);
+    expect(written).toBeGreaterThanOrEqual(total);
+  });
+
+  it('a client that disconnects mid-stream aborts the upstream request', async () => {
+    upstream.setScript(() => ({ kind: 'sse', pieces: sse(Array.from({ length: 200 }, () => chunk({ content: 'tick ' }))), pauseMs: 20 }));
+    const before = upstream.abortedRequests;
+    const controller = new AbortController();
+    const response = await fetch(`${gateway.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', input: 'hi', stream: true }), signal: controller.signal });
+    const reader = response.body!.getReader();
+    await reader.read();
+    controller.abort();
+    const abortedAt = Date.now();
+    await waitFor(() => upstream.abortedRequests > before);
+    expect(Date.now() - abortedAt).toBeLessThan(500);
+  });
+
+  it('a non-streaming client that disconnects aborts the upstream request', async () => {
+    upstream.setScript(() => ({ kind: 'hang' }));
+    const before = upstream.abortedRequests;
+    const requests = upstream.requests.length;
+    const controller = new AbortController();
+    const pending = fetch(`${gateway.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', input: 'hi' }), signal: controller.signal }).catch(() => null);
+    await waitFor(() => upstream.requests.length > requests);
+    controller.abort();
+    await pending;
+    await waitFor(() => upstream.abortedRequests > before, 500);
+  });
+});
