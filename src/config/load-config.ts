@@ -42,7 +42,7 @@ const DEFAULT_CONFIG_FILE = fileURLToPath(new URL('../../config/loopgate.jsonc',
  * when a value is wrong — a gateway must not start half-configured.
  */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
-  const file = env.LOOPGATE_CONFIG ?? DEFAULT_CONFIG_FILE;
+  const file = env.LOOPGATE_CONFIG || DEFAULT_CONFIG_FILE;
   const raw = parseJsonc(readFileSync(file, 'utf8')) as Record<string, any>;
   applyEnv(raw, env);
   const parsed = GatewayConfig.safeParse(raw);

@@ -116,7 +116,7 @@ describe('OpenAI SDK → loopgate → Chat Completions upstream', () => {
       text: { format: { type: 'json_schema', name: 'person', strict: true, schema: { type: 'object', properties: { name: { type: 'string' }, age: { type: 'number' } }, required: ['name', 'age'], additionalProperties: false } } },
     });
     expect(response.output_parsed).toEqual({ name: 'Ada', age: 36 });
-    expect(response.text.format).toEqual({ type: 'json_schema', name: 'person', description: null, schema: null, strict: true });
+    expect(response.text!.format).toEqual({ type: 'json_schema', name: 'person', description: null, schema: null, strict: true });
     expect(upstream.requests[0]!.body.response_format).toMatchObject({ type: 'json_schema', json_schema: { name: 'person', strict: true } });
   });
 
@@ -127,8 +127,8 @@ describe('OpenAI SDK → loopgate → Chat Completions upstream', () => {
       tool_choice: { type: 'allowed_tools', mode: 'auto', tools: [{ type: 'function', name: 'f' }] },
       tools: [{ type: 'function', name: 'f', description: 'F', parameters: { type: 'object' }, strict: true }],
       top_p: 0.5,
-      presence_penalty: 0.25,
-      frequency_penalty: 0.5,
+      // The schema has penalties; this SDK version's types do not.
+      ...({ presence_penalty: 0.25, frequency_penalty: 0.5 } as object),
       max_output_tokens: 64,
       max_tool_calls: 3,
       reasoning: { effort: 'low', summary: 'auto' },

@@ -1,0 +1,47 @@
+import { createServer } from 'node:http';
+
+/**
+ * A minimal Chat Completions server for benchmarks: answers at once, JSON or
+ * SSE (a role chunk, `STREAM_CHUNKS` content chunks, finish, usage, [DONE]).
+ * Prints its port on stdout.
+ */
+const chunks = Number(process.env.STREAM_CHUNKS ?? 20);
+const completion = JSON.stringify({
+  id: 'chatcmpl-bench',
+  object: 'chat.completion',
+  created: 1_760_000_000,
+  model: 'bench-model',
+  choices: [{ index: 0, message: { role: 'assistant', content: 'Hello! How can I help you today?' }, finish_reason: 'stop' }],
+  usage: { prompt_tokens: 12, completion_tokens: 9, total_tokens: 21 },
+});
+const frame = (delta: unknown, finish: string | null = null) =>
+  `data: ${JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion.chunk', created: 1_760_000_000, model: 'bench-model', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+const head = frame({ role: 'assistant', content: '' });
+const first = frame({ content: 'Hello' });
+const rest =
+  Array.from({ length: chunks - 1 }, (_, index) => frame({ content: ` token${index}` })).join('') +
+  frame({}, 'stop') +
+  `data: ${JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion.chunk', choices: [], usage: { prompt_tokens: 12, completion_tokens: chunks, total_tokens: 12 + chunks } })}\n\n` +
+  'data: [DONE]\n\n';
+
+const server = createServer((req, res) => {
+  let body = '';
+  req.setEncoding('utf8');
+  req.on('data', (piece: string) => (body += piece));
+  req.on('end', () => {
+    if (body.includes('"stream":true')) {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(head + first);
+      // The rest follows on the next tick, as a model keeps generating.
+      setImmediate(() => res.end(rest));
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(completion) });
+    res.end(completion);
+  });
+});
+server.keepAliveTimeout = 60_000;
+server.listen(0, '127.0.0.1', () => {
+  const address = server.address();
+  process.stdout.write(`${typeof address === 'object' && address ? address.port : 0}\n`);
+});

@@ -1,0 +1,198 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { Pool } from 'undici';
+
+/**
+ * Gateway overhead, measured against a floor taken in the same run: the same
+ * client calling the scripted upstream directly. Prints absolute figures and
+ * the ratios the targets are stated in. Not a test: numbers on a small, noisy
+ * machine are for reading, so this never fails on them.
+ *
+ *   npm run bench            (BENCH_QUICK=1 for a short run)
+ */
+
+const quick = process.env.BENCH_QUICK === '1';
+const LATENCY_REQUESTS = quick ? 300 : 2_000;
+const TTFT_REQUESTS = quick ? 200 : 1_000;
+const THROUGHPUT_MS = quick ? 1_500 : 5_000;
+const CONCURRENCY = 64;
+const ROUNDS = quick ? 1 : 3;
+
+interface Target {
+  name: string;
+  pool: Pool;
+  path: string;
+  body: string;
+  streamBody: string;
+  /** Bytes that mark the first content token in this target's stream. */
+  firstTokenMarker: string;
+}
+
+async function main(): Promise<void> {
+  const upstream = await startChild(['bench/fake-upstream.ts'], {});
+  const upstreamPort = Number(await firstLine(upstream));
+  const gatewayPort = await freePort();
+  const gateway = await startChild(['src/main.ts'], {
+    PORT: String(gatewayPort),
+    HOST: '127.0.0.1',
+    OPENAI_BASE_URL: `http://127.0.0.1:${upstreamPort}/v1`,
+    OPENAI_API_KEY: 'bench',
+    LOG_LEVEL: 'warn',
+  });
+  try {
+    await waitHealthy(gatewayPort);
+    const floor: Target = {
+      name: 'floor (direct)',
+      pool: new Pool(`http://127.0.0.1:${upstreamPort}`, { connections: CONCURRENCY }),
+      path: '/v1/chat/completions',
+      body: JSON.stringify({ model: 'bench-model', messages: [{ role: 'user', content: 'Hello' }], stream: false }),
+      streamBody: JSON.stringify({ model: 'bench-model', messages: [{ role: 'user', content: 'Hello' }], stream: true, stream_options: { include_usage: true } }),
+      firstTokenMarker: '"content":"Hello"',
+    };
+    const through: Target = {
+      name: 'through loopgate',
+      pool: new Pool(`http://127.0.0.1:${gatewayPort}`, { connections: CONCURRENCY }),
+      path: '/v1/responses',
+      body: JSON.stringify({ model: 'bench-model', input: 'Hello' }),
+      streamBody: JSON.stringify({ model: 'bench-model', input: 'Hello', stream: true }),
+      firstTokenMarker: 'response.output_text.delta',
+    };
+    for (const target of [floor, through]) await latencies(target, 300, false);
+
+    const rounds: { p50: [number, number]; p99: [number, number]; rps: [number, number]; ttft: [number, number] }[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const [floorLatency, gatewayLatency] = [await latencies(floor, LATENCY_REQUESTS, false), await latencies(through, LATENCY_REQUESTS, false)];
+      const [floorRps, gatewayRps] = [await throughput(floor), await throughput(through)];
+      const [floorTtft, gatewayTtft] = [await latencies(floor, TTFT_REQUESTS, true), await latencies(through, TTFT_REQUESTS, true)];
+      rounds.push({
+        p50: [percentile(floorLatency, 50), percentile(gatewayLatency, 50)],
+        p99: [percentile(floorLatency, 99), percentile(gatewayLatency, 99)],
+        rps: [floorRps, gatewayRps],
+        ttft: [percentile(floorTtft, 50), percentile(gatewayTtft, 50)],
+      });
+    }
+    const pick = (key: 'p50' | 'p99' | 'rps' | 'ttft', side: 0 | 1) => median(rounds.map((round) => round[key][side]));
+    const addedP50 = pick('p50', 1) - pick('p50', 0);
+    const addedP99 = pick('p99', 1) - pick('p99', 0);
+    const addedTtft = pick('ttft', 1) - pick('ttft', 0);
+    const throughputRatio = pick('rps', 1) / pick('rps', 0);
+
+    const ms = (value: number) => `${value.toFixed(3)} ms`;
+    console.log(`loopgate benchmark — ${ROUNDS} round(s), median of rounds; node ${process.version}, ${quick ? 'quick' : 'full'} run`);
+    console.log(`latency at concurrency 1 (${LATENCY_REQUESTS} non-streaming requests):`);
+    console.log(`  floor p50 ${ms(pick('p50', 0))}  p99 ${ms(pick('p99', 0))}`);
+    console.log(`  gateway p50 ${ms(pick('p50', 1))}  p99 ${ms(pick('p99', 1))}`);
+    console.log(`  added p50 ${ms(addedP50)} (target ≤ 0.5 ms, ratio ${(pick('p50', 1) / pick('p50', 0)).toFixed(2)}x)`);
+    console.log(`  added p99 ${ms(addedP99)} (target ≤ 2 ms, ratio ${(pick('p99', 1) / pick('p99', 0)).toFixed(2)}x)`);
+    console.log(`throughput at concurrency ${CONCURRENCY} (${THROUGHPUT_MS} ms each):`);
+    console.log(`  floor ${pick('rps', 0).toFixed(0)} req/s, gateway ${pick('rps', 1).toFixed(0)} req/s`);
+    console.log(`  gateway/floor ${(throughputRatio * 100).toFixed(1)}% (target ≥ 50%)`);
+    console.log(`time to first token, streaming, concurrency 1 (${TTFT_REQUESTS} requests):`);
+    console.log(`  floor p50 ${ms(pick('ttft', 0))}, gateway p50 ${ms(pick('ttft', 1))}`);
+    console.log(`  added ${ms(addedTtft)} (target ≤ 1 ms, ratio ${(pick('ttft', 1) / pick('ttft', 0)).toFixed(2)}x)`);
+    await Promise.all([floor.pool.close(), through.pool.close()]);
+  } finally {
+    gateway.kill('SIGTERM');
+    upstream.kill('SIGTERM');
+  }
+}
+
+/** Sequential requests; with `stream`, the time until the first content token arrives. */
+async function latencies(target: Target, count: number, stream: boolean): Promise<number[]> {
+  const samples: number[] = [];
+  for (let index = 0; index < count; index++) {
+    const started = performance.now();
+    const response = await target.pool.request({ method: 'POST', path: target.path, headers: { 'content-type': 'application/json' }, body: stream ? target.streamBody : target.body });
+    if (response.statusCode !== 200) throw new Error(`${target.name}: status ${response.statusCode}: ${await response.body.text()}`);
+    if (!stream) {
+      await response.body.text();
+      samples.push(performance.now() - started);
+      continue;
+    }
+    let seen = '';
+    let firstToken = 0;
+    for await (const piece of response.body) {
+      if (!firstToken) {
+        seen += piece.toString();
+        if (seen.includes(target.firstTokenMarker)) firstToken = performance.now() - started;
+      }
+    }
+    if (!firstToken) throw new Error(`${target.name}: no first token in the stream`);
+    samples.push(firstToken);
+  }
+  return samples;
+}
+
+async function throughput(target: Target): Promise<number> {
+  let completed = 0;
+  const deadline = performance.now() + THROUGHPUT_MS;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (performance.now() < deadline) {
+        const response = await target.pool.request({ method: 'POST', path: target.path, headers: { 'content-type': 'application/json' }, body: target.body });
+        await response.body.text();
+        if (response.statusCode === 200) completed++;
+      }
+    }),
+  );
+  return completed / ((performance.now() - started) / 1000);
+}
+
+function percentile(samples: number[], p: number): number {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+function median(values: number[]): number {
+  return percentile(values, 50);
+}
+
+function startChild(args: string[], env: Record<string, string>): Promise<ChildProcess> {
+  const root = fileURLToPath(new URL('..', import.meta.url));
+  const child = spawn(process.execPath, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  return Promise.resolve(child);
+}
+
+function firstLine(child: ChildProcess): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let buffered = '';
+    child.stdout!.setEncoding('utf8');
+    child.stdout!.on('data', (piece: string) => {
+      buffered += piece;
+      const newline = buffered.indexOf('\n');
+      if (newline >= 0) resolve(buffered.slice(0, newline));
+    });
+    child.once('exit', (code) => reject(new Error(`child exited with ${code}`)));
+  });
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitHealthy(port: number): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline) {
+    try {
+      const response = await fetch(`http://127.0.0.1:${port}/healthz`);
+      if (response.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error('gateway did not become healthy');
+}
+
+await main();
+process.exit(0);

@@ -1,0 +1,106 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startGateway, type RunningGateway } from '../support/gateway.ts';
+import { assertValidResponse } from '../support/openresponses-schema.ts';
+import { ScriptedChatUpstream, textReply } from '../support/scripted-chat-upstream.ts';
+
+describe('service endpoints', () => {
+  const upstream = new ScriptedChatUpstream(textReply('ok'));
+  let gateway: RunningGateway;
+  beforeAll(async () => {
+    gateway = await startGateway(await upstream.start(), { server: { host: '127.0.0.1', port: 0, corsOrigins: ['https://app.example'] }, models: { fast: { provider: 'openai', model: 'upstream-fast' } } });
+  });
+  afterAll(async () => {
+    await gateway.close();
+    await upstream.close();
+  });
+
+  it('GET /v1/models lists aliases and upstream models in the OpenAI list shape', async () => {
+    const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 });
+    const ids: string[] = [];
+    for await (const model of client.models.list()) {
+      expect(model.object).toBe('model');
+      expect(typeof model.owned_by).toBe('string');
+      ids.push(model.id);
+    }
+    expect(ids).toEqual(['fast', 'upstream-model']);
+  });
+
+  it('a model alias routes to its upstream name and is echoed as the client named it', async () => {
+    const response = await fetch(`${gateway.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'fast', input: 'x' }) });
+    const body = (await response.json()) as any;
+    assertValidResponse(body);
+    expect(body.model).toBe('fast');
+    expect(upstream.requests.at(-1)!.body.model).toBe('upstream-fast');
+  });
+
+  it('health and readiness', async () => {
+    expect(await (await fetch(`${gateway.origin}/healthz`)).json()).toEqual({ status: 'ok' });
+    const ready = await fetch(`${gateway.origin}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toEqual({ status: 'ready' });
+  });
+
+  it('CORS: allowed origins get preflight and exposed headers, others do not', async () => {
+    const preflight = await fetch(`${gateway.baseURL}/responses`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://app.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type,authorization' },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-origin')).toBe('https://app.example');
+    const response = await fetch(`${gateway.baseURL}/responses`, { method: 'POST', headers: { origin: 'https://app.example', 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', input: 'x', stream: true }) });
+    await response.text();
+    expect(response.headers.get('access-control-allow-origin')).toBe('https://app.example');
+    expect(response.headers.get('access-control-expose-headers')).toContain('x-request-id');
+    const other = await fetch(`${gateway.origin}/healthz`, { headers: { origin: 'https://evil.example' } });
+    expect(other.headers.get('access-control-allow-origin')).toBeNull();
+  });
+});
+
+describe('launch contract: `npm start` entry point with environment variables', () => {
+  it('starts from env alone, serves the SDK, logs pino JSON with the request id, and stops on SIGTERM', async () => {
+    const upstream = new ScriptedChatUpstream(textReply('from the spawned gateway'));
+    const upstreamUrl = await upstream.start();
+    const child = spawn(process.execPath, [fileURLToPath(new URL('../../src/main.ts', import.meta.url))], {
+      env: { ...process.env, PORT: '0', HOST: '127.0.0.1', OPENAI_BASE_URL: upstreamUrl, OPENAI_API_KEY: 'sk-env', LOG_LEVEL: 'info', LOOPGATE_CONFIG: '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const lines: any[] = [];
+    let buffered = '';
+    child.stdout.setEncoding('utf8');
+    const listening = new Promise<string>((resolve, reject) => {
+      child.stdout.on('data', (piece: string) => {
+        buffered += piece;
+        let newline: number;
+        while ((newline = buffered.indexOf('\n')) >= 0) {
+          const line = buffered.slice(0, newline);
+          buffered = buffered.slice(newline + 1);
+          const entry = JSON.parse(line);
+          lines.push(entry);
+          const match = /listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(entry.msg ?? '');
+          if (match) resolve(match[1]!);
+        }
+      });
+      child.once('exit', (code) => reject(new Error(`gateway exited with ${code}`)));
+    });
+    try {
+      const origin = await listening;
+      const client = new OpenAI({ baseURL: `${origin}/v1`, apiKey: 'k', maxRetries: 0 });
+      const response = await client.responses.create({ model: 'any-model-name', input: 'hi' });
+      expect(response.output_text).toBe('from the spawned gateway');
+      expect(upstream.requests[0]!.body.model).toBe('any-model-name');
+      expect(upstream.requests[0]!.headers.authorization).toBe('Bearer sk-env');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const requestLines = lines.filter((entry) => entry.request_id === response._request_id);
+      expect(requestLines.length).toBeGreaterThan(0);
+      expect(requestLines.every((entry) => typeof entry.level === 'number' && typeof entry.time === 'number')).toBe(true);
+    } finally {
+      const exited = child.exitCode !== null ? [child.exitCode] : (child.kill('SIGTERM'), await once(child, 'exit'));
+      expect(exited[0]).toBe(0);
+      await upstream.close();
+    }
+  });
+});
