@@ -18,6 +18,7 @@ const TTFT_REQUESTS = quick ? 200 : 1_000;
 const THROUGHPUT_MS = quick ? 1_500 : 5_000;
 const CONCURRENCY = 64;
 const ROUNDS = quick ? 1 : 3;
+const WARMUP_MS = quick ? 1_000 : 3_000;
 
 interface Target {
   name: string;
@@ -40,6 +41,8 @@ async function main(): Promise<void> {
     OPENAI_API_KEY: 'bench',
     LOG_LEVEL: 'warn',
   });
+  const reference = await startChild(['bench/reference-proxy.ts'], { UPSTREAM_PORT: String(upstreamPort) });
+  const referencePort = Number(await firstLine(reference));
   try {
     await waitHealthy(gatewayPort);
     const floor: Target = {
@@ -58,18 +61,25 @@ async function main(): Promise<void> {
       streamBody: JSON.stringify({ model: 'bench-model', input: 'Hello', stream: true }),
       firstTokenMarker: 'response.output_text.delta',
     };
-    for (const target of [floor, through]) await latencies(target, 300, false);
+    const bare: Target = { ...through, name: 'reference proxy', pool: new Pool(`http://127.0.0.1:${referencePort}`, { connections: CONCURRENCY }) };
+    // Warm up: the JIT needs a few seconds of traffic before numbers settle.
+    for (const target of [floor, through, bare]) {
+      await throughput(target, WARMUP_MS);
+      await latencies(target, 500, false);
+      await latencies(target, 200, true).catch(() => []);
+    }
 
-    const rounds: { p50: [number, number]; p99: [number, number]; rps: [number, number]; ttft: [number, number] }[] = [];
+    const rounds: { p50: [number, number]; p99: [number, number]; rps: [number, number]; ttft: [number, number]; referenceRps: number }[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       const [floorLatency, gatewayLatency] = [await latencies(floor, LATENCY_REQUESTS, false), await latencies(through, LATENCY_REQUESTS, false)];
-      const [floorRps, gatewayRps] = [await throughput(floor), await throughput(through)];
+      const [floorRps, gatewayRps, referenceRps] = [await throughput(floor), await throughput(through), await throughput(bare)];
       const [floorTtft, gatewayTtft] = [await latencies(floor, TTFT_REQUESTS, true), await latencies(through, TTFT_REQUESTS, true)];
       rounds.push({
         p50: [percentile(floorLatency, 50), percentile(gatewayLatency, 50)],
         p99: [percentile(floorLatency, 99), percentile(gatewayLatency, 99)],
         rps: [floorRps, gatewayRps],
         ttft: [percentile(floorTtft, 50), percentile(gatewayTtft, 50)],
+        referenceRps,
       });
     }
     const pick = (key: 'p50' | 'p99' | 'rps' | 'ttft', side: 0 | 1) => median(rounds.map((round) => round[key][side]));
@@ -88,11 +98,14 @@ async function main(): Promise<void> {
     console.log(`throughput at concurrency ${CONCURRENCY} (${THROUGHPUT_MS} ms each):`);
     console.log(`  floor ${pick('rps', 0).toFixed(0)} req/s, gateway ${pick('rps', 1).toFixed(0)} req/s`);
     console.log(`  gateway/floor ${(throughputRatio * 100).toFixed(1)}% (target ≥ 50%)`);
+    const referenceRps = median(rounds.map((round) => round.referenceRps));
+    console.log(`  reference proxy (bare Fastify + undici forwarder) ${referenceRps.toFixed(0)} req/s = ${((referenceRps / pick('rps', 0)) * 100).toFixed(1)}% of floor; gateway = ${((pick('rps', 1) / referenceRps) * 100).toFixed(1)}% of reference`);
     console.log(`time to first token, streaming, concurrency 1 (${TTFT_REQUESTS} requests):`);
     console.log(`  floor p50 ${ms(pick('ttft', 0))}, gateway p50 ${ms(pick('ttft', 1))}`);
     console.log(`  added ${ms(addedTtft)} (target ≤ 1 ms, ratio ${(pick('ttft', 1) / pick('ttft', 0)).toFixed(2)}x)`);
-    await Promise.all([floor.pool.close(), through.pool.close()]);
+    await Promise.all([floor.pool.close(), through.pool.close(), bare.pool.close()]);
   } finally {
+    reference.kill('SIGTERM');
     gateway.kill('SIGTERM');
     upstream.kill('SIGTERM');
   }
@@ -124,9 +137,9 @@ async function latencies(target: Target, count: number, stream: boolean): Promis
   return samples;
 }
 
-async function throughput(target: Target): Promise<number> {
+async function throughput(target: Target, durationMs = THROUGHPUT_MS): Promise<number> {
   let completed = 0;
-  const deadline = performance.now() + THROUGHPUT_MS;
+  const deadline = performance.now() + durationMs;
   const started = performance.now();
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {

@@ -34,7 +34,8 @@ export class OpenAIChatProvider implements Provider {
   readonly #options: OpenAIChatProviderOptions;
   readonly #pool: Pool;
   readonly #basePath: string;
-  readonly #headers: Record<string, string>;
+  /** Request headers by `accept` value, built once. */
+  readonly #headers: Record<'json' | 'sse', Record<string, string>>;
 
   constructor(options: OpenAIChatProviderOptions) {
     this.name = options.name;
@@ -48,18 +49,19 @@ export class OpenAIChatProvider implements Provider {
       bodyTimeout: options.idleTimeoutMs,
       keepAliveTimeout: 30_000,
     });
-    this.#headers = { 'content-type': 'application/json' };
-    if (options.apiKey) this.#headers.authorization = `Bearer ${options.apiKey}`;
+    const common: Record<string, string> = { 'content-type': 'application/json' };
+    if (options.apiKey) common.authorization = `Bearer ${options.apiKey}`;
+    this.#headers = { json: { ...common, accept: 'application/json' }, sse: { ...common, accept: 'text/event-stream' } };
   }
 
   async startTurn(request: TurnRequest, signal: AbortSignal): Promise<TurnStream> {
     const body = convertToChatRequest(request, this.#options);
-    const response = await this.#send('POST', '/chat/completions', JSON.stringify(body), request.stream ? 'text/event-stream' : 'application/json', signal);
+    const response = await this.#send('POST', '/chat/completions', JSON.stringify(body), request.stream ? 'sse' : 'json', signal);
     return request.stream ? startChatStream(readSseFrames(response.body), this.name, signal) : this.#readCompletion(response.body);
   }
 
   async listModels(signal: AbortSignal): Promise<ModelInfo[]> {
-    const response = await this.#send('GET', '/models', null, 'application/json', signal);
+    const response = await this.#send('GET', '/models', null, 'json', signal);
     const body = (await response.body.json()) as { data?: { id?: unknown; owned_by?: unknown }[] };
     return (body.data ?? [])
       .filter((model): model is { id: string; owned_by?: unknown } => typeof model.id === 'string')
@@ -70,10 +72,10 @@ export class OpenAIChatProvider implements Provider {
     await this.#pool.close();
   }
 
-  async #send(method: 'GET' | 'POST', path: string, body: string | null, accept: string, signal: AbortSignal): Promise<Dispatcher.ResponseData> {
+  async #send(method: 'GET' | 'POST', path: string, body: string | null, accept: 'json' | 'sse', signal: AbortSignal): Promise<Dispatcher.ResponseData> {
     let response: Dispatcher.ResponseData;
     try {
-      response = await this.#pool.request({ method, path: this.#basePath + path, headers: { ...this.#headers, accept }, body, signal });
+      response = await this.#pool.request({ method, path: this.#basePath + path, headers: this.#headers[accept], body, signal });
     } catch (error) {
       if (signal.aborted) throw error;
       throw errorFromTransport(this.name, error);
