@@ -69,9 +69,13 @@ async function main(): Promise<void> {
       await latencies(target, 200, true).catch(() => []);
     }
 
-    const rounds: { p50: [number, number]; p99: [number, number]; rps: [number, number]; ttft: [number, number]; referenceRps: number }[] = [];
+    const rounds: { p50: [number, number]; p99: [number, number]; rps: [number, number]; ttft: [number, number]; referenceRps: number; referenceP50: number }[] = [];
     for (let round = 0; round < ROUNDS; round++) {
-      const [floorLatency, gatewayLatency] = [await latencies(floor, LATENCY_REQUESTS, false), await latencies(through, LATENCY_REQUESTS, false)];
+      const [floorLatency, gatewayLatency, referenceLatency] = [
+        await latencies(floor, LATENCY_REQUESTS, false),
+        await latencies(through, LATENCY_REQUESTS, false),
+        await latencies(bare, LATENCY_REQUESTS, false),
+      ];
       const [floorRps, gatewayRps, referenceRps] = [await throughput(floor), await throughput(through), await throughput(bare)];
       const [floorTtft, gatewayTtft] = [await latencies(floor, TTFT_REQUESTS, true), await latencies(through, TTFT_REQUESTS, true)];
       rounds.push({
@@ -80,6 +84,7 @@ async function main(): Promise<void> {
         rps: [floorRps, gatewayRps],
         ttft: [percentile(floorTtft, 50), percentile(gatewayTtft, 50)],
         referenceRps,
+        referenceP50: percentile(referenceLatency, 50),
       });
     }
     const pick = (key: 'p50' | 'p99' | 'rps' | 'ttft', side: 0 | 1) => median(rounds.map((round) => round[key][side]));
@@ -94,6 +99,8 @@ async function main(): Promise<void> {
     console.log(`  floor p50 ${ms(pick('p50', 0))}  p99 ${ms(pick('p99', 0))}`);
     console.log(`  gateway p50 ${ms(pick('p50', 1))}  p99 ${ms(pick('p99', 1))}`);
     console.log(`  added p50 ${ms(addedP50)} (target ≤ 0.5 ms, ratio ${(pick('p50', 1) / pick('p50', 0)).toFixed(2)}x)`);
+    const referenceP50 = median(rounds.map((round) => round.referenceP50));
+    console.log(`  reference proxy p50 ${ms(referenceP50)}: the extra hop alone adds ${ms(referenceP50 - pick('p50', 0))}; the gateway adds ${ms(pick('p50', 1) - referenceP50)} beyond it`);
     console.log(`  added p99 ${ms(addedP99)} (target ≤ 2 ms, ratio ${(pick('p99', 1) / pick('p99', 0)).toFixed(2)}x)`);
     console.log(`throughput at concurrency ${CONCURRENCY} (${THROUGHPUT_MS} ms each):`);
     console.log(`  floor ${pick('rps', 0).toFixed(0)} req/s, gateway ${pick('rps', 1).toFixed(0)} req/s`);
