@@ -1,6 +1,6 @@
 import type { FunctionCallOutputItem, ItemStatus, MessageOutputItem, OutputItem, ReasoningOutputItem } from '../protocol/output-items.ts';
 import type { ResponseStreamEventBody } from '../protocol/stream-events.ts';
-import type { TurnEvent } from '../providers/provider.ts';
+import type { TokenLogprob, TurnEvent } from '../providers/provider.ts';
 import { assertNever } from '../util/assert-never.ts';
 import { newId } from '../util/ids.ts';
 
@@ -9,7 +9,7 @@ type Emit = (event: ResponseStreamEventBody) => void;
 interface OpenMessage {
   item: MessageOutputItem;
   index: number;
-  part: { kind: 'output_text' | 'refusal'; contentIndex: number; text: string } | null;
+  part: { kind: 'output_text' | 'refusal'; contentIndex: number; text: string; logprobs: TokenLogprob[] } | null;
 }
 interface OpenCall {
   item: FunctionCallOutputItem;
@@ -37,7 +37,7 @@ export class OutputBuilder {
   apply(event: TurnEvent, emit: Emit): void {
     switch (event.type) {
       case 'text.delta':
-        this.#appendMessageText('output_text', event.delta, emit);
+        this.#appendMessageText('output_text', event.delta, emit, event.logprobs);
         return;
       case 'refusal.delta':
         this.#appendMessageText('refusal', event.delta, emit);
@@ -89,7 +89,7 @@ export class OutputBuilder {
     return index;
   }
 
-  #appendMessageText(kind: 'output_text' | 'refusal', delta: string, emit: Emit): void {
+  #appendMessageText(kind: 'output_text' | 'refusal', delta: string, emit: Emit, logprobs: TokenLogprob[] = []): void {
     this.#closeReasoning(emit);
     let message = this.#message;
     if (!message) {
@@ -103,15 +103,16 @@ export class OutputBuilder {
       part = null;
     }
     if (!part) {
-      part = { kind, contentIndex: message.item.content.length, text: '' };
+      part = { kind, contentIndex: message.item.content.length, text: '', logprobs: [] };
       message.part = part;
       const content = kind === 'output_text' ? { type: 'output_text' as const, text: '', annotations: [] } : { type: 'refusal' as const, refusal: '' };
       message.item.content.push(content);
       emit({ type: 'response.content_part.added', item_id: message.item.id, output_index: message.index, content_index: part.contentIndex, part: { ...content } });
     }
     part.text += delta;
+    for (const logprob of logprobs) part.logprobs.push(logprob);
     const scope = { item_id: message.item.id, output_index: message.index, content_index: part.contentIndex };
-    if (kind === 'output_text') emit({ type: 'response.output_text.delta', ...scope, delta, logprobs: [] });
+    if (kind === 'output_text') emit({ type: 'response.output_text.delta', ...scope, delta, logprobs });
     else emit({ type: 'response.refusal.delta', ...scope, delta });
   }
 
@@ -119,9 +120,12 @@ export class OutputBuilder {
     const part = message.part;
     if (!part) return;
     const scope = { item_id: message.item.id, output_index: message.index, content_index: part.contentIndex };
-    const content = part.kind === 'output_text' ? { type: 'output_text' as const, text: part.text, annotations: [] } : { type: 'refusal' as const, refusal: part.text };
+    const content =
+      part.kind === 'output_text'
+        ? { type: 'output_text' as const, text: part.text, annotations: [], ...(part.logprobs.length > 0 && { logprobs: part.logprobs }) }
+        : { type: 'refusal' as const, refusal: part.text };
     message.item.content[part.contentIndex] = content;
-    if (content.type === 'output_text') emit({ type: 'response.output_text.done', ...scope, text: content.text, logprobs: [] });
+    if (content.type === 'output_text') emit({ type: 'response.output_text.done', ...scope, text: content.text, logprobs: part.logprobs });
     else emit({ type: 'response.refusal.done', ...scope, refusal: content.refusal });
     emit({ type: 'response.content_part.done', ...scope, part: content });
     message.part = null;

@@ -65,6 +65,7 @@ export class ResponseEngine {
       frequencyPenalty: request.frequency_penalty ?? null,
       reasoningEffort: request.reasoning?.effort ?? null,
       topLogprobs: request.top_logprobs ?? null,
+      logprobs: request.include?.includes('message.output_text.logprobs') === true || (request.top_logprobs ?? 0) > 0,
       safetyIdentifier: request.safety_identifier ?? null,
       promptCacheKey: request.prompt_cache_key ?? null,
       serviceTier: request.service_tier ?? null,

@@ -24,6 +24,8 @@ export interface TurnRequest {
   frequencyPenalty: number | null;
   reasoningEffort: string | null;
   topLogprobs: number | null;
+  /** Whether token log probabilities are wanted (`include: ["message.output_text.logprobs"]`). */
+  logprobs: boolean;
   safetyIdentifier: string | null;
   promptCacheKey: string | null;
   serviceTier: string | null;
@@ -48,8 +50,16 @@ export interface TurnFinish {
  * The provider-neutral stream of one turn. Tool calls are keyed by the id the
  * provider settled on, which becomes the item's `call_id`.
  */
+/** A sampled token's log probability, in OpenResponses' `LogProb` shape. */
+export interface TokenLogprob {
+  token: string;
+  logprob: number;
+  bytes: number[];
+  top_logprobs: { token: string; logprob: number; bytes: number[] }[];
+}
+
 export type TurnEvent =
-  | { type: 'text.delta'; delta: string }
+  | { type: 'text.delta'; delta: string; logprobs?: TokenLogprob[] }
   | { type: 'refusal.delta'; delta: string }
   | { type: 'reasoning.delta'; delta: string }
   | { type: 'tool_call.start'; callId: string; name: string }

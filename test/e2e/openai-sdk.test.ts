@@ -173,6 +173,16 @@ describe('OpenAI SDK → loopgate → Chat Completions upstream', () => {
     }
   });
 
+  it('include: message.output_text.logprobs asks the upstream for logprobs and returns them', async () => {
+    upstream.setScript(() => ({ kind: 'sse', pieces: [fixture('openai-logprobs.sse')] }));
+    const stream = client.responses.stream({ model: 'gpt-test', input: 'Yes or no?', include: ['message.output_text.logprobs'], top_logprobs: 2 });
+    const events: any[] = [];
+    for await (const event of stream) events.push(event);
+    const final = assertEventStreamInvariants(events);
+    expect(final.output[0].content[0].logprobs.map((entry: any) => entry.token)).toEqual(['Yes', '.']);
+    expect(upstream.requests[0]!.body).toMatchObject({ logprobs: true, top_logprobs: 2 });
+  });
+
   it('a length-limited stream ends with response.incomplete that the SDK accepts', async () => {
     upstream.setScript((): UpstreamReply => ({ kind: 'sse', pieces: sse([chunk({ content: 'Once' }), chunk({}, 'length'), usageChunk(3, 1)]) }));
     const stream = client.responses.stream({ model: 'gpt-test', input: 'story', max_output_tokens: 16 });

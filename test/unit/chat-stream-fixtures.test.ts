@@ -107,6 +107,17 @@ describe('Chat Completions streams → OpenResponses events', () => {
     expect(response.usage).toEqual({ input_tokens: 2048, output_tokens: 300, total_tokens: 2348, input_tokens_details: { cached_tokens: 1024 }, output_tokens_details: { reasoning_tokens: 256 } });
   });
 
+  it('token logprobs reach the delta events and the finished output_text', async () => {
+    const events = await responseEventsOf(fixture('openai-logprobs.sse'));
+    const response = assertEventStreamInvariants(events);
+    const deltas = events.filter((event) => event.type === 'response.output_text.delta');
+    expect(deltas.map((event) => event.logprobs.map((entry: any) => entry.token))).toEqual([['Yes'], ['.']]);
+    expect(response.output[0].content[0].logprobs).toEqual([
+      { token: 'Yes', logprob: -0.0001, bytes: [89, 101, 115], top_logprobs: [{ token: 'Yes', logprob: -0.0001, bytes: [89, 101, 115] }, { token: 'No', logprob: -9.2, bytes: [78, 111] }] },
+      { token: '.', logprob: -0.02, bytes: [46], top_logprobs: [{ token: '.', logprob: -0.02, bytes: [46] }, { token: '!', logprob: -4.1, bytes: [33] }] },
+    ]);
+  });
+
   it('CRLF streams and comment lines parse like any other', async () => {
     expect(assertEventStreamInvariants(await responseEventsOf(fixture('crlf-text.sse'))).output[0].content[0].text).toBe('Hi!');
     expect(assertEventStreamInvariants(await responseEventsOf(fixture('openrouter-comments.sse'))).output[0].content[0].text).toBe('ok');

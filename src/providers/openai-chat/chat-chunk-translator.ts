@@ -1,6 +1,6 @@
-import type { TurnEvent, TurnUsage } from '../provider.ts';
+import type { TokenLogprob, TurnEvent, TurnUsage } from '../provider.ts';
 import { ToolCallTracker } from '../tool-call-tracker.ts';
-import type { ChatChunk, ChatDelta, ChatUsage } from './chat-wire.ts';
+import type { ChatChunk, ChatDelta, ChatLogprobs, ChatUsage } from './chat-wire.ts';
 import { mapChatFinishReason } from './map-chat-finish-reason.ts';
 
 /**
@@ -23,7 +23,7 @@ export class ChatChunkTranslator {
     }
     const choice = chunk.choices?.[0];
     if (choice) {
-      if (choice.delta) this.acceptDelta(choice.delta, out);
+      if (choice.delta) this.acceptDelta(choice.delta, out, choice.logprobs);
       if (choice.finish_reason) {
         this.#finishReason = choice.finish_reason;
         this.#sawFinish = true;
@@ -32,10 +32,13 @@ export class ChatChunkTranslator {
     if (chunk.usage) this.#usage = mapUsage(chunk.usage);
   }
 
-  acceptDelta(delta: ChatDelta, out: TurnEvent[]): void {
+  acceptDelta(delta: ChatDelta, out: TurnEvent[], logprobs?: ChatLogprobs | null): void {
     const reasoning = delta.reasoning_content ?? delta.reasoning;
     if (reasoning) out.push({ type: 'reasoning.delta', delta: reasoning });
-    if (delta.content) out.push({ type: 'text.delta', delta: delta.content });
+    if (delta.content) {
+      const tokens = logprobs?.content;
+      out.push(tokens?.length ? { type: 'text.delta', delta: delta.content, logprobs: tokens.map(mapLogprob) } : { type: 'text.delta', delta: delta.content });
+    }
     if (delta.refusal) out.push({ type: 'refusal.delta', delta: delta.refusal });
     const calls = delta.tool_calls;
     if (calls) {
@@ -85,6 +88,15 @@ export function readInBandError(chunk: ChatChunk): Extract<TurnEvent, { type: 'e
     return { type: 'error', code: 'upstream_error', message: chunk.message ?? 'The upstream reported an error.' };
   }
   return null;
+}
+
+function mapLogprob(token: NonNullable<ChatLogprobs['content']>[number]): TokenLogprob {
+  return {
+    token: token.token,
+    logprob: token.logprob,
+    bytes: token.bytes ?? [],
+    top_logprobs: (token.top_logprobs ?? []).map((top) => ({ token: top.token, logprob: top.logprob, bytes: top.bytes ?? [] })),
+  };
 }
 
 function mapUsage(usage: ChatUsage): TurnUsage {

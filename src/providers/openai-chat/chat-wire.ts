@@ -64,9 +64,21 @@ export interface ChatUsage {
   completion_tokens_details?: { reasoning_tokens?: number | null } | null;
 }
 
+export interface ChatTokenLogprob {
+  token: string;
+  logprob: number;
+  bytes?: number[] | null;
+  top_logprobs?: { token: string; logprob: number; bytes?: number[] | null }[] | null;
+}
+
+export interface ChatLogprobs {
+  content?: ChatTokenLogprob[] | null;
+}
+
 export interface ChatChoiceChunk {
   index?: number;
   delta?: ChatDelta | null;
+  logprobs?: ChatLogprobs | null;
   finish_reason?: string | null;
 }
 
@@ -81,6 +93,6 @@ export interface ChatChunk {
 
 export interface ChatCompletion {
   object?: string;
-  choices?: { index?: number; message?: ChatDelta | null; finish_reason?: string | null }[] | null;
+  choices?: { index?: number; message?: ChatDelta | null; logprobs?: ChatLogprobs | null; finish_reason?: string | null }[] | null;
   usage?: ChatUsage | null;
 }

@@ -43,9 +43,9 @@ export function convertToChatRequest(request: TurnRequest, options: ChatRequestO
   if (request.presencePenalty !== null) body.presence_penalty = request.presencePenalty;
   if (request.frequencyPenalty !== null) body.frequency_penalty = request.frequencyPenalty;
   if (request.reasoningEffort !== null) body.reasoning_effort = request.reasoningEffort;
-  if (request.topLogprobs !== null && request.topLogprobs > 0) {
+  if (request.logprobs) {
     body.logprobs = true;
-    body.top_logprobs = request.topLogprobs;
+    if (request.topLogprobs) body.top_logprobs = request.topLogprobs;
   }
   if (request.safetyIdentifier !== null) body.safety_identifier = request.safetyIdentifier;
   if (request.promptCacheKey !== null) body.prompt_cache_key = request.promptCacheKey;
