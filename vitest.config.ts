@@ -3,6 +3,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    reporters: ['default', './test/support/summary-reporter.ts'],
     testTimeout: 20_000,
     hookTimeout: 20_000,
   },
