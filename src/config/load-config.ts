@@ -29,6 +29,22 @@ export const GatewayConfig = z.object({
   defaultProvider: z.string().nullable().default('openai'),
   providers: z.record(z.string(), z.discriminatedUnion('type', [OpenAIChatProviderConfig])).default({}),
   models: z.record(z.string(), z.object({ provider: z.string(), model: z.string().optional() })).default({}),
+  store: z
+    .object({
+      redisUrl: z.string().nullable().default(null),
+      keyPrefix: z.string().default('loopgate:'),
+      ttlSeconds: z.int().positive().default(2_592_000),
+      maxEntries: z.int().positive().default(10_000),
+      commandTimeoutMs: z.int().positive().default(1_000),
+    })
+    .prefault({}),
+  auth: z
+    .object({
+      apiKeys: z
+        .array(z.object({ key: z.string().min(8), tenant: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'tenant names are 1-64 of A-Z a-z 0-9 _ . -') }))
+        .default([]),
+    })
+    .prefault({}),
 });
 
 export type GatewayConfig = z.infer<typeof GatewayConfig>;
@@ -63,10 +79,27 @@ function applyEnv(raw: Record<string, any>, env: NodeJS.ProcessEnv): void {
   if (env.LOG_LEVEL) raw.logLevel = env.LOG_LEVEL;
   if (env.DEFAULT_MODEL) raw.defaultModel = env.DEFAULT_MODEL;
   if (env.DEFAULT_PROVIDER) raw.defaultProvider = env.DEFAULT_PROVIDER;
+  const store = (raw.store ??= {});
+  if (env.REDIS_URL) store.redisUrl = env.REDIS_URL;
+  if (env.REDIS_KEY_PREFIX) store.keyPrefix = env.REDIS_KEY_PREFIX;
+  if (env.STORE_TTL_SECONDS) store.ttlSeconds = Number(env.STORE_TTL_SECONDS);
+  if (env.API_KEYS) raw.auth = { ...raw.auth, apiKeys: parseApiKeys(env.API_KEYS) };
   if (env.OPENAI_BASE_URL || env.OPENAI_API_KEY) {
     const providers = (raw.providers ??= {});
     const openai = (providers.openai ??= { type: 'openai-chat', baseUrl: 'https://api.openai.com/v1' });
     if (env.OPENAI_BASE_URL) openai.baseUrl = env.OPENAI_BASE_URL;
     if (env.OPENAI_API_KEY) openai.apiKey = env.OPENAI_API_KEY;
   }
+}
+
+/** `API_KEYS` is a JSON object mapping each key to its tenant: `{"sk-team-a-…": "team-a"}`. */
+function parseApiKeys(value: string): { key: string; tenant: string }[] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    throw new Error('API_KEYS must be a JSON object mapping API keys to tenant names.');
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('API_KEYS must be a JSON object mapping API keys to tenant names.');
+  return Object.entries(parsed).map(([key, tenant]) => ({ key, tenant: String(tenant) }));
 }

@@ -1,16 +1,18 @@
-import { invalidRequest, notFound } from '../errors/gateway-error.ts';
+import { invalidRequest } from '../errors/gateway-error.ts';
 import type { CreateResponseRequest } from '../protocol/create-response-request.ts';
-import type { InputItem } from '../protocol/input-items.ts';
 import type { ResponseResource } from '../protocol/response-resource.ts';
 import type { ResponseStreamEvent } from '../protocol/stream-events.ts';
 import type { ModelRouter } from '../providers/model-router.ts';
 import type { TurnRequest } from '../providers/provider.ts';
+import type { ResponseStore, StoredInputItem } from '../store/response-store.ts';
 import { newId } from '../util/ids.ts';
+import { buildConversation } from './conversation.ts';
 import { initialResponse } from './initial-response.ts';
 import { streamResponseEvents } from './response-events.ts';
 
 export interface ResponseEngineOptions {
   router: ModelRouter;
+  store: ResponseStore;
   /** Serves requests that name no model; without one such requests are a 400. */
   defaultModel: string | null;
 }
@@ -24,7 +26,8 @@ export interface ResponseRun {
 
 /**
  * Creates responses. Nothing here knows HTTP: the engine takes a validated
- * request and an abort signal and hands back an event stream.
+ * request, the caller's tenant and an abort signal, and hands back an event
+ * stream.
  */
 export class ResponseEngine {
   readonly #options: ResponseEngineOptions;
@@ -34,25 +37,26 @@ export class ResponseEngine {
   }
 
   /**
-   * Validates what the schema cannot, starts the first model call and returns
-   * once the upstream accepted it; a failure before that rejects with a
-   * `GatewayError`, so the HTTP layer can still answer with a proper status.
+   * Validates what the schema cannot, assembles the conversation, starts the
+   * first model call and returns once the upstream accepted it; a failure
+   * before that rejects with a `GatewayError`, so the HTTP layer can still
+   * answer with a proper status.
    */
-  async createResponse(request: CreateResponseRequest, signal: AbortSignal): Promise<ResponseRun> {
+  async createResponse(request: CreateResponseRequest, tenant: string, signal: AbortSignal): Promise<ResponseRun> {
     const model = request.model ?? this.#options.defaultModel;
-    if (!model) throw invalidRequest('Missing required parameter: \'model\' (no default model is configured).', 'model', 'missing_required_parameter');
+    if (!model) throw invalidRequest("Missing required parameter: 'model' (no default model is configured).", 'model', 'missing_required_parameter');
     if (request.background) throw invalidRequest('Background responses are not supported.', 'background', 'unsupported_parameter');
-    if (request.previous_response_id) {
-      throw notFound(`Previous response with id '${request.previous_response_id}' not found.`, 'previous_response_not_found', 'previous_response_id');
-    }
-    const items = inputItems(request);
-    if (items.length === 0 && !request.instructions) throw invalidRequest('Missing required parameter: \'input\'.', 'input', 'missing_required_parameter');
-
     const route = this.#options.router.resolve(model);
+
+    const { history, input } = await buildConversation(this.#options.store, tenant, request);
+    if (history.length === 0 && input.length === 0 && !request.instructions) {
+      throw invalidRequest("Missing required parameter: 'input'.", 'input', 'missing_required_parameter');
+    }
     const turnRequest: TurnRequest = {
       model: route.upstreamModel,
       instructions: request.instructions ?? null,
-      items,
+      items: [...history, ...input],
+      historyLength: history.length,
       tools: request.tools ?? [],
       toolChoice: request.tool_choice ?? null,
       parallelToolCalls: request.parallel_tool_calls ?? null,
@@ -73,17 +77,15 @@ export class ResponseEngine {
     };
     const turn = await route.provider.startTurn(turnRequest, signal);
     const response: ResponseResource = initialResponse(request, newId('resp'), model, Math.floor(Date.now() / 1000));
-    return { id: response.id, events: streamResponseEvents(response, turn, signal) };
+    const events = streamResponseEvents(response, turn, signal, {
+      beforeTerminal: (final) => this.#persist(request, tenant, final, input),
+      onHookFailure: request.stream ? 'fail-response' : 'throw',
+    });
+    return { id: response.id, events };
   }
-}
 
-function inputItems(request: CreateResponseRequest): InputItem[] {
-  const input = request.input;
-  if (input == null) return [];
-  if (typeof input === 'string') return [{ type: 'message', role: 'user', content: input }];
-  input.forEach((item, index) => {
-    // Item references resolve against stored responses; nothing is stored yet.
-    if (item.type === 'item_reference') throw notFound(`Item with id '${item.id}' not found.`, 'item_not_found', `input[${index}].id`);
-  });
-  return input;
+  async #persist(request: CreateResponseRequest, tenant: string, response: ResponseResource, input: StoredInputItem[]): Promise<void> {
+    if (request.store === false) return;
+    await this.#options.store.put({ tenant, response, inputItems: input, previousResponseId: request.previous_response_id ?? null });
+  }
 }

@@ -1,8 +1,23 @@
 import type { ItemStatus } from '../protocol/output-items.ts';
 import type { ResponseResource, Usage } from '../protocol/response-resource.ts';
 import type { ResponseStreamEvent, ResponseStreamEventBody, TerminalEventType } from '../protocol/stream-events.ts';
+import { GatewayError } from '../errors/gateway-error.ts';
 import type { TurnFinish, TurnStream, TurnUsage } from '../providers/provider.ts';
 import { OutputBuilder } from './output-builder.ts';
+
+export interface ResponseEventHooks {
+  /**
+   * Runs once the response is final, before its terminal event is sent — so
+   * a client never sees `completed` for a response it cannot fetch.
+   */
+  beforeTerminal(response: ResponseResource): Promise<void>;
+  /**
+   * What a `beforeTerminal` failure does: end the stream with
+   * `response.failed` (a stream whose 200 is already out), or propagate (a
+   * JSON request, which can still answer with an HTTP error).
+   */
+  onHookFailure: 'fail-response' | 'throw';
+}
 
 /**
  * The single ordered event stream of one response: `response.created`,
@@ -10,7 +25,7 @@ import { OutputBuilder } from './output-builder.ts';
  * alone assigns `sequence_number`, so numbering cannot diverge between the
  * streaming and the non-streaming path (which folds these same events).
  */
-export async function* streamResponseEvents(response: ResponseResource, turn: TurnStream, signal: AbortSignal): AsyncGenerator<ResponseStreamEvent> {
+export async function* streamResponseEvents(response: ResponseResource, turn: TurnStream, signal: AbortSignal, hooks: ResponseEventHooks): AsyncGenerator<ResponseStreamEvent> {
   let sequence = 0;
   const stamp = (body: ResponseStreamEventBody): ResponseStreamEvent => Object.assign(body, { sequence_number: sequence++ });
   const pending: ResponseStreamEventBody[] = [];
@@ -54,7 +69,18 @@ export async function* streamResponseEvents(response: ResponseResource, turn: Tu
   response.error = failure;
   response.usage = usage ? toUsage(usage) : null;
   if (outcome.status === 'completed') response.completed_at = Math.floor(Date.now() / 1000);
-  yield stamp({ type: outcome.terminal, response });
+  let terminal = outcome.terminal;
+  try {
+    await hooks.beforeTerminal(response);
+  } catch (error) {
+    if (hooks.onHookFailure === 'throw') throw error;
+    terminal = 'response.failed';
+    response.status = 'failed';
+    response.completed_at = null;
+    response.incomplete_details = null;
+    response.error = error instanceof GatewayError ? { code: error.code ?? 'server_error', message: error.message } : { code: 'server_error', message: 'The response could not be finished.' };
+  }
+  yield stamp({ type: terminal, response });
 }
 
 interface Outcome {

@@ -5,16 +5,22 @@ import { ResponseEngine } from '../engine/response-engine.ts';
 import { createProviders } from '../providers/create-providers.ts';
 import { ModelRouter } from '../providers/model-router.ts';
 import type { Provider } from '../providers/provider.ts';
+import { createStore } from '../store/create-store.ts';
+import type { ResponseStore } from '../store/response-store.ts';
 import { newId } from '../util/ids.ts';
+import { registerAuthentication } from './authenticate.ts';
 import { registerErrorHandling } from './error-handler.ts';
 import { registerHealthRoutes } from './routes/health-routes.ts';
 import { registerModelsRoute } from './routes/models-route.ts';
 import { registerResponsesRoute } from './routes/responses-route.ts';
+import { registerStoredResponsesRoutes } from './routes/stored-responses-route.ts';
 
 export interface AppOptions {
   config: GatewayConfig;
   /** Providers by name; built from the configuration when absent (tests inject their own). */
   providers?: Map<string, Provider>;
+  /** The response store; built from the configuration when absent. */
+  store?: ResponseStore;
 }
 
 const CLIENT_REQUEST_ID = /^[\w.:-]{1,128}$/;
@@ -24,7 +30,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { config } = options;
   const providers = options.providers ?? createProviders(config);
   const router = new ModelRouter(providers, config.models, config.defaultProvider);
-  const engine = new ResponseEngine({ router, defaultModel: config.defaultModel });
+  const store = options.store ?? createStore(config.store);
+  const engine = new ResponseEngine({ router, store, defaultModel: config.defaultModel });
   let closing = false;
 
   const app = Fastify({
@@ -55,20 +62,23 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       maxAge: 600,
     });
   }
+  registerAuthentication(app, config.auth.apiKeys);
   registerErrorHandling(app);
   registerHealthRoutes(app, () => {
     if (closing) return { ready: false, reason: 'shutting down' };
     if (providers.size === 0) return { ready: false, reason: 'no provider configured' };
+    if (!store.isReady()) return { ready: false, reason: 'response store unavailable' };
     return { ready: true };
   });
   registerModelsRoute(app, router, config.defaultModel);
   registerResponsesRoute(app, { engine, keepAliveIntervalMs: config.server.keepAliveIntervalMs });
+  registerStoredResponsesRoutes(app, store);
 
   app.addHook('preClose', async () => {
     closing = true;
   });
   app.addHook('onClose', async () => {
-    await Promise.allSettled([...providers.values()].map((provider) => provider.close()));
+    await Promise.allSettled([...[...providers.values()].map((provider) => provider.close()), store.close()]);
   });
   return app;
 }

@@ -12,6 +12,8 @@ export interface TurnRequest {
   instructions: string | null;
   /** The whole conversation so far, in order, references already resolved. */
   items: InputItem[];
+  /** How many of `items` were inherited through `previous_response_id` (the rest are this request's `input`). */
+  historyLength: number;
   tools: FunctionToolParam[];
   toolChoice: ToolChoiceParam | null;
   parallelToolCalls: boolean | null;

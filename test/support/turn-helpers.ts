@@ -23,6 +23,7 @@ export async function responseEventsOf(text: string, request: CreateResponseRequ
   const signal = new AbortController().signal;
   const turn = await startChatStream(readSseFrames(bytesInPieces(text, 23)), 'scripted', signal);
   const events: any[] = [];
-  for await (const event of streamResponseEvents(initialResponse(request, 'resp_test', 'm', 0), turn, signal)) events.push(JSON.parse(JSON.stringify(event)));
+  const hooks = { beforeTerminal: async () => {}, onHookFailure: 'fail-response' as const };
+  for await (const event of streamResponseEvents(initialResponse(request, 'resp_test', 'm', 0), turn, signal, hooks)) events.push(JSON.parse(JSON.stringify(event)));
   return events;
 }

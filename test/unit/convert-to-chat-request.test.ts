@@ -10,6 +10,7 @@ function turn(overrides: Partial<TurnRequest> = {}): TurnRequest {
     model: 'gpt-test',
     instructions: null,
     items: [{ type: 'message', role: 'user', content: 'hi' }],
+    historyLength: 0,
     tools: [],
     toolChoice: null,
     parallelToolCalls: null,

@@ -17,7 +17,7 @@ export function registerResponsesRoute(app: FastifyInstance, options: ResponsesR
     const body = parseRequest(CreateResponseRequest, request.body);
     const signal = abortOnDisconnect(reply);
     // Throws before anything is sent when the upstream fails at once: the client gets a real status.
-    const run = await options.engine.createResponse(body, signal);
+    const run = await options.engine.createResponse(body, request.tenant, signal);
     if (body.stream) {
       await streamEvents(request, reply, run.events, options.keepAliveIntervalMs);
       return reply;

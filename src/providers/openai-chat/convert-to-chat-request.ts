@@ -14,7 +14,7 @@ export interface ChatRequestOptions {
 export function convertToChatRequest(request: TurnRequest, options: ChatRequestOptions): ChatRequest {
   const body: ChatRequest = {
     model: request.model,
-    messages: convertMessages(request.instructions, request.items),
+    messages: convertMessages(request.instructions, request.items, request.historyLength),
     stream: request.stream,
   };
   if (request.stream) body.stream_options = { include_usage: true };
@@ -53,14 +53,15 @@ export function convertToChatRequest(request: TurnRequest, options: ChatRequestO
   return body;
 }
 
-function convertMessages(instructions: string | null, items: InputItem[]): ChatMessage[] {
+function convertMessages(instructions: string | null, items: InputItem[], historyLength: number): ChatMessage[] {
   const messages: ChatMessage[] = [];
   if (instructions) messages.push({ role: 'system', content: instructions });
   // Consecutive function calls of one model turn become one assistant message.
   let pendingAssistant: Extract<ChatMessage, { role: 'assistant' }> | null = null;
 
   items.forEach((item, index) => {
-    const param = `input[${index}]`;
+    // Errors name the request's own input; inherited items can only be blamed on the chain.
+    const param = index < historyLength ? 'previous_response_id' : `input[${index - historyLength}]`;
     if (item.type !== 'function_call' && item.type !== 'reasoning') pendingAssistant = null;
     switch (item.type) {
       case 'message': {

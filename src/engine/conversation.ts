@@ -1,0 +1,65 @@
+import { notFound } from '../errors/gateway-error.ts';
+import type { CreateResponseRequest } from '../protocol/create-response-request.ts';
+import type { InputItem } from '../protocol/input-items.ts';
+import type { ResponseStore, StoredInputItem } from '../store/response-store.ts';
+import { newId } from '../util/ids.ts';
+import { storedItemToInput } from './stored-item-to-input.ts';
+
+export interface Conversation {
+  /** What the model saw before this request: each earlier turn's input, then its output, oldest first. */
+  history: InputItem[];
+  /** This request's input, references resolved, every item with an id (as it will be stored). */
+  input: StoredInputItem[];
+}
+
+/**
+ * Assembles what the model sees: the `previous_response_id` chain (one store
+ * round trip whatever its depth), then the new input with `item_reference`s
+ * resolved (one more). Instructions are never inherited.
+ */
+export async function buildConversation(store: ResponseStore, tenant: string, request: CreateResponseRequest): Promise<Conversation> {
+  const history: InputItem[] = [];
+  const previousId = request.previous_response_id;
+  if (previousId) {
+    const { records, missing } = await store.chain(tenant, previousId);
+    if (missing !== null) {
+      const message = missing === previousId ? `Previous response with id '${previousId}' not found.` : `Previous response with id '${previousId}' continues response '${missing}', which is no longer stored.`;
+      throw notFound(message, 'previous_response_not_found', 'previous_response_id');
+    }
+    for (const record of records) {
+      for (const item of record.inputItems) history.push(storedItemToInput(item));
+      for (const item of record.response.output) history.push(storedItemToInput(item));
+    }
+  }
+  return { history, input: await resolveInput(store, tenant, request.input) };
+}
+
+async function resolveInput(store: ResponseStore, tenant: string, input: CreateResponseRequest['input']): Promise<StoredInputItem[]> {
+  if (input == null) return [];
+  if (typeof input === 'string') return [{ id: newId('msg'), type: 'message', role: 'user', content: input }];
+  const referenced = input.filter((item) => item.type === 'item_reference').map((item) => item.id);
+  const found = referenced.length > 0 ? await store.items(tenant, referenced) : new Map();
+  return input.map((item, index) => {
+    if (item.type === 'item_reference') {
+      const stored = found.get(item.id);
+      if (!stored) throw notFound(`Item with id '${item.id}' not found.`, 'item_not_found', `input[${index}].id`);
+      return { ...storedItemToInput(stored), id: item.id } as StoredInputItem;
+    }
+    return { ...item, id: item.id ?? newId(idPrefix(item.type)) } as StoredInputItem;
+  });
+}
+
+function idPrefix(type: InputItem['type']): 'msg' | 'fc' | 'fco' | 'rs' | 'cmp' {
+  switch (type) {
+    case 'function_call':
+      return 'fc';
+    case 'function_call_output':
+      return 'fco';
+    case 'reasoning':
+      return 'rs';
+    case 'compaction':
+      return 'cmp';
+    default:
+      return 'msg';
+  }
+}

@@ -1,0 +1,76 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { invalidRequest, notFound } from '../../errors/gateway-error.ts';
+import { parseRequest } from '../../protocol/parse-request.ts';
+import type { ResponseStore } from '../../store/response-store.ts';
+import { inputItemView } from '../input-item-view.ts';
+
+const IncludeQuery = z.preprocess(
+  (value) => (value === undefined || Array.isArray(value) ? value : [value]),
+  z.array(z.enum(['reasoning.encrypted_content', 'message.output_text.logprobs'])).optional(),
+);
+
+const RetrieveQuery = z.object({
+  include: IncludeQuery,
+  'include[]': IncludeQuery,
+  stream: z.enum(['true', 'false']).optional(),
+});
+
+const ListQuery = z.object({
+  after: z.string().min(1).optional(),
+  before: z.string().min(1).optional(),
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  order: z.enum(['asc', 'desc']).default('desc'),
+  include: IncludeQuery,
+  'include[]': IncludeQuery,
+});
+
+/** Missing and foreign ids answer alike, so ids of other tenants cannot be probed. */
+function responseNotFound(id: string) {
+  return notFound(`Response with id '${id}' not found.`, 'response_not_found');
+}
+
+/** `GET` and `DELETE /v1/responses/{id}`, and `GET /v1/responses/{id}/input_items`. */
+export function registerStoredResponsesRoutes(app: FastifyInstance, store: ResponseStore): void {
+  app.get<{ Params: { id: string } }>('/v1/responses/:id', async (request) => {
+    const query = parseRequest(RetrieveQuery, request.query ?? {});
+    if (query.stream === 'true') throw invalidRequest('Streaming a stored response is not supported; retrieve it as JSON.', 'stream', 'unsupported_parameter');
+    const record = await store.get(request.tenant, request.params.id);
+    if (!record) throw responseNotFound(request.params.id);
+    return record.response;
+  });
+
+  app.delete<{ Params: { id: string } }>('/v1/responses/:id', async (request) => {
+    const deleted = await store.delete(request.tenant, request.params.id);
+    if (!deleted) throw responseNotFound(request.params.id);
+    return { id: request.params.id, object: 'response.deleted', deleted: true };
+  });
+
+  app.get<{ Params: { id: string } }>('/v1/responses/:id/input_items', async (request) => {
+    const query = parseRequest(ListQuery, request.query ?? {});
+    const record = await store.get(request.tenant, request.params.id);
+    if (!record) throw responseNotFound(request.params.id);
+    const ordered = query.order === 'asc' ? record.inputItems : [...record.inputItems].reverse();
+    let start = 0;
+    let end = ordered.length;
+    if (query.after !== undefined) {
+      const index = ordered.findIndex((item) => item.id === query.after);
+      if (index < 0) throw notFound(`Item with id '${query.after}' not found in this response's input.`, 'item_not_found', 'after');
+      start = index + 1;
+    }
+    if (query.before !== undefined) {
+      const index = ordered.findIndex((item) => item.id === query.before);
+      if (index < 0) throw notFound(`Item with id '${query.before}' not found in this response's input.`, 'item_not_found', 'before');
+      end = index;
+    }
+    const window = ordered.slice(start, Math.max(start, end));
+    const page = window.slice(0, query.limit).map(inputItemView);
+    return {
+      object: 'list',
+      data: page,
+      first_id: (page[0]?.id as string | undefined) ?? null,
+      last_id: (page.at(-1)?.id as string | undefined) ?? null,
+      has_more: window.length > page.length,
+    };
+  });
+}

@@ -1,0 +1,143 @@
+import { Redis } from 'ioredis';
+import type { ResponseStore, StoredItem, StoredResponse } from './response-store.ts';
+import { MAX_CHAIN_DEPTH, storeUnavailable } from './response-store.ts';
+
+export interface RedisStoreOptions {
+  url: string;
+  keyPrefix: string;
+  ttlSeconds: number;
+  /** Longest a single command may take before it fails (the gateway never waits on Redis longer). */
+  commandTimeoutMs: number;
+}
+
+/**
+ * Walks a `previous_response_id` chain inside Redis, so rebuilding a
+ * conversation of any depth costs one round trip. Returns the records newest
+ * first and the id of the first missing link, if any.
+ * (It reads keys it derives itself, so it needs a single Redis, not a cluster.)
+ */
+const CHAIN_SCRIPT = `
+local prefix, id, limit = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local records = {}
+for _ = 1, limit do
+  local fields = redis.call('HMGET', prefix .. id, 'data', 'prev')
+  if not fields[1] then return {records, id} end
+  records[#records + 1] = fields[1]
+  if not fields[2] or fields[2] == '' then return {records, false} end
+  id = fields[2]
+end
+return {records, false}
+`;
+
+/** Deletes a response and the item index entries it owns, in one round trip. */
+const DELETE_SCRIPT = `
+local ids = redis.call('HGET', KEYS[1], 'items')
+if not ids then return 0 end
+for itemId in string.gmatch(ids, '[^,]+') do redis.call('DEL', ARGV[1] .. itemId) end
+redis.call('DEL', KEYS[1])
+return 1
+`;
+
+interface ChainCommands {
+  loopgateChain(prefix: string, id: string, limit: number): Promise<[string[], string | null]>;
+  loopgateDelete(key: string, itemPrefix: string): Promise<number>;
+}
+
+/**
+ * Responses in Redis, shared by every replica. Keys: `<prefix>r:<tenant>:<id>`
+ * is a hash (`data` JSON, `prev` link, `items` ids); `<prefix>i:<tenant>:<id>`
+ * indexes each item for `item_reference`. Everything expires after the TTL.
+ *
+ * Faults: commands time out, nothing queues while disconnected (a request
+ * fails at once instead of hanging), and the client reconnects by itself.
+ */
+export class RedisResponseStore implements ResponseStore {
+  readonly kind = 'redis';
+  readonly redis: Redis & ChainCommands;
+  readonly #options: RedisStoreOptions;
+
+  constructor(options: RedisStoreOptions) {
+    this.#options = options;
+    this.redis = new Redis(options.url, {
+      commandTimeout: options.commandTimeoutMs,
+      connectTimeout: options.commandTimeoutMs,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      retryStrategy: (attempt) => Math.min(50 * 2 ** attempt, 1_000),
+      lazyConnect: false,
+    }) as Redis & ChainCommands;
+    // Errors surface on the commands that hit them; without a listener ioredis would print each reconnect failure.
+    this.redis.on('error', () => {});
+    this.redis.defineCommand('loopgateChain', { numberOfKeys: 0, lua: CHAIN_SCRIPT });
+    this.redis.defineCommand('loopgateDelete', { numberOfKeys: 1, lua: DELETE_SCRIPT });
+  }
+
+  async put(record: StoredResponse): Promise<void> {
+    const ttl = this.#options.ttlSeconds;
+    const items = [...record.inputItems, ...record.response.output];
+    const transaction = this.redis.multi();
+    const key = this.#responseKey(record.tenant, record.response.id);
+    transaction.hset(key, {
+      data: JSON.stringify(record),
+      prev: record.previousResponseId ?? '',
+      items: items.map((item) => item.id).join(','),
+    });
+    transaction.expire(key, ttl);
+    for (const item of items) transaction.set(this.#itemKey(record.tenant, item.id), JSON.stringify(item), 'EX', ttl);
+    await this.#run(() => transaction.exec());
+  }
+
+  async get(tenant: string, id: string): Promise<StoredResponse | null> {
+    const data = await this.#run(() => this.redis.hget(this.#responseKey(tenant, id), 'data'));
+    return data ? (JSON.parse(data) as StoredResponse) : null;
+  }
+
+  async chain(tenant: string, id: string): Promise<{ records: StoredResponse[]; missing: string | null }> {
+    const [newestFirst, missing] = await this.#run(() => this.redis.loopgateChain(this.#responsePrefix(tenant), id, MAX_CHAIN_DEPTH));
+    const records = newestFirst.map((data) => JSON.parse(data) as StoredResponse).reverse();
+    return { records, missing: missing || null };
+  }
+
+  async items(tenant: string, ids: string[]): Promise<Map<string, StoredItem>> {
+    const found = new Map<string, StoredItem>();
+    if (ids.length === 0) return found;
+    const values = await this.#run(() => this.redis.mget(ids.map((id) => this.#itemKey(tenant, id))));
+    values.forEach((value, index) => {
+      if (value) found.set(ids[index]!, JSON.parse(value) as StoredItem);
+    });
+    return found;
+  }
+
+  async delete(tenant: string, id: string): Promise<boolean> {
+    const deleted = await this.#run(() => this.redis.loopgateDelete(this.#responseKey(tenant, id), `${this.#options.keyPrefix}i:${tenant}:`));
+    return deleted === 1;
+  }
+
+  isReady(): boolean {
+    return this.redis.status === 'ready';
+  }
+
+  async close(): Promise<void> {
+    this.redis.disconnect();
+  }
+
+  #responsePrefix(tenant: string): string {
+    return `${this.#options.keyPrefix}r:${tenant}:`;
+  }
+
+  #responseKey(tenant: string, id: string): string {
+    return this.#responsePrefix(tenant) + id;
+  }
+
+  #itemKey(tenant: string, id: string): string {
+    return `${this.#options.keyPrefix}i:${tenant}:${id}`;
+  }
+
+  async #run<T>(command: () => Promise<T>): Promise<T> {
+    try {
+      return await command();
+    } catch (error) {
+      throw storeUnavailable(error);
+    }
+  }
+}

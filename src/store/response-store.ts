@@ -1,0 +1,55 @@
+import { GatewayError } from '../errors/gateway-error.ts';
+import type { InputItem } from '../protocol/input-items.ts';
+import type { OutputItem } from '../protocol/output-items.ts';
+import type { ResponseResource } from '../protocol/response-resource.ts';
+
+/** An input item as stored: always with its id. */
+export type StoredInputItem = InputItem & { id: string };
+
+/** Any item a stored response holds, input or output, addressable by `item_reference`. */
+export type StoredItem = StoredInputItem | OutputItem;
+
+/** One stored response: what was asked, what came back, and the link to the turn before. */
+export interface StoredResponse {
+  tenant: string;
+  response: ResponseResource;
+  /** The request's own input items (not the inherited history), in order. */
+  inputItems: StoredInputItem[];
+  previousResponseId: string | null;
+}
+
+/**
+ * Where responses live between requests. Every method is scoped to a tenant:
+ * another tenant's id behaves exactly like an unknown one.
+ */
+export interface ResponseStore {
+  readonly kind: 'memory' | 'redis';
+  put(record: StoredResponse): Promise<void>;
+  get(tenant: string, id: string): Promise<StoredResponse | null>;
+  /**
+   * The response `id` and all its ancestors, oldest first, in a constant number
+   * of round trips whatever the depth. `missing` names the first id of the
+   * chain that is no longer stored (null when the chain is whole).
+   */
+  chain(tenant: string, id: string): Promise<{ records: StoredResponse[]; missing: string | null }>;
+  /** Stored items by id (for `item_reference`); unknown ids are absent from the map. */
+  items(tenant: string, ids: string[]): Promise<Map<string, StoredItem>>;
+  delete(tenant: string, id: string): Promise<boolean>;
+  /** Whether the store can serve requests right now (for readiness). */
+  isReady(): boolean;
+  close(): Promise<void>;
+}
+
+/** Longest `previous_response_id` chain the gateway will follow. */
+export const MAX_CHAIN_DEPTH = 10_000;
+
+export function storeUnavailable(cause: unknown): GatewayError {
+  return new GatewayError({
+    status: 503,
+    type: 'server_error',
+    code: 'store_unavailable',
+    message: 'The response store is unavailable; try again shortly.',
+    headers: { 'retry-after': '1' },
+    cause,
+  });
+}
