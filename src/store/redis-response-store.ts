@@ -55,6 +55,7 @@ export class RedisResponseStore implements ResponseStore {
   readonly kind = 'redis';
   readonly redis: Redis & ChainCommands;
   readonly #options: RedisStoreOptions;
+  #readyWait: Promise<void> | null = null;
 
   constructor(options: RedisStoreOptions) {
     this.#options = options;
@@ -133,8 +134,29 @@ export class RedisResponseStore implements ResponseStore {
     return `${this.#options.keyPrefix}i:${tenant}:${id}`;
   }
 
+  /**
+   * While (re)connecting, commands fail at once (no offline queue), so a
+   * command first waits for the connection — at most one command timeout,
+   * shared by every request waiting at that moment.
+   */
+  #whenReady(): Promise<void> {
+    if (this.redis.status === 'ready') return Promise.resolve();
+    this.#readyWait ??= new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.redis.off('ready', done);
+        this.#readyWait = null;
+        resolve();
+      };
+      const timer = setTimeout(done, this.#options.commandTimeoutMs);
+      this.redis.on('ready', done);
+    });
+    return this.#readyWait;
+  }
+
   async #run<T>(command: () => Promise<T>): Promise<T> {
     try {
+      await this.#whenReady();
       return await command();
     } catch (error) {
       throw storeUnavailable(error);

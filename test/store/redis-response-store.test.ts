@@ -1,0 +1,58 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RedisResponseStore } from '../../src/store/redis-response-store.ts';
+import { acquireRedis, type TestRedis } from '../support/redis.ts';
+import { describeResponseStoreContract, record } from './response-store-contract.ts';
+
+let redis: TestRedis;
+beforeAll(async () => {
+  redis = await acquireRedis();
+});
+afterAll(async () => {
+  await redis.cleanup();
+  await redis.stop();
+});
+
+const open = (keyPrefix = redis.prefix()) => new RedisResponseStore({ url: redis.url, keyPrefix, ttlSeconds: 60, commandTimeoutMs: 1_000 });
+describeResponseStoreContract('redis', async () => open(), (store) => store.close());
+
+describe('RedisResponseStore', () => {
+  it('rebuilds a chain of any depth in a constant number of round trips (at most 2)', async () => {
+    const store = open();
+    try {
+      for (let index = 0; index < 100; index++) await store.put(record('t', `resp_${index}`, index === 0 ? null : `resp_${index - 1}`));
+      const sent: string[] = [];
+      const original = store.redis.sendCommand.bind(store.redis);
+      store.redis.sendCommand = ((command: { name: string }) => {
+        sent.push(command.name);
+        return original(command as never);
+      }) as typeof store.redis.sendCommand;
+
+      await store.chain('t', 'resp_0');
+      const forDepthOne = sent.splice(0);
+      const deep = await store.chain('t', 'resp_99');
+      const forDepthHundred = sent.splice(0);
+      expect(deep.records).toHaveLength(100);
+      expect(forDepthHundred.length).toBe(forDepthOne.length);
+      expect(forDepthHundred.length).toBeLessThanOrEqual(2);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('sets the TTL on every key it writes', async () => {
+    const prefix = redis.prefix();
+    const store = open(prefix);
+    try {
+      await store.put(record('t', 'resp_ttl', null));
+      const keys = await store.redis.keys(`${prefix}*`);
+      expect(keys.length).toBeGreaterThanOrEqual(2);
+      for (const key of keys) {
+        const ttl = await store.redis.ttl(key);
+        expect(ttl).toBeGreaterThan(0);
+        expect(ttl).toBeLessThanOrEqual(60);
+      }
+    } finally {
+      await store.close();
+    }
+  });
+});

@@ -1,0 +1,89 @@
+import { describe, expect, it } from 'vitest';
+import { initialResponse } from '../../src/engine/initial-response.ts';
+import type { ResponseStore, StoredResponse } from '../../src/store/response-store.ts';
+
+/** A stored response as the engine writes it: one user message in, one assistant message out. */
+export function record(tenant: string, id: string, previousResponseId: string | null, text = id): StoredResponse {
+  const response = initialResponse({ model: 'm', input: text }, id, 'm', 1_700_000_000);
+  response.status = 'completed';
+  response.output = [{ type: 'message', id: `msg_out_${id}`, status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: `answer to ${text}`, annotations: [] }] }];
+  return { tenant, response, inputItems: [{ id: `msg_in_${id}`, type: 'message', role: 'user', content: text }], previousResponseId };
+}
+
+/**
+ * The behaviour every ResponseStore must have, run against each
+ * implementation. `create` returns a fresh, empty store.
+ */
+export function describeResponseStoreContract(name: string, create: () => Promise<ResponseStore>, release: (store: ResponseStore) => Promise<void>): void {
+  describe(`ResponseStore contract: ${name}`, () => {
+    const withStore = async (body: (store: ResponseStore) => Promise<void>) => {
+      const store = await create();
+      try {
+        await body(store);
+      } finally {
+        await release(store);
+      }
+    };
+
+    it('stores and reads back a response exactly', () =>
+      withStore(async (store) => {
+        const written = record('t1', 'resp_a', null);
+        await store.put(written);
+        expect(await store.get('t1', 'resp_a')).toEqual(written);
+        expect(await store.get('t1', 'resp_unknown')).toBeNull();
+      }));
+
+    it('scopes everything to the tenant', () =>
+      withStore(async (store) => {
+        await store.put(record('t1', 'resp_a', null));
+        expect(await store.get('t2', 'resp_a')).toBeNull();
+        expect((await store.chain('t2', 'resp_a')).missing).toBe('resp_a');
+        expect((await store.items('t2', ['msg_in_resp_a'])).size).toBe(0);
+        expect(await store.delete('t2', 'resp_a')).toBe(false);
+        expect(await store.get('t1', 'resp_a')).not.toBeNull();
+      }));
+
+    it('returns a chain oldest first and names a missing link', () =>
+      withStore(async (store) => {
+        await store.put(record('t1', 'resp_1', null));
+        await store.put(record('t1', 'resp_2', 'resp_1'));
+        await store.put(record('t1', 'resp_3', 'resp_2'));
+        const chain = await store.chain('t1', 'resp_3');
+        expect(chain.missing).toBeNull();
+        expect(chain.records.map((entry) => entry.response.id)).toEqual(['resp_1', 'resp_2', 'resp_3']);
+        await store.delete('t1', 'resp_2');
+        const broken = await store.chain('t1', 'resp_3');
+        expect(broken.missing).toBe('resp_2');
+        expect(broken.records.map((entry) => entry.response.id)).toEqual(['resp_3']);
+        expect((await store.chain('t1', 'resp_nope')).missing).toBe('resp_nope');
+      }));
+
+    it('finds input and output items by id, and forgets them with their response', () =>
+      withStore(async (store) => {
+        await store.put(record('t1', 'resp_a', null, 'hello'));
+        const items = await store.items('t1', ['msg_in_resp_a', 'msg_out_resp_a', 'msg_missing']);
+        expect([...items.keys()].sort()).toEqual(['msg_in_resp_a', 'msg_out_resp_a']);
+        expect(items.get('msg_in_resp_a')).toMatchObject({ type: 'message', role: 'user', content: 'hello' });
+        expect(await store.delete('t1', 'resp_a')).toBe(true);
+        expect((await store.items('t1', ['msg_in_resp_a'])).size).toBe(0);
+        expect(await store.delete('t1', 'resp_a')).toBe(false);
+        expect(await store.get('t1', 'resp_a')).toBeNull();
+      }));
+
+    it('returns copies: changing what was read does not change what is stored', () =>
+      withStore(async (store) => {
+        await store.put(record('t1', 'resp_a', null));
+        const read = (await store.get('t1', 'resp_a'))!;
+        read.response.status = 'failed';
+        expect((await store.get('t1', 'resp_a'))!.response.status).toBe('completed');
+      }));
+
+    it('follows a deep chain', () =>
+      withStore(async (store) => {
+        for (let index = 0; index < 150; index++) await store.put(record('t1', `resp_${index}`, index === 0 ? null : `resp_${index - 1}`));
+        const chain = await store.chain('t1', 'resp_149');
+        expect(chain.records).toHaveLength(150);
+        expect(chain.records[0]!.response.id).toBe('resp_0');
+      }));
+  });
+}
