@@ -64,6 +64,11 @@ export function assertValidResponse(value: unknown): void {
   check('ResponseResource', value, 'response');
 }
 
+/** Throws unless `item` is a valid output-shaped item (`ItemField`), as listed by input_items. */
+export function assertValidItem(item: unknown): void {
+  check('ItemField', item, 'item');
+}
+
 /** Throws unless `event` is one of the schema's streaming events and valid as such. */
 export function assertValidEvent(event: unknown): void {
   const type = (event as { type?: unknown })?.type;
