@@ -6,6 +6,7 @@ type PathKey = PropertyKey;
 
 /** Parses `body` with `schema`, or throws a 400 whose `param` names the offending field. */
 export function parseRequest<T extends z.ZodType>(schema: T, body: unknown): z.infer<T> {
+  if (body === undefined) throw invalidRequest('The request body is empty; send a JSON object.', null, 'invalid_json');
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw invalidRequest('The request body must be a JSON object.', null, 'invalid_type');
   }

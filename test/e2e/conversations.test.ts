@@ -85,7 +85,7 @@ for (const storeKind of ['memory', 'redis'] as const) {
 
     it('item_reference resolves to stored input and output items', async () => {
       upstream.setScript(textReply('Blue.'));
-      const first = await client.responses.create({ model: 'm', input: [{ type: 'message', role: 'user', content: 'Favourite colour?', id: 'msg_client_1' }] });
+      const first = await client.responses.create({ model: 'm', input: [{ type: 'message', role: 'user', content: 'Favourite colour?', id: 'msg_client_1' } as OpenAI.Responses.ResponseInputItem] });
       const outputId = first.output[0]!.id;
       await client.responses.create({ model: 'm', input: [{ type: 'item_reference', id: 'msg_client_1' }, { type: 'item_reference', id: outputId! }, { role: 'user', content: 'Why?' }] });
       expect(upstream.requests.at(-1)!.body.messages).toEqual([
@@ -94,7 +94,7 @@ for (const storeKind of ['memory', 'redis'] as const) {
         { role: 'user', content: 'Why?' },
       ]);
       const missing = await fetch(`${gateway.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', input: [{ role: 'user', content: 'x' }, { type: 'item_reference', id: 'msg_nope' }] }) });
-      const body = await missing.json();
+      const body: any = await missing.json();
       expect(missing.status).toBe(404);
       expect(body.error).toMatchObject({ code: 'item_not_found', param: 'input[1].id' });
     });
@@ -116,7 +116,7 @@ for (const storeKind of ['memory', 'redis'] as const) {
 
     it('store: false responses are never written and cannot be fetched or continued', async () => {
       const response = await client.responses.create({ model: 'm', input: 'secret', store: false });
-      expect(response.store).toBe(false);
+      expect((response as unknown as { store: boolean }).store).toBe(false);
       await expect(client.responses.retrieve(response.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
       const error = await client.responses.create({ model: 'm', input: 'x', previous_response_id: response.id }).catch((caught) => caught);
       expect(error).toBeInstanceOf(OpenAI.NotFoundError);
@@ -144,17 +144,17 @@ for (const storeKind of ['memory', 'redis'] as const) {
       }
       expect(seen).toEqual(input.map((item) => item.content).reverse());
 
-      const ascending = await (await fetch(`${gateway.baseURL}/responses/${response.id}/input_items?order=asc&limit=3`)).json();
+      const ascending: any = await (await fetch(`${gateway.baseURL}/responses/${response.id}/input_items?order=asc&limit=3`)).json();
       expect(ascending.data.map((item: any) => item.content[0].text)).toEqual(['message 0', 'message 1', 'message 2']);
       expect(ascending.has_more).toBe(true);
       expect(ascending.first_id).toBe(ascending.data[0].id);
       expect(ascending.last_id).toBe(ascending.data[2].id);
-      const after = await (await fetch(`${gateway.baseURL}/responses/${response.id}/input_items?order=asc&limit=2&after=${ascending.last_id}`)).json();
+      const after: any = await (await fetch(`${gateway.baseURL}/responses/${response.id}/input_items?order=asc&limit=2&after=${ascending.last_id}`)).json();
       expect(after.data.map((item: any) => item.content[0].text)).toEqual(['message 3', 'message 4']);
-      const before = await (await fetch(`${gateway.baseURL}/responses/${response.id}/input_items?order=asc&before=${ascending.last_id}`)).json();
+      const before: any = await (await fetch(`${gateway.baseURL}/responses/${response.id}/input_items?order=asc&before=${ascending.last_id}`)).json();
       expect(before.data.map((item: any) => item.content[0].text)).toEqual(['message 0', 'message 1']);
       expect(before.has_more).toBe(false);
-      const everything = await (await fetch(`${gateway.baseURL}/responses/${response.id}/input_items?limit=100`)).json();
+      const everything: any = await (await fetch(`${gateway.baseURL}/responses/${response.id}/input_items?limit=100`)).json();
       expect(everything.data).toHaveLength(45);
       expect(everything.has_more).toBe(false);
     });
@@ -164,13 +164,13 @@ for (const storeKind of ['memory', 'redis'] as const) {
         model: 'm',
         input: [
           { role: 'developer', content: 'dev' },
-          { role: 'user', content: [{ type: 'input_text', text: 'look' }, { type: 'input_image', image_url: 'data:image/png;base64,AAAA' }] },
+          { role: 'user', content: [{ type: 'input_text', text: 'look' }, { type: 'input_image', image_url: 'data:image/png;base64,AAAA' } as OpenAI.Responses.ResponseInputImage] },
           { role: 'assistant', content: 'earlier answer' },
           { type: 'function_call', call_id: 'c1', name: 'f', arguments: '{}' },
           { type: 'function_call_output', call_id: 'c1', output: 'done' },
         ],
       });
-      const list = await (await fetch(`${gateway.baseURL}/responses/${response.id}/input_items?order=asc`)).json();
+      const list: any = await (await fetch(`${gateway.baseURL}/responses/${response.id}/input_items?order=asc`)).json();
       expect(list.data.map((item: any) => [item.type, item.role ?? null, item.status])).toEqual([
         ['message', 'developer', 'completed'],
         ['message', 'user', 'completed'],
@@ -194,16 +194,16 @@ for (const storeKind of ['memory', 'redis'] as const) {
         ['order=sideways', 'order'],
       ]) {
         const result = await fetch(`${gateway.baseURL}/responses/${response.id}/input_items?${query}`);
-        const body = await result.json();
+        const body: any = await result.json();
         expect(result.status).toBe(400);
         expect(body.error.param).toBe(param);
       }
       const badInclude = await fetch(`${gateway.baseURL}/responses/${response.id}?include[]=everything`);
       expect(badInclude.status).toBe(400);
-      expect((await badInclude.json()).error.param).toMatch(/^include/);
+      expect(((await badInclude.json()) as any).error.param).toMatch(/^include/);
       for (const path of ['/responses/resp_nope', '/responses/resp_nope/input_items']) {
         const result = await fetch(`${gateway.baseURL}${path}`);
-        const body = await result.json();
+        const body: any = await result.json();
         expect(result.status).toBe(404);
         assertErrorEnvelope(body);
         expect(body.error.code).toBe('response_not_found');
