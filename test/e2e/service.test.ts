@@ -1,9 +1,7 @@
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { fileURLToPath } from 'node:url';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../support/gateway.ts';
+import { startGatewayProcess } from '../support/gateway-process.ts';
 import { assertValidResponse } from '../support/openresponses-schema.ts';
 import { ScriptedChatUpstream, textReply } from '../support/scripted-chat-upstream.ts';
 
@@ -63,43 +61,19 @@ describe('service endpoints', () => {
 describe('launch contract: `npm start` entry point with environment variables', () => {
   it('starts from env alone, serves the SDK, logs pino JSON with the request id, and stops on SIGTERM', async () => {
     const upstream = new ScriptedChatUpstream(textReply('from the spawned gateway'));
-    const upstreamUrl = await upstream.start();
-    const child = spawn(process.execPath, [fileURLToPath(new URL('../../src/main.ts', import.meta.url))], {
-      env: { ...process.env, PORT: '0', HOST: '127.0.0.1', OPENAI_BASE_URL: upstreamUrl, OPENAI_API_KEY: 'sk-env', LOG_LEVEL: 'info', LOOPGATE_CONFIG: '' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const lines: any[] = [];
-    let buffered = '';
-    child.stdout.setEncoding('utf8');
-    const listening = new Promise<string>((resolve, reject) => {
-      child.stdout.on('data', (piece: string) => {
-        buffered += piece;
-        let newline: number;
-        while ((newline = buffered.indexOf('\n')) >= 0) {
-          const line = buffered.slice(0, newline);
-          buffered = buffered.slice(newline + 1);
-          const entry = JSON.parse(line);
-          lines.push(entry);
-          const match = /listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(entry.msg ?? '');
-          if (match) resolve(match[1]!);
-        }
-      });
-      child.once('exit', (code) => reject(new Error(`gateway exited with ${code}`)));
-    });
+    const gateway = await startGatewayProcess({ OPENAI_BASE_URL: await upstream.start(), OPENAI_API_KEY: 'sk-env' });
     try {
-      const origin = await listening;
-      const client = new OpenAI({ baseURL: `${origin}/v1`, apiKey: 'k', maxRetries: 0 });
+      const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 });
       const response = await client.responses.create({ model: 'any-model-name', input: 'hi' });
       expect(response.output_text).toBe('from the spawned gateway');
       expect(upstream.requests[0]!.body.model).toBe('any-model-name');
       expect(upstream.requests[0]!.headers.authorization).toBe('Bearer sk-env');
       await new Promise((resolve) => setTimeout(resolve, 50));
-      const requestLines = lines.filter((entry) => entry.request_id === response._request_id);
+      const requestLines = gateway.logs.filter((entry) => entry.request_id === response._request_id);
       expect(requestLines.length).toBeGreaterThan(0);
       expect(requestLines.every((entry) => typeof entry.level === 'number' && typeof entry.time === 'number')).toBe(true);
     } finally {
-      const exited = child.exitCode !== null ? [child.exitCode] : (child.kill('SIGTERM'), await once(child, 'exit'));
-      expect(exited[0]).toBe(0);
+      expect(await gateway.stop()).toBe(0);
       await upstream.close();
     }
   });

@@ -1,0 +1,54 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+
+export interface GatewayProcess {
+  child: ChildProcess;
+  origin: string;
+  baseURL: string;
+  /** Every pino JSON line the process has written so far. */
+  logs: Record<string, any>[];
+  /** Sends SIGTERM and resolves with the exit code. */
+  stop(): Promise<number | null>;
+}
+
+/** Starts `node src/main.ts` — what `npm start` runs — with the given environment, on a free port. */
+export async function startGatewayProcess(env: Record<string, string>): Promise<GatewayProcess> {
+  const child = spawn(process.execPath, [fileURLToPath(new URL('../../src/main.ts', import.meta.url))], {
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', LOOPGATE_CONFIG: '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const logs: Record<string, any>[] = [];
+  let buffered = '';
+  let stderr = '';
+  child.stdout!.setEncoding('utf8');
+  child.stderr!.setEncoding('utf8');
+  child.stderr!.on('data', (piece: string) => (stderr += piece));
+  const origin = await new Promise<string>((resolve, reject) => {
+    child.stdout!.on('data', (piece: string) => {
+      buffered += piece;
+      let newline: number;
+      while ((newline = buffered.indexOf('\n')) >= 0) {
+        const line = buffered.slice(0, newline);
+        buffered = buffered.slice(newline + 1);
+        const entry = JSON.parse(line) as Record<string, any>;
+        logs.push(entry);
+        const match = /listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(entry.msg ?? '');
+        if (match) resolve(match[1]!);
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`gateway exited with ${code}: ${stderr}`)));
+  });
+  return {
+    child,
+    origin,
+    baseURL: `${origin}/v1`,
+    logs,
+    async stop() {
+      if (child.exitCode !== null) return child.exitCode;
+      child.kill('SIGTERM');
+      const [code] = await once(child, 'exit');
+      return code as number | null;
+    },
+  };
+}
