@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
+import { firstLine, median, ms, percentile, waitHealthy } from './bench-support.ts';
 
 /**
  * Gateway overhead, measured against a floor taken in the same run: the same
@@ -93,7 +94,6 @@ async function main(): Promise<void> {
     const addedTtft = pick('ttft', 1) - pick('ttft', 0);
     const throughputRatio = pick('rps', 1) / pick('rps', 0);
 
-    const ms = (value: number) => `${value.toFixed(3)} ms`;
     console.log(`loopgate benchmark — ${ROUNDS} round(s), median of rounds; node ${process.version}, ${quick ? 'quick' : 'full'} run`);
     console.log(`latency at concurrency 1 (${LATENCY_REQUESTS} non-streaming requests):`);
     console.log(`  floor p50 ${ms(pick('p50', 0))}  p99 ${ms(pick('p99', 0))}`);
@@ -160,32 +160,10 @@ async function throughput(target: Target, durationMs = THROUGHPUT_MS): Promise<n
   return completed / ((performance.now() - started) / 1000);
 }
 
-function percentile(samples: number[], p: number): number {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
-
-function median(values: number[]): number {
-  return percentile(values, 50);
-}
-
 function startChild(args: string[], env: Record<string, string>): Promise<ChildProcess> {
   const root = fileURLToPath(new URL('..', import.meta.url));
   const child = spawn(process.execPath, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   return Promise.resolve(child);
-}
-
-function firstLine(child: ChildProcess): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let buffered = '';
-    child.stdout!.setEncoding('utf8');
-    child.stdout!.on('data', (piece: string) => {
-      buffered += piece;
-      const newline = buffered.indexOf('\n');
-      if (newline >= 0) resolve(buffered.slice(0, newline));
-    });
-    child.once('exit', (code) => reject(new Error(`child exited with ${code}`)));
-  });
 }
 
 function freePort(): Promise<number> {
@@ -198,20 +176,6 @@ function freePort(): Promise<number> {
       server.close(() => resolve(port));
     });
   });
-}
-
-async function waitHealthy(port: number): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (Date.now() < deadline) {
-    try {
-      const response = await fetch(`http://127.0.0.1:${port}/healthz`);
-      if (response.ok) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error('gateway did not become healthy');
 }
 
 await main();

@@ -21,14 +21,14 @@ export async function buildConversation(store: ResponseStore, tenant: string, re
   const history: InputItem[] = [];
   const previousId = request.previous_response_id;
   if (previousId) {
-    const { records, missing } = await store.chain(tenant, previousId);
+    const { turns, missing } = await store.chain(tenant, previousId);
     if (missing !== null) {
       const message = missing === previousId ? `Previous response with id '${previousId}' not found.` : `Previous response with id '${previousId}' continues response '${missing}', which is no longer stored.`;
       throw notFound(message, 'previous_response_not_found', 'previous_response_id');
     }
-    for (const record of records) {
-      for (const item of record.inputItems) history.push(storedItemToInput(item));
-      for (const item of record.response.output) history.push(storedItemToInput(item));
+    for (const turn of turns) {
+      for (const item of turn.inputItems) history.push(storedItemToInput(item));
+      for (const item of turn.output) history.push(storedItemToInput(item));
     }
   }
   return { history, input: await resolveInput(store, tenant, request.input) };

@@ -1,4 +1,4 @@
-import type { ResponseStore, StoredItem, StoredResponse } from './response-store.ts';
+import type { ConversationTurn, ResponseStore, StoredItem, StoredResponse } from './response-store.ts';
 import { MAX_CHAIN_DEPTH } from './response-store.ts';
 
 export interface MemoryStoreOptions {
@@ -44,16 +44,16 @@ export class MemoryResponseStore implements ResponseStore {
     return record ? structuredClone(record) : null;
   }
 
-  async chain(tenant: string, id: string): Promise<{ records: StoredResponse[]; missing: string | null }> {
-    const records: StoredResponse[] = [];
+  async chain(tenant: string, id: string): Promise<{ turns: ConversationTurn[]; missing: string | null }> {
+    const turns: ConversationTurn[] = [];
     let next: string | null = id;
     for (let depth = 0; next !== null && depth < MAX_CHAIN_DEPTH; depth++) {
       const record = this.#lookup(keyOf(tenant, next));
-      if (!record) return { records: records.reverse(), missing: next };
-      records.push(structuredClone(record));
+      if (!record) return { turns: turns.reverse(), missing: next };
+      turns.push(structuredClone({ responseId: record.response.id, inputItems: record.inputItems, output: record.response.output }));
       next = record.previousResponseId;
     }
-    return { records: records.reverse(), missing: null };
+    return { turns: turns.reverse(), missing: null };
   }
 
   async items(tenant: string, ids: string[]): Promise<Map<string, StoredItem>> {

@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import type { ResponseStore, StoredItem, StoredResponse } from './response-store.ts';
+import type { ConversationTurn, ResponseStore, StoredItem, StoredResponse } from './response-store.ts';
 import { MAX_CHAIN_DEPTH, storeUnavailable } from './response-store.ts';
 
 export interface RedisStoreOptions {
@@ -11,22 +11,36 @@ export interface RedisStoreOptions {
 }
 
 /**
+ * Writes a response, its conversation turn and its item index entries, all
+ * with the TTL, in one command. KEYS: the response hash, then one key per
+ * item. ARGV: ttl, full record JSON, turn JSON, previous id, item ids (comma
+ * separated), then one JSON per item.
+ */
+const PUT_SCRIPT = `
+local ttl = tonumber(ARGV[1])
+redis.call('HSET', KEYS[1], 'data', ARGV[2], 'turn', ARGV[3], 'prev', ARGV[4], 'items', ARGV[5])
+redis.call('EXPIRE', KEYS[1], ttl)
+for i = 2, #KEYS do redis.call('SET', KEYS[i], ARGV[i + 4], 'EX', ttl) end
+return 1
+`;
+
+/**
  * Walks a `previous_response_id` chain inside Redis, so rebuilding a
- * conversation of any depth costs one round trip. Returns the records newest
+ * conversation of any depth costs one round trip. Returns the turns newest
  * first and the id of the first missing link, if any.
  * (It reads keys it derives itself, so it needs a single Redis, not a cluster.)
  */
 const CHAIN_SCRIPT = `
 local prefix, id, limit = ARGV[1], ARGV[2], tonumber(ARGV[3])
-local records = {}
+local turns = {}
 for _ = 1, limit do
-  local fields = redis.call('HMGET', prefix .. id, 'data', 'prev')
-  if not fields[1] then return {records, id} end
-  records[#records + 1] = fields[1]
-  if not fields[2] or fields[2] == '' then return {records, false} end
+  local fields = redis.call('HMGET', prefix .. id, 'turn', 'prev')
+  if not fields[1] then return {turns, id} end
+  turns[#turns + 1] = fields[1]
+  if not fields[2] or fields[2] == '' then return {turns, false} end
   id = fields[2]
 end
-return {records, false}
+return {turns, false}
 `;
 
 /** Deletes a response and the item index entries it owns, in one round trip. */
@@ -39,13 +53,15 @@ return 1
 `;
 
 interface ChainCommands {
+  loopgatePut(...keysThenArgs: (string | number)[]): Promise<number>;
   loopgateChain(prefix: string, id: string, limit: number): Promise<[string[], string | null]>;
   loopgateDelete(key: string, itemPrefix: string): Promise<number>;
 }
 
 /**
  * Responses in Redis, shared by every replica. Keys: `<prefix>r:<tenant>:<id>`
- * is a hash (`data` JSON, `prev` link, `items` ids); `<prefix>i:<tenant>:<id>`
+ * is a hash (`data`: the record, `turn`: what the chain needs of it, `prev`:
+ * the link, `items`: its item ids); `<prefix>i:<tenant>:<id>`
  * indexes each item for `item_reference`. Everything expires after the TTL.
  *
  * Faults: commands time out, nothing queues while disconnected (a request
@@ -69,23 +85,17 @@ export class RedisResponseStore implements ResponseStore {
     }) as Redis & ChainCommands;
     // Errors surface on the commands that hit them; without a listener ioredis would print each reconnect failure.
     this.redis.on('error', () => {});
+    this.redis.defineCommand('loopgatePut', { lua: PUT_SCRIPT });
     this.redis.defineCommand('loopgateChain', { numberOfKeys: 0, lua: CHAIN_SCRIPT });
     this.redis.defineCommand('loopgateDelete', { numberOfKeys: 1, lua: DELETE_SCRIPT });
   }
 
   async put(record: StoredResponse): Promise<void> {
-    const ttl = this.#options.ttlSeconds;
     const items = [...record.inputItems, ...record.response.output];
-    const transaction = this.redis.multi();
-    const key = this.#responseKey(record.tenant, record.response.id);
-    transaction.hset(key, {
-      data: JSON.stringify(record),
-      prev: record.previousResponseId ?? '',
-      items: items.map((item) => item.id).join(','),
-    });
-    transaction.expire(key, ttl);
-    for (const item of items) transaction.set(this.#itemKey(record.tenant, item.id), JSON.stringify(item), 'EX', ttl);
-    await this.#run(() => transaction.exec());
+    const turn: ConversationTurn = { responseId: record.response.id, inputItems: record.inputItems, output: record.response.output };
+    const keys = [this.#responseKey(record.tenant, record.response.id), ...items.map((item) => this.#itemKey(record.tenant, item.id))];
+    const args = [this.#options.ttlSeconds, JSON.stringify(record), JSON.stringify(turn), record.previousResponseId ?? '', items.map((item) => item.id).join(','), ...items.map((item) => JSON.stringify(item))];
+    await this.#run(() => this.redis.loopgatePut(keys.length, ...keys, ...args));
   }
 
   async get(tenant: string, id: string): Promise<StoredResponse | null> {
@@ -93,10 +103,10 @@ export class RedisResponseStore implements ResponseStore {
     return data ? (JSON.parse(data) as StoredResponse) : null;
   }
 
-  async chain(tenant: string, id: string): Promise<{ records: StoredResponse[]; missing: string | null }> {
+  async chain(tenant: string, id: string): Promise<{ turns: ConversationTurn[]; missing: string | null }> {
     const [newestFirst, missing] = await this.#run(() => this.redis.loopgateChain(this.#responsePrefix(tenant), id, MAX_CHAIN_DEPTH));
-    const records = newestFirst.map((data) => JSON.parse(data) as StoredResponse).reverse();
-    return { records, missing: missing || null };
+    const turns = newestFirst.map((turn) => JSON.parse(turn) as ConversationTurn).reverse();
+    return { turns, missing: missing || null };
   }
 
   async items(tenant: string, ids: string[]): Promise<Map<string, StoredItem>> {

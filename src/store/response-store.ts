@@ -18,6 +18,13 @@ export interface StoredResponse {
   previousResponseId: string | null;
 }
 
+/** What one earlier response contributes to a conversation: its input, then its output. */
+export interface ConversationTurn {
+  responseId: string;
+  inputItems: StoredInputItem[];
+  output: OutputItem[];
+}
+
 /**
  * Where responses live between requests. Every method is scoped to a tenant:
  * another tenant's id behaves exactly like an unknown one.
@@ -27,11 +34,11 @@ export interface ResponseStore {
   put(record: StoredResponse): Promise<void>;
   get(tenant: string, id: string): Promise<StoredResponse | null>;
   /**
-   * The response `id` and all its ancestors, oldest first, in a constant number
-   * of round trips whatever the depth. `missing` names the first id of the
-   * chain that is no longer stored (null when the chain is whole).
+   * The turns of response `id` and all its ancestors, oldest first, in a
+   * constant number of round trips whatever the depth. `missing` names the
+   * first id of the chain that is no longer stored (null when it is whole).
    */
-  chain(tenant: string, id: string): Promise<{ records: StoredResponse[]; missing: string | null }>;
+  chain(tenant: string, id: string): Promise<{ turns: ConversationTurn[]; missing: string | null }>;
   /** Stored items by id (for `item_reference`); unknown ids are absent from the map. */
   items(tenant: string, ids: string[]): Promise<Map<string, StoredItem>>;
   delete(tenant: string, id: string): Promise<boolean>;

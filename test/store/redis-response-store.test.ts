@@ -31,7 +31,7 @@ describe('RedisResponseStore', () => {
       const forDepthOne = sent.splice(0);
       const deep = await store.chain('t', 'resp_99');
       const forDepthHundred = sent.splice(0);
-      expect(deep.records).toHaveLength(100);
+      expect(deep.turns).toHaveLength(100);
       expect(forDepthHundred.length).toBe(forDepthOne.length);
       expect(forDepthHundred.length).toBeLessThanOrEqual(2);
     } finally {

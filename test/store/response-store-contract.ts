@@ -50,11 +50,12 @@ export function describeResponseStoreContract(name: string, create: () => Promis
         await store.put(record('t1', 'resp_3', 'resp_2'));
         const chain = await store.chain('t1', 'resp_3');
         expect(chain.missing).toBeNull();
-        expect(chain.records.map((entry) => entry.response.id)).toEqual(['resp_1', 'resp_2', 'resp_3']);
+        expect(chain.turns.map((turn) => turn.responseId)).toEqual(['resp_1', 'resp_2', 'resp_3']);
+        expect(chain.turns[0]).toEqual({ responseId: 'resp_1', inputItems: record('t1', 'resp_1', null).inputItems, output: record('t1', 'resp_1', null).response.output });
         await store.delete('t1', 'resp_2');
         const broken = await store.chain('t1', 'resp_3');
         expect(broken.missing).toBe('resp_2');
-        expect(broken.records.map((entry) => entry.response.id)).toEqual(['resp_3']);
+        expect(broken.turns.map((turn) => turn.responseId)).toEqual(['resp_3']);
         expect((await store.chain('t1', 'resp_nope')).missing).toBe('resp_nope');
       }));
 
@@ -82,8 +83,8 @@ export function describeResponseStoreContract(name: string, create: () => Promis
       withStore(async (store) => {
         for (let index = 0; index < 150; index++) await store.put(record('t1', `resp_${index}`, index === 0 ? null : `resp_${index - 1}`));
         const chain = await store.chain('t1', 'resp_149');
-        expect(chain.records).toHaveLength(150);
-        expect(chain.records[0]!.response.id).toBe('resp_0');
+        expect(chain.turns).toHaveLength(150);
+        expect(chain.turns[0]!.responseId).toBe('resp_0');
       }));
   });
 }
