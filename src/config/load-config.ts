@@ -38,6 +38,15 @@ export const GatewayConfig = z.object({
       commandTimeoutMs: z.int().positive().default(1_000),
     })
     .prefault({}),
+  loop: z
+    .object({
+      maxTurns: z.int().positive().default(10),
+      toolTimeoutMs: z.int().positive().default(60_000),
+      deadlineMs: z.int().positive().default(600_000),
+      maxConsecutiveToolFailures: z.int().min(0).default(0),
+      pausedStatus: z.enum(['requires_action', 'completed']).default('requires_action'),
+    })
+    .prefault({}),
   auth: z
     .object({
       apiKeys: z
@@ -83,6 +92,11 @@ function applyEnv(raw: Record<string, any>, env: NodeJS.ProcessEnv): void {
   if (env.REDIS_URL) store.redisUrl = env.REDIS_URL;
   if (env.REDIS_KEY_PREFIX) store.keyPrefix = env.REDIS_KEY_PREFIX;
   if (env.STORE_TTL_SECONDS) store.ttlSeconds = Number(env.STORE_TTL_SECONDS);
+  const loop = (raw.loop ??= {});
+  if (env.MAX_TURNS) loop.maxTurns = Number(env.MAX_TURNS);
+  if (env.TOOL_TIMEOUT_MS) loop.toolTimeoutMs = Number(env.TOOL_TIMEOUT_MS);
+  if (env.RESPONSE_DEADLINE_MS) loop.deadlineMs = Number(env.RESPONSE_DEADLINE_MS);
+  if (env.PAUSED_STATUS) loop.pausedStatus = env.PAUSED_STATUS;
   if (env.API_KEYS) raw.auth = { ...raw.auth, apiKeys: parseApiKeys(env.API_KEYS) };
   if (env.OPENAI_BASE_URL || env.OPENAI_API_KEY) {
     const providers = (raw.providers ??= {});

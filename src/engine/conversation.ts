@@ -1,7 +1,7 @@
 import { notFound } from '../errors/gateway-error.ts';
 import type { CreateResponseRequest } from '../protocol/create-response-request.ts';
 import type { InputItem } from '../protocol/input-items.ts';
-import type { ResponseStore, StoredInputItem } from '../store/response-store.ts';
+import type { ConversationTurn, ResponseStore, StoredInputItem } from '../store/response-store.ts';
 import { newId } from '../util/ids.ts';
 import { storedItemToInput } from './stored-item-to-input.ts';
 
@@ -10,6 +10,8 @@ export interface Conversation {
   history: InputItem[];
   /** This request's input, references resolved, every item with an id (as it will be stored). */
   input: StoredInputItem[];
+  /** The response `previous_response_id` names, if any. */
+  previous: ConversationTurn | null;
 }
 
 /**
@@ -19,6 +21,7 @@ export interface Conversation {
  */
 export async function buildConversation(store: ResponseStore, tenant: string, request: CreateResponseRequest): Promise<Conversation> {
   const history: InputItem[] = [];
+  let previous: ConversationTurn | null = null;
   const previousId = request.previous_response_id;
   if (previousId) {
     const { turns, missing } = await store.chain(tenant, previousId);
@@ -30,8 +33,9 @@ export async function buildConversation(store: ResponseStore, tenant: string, re
       for (const item of turn.inputItems) history.push(storedItemToInput(item));
       for (const item of turn.output) history.push(storedItemToInput(item));
     }
+    previous = turns.at(-1) ?? null;
   }
-  return { history, input: await resolveInput(store, tenant, request.input) };
+  return { history, input: await resolveInput(store, tenant, request.input), previous };
 }
 
 async function resolveInput(store: ResponseStore, tenant: string, input: CreateResponseRequest['input']): Promise<StoredInputItem[]> {

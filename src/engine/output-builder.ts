@@ -1,4 +1,4 @@
-import type { FunctionCallOutputItem, ItemStatus, MessageOutputItem, OutputItem, ReasoningOutputItem } from '../protocol/output-items.ts';
+import type { FunctionCallOutputItem, FunctionCallResultItem, ItemStatus, MessageOutputItem, OutputItem, ReasoningOutputItem } from '../protocol/output-items.ts';
 import type { ResponseStreamEventBody } from '../protocol/stream-events.ts';
 import type { TokenLogprob, TurnEvent } from '../providers/provider.ts';
 import { assertNever } from '../util/assert-never.ts';
@@ -33,6 +33,29 @@ export class OutputBuilder {
   #message: OpenMessage | null = null;
   #reasoning: OpenReasoning | null = null;
   readonly #calls = new Map<string, OpenCall>();
+  #turnStart = 0;
+
+  /** Marks where the next model turn's items begin. */
+  startTurn(): void {
+    this.#turnStart = this.output.length;
+  }
+
+  /** The function calls the current turn produced, in order. */
+  turnCalls(): FunctionCallOutputItem[] {
+    return this.output.slice(this.#turnStart).filter((item): item is FunctionCallOutputItem => item.type === 'function_call');
+  }
+
+  /** Adds a `function_call_output` item whose result is still pending; finish it with `finishToolOutput`. */
+  beginToolOutput(callId: string, emit: Emit): { item: FunctionCallResultItem; index: number } {
+    const item: FunctionCallResultItem = { type: 'function_call_output', id: newId('fco'), call_id: callId, output: '', status: 'in_progress' };
+    return { item, index: this.#add(item, emit) };
+  }
+
+  finishToolOutput(pending: { item: FunctionCallResultItem; index: number }, output: string, emit: Emit): void {
+    pending.item.output = output;
+    pending.item.status = 'completed';
+    emit({ type: 'response.output_item.done', output_index: pending.index, item: pending.item });
+  }
 
   apply(event: TurnEvent, emit: Emit): void {
     switch (event.type) {

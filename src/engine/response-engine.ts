@@ -1,4 +1,6 @@
 import { invalidRequest } from '../errors/gateway-error.ts';
+import type { ExecutorRegistry } from '../executors/executor-registry.ts';
+import type { ToolContext } from '../executors/tool-executor.ts';
 import type { CreateResponseRequest } from '../protocol/create-response-request.ts';
 import type { ResponseResource } from '../protocol/response-resource.ts';
 import type { ResponseStreamEvent } from '../protocol/stream-events.ts';
@@ -8,13 +10,27 @@ import type { ResponseStore, StoredInputItem } from '../store/response-store.ts'
 import { newId } from '../util/ids.ts';
 import { buildConversation } from './conversation.ts';
 import { initialResponse } from './initial-response.ts';
-import { streamResponseEvents } from './response-events.ts';
+import { safeObserver, type LoopObserver } from './loop-observer.ts';
+import { runResponseLoop, type LoopLimits } from './response-loop.ts';
+import { planResume } from './resume-paused-turn.ts';
 
 export interface ResponseEngineOptions {
   router: ModelRouter;
   store: ResponseStore;
+  executors: ExecutorRegistry;
+  limits: LoopLimits & {
+    /** Longest a whole response may take, every turn and tool call included. */
+    deadlineMs: number;
+  };
   /** Serves requests that name no model; without one such requests are a 400. */
   defaultModel: string | null;
+}
+
+export interface CreateResponseOptions {
+  tenant: string;
+  /** Aborted when the client goes away. */
+  signal: AbortSignal;
+  observers?: readonly LoopObserver[];
 }
 
 /** A response whose first model call has been accepted by the upstream. */
@@ -27,7 +43,7 @@ export interface ResponseRun {
 /**
  * Creates responses. Nothing here knows HTTP: the engine takes a validated
  * request, the caller's tenant and an abort signal, and hands back an event
- * stream.
+ * stream that runs the agentic loop.
  */
 export class ResponseEngine {
   readonly #options: ResponseEngineOptions;
@@ -37,49 +53,55 @@ export class ResponseEngine {
   }
 
   /**
-   * Validates what the schema cannot, assembles the conversation, starts the
-   * first model call and returns once the upstream accepted it; a failure
+   * Validates what the schema cannot, assembles the conversation and starts
+   * the first model call, returning once the upstream accepted it; a failure
    * before that rejects with a `GatewayError`, so the HTTP layer can still
-   * answer with a proper status.
+   * answer with a proper status. (A continuation that must first run the
+   * paused turn's server-side tools starts its model call inside the stream.)
    */
-  async createResponse(request: CreateResponseRequest, tenant: string, signal: AbortSignal): Promise<ResponseRun> {
+  async createResponse(request: CreateResponseRequest, options: CreateResponseOptions): Promise<ResponseRun> {
+    const { router, store, executors, limits } = this.#options;
     const model = request.model ?? this.#options.defaultModel;
     if (!model) throw invalidRequest("Missing required parameter: 'model' (no default model is configured).", 'model', 'missing_required_parameter');
     if (request.background) throw invalidRequest('Background responses are not supported.', 'background', 'unsupported_parameter');
-    const route = this.#options.router.resolve(model);
+    const route = router.resolve(model);
 
-    const { history, input } = await buildConversation(this.#options.store, tenant, request);
+    const { history, input, previous } = await buildConversation(store, options.tenant, request);
     if (history.length === 0 && input.length === 0 && !request.instructions) {
       throw invalidRequest("Missing required parameter: 'input'.", 'input', 'missing_required_parameter');
     }
-    const turnRequest: TurnRequest = {
-      model: route.upstreamModel,
-      instructions: request.instructions ?? null,
-      items: [...history, ...input],
-      historyLength: history.length,
-      tools: request.tools ?? [],
-      toolChoice: request.tool_choice ?? null,
-      parallelToolCalls: request.parallel_tool_calls ?? null,
-      textFormat: request.text?.format ?? null,
-      verbosity: request.text?.verbosity ?? null,
-      maxOutputTokens: request.max_output_tokens ?? null,
-      temperature: request.temperature ?? null,
-      topP: request.top_p ?? null,
-      presencePenalty: request.presence_penalty ?? null,
-      frequencyPenalty: request.frequency_penalty ?? null,
-      reasoningEffort: request.reasoning?.effort ?? null,
-      topLogprobs: request.top_logprobs ?? null,
-      logprobs: request.include?.includes('message.output_text.logprobs') === true || (request.top_logprobs ?? 0) > 0,
-      safetyIdentifier: request.safety_identifier ?? null,
-      promptCacheKey: request.prompt_cache_key ?? null,
-      serviceTier: request.service_tier ?? null,
-      stream: request.stream === true,
+    const toolChoice = request.tool_choice ?? null;
+    const policy = {
+      allowed: toolChoice !== null && typeof toolChoice === 'object' && toolChoice.type === 'allowed_tools' ? new Set(toolChoice.tools.map((tool) => tool.name)) : null,
+      toolChoiceNone: toolChoice === 'none',
+      parallel: request.parallel_tool_calls !== false,
+      maxToolCalls: request.max_tool_calls ?? null,
     };
-    const turn = await route.provider.startTurn(turnRequest, signal);
+    const toolContext: ToolContext = { tenant: options.tenant, tools: request.tools ?? [] };
+    const resume = planResume(previous, input, executors, toolContext, policy);
+
+    const deadline = AbortSignal.timeout(limits.deadlineMs);
+    const signal = AbortSignal.any([options.signal, deadline]);
+    const turnRequest = toTurnRequest(request, route.upstreamModel, [...history, ...input], history.length);
+    const firstTurn = resume ? null : await route.provider.startTurn(turnRequest, signal);
     const response: ResponseResource = initialResponse(request, newId('resp'), model, Math.floor(Date.now() / 1000));
-    const events = streamResponseEvents(response, turn, signal, {
-      beforeTerminal: (final) => this.#persist(request, tenant, final, input),
-      onHookFailure: request.stream ? 'fail-response' : 'throw',
+    const events = runResponseLoop({
+      response,
+      provider: route.provider,
+      request: turnRequest,
+      firstTurn,
+      resume,
+      registry: executors,
+      toolContext,
+      policy,
+      limits,
+      signal,
+      deadline,
+      observer: safeObserver(options.observers ?? []),
+      hooks: {
+        beforeTerminal: (final) => this.#persist(request, options.tenant, final, input),
+        onHookFailure: request.stream ? 'fail-response' : 'throw',
+      },
     });
     return { id: response.id, events };
   }
@@ -88,4 +110,30 @@ export class ResponseEngine {
     if (request.store === false) return;
     await this.#options.store.put({ tenant, response, inputItems: input, previousResponseId: request.previous_response_id ?? null });
   }
+}
+
+function toTurnRequest(request: CreateResponseRequest, model: string, items: TurnRequest['items'], historyLength: number): TurnRequest {
+  return {
+    model,
+    instructions: request.instructions ?? null,
+    items,
+    historyLength,
+    tools: request.tools ?? [],
+    toolChoice: request.tool_choice ?? null,
+    parallelToolCalls: request.parallel_tool_calls ?? null,
+    textFormat: request.text?.format ?? null,
+    verbosity: request.text?.verbosity ?? null,
+    maxOutputTokens: request.max_output_tokens ?? null,
+    temperature: request.temperature ?? null,
+    topP: request.top_p ?? null,
+    presencePenalty: request.presence_penalty ?? null,
+    frequencyPenalty: request.frequency_penalty ?? null,
+    reasoningEffort: request.reasoning?.effort ?? null,
+    topLogprobs: request.top_logprobs ?? null,
+    logprobs: request.include?.includes('message.output_text.logprobs') === true || (request.top_logprobs ?? 0) > 0,
+    safetyIdentifier: request.safety_identifier ?? null,
+    promptCacheKey: request.prompt_cache_key ?? null,
+    serviceTier: request.service_tier ?? null,
+    stream: request.stream === true,
+  };
 }

@@ -5,6 +5,8 @@ import { ResponseEngine } from '../engine/response-engine.ts';
 import { createProviders } from '../providers/create-providers.ts';
 import { ModelRouter } from '../providers/model-router.ts';
 import type { Provider } from '../providers/provider.ts';
+import { ExecutorRegistry } from '../executors/executor-registry.ts';
+import type { ToolExecutor } from '../executors/tool-executor.ts';
 import { createStore } from '../store/create-store.ts';
 import type { ResponseStore } from '../store/response-store.ts';
 import { newId } from '../util/ids.ts';
@@ -21,6 +23,8 @@ export interface AppOptions {
   providers?: Map<string, Provider>;
   /** The response store; built from the configuration when absent. */
   store?: ResponseStore;
+  /** Server-side tool executors, asked in order; without any, tool calls go back to the client (single-shot). */
+  executors?: ToolExecutor[];
 }
 
 const CLIENT_REQUEST_ID = /^[\w.:-]{1,128}$/;
@@ -31,7 +35,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const providers = options.providers ?? createProviders(config);
   const router = new ModelRouter(providers, config.models, config.defaultProvider);
   const store = options.store ?? createStore(config.store);
-  const engine = new ResponseEngine({ router, store, defaultModel: config.defaultModel });
+  const engine = new ResponseEngine({
+    router,
+    store,
+    executors: new ExecutorRegistry(options.executors ?? []),
+    limits: config.loop,
+    defaultModel: config.defaultModel,
+  });
   let closing = false;
 
   const app = Fastify({

@@ -50,7 +50,7 @@ export class MemoryResponseStore implements ResponseStore {
     for (let depth = 0; next !== null && depth < MAX_CHAIN_DEPTH; depth++) {
       const record = this.#lookup(keyOf(tenant, next));
       if (!record) return { turns: turns.reverse(), missing: next };
-      turns.push(structuredClone({ responseId: record.response.id, inputItems: record.inputItems, output: record.response.output }));
+      turns.push(structuredClone({ responseId: record.response.id, status: record.response.status, inputItems: record.inputItems, output: record.response.output }));
       next = record.previousResponseId;
     }
     return { turns: turns.reverse(), missing: null };

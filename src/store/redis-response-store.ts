@@ -92,7 +92,7 @@ export class RedisResponseStore implements ResponseStore {
 
   async put(record: StoredResponse): Promise<void> {
     const items = [...record.inputItems, ...record.response.output];
-    const turn: ConversationTurn = { responseId: record.response.id, inputItems: record.inputItems, output: record.response.output };
+    const turn: ConversationTurn = { responseId: record.response.id, status: record.response.status, inputItems: record.inputItems, output: record.response.output };
     const keys = [this.#responseKey(record.tenant, record.response.id), ...items.map((item) => this.#itemKey(record.tenant, item.id))];
     const args = [this.#options.ttlSeconds, JSON.stringify(record), JSON.stringify(turn), record.previousResponseId ?? '', items.map((item) => item.id).join(','), ...items.map((item) => JSON.stringify(item))];
     await this.#run(() => this.redis.loopgatePut(keys.length, ...keys, ...args));

@@ -21,6 +21,8 @@ export interface StoredResponse {
 /** What one earlier response contributes to a conversation: its input, then its output. */
 export interface ConversationTurn {
   responseId: string;
+  /** How the response ended: a `requires_action` turn is resumed by the next request. */
+  status: ResponseResource['status'];
   inputItems: StoredInputItem[];
   output: OutputItem[];
 }

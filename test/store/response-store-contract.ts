@@ -51,7 +51,7 @@ export function describeResponseStoreContract(name: string, create: () => Promis
         const chain = await store.chain('t1', 'resp_3');
         expect(chain.missing).toBeNull();
         expect(chain.turns.map((turn) => turn.responseId)).toEqual(['resp_1', 'resp_2', 'resp_3']);
-        expect(chain.turns[0]).toEqual({ responseId: 'resp_1', inputItems: record('t1', 'resp_1', null).inputItems, output: record('t1', 'resp_1', null).response.output });
+        expect(chain.turns[0]).toEqual({ responseId: 'resp_1', status: 'completed', inputItems: record('t1', 'resp_1', null).inputItems, output: record('t1', 'resp_1', null).response.output });
         await store.delete('t1', 'resp_2');
         const broken = await store.chain('t1', 'resp_3');
         expect(broken.missing).toBe('resp_2');

@@ -1,7 +1,9 @@
+import { ExecutorRegistry } from '../../src/executors/executor-registry.ts';
 import { initialResponse } from '../../src/engine/initial-response.ts';
-import { streamResponseEvents } from '../../src/engine/response-events.ts';
+import { safeObserver } from '../../src/engine/loop-observer.ts';
+import { runResponseLoop } from '../../src/engine/response-loop.ts';
 import type { CreateResponseRequest } from '../../src/protocol/create-response-request.ts';
-import type { TurnEvent } from '../../src/providers/provider.ts';
+import type { Provider, TurnEvent, TurnRequest, TurnStream } from '../../src/providers/provider.ts';
 import { startChatStream } from '../../src/providers/openai-chat/chat-stream.ts';
 import { readSseFrames } from '../../src/providers/sse-frames.ts';
 
@@ -18,12 +20,38 @@ export async function turnEventsOf(text: string, pieceSize = 17): Promise<TurnEv
   return events;
 }
 
-/** Runs an upstream stream through the whole engine event pipeline. */
+/** Runs one upstream stream through the whole engine event pipeline (one turn, no executors). */
 export async function responseEventsOf(text: string, request: CreateResponseRequest = { model: 'm' }): Promise<any[]> {
   const signal = new AbortController().signal;
   const turn = await startChatStream(readSseFrames(bytesInPieces(text, 23)), 'scripted', signal);
+  return collectLoopEvents(turn, request, signal);
+}
+
+export async function collectLoopEvents(firstTurn: TurnStream, request: CreateResponseRequest, signal: AbortSignal): Promise<any[]> {
+  const noProvider: Provider = {
+    name: 'none',
+    startTurn: async () => {
+      throw new Error('only one turn expected');
+    },
+    listModels: async () => [],
+    close: async () => {},
+  };
   const events: any[] = [];
-  const hooks = { beforeTerminal: async () => {}, onHookFailure: 'fail-response' as const };
-  for await (const event of streamResponseEvents(initialResponse(request, 'resp_test', 'm', 0), turn, signal, hooks)) events.push(JSON.parse(JSON.stringify(event)));
+  const loop = runResponseLoop({
+    response: initialResponse(request, 'resp_test', 'm', 0),
+    provider: noProvider,
+    request: {} as TurnRequest,
+    firstTurn,
+    resume: null,
+    registry: new ExecutorRegistry([]),
+    toolContext: { tenant: 't', tools: request.tools ?? [] },
+    policy: { allowed: null, toolChoiceNone: false, parallel: true, maxToolCalls: null },
+    limits: { maxTurns: 10, toolTimeoutMs: 1_000, maxConsecutiveToolFailures: 0, pausedStatus: 'requires_action' },
+    signal,
+    deadline: new AbortController().signal,
+    observer: safeObserver([]),
+    hooks: { beforeTerminal: async () => {}, onHookFailure: 'fail-response' },
+  });
+  for await (const event of loop) events.push(JSON.parse(JSON.stringify(event)));
   return events;
 }

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { collectResponse } from '../../engine/collect-response.ts';
+import { loggingObserver } from '../../engine/loop-observer.ts';
 import type { ResponseEngine } from '../../engine/response-engine.ts';
 import { CreateResponseRequest } from '../../protocol/create-response-request.ts';
 import { parseRequest } from '../../protocol/parse-request.ts';
@@ -17,7 +18,10 @@ export function registerResponsesRoute(app: FastifyInstance, options: ResponsesR
     const body = parseRequest(CreateResponseRequest, request.body);
     const signal = abortOnDisconnect(reply);
     // Throws before anything is sent when the upstream fails at once: the client gets a real status.
-    const run = await options.engine.createResponse(body, request.tenant, signal);
+    // Building log objects costs even when they are dropped: observe only when info lines are kept.
+    const log = request.log as typeof request.log & { isLevelEnabled?(level: string): boolean };
+    const observers = log.isLevelEnabled?.('info') ? [loggingObserver(log)] : [];
+    const run = await options.engine.createResponse(body, { tenant: request.tenant, signal, observers });
     if (body.stream) {
       await streamEvents(request, reply, run.events, options.keepAliveIntervalMs);
       return reply;

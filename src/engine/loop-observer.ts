@@ -1,0 +1,43 @@
+/**
+ * Watches the agentic loop (seeds 000 and 002): turn and tool-call start and
+ * end. Used for structured logs now, metrics and traces later. Observers are
+ * bystanders: one that throws is ignored, never breaks the loop.
+ */
+export interface LoopObserver {
+  turnStarted?(event: { turn: number }): void;
+  turnEnded?(event: { turn: number; toolCalls: number; finish: string | null; durationMs: number }): void;
+  toolCallStarted?(event: { turn: number; callId: string; name: string; executor: string }): void;
+  toolCallEnded?(event: { turn: number; callId: string; name: string; executor: string; durationMs: number; error: string | null }): void;
+}
+
+type Notify = Required<LoopObserver>;
+
+/** Every hook present and safe to call. */
+export function safeObserver(observers: readonly LoopObserver[]): Notify {
+  const call =
+    <K extends keyof LoopObserver>(hook: K) =>
+    (event: Parameters<Notify[K]>[0]) => {
+      for (const observer of observers) {
+        try {
+          (observer[hook] as ((value: typeof event) => void) | undefined)?.call(observer, event);
+        } catch {
+          // An observer's failure is its own business.
+        }
+      }
+    };
+  return { turnStarted: call('turnStarted'), turnEnded: call('turnEnded'), toolCallStarted: call('toolCallStarted'), toolCallEnded: call('toolCallEnded') };
+}
+
+interface Logger {
+  info(object: Record<string, unknown>, message: string): void;
+}
+
+/** One structured log line per loop event (the logger carries the request id). */
+export function loggingObserver(log: Logger): LoopObserver {
+  return {
+    turnStarted: (event) => log.info({ loop: 'turn_start', ...event }, 'turn started'),
+    turnEnded: (event) => log.info({ loop: 'turn_end', ...event }, 'turn ended'),
+    toolCallStarted: (event) => log.info({ loop: 'tool_start', ...event }, 'tool call started'),
+    toolCallEnded: (event) => log.info({ loop: 'tool_end', ...event }, 'tool call ended'),
+  };
+}

@@ -1,0 +1,52 @@
+import type { ExecutorRegistry } from '../executors/executor-registry.ts';
+import type { ToolCall, ToolContext, ToolExecutor } from '../executors/tool-executor.ts';
+
+/** What the loop does with one call the model made. */
+export type PlannedCall =
+  | { call: ToolCall; route: 'server'; executor: ToolExecutor }
+  | { call: ToolCall; route: 'client' }
+  /** Never executed: the model sees `error` as the call's output. */
+  | { call: ToolCall; route: 'rejected'; error: string };
+
+export interface ToolPolicy {
+  /** Tool names `tool_choice.allowed_tools` permits; null when every declared tool is allowed. */
+  allowed: ReadonlySet<string> | null;
+}
+
+/**
+ * Applies the request's tool policy to the calls of one turn and routes the
+ * rest: `allowed_tools` is a hard limit, a tool nobody can run is an error,
+ * and server-run calls need arguments that parse as a JSON object.
+ */
+export function planToolCalls(calls: readonly ToolCall[], registry: ExecutorRegistry, context: ToolContext, policy: ToolPolicy): PlannedCall[] {
+  return calls.map((call): PlannedCall => {
+    if (policy.allowed && !policy.allowed.has(call.name)) {
+      return { call, route: 'rejected', error: `The tool '${call.name}' is not among the allowed tools for this request.` };
+    }
+    const executor = registry.route(call, context);
+    if (!executor) return { call, route: 'rejected', error: `There is no tool named '${call.name}'.` };
+    if (executor.runsOnClient) return { call, route: 'client' };
+    if (!isJsonObject(call.arguments)) {
+      return { call, route: 'rejected', error: `The arguments for '${call.name}' are not a valid JSON object: ${truncate(call.arguments)}` };
+    }
+    return { call, route: 'server', executor };
+  });
+}
+
+/** The output a call gets when it failed or was never run: a JSON object with an `error`. */
+export function errorOutput(message: string): string {
+  return JSON.stringify({ error: message });
+}
+
+function isJsonObject(text: string): boolean {
+  try {
+    const value: unknown = JSON.parse(text || '{}');
+    return value !== null && typeof value === 'object' && !Array.isArray(value);
+  } catch {
+    return false;
+  }
+}
+
+function truncate(text: string): string {
+  return text.length > 200 ? `${text.slice(0, 200)}…` : text;
+}

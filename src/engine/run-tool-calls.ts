@@ -1,0 +1,72 @@
+import type { ToolCall, ToolContext, ToolExecutor, ToolResult } from '../executors/tool-executor.ts';
+import type { LoopObserver } from './loop-observer.ts';
+import { errorOutput } from './plan-tool-calls.ts';
+
+export interface ToolRunOptions {
+  context: ToolContext;
+  /** Run the calls concurrently (fan-out/fan-in) or one after another (`parallel_tool_calls: false`). */
+  parallel: boolean;
+  /** Per-call limit for executors that do not set their own. */
+  defaultTimeoutMs: number;
+  /** The response's signal: client gone or deadline passed. */
+  signal: AbortSignal;
+  observer: Required<LoopObserver>;
+  turn: number;
+  /** Called as each call finishes, in completion order. */
+  onResult(index: number, result: ToolResult): void;
+}
+
+/**
+ * Runs server-side calls and returns their results in call order. A call that
+ * throws, times out or is cancelled becomes an error result; the loop never
+ * waits on an executor past its timeout or the response's cancellation, even
+ * one that ignores its abort signal.
+ */
+export async function runToolCalls(calls: readonly { call: ToolCall; executor: ToolExecutor }[], options: ToolRunOptions): Promise<ToolResult[]> {
+  const runOne = async ({ call, executor }: { call: ToolCall; executor: ToolExecutor }, index: number): Promise<ToolResult> => {
+    const started = performance.now();
+    options.observer.toolCallStarted({ turn: options.turn, callId: call.callId, name: call.name, executor: executor.kind });
+    const result = await executeWithLimits(call, executor, options);
+    options.observer.toolCallEnded({
+      turn: options.turn,
+      callId: call.callId,
+      name: call.name,
+      executor: executor.kind,
+      durationMs: performance.now() - started,
+      error: result.isError ? result.output : null,
+    });
+    options.onResult(index, result);
+    return result;
+  };
+  if (options.parallel) return Promise.all(calls.map(runOne));
+  const results: ToolResult[] = [];
+  for (const [index, planned] of calls.entries()) results.push(await runOne(planned, index));
+  return results;
+}
+
+async function executeWithLimits(call: ToolCall, executor: ToolExecutor, options: ToolRunOptions): Promise<ToolResult> {
+  const timeoutMs = executor.timeoutMs ?? options.defaultTimeoutMs;
+  const timeout = AbortSignal.timeout(timeoutMs);
+  const signal = AbortSignal.any([options.signal, timeout]);
+  if (signal.aborted) return { output: errorOutput('The call was cancelled before it started.'), isError: true };
+  let onAbort: () => void = () => {};
+  const aborted = new Promise<ToolResult>((resolve) => {
+    onAbort = () =>
+      resolve({
+        output: errorOutput(timeout.aborted && !options.signal.aborted ? `The tool '${call.name}' did not finish within ${timeoutMs} ms.` : 'The call was cancelled.'),
+        isError: true,
+      });
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    return await Promise.race([
+      executor.execute(call, options.context, signal).then(
+        (result) => result,
+        (error: unknown) => ({ output: errorOutput(`The tool '${call.name}' failed: ${error instanceof Error ? error.message : String(error)}`), isError: true }),
+      ),
+      aborted,
+    ]);
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+  }
+}
