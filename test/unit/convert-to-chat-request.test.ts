@@ -95,6 +95,23 @@ describe('convertToChatRequest', () => {
     ]);
   });
 
+  it('tool outputs are moved right after their calls, even with a message in between', () => {
+    const body = convertToChatRequest(
+      turn({
+        items: items([
+          { role: 'user', content: 'go' },
+          { type: 'function_call', call_id: 'a', name: 'f', arguments: '{}' },
+          { type: 'function_call', call_id: 'b', name: 'f', arguments: '{}' },
+          { type: 'function_call_output', call_id: 'a', output: 'A' },
+          { role: 'user', content: 'forget it' },
+          { type: 'function_call_output', call_id: 'b', output: 'B' },
+        ]),
+      }),
+      options,
+    );
+    expect(body.messages.map((message: any) => message.role + (message.tool_call_id ? `:${message.tool_call_id}` : ''))).toEqual(['user', 'assistant', 'tool:a', 'tool:b', 'user']);
+  });
+
   it('tools, tool choice forms and parallel_tool_calls (only with tools)', () => {
     const tools = [{ type: 'function' as const, name: 'f', description: 'does f', parameters: { type: 'object' }, strict: true }, { type: 'function' as const, name: 'g' }];
     expect(convertToChatRequest(turn({ tools, toolChoice: 'required', parallelToolCalls: false }), options)).toMatchObject({
