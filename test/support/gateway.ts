@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { AddressInfo } from 'node:net';
 import { GatewayConfig } from '../../src/config/load-config.ts';
 import { buildApp } from '../../src/http/build-app.ts';
+import type { ToolExecutor } from '../../src/executors/tool-executor.ts';
 
 export interface RunningGateway {
   app: FastifyInstance;
@@ -12,14 +13,19 @@ export interface RunningGateway {
 }
 
 /** Starts the real gateway on a free loopback port, pointed at `upstreamBaseUrl`. */
-export async function startGateway(upstreamBaseUrl: string, overrides: Partial<Record<string, unknown>> = {}, providerOverrides: Record<string, unknown> = {}): Promise<RunningGateway> {
+export async function startGateway(
+  upstreamBaseUrl: string,
+  overrides: Partial<Record<string, unknown>> = {},
+  providerOverrides: Record<string, unknown> = {},
+  executors: ToolExecutor[] = [],
+): Promise<RunningGateway> {
   const config = GatewayConfig.parse({
     logLevel: 'silent',
     server: { host: '127.0.0.1', port: 0 },
     providers: { openai: { type: 'openai-chat', baseUrl: upstreamBaseUrl, apiKey: 'sk-upstream-test', ...providerOverrides } },
     ...overrides,
   });
-  const app = await buildApp({ config });
+  const app = await buildApp({ config, executors });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const origin = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
   return { app, origin, baseURL: `${origin}/v1`, close: () => app.close() };
