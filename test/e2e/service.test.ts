@@ -72,6 +72,8 @@ describe('launch contract: `npm start` entry point with environment variables', 
       const requestLines = gateway.logs.filter((entry) => entry.request_id === response._request_id);
       expect(requestLines.length).toBeGreaterThan(0);
       expect(requestLines.every((entry) => typeof entry.level === 'number' && typeof entry.time === 'number')).toBe(true);
+      // The loop observer logs each turn with the request id.
+      expect(requestLines.filter((entry) => entry.loop).map((entry) => entry.loop)).toEqual(['turn_start', 'turn_end']);
     } finally {
       expect(await gateway.stop()).toBe(0);
       await upstream.close();
