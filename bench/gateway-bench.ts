@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
+import { freePort } from '../test/support/redis.ts';
 import { firstLine, median, ms, percentile, waitHealthy } from './bench-support.ts';
 
 /**
@@ -164,18 +164,6 @@ function startChild(args: string[], env: Record<string, string>): Promise<ChildP
   const root = fileURLToPath(new URL('..', import.meta.url));
   const child = spawn(process.execPath, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   return Promise.resolve(child);
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 await main();
