@@ -47,6 +47,27 @@ export const GatewayConfig = z.object({
       pausedStatus: z.enum(['requires_action', 'completed']).default('requires_action'),
     })
     .prefault({}),
+  mcp: z
+    .object({
+      servers: z
+        .array(
+          z.object({
+            name: z.string().regex(/^[a-zA-Z0-9_-]{1,32}$/, 'server names are 1-32 of A-Z a-z 0-9 _ -'),
+            url: z.url(),
+            headers: z.record(z.string(), z.string()).default({}),
+            allowed_tools: z.array(z.string()).nullable().default(null),
+            // Operator servers are trusted by the operator; approvals are for servers named in requests.
+            require_approval: z.literal('never').default('never'),
+            timeout_ms: z.int().positive().nullable().default(null),
+          }),
+        )
+        .default([]),
+      allowedUrls: z.array(z.string()).default([]),
+      listTtlMs: z.int().positive().default(300_000),
+      timeoutMs: z.int().positive().default(60_000),
+      maxOutputChars: z.int().positive().default(100_000),
+    })
+    .prefault({}),
   auth: z
     .object({
       apiKeys: z
@@ -97,6 +118,9 @@ function applyEnv(raw: Record<string, any>, env: NodeJS.ProcessEnv): void {
   if (env.TOOL_TIMEOUT_MS) loop.toolTimeoutMs = Number(env.TOOL_TIMEOUT_MS);
   if (env.RESPONSE_DEADLINE_MS) loop.deadlineMs = Number(env.RESPONSE_DEADLINE_MS);
   if (env.PAUSED_STATUS) loop.pausedStatus = env.PAUSED_STATUS;
+  const mcp = (raw.mcp ??= {});
+  if (env.MCP_SERVERS) mcp.servers = parseJsonArray('MCP_SERVERS', env.MCP_SERVERS);
+  if (env.MCP_ALLOWED_URLS !== undefined) mcp.allowedUrls = env.MCP_ALLOWED_URLS.split(',').map((prefix) => prefix.trim()).filter(Boolean);
   if (env.API_KEYS) raw.auth = { ...raw.auth, apiKeys: parseApiKeys(env.API_KEYS) };
   if (env.OPENAI_BASE_URL || env.OPENAI_API_KEY) {
     const providers = (raw.providers ??= {});
@@ -116,4 +140,15 @@ function parseApiKeys(value: string): { key: string; tenant: string }[] {
   }
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('API_KEYS must be a JSON object mapping API keys to tenant names.');
   return Object.entries(parsed).map(([key, tenant]) => ({ key, tenant: String(tenant) }));
+}
+
+function parseJsonArray(name: string, value: string): unknown[] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    throw new Error(`${name} must be a JSON array.`);
+  }
+  if (!Array.isArray(parsed)) throw new Error(`${name} must be a JSON array.`);
+  return parsed;
 }

@@ -1,6 +1,7 @@
 import { notFound } from '../errors/gateway-error.ts';
 import type { CreateResponseRequest } from '../protocol/create-response-request.ts';
 import type { InputItem } from '../protocol/input-items.ts';
+import type { OutputItem } from '../protocol/output-items.ts';
 import type { ConversationTurn, ResponseStore, StoredInputItem } from '../store/response-store.ts';
 import { newId } from '../util/ids.ts';
 import { storedItemToInput } from './stored-item-to-input.ts';
@@ -12,6 +13,8 @@ export interface Conversation {
   input: StoredInputItem[];
   /** The response `previous_response_id` names, if any. */
   previous: ConversationTurn | null;
+  /** Every output item of the earlier responses, oldest first (listings to reuse, approvals to answer). */
+  previousOutput: OutputItem[];
 }
 
 /**
@@ -22,6 +25,7 @@ export interface Conversation {
 export async function buildConversation(store: ResponseStore, tenant: string, request: CreateResponseRequest): Promise<Conversation> {
   const history: InputItem[] = [];
   let previous: ConversationTurn | null = null;
+  const previousOutput: OutputItem[] = [];
   const previousId = request.previous_response_id;
   if (previousId) {
     const { turns, missing } = await store.chain(tenant, previousId);
@@ -30,12 +34,13 @@ export async function buildConversation(store: ResponseStore, tenant: string, re
       throw notFound(message, 'previous_response_not_found', 'previous_response_id');
     }
     for (const turn of turns) {
-      for (const item of turn.inputItems) history.push(storedItemToInput(item));
-      for (const item of turn.output) history.push(storedItemToInput(item));
+      for (const item of turn.inputItems) history.push(...storedItemToInput(item));
+      for (const item of turn.output) history.push(...storedItemToInput(item));
+      previousOutput.push(...turn.output);
     }
     previous = turns.at(-1) ?? null;
   }
-  return { history, input: await resolveInput(store, tenant, request.input), previous };
+  return { history, input: await resolveInput(store, tenant, request.input), previous, previousOutput };
 }
 
 async function resolveInput(store: ResponseStore, tenant: string, input: CreateResponseRequest['input']): Promise<StoredInputItem[]> {
@@ -47,7 +52,8 @@ async function resolveInput(store: ResponseStore, tenant: string, input: CreateR
     if (item.type === 'item_reference') {
       const stored = found.get(item.id);
       if (!stored) throw notFound(`Item with id '${item.id}' not found.`, 'item_not_found', `input[${index}].id`);
-      return { ...storedItemToInput(stored), id: item.id } as StoredInputItem;
+      // A referenced MCP call stands for itself; everything else is one item.
+      return { ...(stored.type === 'mcp_call' ? stored : storedItemToInput(stored)[0]), id: item.id } as StoredInputItem;
     }
     return { ...item, id: item.id ?? newId(idPrefix(item.type)) } as StoredInputItem;
   });

@@ -19,7 +19,8 @@ export function initialResponse(request: CreateResponseRequest, id: string, mode
     instructions: request.instructions ?? null,
     output: [],
     error: null,
-    tools: (request.tools ?? []).map((tool) => ({
+    // ResponseResource.tools holds function tools only (the schema's `Tool` union); MCP servers are not echoed.
+    tools: (request.tools ?? []).flatMap((tool) => (tool.type === 'function' ? [tool] : [])).map((tool) => ({
       type: 'function',
       name: tool.name,
       description: tool.description ?? null,

@@ -33,16 +33,40 @@ export class OutputBuilder {
   #message: OpenMessage | null = null;
   #reasoning: OpenReasoning | null = null;
   readonly #calls = new Map<string, OpenCall>();
-  #turnStart = 0;
+  /** Calls shown later as other items (MCP calls): collected silently. */
+  readonly #hidden = new Map<string, { callId: string; name: string; arguments: string }>();
+  readonly #isHidden: (toolName: string) => boolean;
+  #turnCalls: { callId: string; name: string; item: FunctionCallOutputItem | null }[] = [];
+
+  /** `isHidden` names tools whose calls must not appear as `function_call` items. */
+  constructor(isHidden: (toolName: string) => boolean = () => false) {
+    this.#isHidden = isHidden;
+  }
 
   /** Marks where the next model turn's items begin. */
   startTurn(): void {
-    this.#turnStart = this.output.length;
+    this.#turnCalls = [];
+    this.#hidden.clear();
   }
 
-  /** The function calls the current turn produced, in order. */
-  turnCalls(): FunctionCallOutputItem[] {
-    return this.output.slice(this.#turnStart).filter((item): item is FunctionCallOutputItem => item.type === 'function_call');
+  /** Every call the current turn produced, shown or hidden, in the order the model made them. */
+  turnCalls(): { callId: string; name: string; arguments: string }[] {
+    return this.#turnCalls.map((call) => (call.item ? { callId: call.callId, name: call.name, arguments: call.item.arguments } : this.#hidden.get(call.callId)!));
+  }
+
+  /** Adds a finished item as a whole (announcements such as `mcp_list_tools`, approval requests). */
+  addItem(item: OutputItem, emit: Emit): void {
+    const index = this.#add(item, emit);
+    emit({ type: 'response.output_item.done', output_index: index, item });
+  }
+
+  /** Adds an item that is still running; finish it with `finishItem`. */
+  beginItem<T extends OutputItem>(item: T, emit: Emit): { item: T; index: number } {
+    return { item, index: this.#add(item, emit) };
+  }
+
+  finishItem(pending: { item: OutputItem; index: number }, emit: Emit): void {
+    emit({ type: 'response.output_item.done', output_index: pending.index, item: pending.item });
   }
 
   /** Adds a `function_call_output` item whose result is still pending; finish it with `finishToolOutput`. */
@@ -69,14 +93,22 @@ export class OutputBuilder {
         this.#appendReasoning(event.delta, emit);
         return;
       case 'tool_call.start': {
+        if (this.#isHidden(event.name)) {
+          this.#hidden.set(event.callId, { callId: event.callId, name: event.name, arguments: '' });
+          this.#turnCalls.push({ callId: event.callId, name: event.name, item: null });
+          return;
+        }
         this.#closeMessage('completed', emit);
         this.#closeReasoning(emit);
         const item: FunctionCallOutputItem = { type: 'function_call', id: newId('fc'), call_id: event.callId, name: event.name, arguments: '', status: 'in_progress' };
         const index = this.#add(item, emit);
         this.#calls.set(event.callId, { item, index });
+        this.#turnCalls.push({ callId: event.callId, name: event.name, item });
         return;
       }
       case 'tool_call.delta': {
+        const hidden = this.#hidden.get(event.callId);
+        if (hidden) hidden.arguments += event.delta;
         const call = this.#calls.get(event.callId);
         if (!call) return;
         call.item.arguments += event.delta;

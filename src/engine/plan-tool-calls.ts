@@ -3,14 +3,18 @@ import type { ToolCall, ToolContext, ToolExecutor } from '../executors/tool-exec
 
 /** What the loop does with one call the model made. */
 export type PlannedCall =
-  | { call: ToolCall; route: 'server'; executor: ToolExecutor }
+  | { call: ToolCall; route: 'server'; executor: ToolExecutor; approvalRequestId?: string }
   | { call: ToolCall; route: 'client' }
+  /** An MCP call the client must approve first: the response pauses with an `mcp_approval_request`. */
+  | { call: ToolCall; route: 'approval' }
   /** Never executed: the model sees `error` as the call's output. */
-  | { call: ToolCall; route: 'rejected'; error: string };
+  | { call: ToolCall; route: 'rejected'; error: string; approvalRequestId?: string };
 
 export interface ToolPolicy {
   /** Tool names `tool_choice.allowed_tools` permits; null when every declared tool is allowed. */
   allowed: ReadonlySet<string> | null;
+  /** Calls the client already approved (resuming an approval), by call id. */
+  approved?: ReadonlySet<string>;
 }
 
 /**
@@ -26,6 +30,8 @@ export function planToolCalls(calls: readonly ToolCall[], registry: ExecutorRegi
     const executor = registry.route(call, context);
     if (!executor) return { call, route: 'rejected', error: `There is no tool named '${call.name}'.` };
     if (executor.runsOnClient) return { call, route: 'client' };
+    const presentation = context.offered.get(call.name)?.presentation;
+    if (presentation?.kind === 'mcp' && presentation.requiresApproval && !policy.approved?.has(call.callId)) return { call, route: 'approval' };
     if (!isJsonObject(call.arguments)) {
       return { call, route: 'rejected', error: `The arguments for '${call.name}' are not a valid JSON object: ${truncate(call.arguments)}` };
     }

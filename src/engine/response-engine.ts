@@ -13,6 +13,7 @@ import { initialResponse } from './initial-response.ts';
 import { safeObserver, type LoopObserver } from './loop-observer.ts';
 import { runResponseLoop, type LoopLimits } from './response-loop.ts';
 import { planResume } from './resume-paused-turn.ts';
+import { storedItemToInput } from './stored-item-to-input.ts';
 
 export interface ResponseEngineOptions {
   router: ModelRouter;
@@ -66,7 +67,7 @@ export class ResponseEngine {
     if (request.background) throw invalidRequest('Background responses are not supported.', 'background', 'unsupported_parameter');
     const route = router.resolve(model);
 
-    const { history, input, previous } = await buildConversation(store, options.tenant, request);
+    const { history, input, previous, previousOutput } = await buildConversation(store, options.tenant, request);
     if (history.length === 0 && input.length === 0 && !request.instructions) {
       throw invalidRequest("Missing required parameter: 'input'.", 'input', 'missing_required_parameter');
     }
@@ -77,12 +78,21 @@ export class ResponseEngine {
       parallel: request.parallel_tool_calls !== false,
       maxToolCalls: request.max_tool_calls ?? null,
     };
-    const toolContext: ToolContext = { tenant: options.tenant, tools: request.tools ?? [] };
-    const resume = planResume(previous, input, executors, toolContext, policy);
-
+    const functionTools = (request.tools ?? []).flatMap((tool) => (tool.type === 'function' ? [tool] : []));
+    const mcpServers = (request.tools ?? []).flatMap((tool, index) => (tool.type === 'mcp' ? [{ tool, index }] : []));
     const deadline = AbortSignal.timeout(limits.deadlineMs);
     const signal = AbortSignal.any([options.signal, deadline]);
-    const turnRequest = toTurnRequest(request, route.upstreamModel, [...history, ...input], history.length);
+
+    // What executors offer (MCP tools) is settled before the stream starts, so a refused server URL is a 400.
+    const baseContext: ToolContext = { tenant: options.tenant, tools: functionTools, mcpServers, previousOutput, offered: new Map() };
+    const prepared = await executors.prepare(baseContext, signal);
+    const declared = new Set(functionTools.map((tool) => tool.name));
+    const offered = new Map(prepared.offered.filter((tool) => !declared.has(tool.definition.name)).map((tool) => [tool.definition.name, tool]));
+    const toolContext: ToolContext = { ...baseContext, offered };
+    const resume = planResume(previous, input, executors, toolContext, policy);
+
+    const modelInput = [...history, ...input.flatMap(storedItemToInput)];
+    const turnRequest = toTurnRequest(request, route.upstreamModel, modelInput, history.length, [...functionTools, ...[...offered.values()].map((tool) => tool.definition)]);
     const firstTurn = resume ? null : await route.provider.startTurn(turnRequest, signal);
     const response: ResponseResource = initialResponse(request, newId('resp'), model, Math.floor(Date.now() / 1000));
     const events = runResponseLoop({
@@ -91,6 +101,7 @@ export class ResponseEngine {
       request: turnRequest,
       firstTurn,
       resume,
+      announcements: prepared.items,
       registry: executors,
       toolContext,
       policy,
@@ -112,13 +123,13 @@ export class ResponseEngine {
   }
 }
 
-function toTurnRequest(request: CreateResponseRequest, model: string, items: TurnRequest['items'], historyLength: number): TurnRequest {
+function toTurnRequest(request: CreateResponseRequest, model: string, items: TurnRequest['items'], historyLength: number, tools: TurnRequest['tools']): TurnRequest {
   return {
     model,
     instructions: request.instructions ?? null,
     items,
     historyLength,
-    tools: request.tools ?? [],
+    tools,
     toolChoice: request.tool_choice ?? null,
     parallelToolCalls: request.parallel_tool_calls ?? null,
     textFormat: request.text?.format ?? null,

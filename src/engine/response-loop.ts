@@ -1,7 +1,9 @@
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { ExecutorRegistry } from '../executors/executor-registry.ts';
 import type { ToolCall, ToolContext, ToolExecutor } from '../executors/tool-executor.ts';
+import type { McpCallItem, OutputItem } from '../protocol/output-items.ts';
 import type { ResponseResource } from '../protocol/response-resource.ts';
+import { newId } from '../util/ids.ts';
 import type { ResponseStreamEvent, ResponseStreamEventBody, TerminalEventType } from '../protocol/stream-events.ts';
 import type { Provider, TurnFinish, TurnRequest, TurnStream } from '../providers/provider.ts';
 import type { LoopObserver } from './loop-observer.ts';
@@ -46,6 +48,8 @@ export interface ResponseLoop {
   /** The first turn, already started (so an immediate upstream failure became an HTTP status); null to start it here. */
   firstTurn: TurnStream | null;
   resume: ResumePlan | null;
+  /** Items announcing what executors offered (`mcp_list_tools`), added before the first turn. */
+  announcements: readonly OutputItem[];
   registry: ExecutorRegistry;
   toolContext: ToolContext;
   policy: LoopPolicy;
@@ -85,15 +89,36 @@ export async function* runResponseLoop(loop: ResponseLoop): AsyncGenerator<Respo
   yield stamp({ type: 'response.created', response: { ...response, output: [] } });
   yield stamp({ type: 'response.in_progress', response: { ...response, output: [] } });
 
-  const builder = new OutputBuilder();
+  const presentationOf = (name: string) => loop.toolContext.offered.get(name)?.presentation ?? { kind: 'function' as const };
+  const builder = new OutputBuilder((name) => presentationOf(name).kind === 'mcp');
   const usage = new UsageTotal();
   const tools = { run: 0, consecutiveFailures: 0 };
   let ending: Ending | null = null;
 
   /** Runs planned calls, streaming each output as its result arrives; returns false when a limit ended the loop. */
+  /** Adds the item a call's result goes into: a `function_call_output`, or an `mcp_call` for MCP-presented tools. */
+  function openResult(call: ToolCall, approvalRequestId?: string): (output: string, isError: boolean) => void {
+    const presentation = presentationOf(call.name);
+    if (presentation.kind === 'mcp') {
+      const pending = builder.beginItem<McpCallItem>(
+        { type: 'mcp_call', id: newId('mcp'), server_label: presentation.serverLabel, name: presentation.toolName, arguments: call.arguments, output: null, error: null, status: 'in_progress', ...(approvalRequestId && { approval_request_id: approvalRequestId }) },
+        emit,
+      );
+      return (output, isError) => {
+        if (isError) pending.item.error = errorMessage(output);
+        else pending.item.output = output;
+        pending.item.status = 'completed';
+        builder.finishItem(pending, emit);
+      };
+    }
+    const pending = builder.beginToolOutput(call.callId, emit);
+    return (output) => builder.finishToolOutput(pending, output, emit);
+  }
+
   async function* execute(planned: readonly PlannedCall[], closed: readonly ToolCall[], turn: number): AsyncGenerator<ResponseStreamEvent, boolean> {
-    const handles = new Map<string, ReturnType<OutputBuilder['beginToolOutput']>>();
-    for (const { call } of [...planned, ...closed.map((call) => ({ call }))]) handles.set(call.callId, builder.beginToolOutput(call.callId, emit));
+    const handles = new Map<string, (output: string, isError: boolean) => void>();
+    for (const entry of planned) handles.set(entry.call.callId, openResult(entry.call, 'approvalRequestId' in entry ? entry.approvalRequestId : undefined));
+    for (const call of closed) handles.set(call.callId, openResult(call));
     for (const entry of planned) if (entry.route === 'rejected') finish(entry.call, errorOutput(entry.error), true);
     for (const call of closed) finish(call, errorOutput(NOT_RUN_MESSAGE), false);
     yield* flush();
@@ -132,12 +157,14 @@ export async function* runResponseLoop(loop: ResponseLoop): AsyncGenerator<Respo
     return true;
 
     function finish(call: ToolCall, output: string, isError: boolean): void {
-      builder.finishToolOutput(handles.get(call.callId)!, output, emit);
+      handles.get(call.callId)!(output, isError);
       tools.consecutiveFailures = isError ? tools.consecutiveFailures + 1 : 0;
     }
   }
 
   try {
+    for (const item of loop.announcements) builder.addItem(item, emit);
+    yield* flush();
     if (loop.resume && !(yield* execute(loop.resume.calls, loop.resume.closed, 0))) return yield* finalize();
     for (let turn = 1; ending === null; turn++) {
       if (turn > loop.limits.maxTurns) {
@@ -150,7 +177,7 @@ export async function* runResponseLoop(loop: ResponseLoop): AsyncGenerator<Respo
       const stream =
         turn === 1 && loop.firstTurn
           ? loop.firstTurn
-          : await loop.provider.startTurn({ ...loop.request, items: [...loop.request.items, ...builder.output.map(storedItemToInput)] }, loop.signal);
+          : await loop.provider.startTurn({ ...loop.request, items: [...loop.request.items, ...builder.output.flatMap(storedItemToInput)] }, loop.signal);
       let finish: TurnFinish | null = null;
       let failure: { code: string; message: string } | null = null;
       for await (const event of stream) {
@@ -174,22 +201,27 @@ export async function* runResponseLoop(loop: ResponseLoop): AsyncGenerator<Respo
       else if (!finish) ending = { status: 'failed', code: 'upstream_stream_truncated', message: 'The model call ended without a finish reason.' };
       else if (finish.reason === 'length') ending = { status: 'incomplete', reason: 'max_output_tokens' };
       else if (finish.reason === 'content_filter') ending = { status: 'incomplete', reason: 'content_filter' };
-      else if (calls.length === 0 || loop.policy.toolChoiceNone || !loop.registry.hasServerSideExecutors) ending = { status: 'completed' };
+      else if (calls.length === 0 || loop.policy.toolChoiceNone || !loop.registry.serverSideAvailable(loop.toolContext)) ending = { status: 'completed' };
       if (ending) break;
 
-      const planned = planToolCalls(
-        calls.map((item) => ({ callId: item.call_id, name: item.name, arguments: item.arguments })),
-        loop.registry,
-        loop.toolContext,
-        loop.policy,
-      );
-      if (planned.some((entry) => entry.route === 'client')) {
-        ending = { status: 'requires_action' };
-        break;
-      }
+      const planned = planToolCalls(calls, loop.registry, loop.toolContext, loop.policy);
       const serverCalls = planned.filter((entry) => entry.route === 'server').length;
       if (loop.policy.maxToolCalls !== null && tools.run + serverCalls > loop.policy.maxToolCalls) {
         ending = { status: 'incomplete', reason: 'max_tool_calls' };
+        break;
+      }
+      const waitsForClient = planned.some((entry) => entry.route === 'client');
+      const approvals = planned.filter((entry) => entry.route === 'approval');
+      if (waitsForClient || approvals.length > 0) {
+        // A client call pauses the whole turn; calls that only wait for approval let the others run first.
+        if (!waitsForClient && !(yield* execute(planned.filter((entry) => entry.route !== 'approval'), [], turn))) break;
+        for (const { call } of approvals) {
+          const presentation = presentationOf(call.name);
+          if (presentation.kind !== 'mcp') continue;
+          builder.addItem({ type: 'mcp_approval_request', id: newId('mcpr'), server_label: presentation.serverLabel, name: presentation.toolName, arguments: call.arguments }, emit);
+        }
+        yield* flush();
+        ending = { status: 'requires_action' };
         break;
       }
       if (!(yield* execute(planned, [], turn))) break;
@@ -208,6 +240,17 @@ export async function* runResponseLoop(loop: ResponseLoop): AsyncGenerator<Respo
     yield* flush();
     yield* finishResponse(loop, builder, usage, final, stamp);
   }
+}
+
+/** The message of an error output (`{"error": …}`), or the output itself. */
+function errorMessage(output: string): string {
+  try {
+    const parsed: unknown = JSON.parse(output);
+    if (parsed && typeof parsed === 'object' && typeof (parsed as { error?: unknown }).error === 'string') return (parsed as { error: string }).error;
+  } catch {
+    // not JSON: the text is the message
+  }
+  return output;
 }
 
 async function* finishResponse(

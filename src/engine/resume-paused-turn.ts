@@ -1,6 +1,8 @@
 import { invalidRequest } from '../errors/gateway-error.ts';
 import type { ExecutorRegistry } from '../executors/executor-registry.ts';
+import { qualifiedToolName } from '../executors/mcp/mcp-executor.ts';
 import type { ToolCall, ToolContext } from '../executors/tool-executor.ts';
+import type { McpApprovalRequestItem } from '../protocol/output-items.ts';
 import type { ConversationTurn, StoredInputItem } from '../store/response-store.ts';
 import { planToolCalls, type PlannedCall, type ToolPolicy } from './plan-tool-calls.ts';
 
@@ -17,22 +19,34 @@ export const NOT_RUN_MESSAGE = 'This call was not run: the conversation continue
 
 /**
  * Continuing a `requires_action` response: the client answers its own calls
- * with `function_call_output` items; the gateway runs the paused turn's
- * server-side calls. Answering only some of the client calls is a 400 naming
- * one that is missing; answering none moves on (seed 004's last edge case),
- * and the unanswered calls are closed so that every upstream accepts the
- * history.
+ * with `function_call_output` items and each `mcp_approval_request` with an
+ * `mcp_approval_response`; the gateway runs the paused turn's server-side
+ * calls and the approved MCP calls (a refusal becomes the call's error).
+ * Answering only part is a 400 naming what is missing; answering nothing
+ * moves on (seed 004's last edge case) with the unanswered calls closed so
+ * that every upstream accepts the history. Approving something that is not
+ * pending is a 400.
  */
 export function planResume(previous: ConversationTurn | null, input: readonly StoredInputItem[], registry: ExecutorRegistry, context: ToolContext, policy: ToolPolicy): ResumePlan | null {
+  const approvals = input.flatMap((item, index) => (item.type === 'mcp_approval_response' ? [{ item, index }] : []));
+  const pendingApprovals = previous?.status === 'requires_action' ? unansweredApprovals(previous) : new Map<string, McpApprovalRequestItem>();
+  for (const { item, index } of approvals) {
+    if (!pendingApprovals.has(item.approval_request_id)) {
+      throw invalidRequest(`There is no pending approval request '${item.approval_request_id}' (unknown, or already answered).`, `input[${index}].approval_request_id`, 'unknown_approval_request');
+    }
+  }
   if (!previous || previous.status !== 'requires_action') return null;
+
   const answeredInPrevious = new Set(previous.output.flatMap((item) => (item.type === 'function_call_output' ? [item.call_id] : [])));
   const paused: ToolCall[] = previous.output.flatMap((item) =>
     item.type === 'function_call' && !answeredInPrevious.has(item.call_id) ? [{ callId: item.call_id, name: item.name, arguments: item.arguments }] : [],
   );
-  if (paused.length === 0) return null;
   const answered = new Set(input.flatMap((item) => (item.type === 'function_call_output' ? [item.call_id] : [])));
   const unanswered = paused.filter((call) => !answered.has(call.callId));
-  if (unanswered.length === paused.length) return { calls: [], closed: paused };
+  if (approvals.length === 0 && unanswered.length === paused.length) return paused.length > 0 ? { calls: [], closed: paused } : null;
+
+  const missingApproval = [...pendingApprovals.keys()].find((id) => !approvals.some(({ item }) => item.approval_request_id === id));
+  if (missingApproval) throw invalidRequest(`No mcp_approval_response was given for approval request '${missingApproval}'; answer every approval request of that turn.`, 'input', 'missing_approval_response');
 
   const planned = planToolCalls(unanswered, registry, context, policy);
   const missingClientCall = planned.find((entry) => entry.route === 'client');
@@ -43,5 +57,27 @@ export function planResume(previous: ConversationTurn | null, input: readonly St
       'missing_function_call_output',
     );
   }
-  return { calls: planned, closed: [] };
+  return { calls: [...planned, ...approvals.map(({ item }) => planApproval(item, pendingApprovals.get(item.approval_request_id)!, registry, context, policy))], closed: [] };
+}
+
+function unansweredApprovals(turn: ConversationTurn): Map<string, McpApprovalRequestItem> {
+  const answered = new Set(turn.output.flatMap((item) => (item.type === 'mcp_call' && item.approval_request_id ? [item.approval_request_id] : [])));
+  return new Map(turn.output.flatMap((item) => (item.type === 'mcp_approval_request' && !answered.has(item.id) ? [[item.id, item] as const] : [])));
+}
+
+function planApproval(
+  response: Extract<StoredInputItem, { type: 'mcp_approval_response' }>,
+  request: McpApprovalRequestItem,
+  registry: ExecutorRegistry,
+  context: ToolContext,
+  policy: ToolPolicy,
+): PlannedCall {
+  const call: ToolCall = { callId: request.id, name: qualifiedToolName(request.server_label, request.name), arguments: request.arguments };
+  if (!response.approve) {
+    const reason = response.reason ? `: ${response.reason}` : '.';
+    return { call, route: 'rejected', error: `The user did not approve this call${reason}`, approvalRequestId: request.id };
+  }
+  const [planned] = planToolCalls([call], registry, context, { ...policy, approved: new Set([call.callId]) });
+  if (planned!.route === 'server' || planned!.route === 'rejected') return { ...planned!, approvalRequestId: request.id };
+  return { call, route: 'rejected', error: `The tool '${request.name}' of '${request.server_label}' is not available in this request.`, approvalRequestId: request.id };
 }

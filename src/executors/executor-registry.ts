@@ -1,5 +1,5 @@
 import { FunctionToolExecutor } from './function-tool-executor.ts';
-import type { ToolCall, ToolContext, ToolExecutor } from './tool-executor.ts';
+import type { PreparedTools, ToolCall, ToolContext, ToolExecutor } from './tool-executor.ts';
 
 /**
  * Routes each call to the executor that can run it: the server-side
@@ -15,12 +15,24 @@ export class ExecutorRegistry {
     this.#serverSide = serverSide;
   }
 
-  /** Without server-side executors the gateway is single-shot: calls go back to the client as they are (SC-008). */
-  get hasServerSideExecutors(): boolean {
-    return this.#serverSide.length > 0;
+  /**
+   * Whether any server-side executor is available to this request: one that
+   * judges calls by name, or one that offered tools for it. Without one the
+   * gateway is single-shot: calls go back to the client as they are (SC-008).
+   */
+  serverSideAvailable(context: ToolContext): boolean {
+    return context.offered.size > 0 || this.#serverSide.some((executor) => executor.prepare === undefined);
+  }
+
+  /** Asks every executor that offers tools what it offers for this response, concurrently. */
+  async prepare(context: ToolContext, signal: AbortSignal): Promise<PreparedTools> {
+    const prepared = await Promise.all(this.#serverSide.map((executor) => executor.prepare?.(context, signal)));
+    return { offered: prepared.flatMap((entry) => entry?.offered ?? []), items: prepared.flatMap((entry) => entry?.items ?? []) };
   }
 
   route(call: ToolCall, context: ToolContext): ToolExecutor | null {
+    const offered = context.offered.get(call.name);
+    if (offered) return offered.executor;
     for (const executor of this.#serverSide) {
       try {
         if (executor.canExecute(call, context)) return executor;

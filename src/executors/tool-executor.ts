@@ -1,4 +1,5 @@
-import type { FunctionToolParam } from '../protocol/create-response-request.ts';
+import type { FunctionToolParam, McpToolParam } from '../protocol/create-response-request.ts';
+import type { OutputItem } from '../protocol/output-items.ts';
 
 /** A model's request to run a tool. */
 export interface ToolCall {
@@ -17,11 +18,40 @@ export interface ToolResult {
   isError: boolean;
 }
 
+/** How an offered tool's calls appear in the output. */
+export type CallPresentation =
+  /** `function_call` + `function_call_output` items (seed 004). */
+  | { kind: 'function' }
+  /** OpenAI's MCP items: one `mcp_call`, or an `mcp_approval_request` that pauses the response. */
+  | { kind: 'mcp'; serverLabel: string; toolName: string; requiresApproval: boolean };
+
+/** A tool an executor offers the model for one response, beyond the request's own function tools. */
+export interface OfferedTool {
+  /** What the model is given: a function tool. */
+  definition: FunctionToolParam;
+  executor: ToolExecutor;
+  presentation: CallPresentation;
+  /** The executor's own data for running it (for MCP: the server and the tool's real name). */
+  target: unknown;
+}
+
+/** What `prepare` found: tools to offer, and items that announce them in the output (`mcp_list_tools`). */
+export interface PreparedTools {
+  offered: OfferedTool[];
+  items: OutputItem[];
+}
+
 /** What an executor may know about the request a call belongs to. */
 export interface ToolContext {
   tenant: string;
   /** The function tools the request declared. */
   tools: readonly FunctionToolParam[];
+  /** The MCP servers the request named (`tools: [{type: "mcp", …}]`), with their index in `tools` for error params. */
+  mcpServers: readonly { tool: McpToolParam; index: number }[];
+  /** Output items of the earlier responses of the conversation (e.g. listings to reuse). */
+  previousOutput: readonly OutputItem[];
+  /** Tools executors offered for this response, by the name the model calls them. */
+  offered: ReadonlyMap<string, OfferedTool>;
 }
 
 /**
@@ -40,6 +70,12 @@ export interface ToolExecutor {
   /** Longest one call may run before it becomes an error result; the loop's default when absent. */
   readonly timeoutMs?: number;
   canExecute(call: ToolCall, context: ToolContext): boolean;
+  /**
+   * Called once per response, before the first model call: the tools this
+   * executor offers. May reject with a `GatewayError` (for example a refused
+   * server URL), which fails the request before it starts.
+   */
+  prepare?(context: ToolContext, signal: AbortSignal): Promise<PreparedTools>;
   /**
    * Runs one call. Must honour `signal` (the request was cancelled or timed
    * out) and should resolve with an error result rather than reject; a

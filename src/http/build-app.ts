@@ -7,6 +7,9 @@ import { ModelRouter } from '../providers/model-router.ts';
 import type { Provider } from '../providers/provider.ts';
 import { ExecutorRegistry } from '../executors/executor-registry.ts';
 import type { ToolExecutor } from '../executors/tool-executor.ts';
+import { EgressPolicy } from '../executors/mcp/egress-policy.ts';
+import { McpExecutor } from '../executors/mcp/mcp-executor.ts';
+import { McpSessionPool } from '../executors/mcp/mcp-session-pool.ts';
 import { createStore } from '../store/create-store.ts';
 import type { ResponseStore } from '../store/response-store.ts';
 import { newId } from '../util/ids.ts';
@@ -35,10 +38,18 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const providers = options.providers ?? createProviders(config);
   const router = new ModelRouter(providers, config.models, config.defaultProvider);
   const store = options.store ?? createStore(config.store);
+  const egress = new EgressPolicy({ allowedUrlPrefixes: config.mcp.allowedUrls });
+  const mcpPool = new McpSessionPool({ listTtlMs: config.mcp.listTtlMs, maxOutputChars: config.mcp.maxOutputChars, untrustedFetch: egress.fetch });
+  const mcp = new McpExecutor({
+    servers: config.mcp.servers.map((server) => ({ name: server.name, url: server.url, headers: server.headers, allowedTools: server.allowed_tools, timeoutMs: server.timeout_ms })),
+    pool: mcpPool,
+    egress,
+    defaultTimeoutMs: config.mcp.timeoutMs,
+  });
   const engine = new ResponseEngine({
     router,
     store,
-    executors: new ExecutorRegistry(options.executors ?? []),
+    executors: new ExecutorRegistry([...(options.executors ?? []), mcp]),
     limits: config.loop,
     defaultModel: config.defaultModel,
   });
@@ -95,7 +106,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     closing = true;
   });
   app.addHook('onClose', async () => {
-    await Promise.allSettled([...[...providers.values()].map((provider) => provider.close()), store.close()]);
+    await Promise.allSettled([...[...providers.values()].map((provider) => provider.close()), store.close(), mcpPool.close()]);
   });
   return app;
 }

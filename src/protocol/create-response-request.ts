@@ -15,6 +15,22 @@ export const FunctionToolParam = z.object({
   strict: z.boolean().optional(),
 });
 
+/** A remote MCP server named in the request (OpenAI-compatible). */
+export const McpToolParam = z.object({
+  type: z.literal('mcp'),
+  server_label: z.string().min(1).max(64).regex(/^[a-zA-Z0-9_-]+$/, 'must match ^[a-zA-Z0-9_-]+$'),
+  server_url: z.string().min(1),
+  server_description: z.string().nullish(),
+  headers: z.record(z.string(), z.string()).nullish(),
+  allowed_tools: z.union([z.array(z.string()), z.object({ tool_names: z.array(z.string()).optional() })]).nullish(),
+  require_approval: z
+    .union([
+      z.enum(['always', 'never']),
+      z.object({ always: z.object({ tool_names: z.array(z.string()).optional() }).optional(), never: z.object({ tool_names: z.array(z.string()).optional() }).optional() }),
+    ])
+    .nullish(),
+});
+
 const SpecificFunction = z.object({ type: z.literal('function'), name: z.string() });
 const ToolChoiceMode = z.enum(['none', 'auto', 'required']);
 const AllowedTools = z.object({
@@ -46,7 +62,7 @@ export const CreateResponseRequest = z.object({
   input: z.union([z.string().max(10_485_760), z.array(InputItem)]).nullish(),
   previous_response_id: z.string().nullish(),
   include: z.array(z.enum(['reasoning.encrypted_content', 'message.output_text.logprobs'])).optional(),
-  tools: z.array(z.discriminatedUnion('type', [FunctionToolParam])).nullish(),
+  tools: z.array(z.discriminatedUnion('type', [FunctionToolParam, McpToolParam])).nullish(),
   tool_choice: ToolChoiceParam.nullish(),
   metadata: Metadata.nullish(),
   text: z.object({ format: TextFormatParam.nullish(), verbosity: z.enum(['low', 'medium', 'high']).optional() }).nullish(),
@@ -77,5 +93,6 @@ export const CreateResponseRequest = z.object({
 
 export type CreateResponseRequest = z.infer<typeof CreateResponseRequest>;
 export type FunctionToolParam = z.infer<typeof FunctionToolParam>;
+export type McpToolParam = z.infer<typeof McpToolParam>;
 export type ToolChoiceParam = z.infer<typeof ToolChoiceParam>;
 export type TextFormatParam = z.infer<typeof TextFormatParam>;

@@ -100,6 +100,34 @@ export const CompactionItem = z.object({
 });
 export const ItemReference = z.object({ type: z.literal('item_reference'), id: z.string() });
 
+/** The client's answer to an `mcp_approval_request` (OpenAI's MCP shape). */
+export const McpApprovalResponseItem = z.object({
+  id: itemId,
+  type: z.literal('mcp_approval_response'),
+  approval_request_id: z.string().min(1),
+  approve: z.boolean(),
+  reason: z.string().max(MAX_TEXT).nullish(),
+});
+const McpListToolsInput = z.object({
+  id: z.string(),
+  type: z.literal('mcp_list_tools'),
+  server_label: z.string(),
+  tools: z.array(z.object({ name: z.string(), description: z.string().nullish(), input_schema: z.record(z.string(), z.unknown()), annotations: z.record(z.string(), z.unknown()).nullish() })),
+  error: z.string().nullish(),
+});
+const McpCallInput = z.object({
+  id: z.string(),
+  type: z.literal('mcp_call'),
+  server_label: z.string(),
+  name: z.string(),
+  arguments: z.string(),
+  output: z.string().nullish(),
+  error: z.string().nullish(),
+  status: callStatus,
+  approval_request_id: z.string().nullish(),
+});
+const McpApprovalRequestInput = z.object({ id: z.string(), type: z.literal('mcp_approval_request'), server_label: z.string(), name: z.string(), arguments: z.string() });
+
 const ItemUnion = z.discriminatedUnion('type', [
   MessageItem,
   FunctionCallItem,
@@ -107,6 +135,10 @@ const ItemUnion = z.discriminatedUnion('type', [
   ReasoningItem,
   CompactionItem,
   ItemReference,
+  McpApprovalResponseItem,
+  McpListToolsInput,
+  McpCallInput,
+  McpApprovalRequestInput,
 ]);
 
 export const InputItem = z.preprocess((value) => {

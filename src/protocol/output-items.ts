@@ -52,4 +52,39 @@ export interface ReasoningOutputItem {
   encrypted_content?: string;
 }
 
-export type OutputItem = MessageOutputItem | FunctionCallOutputItem | FunctionCallResultItem | ReasoningOutputItem;
+/** A tool an MCP server offers, as `mcp_list_tools` reports it. */
+export interface McpToolDescription {
+  name: string;
+  description: string | null;
+  input_schema: Record<string, unknown>;
+  annotations: Record<string, unknown> | null;
+}
+
+/** OpenAI's MCP items (not in the OpenResponses schema; the OpenAI SDK knows them). */
+export interface McpListToolsItem {
+  type: 'mcp_list_tools';
+  id: string;
+  server_label: string;
+  tools: McpToolDescription[];
+  error?: string | null;
+}
+export interface McpCallItem {
+  type: 'mcp_call';
+  id: string;
+  server_label: string;
+  name: string;
+  arguments: string;
+  output: string | null;
+  error: string | null;
+  status: ItemStatus;
+  approval_request_id?: string | null;
+}
+export interface McpApprovalRequestItem {
+  type: 'mcp_approval_request';
+  id: string;
+  server_label: string;
+  name: string;
+  arguments: string;
+}
+
+export type OutputItem = MessageOutputItem | FunctionCallOutputItem | FunctionCallResultItem | ReasoningOutputItem | McpListToolsItem | McpCallItem | McpApprovalRequestItem;

@@ -97,6 +97,12 @@ function convertMessages(instructions: string | null, items: InputItem[], histor
         return;
       case 'compaction':
         throw invalidRequest('Compaction items can only be sent to an OpenAI Responses upstream.', `${param}.type`, 'unsupported_item');
+      case 'mcp_approval_response':
+      case 'mcp_list_tools':
+      case 'mcp_call':
+      case 'mcp_approval_request':
+        // The engine turns MCP items into calls and outputs before they reach a provider.
+        return;
       case 'item_reference':
         throw invalidRequest(`Item reference '${item.id}' was not resolved.`, `${param}.id`, 'item_not_found');
       default:

@@ -1,0 +1,158 @@
+import { GatewayError, invalidRequest } from '../../errors/gateway-error.ts';
+import type { McpToolParam } from '../../protocol/create-response-request.ts';
+import type { McpListToolsItem, OutputItem } from '../../protocol/output-items.ts';
+import { newId } from '../../util/ids.ts';
+import type { OfferedTool, PreparedTools, ToolCall, ToolContext, ToolExecutor, ToolResult } from '../tool-executor.ts';
+import { EgressRefused, type EgressPolicy } from './egress-policy.ts';
+import type { McpServerTarget, McpSessionPool, McpTool } from './mcp-session-pool.ts';
+
+/** An MCP server the operator configured: its tools are offered to every request. */
+export interface OperatorMcpServer {
+  name: string;
+  url: string;
+  headers: Record<string, string>;
+  allowedTools: string[] | null;
+  timeoutMs: number | null;
+}
+
+interface McpTarget {
+  server: McpServerTarget;
+  toolName: string;
+  timeoutMs: number;
+}
+
+/** The name the model calls an MCP tool by: `<server>__<tool>`. */
+export function qualifiedToolName(server: string, tool: string): string {
+  return `${server}__${tool}`;
+}
+
+const VALID_FUNCTION_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+/**
+ * Runs tools that live on MCP servers: the operator's (offered to every
+ * request, shown as plain function calls) and those a request names with
+ * `{type: "mcp"}` (shown as OpenAI's MCP items, approvals included).
+ */
+export class McpExecutor implements ToolExecutor {
+  readonly kind = 'mcp';
+  readonly #servers: readonly OperatorMcpServer[];
+  readonly #pool: McpSessionPool;
+  readonly #egress: EgressPolicy;
+  readonly #defaultTimeoutMs: number;
+
+  constructor(options: { servers: readonly OperatorMcpServer[]; pool: McpSessionPool; egress: EgressPolicy; defaultTimeoutMs: number }) {
+    this.#servers = options.servers;
+    this.#pool = options.pool;
+    this.#egress = options.egress;
+    this.#defaultTimeoutMs = options.defaultTimeoutMs;
+  }
+
+  /** Calls reach this executor through the tools it offered; it takes no others. */
+  canExecute(): boolean {
+    return false;
+  }
+
+  async prepare(context: ToolContext, _signal: AbortSignal): Promise<PreparedTools> {
+    const [operator, requested] = await Promise.all([
+      Promise.all(this.#servers.map((server) => this.#offerOperatorServer(server))),
+      Promise.all(context.mcpServers.map(({ tool, index }) => this.#offerRequestServer(tool, index, context.previousOutput))),
+    ]);
+    return {
+      offered: [...operator.flat(), ...requested.flatMap((entry) => entry.offered)],
+      items: requested.flatMap((entry) => (entry.listing ? [entry.listing] : [])),
+    };
+  }
+
+  async execute(call: ToolCall, context: ToolContext, signal: AbortSignal): Promise<ToolResult> {
+    const offered = context.offered.get(call.name);
+    const target = offered?.executor === this ? (offered.target as McpTarget) : null;
+    if (!target) return { output: JSON.stringify({ error: `No MCP tool is named '${call.name}'.` }), isError: true };
+    const args = call.arguments ? (JSON.parse(call.arguments) as Record<string, unknown>) : {};
+    return this.#pool.session(target.server).call(target.toolName, args, signal, target.timeoutMs);
+  }
+
+  /** An unreachable operator server offers nothing this time; the request goes on without it. */
+  async #offerOperatorServer(server: OperatorMcpServer): Promise<OfferedTool[]> {
+    const target: McpServerTarget = { url: server.url, headers: server.headers, untrusted: false };
+    let tools: McpTool[];
+    try {
+      tools = await this.#pool.session(target).tools();
+    } catch {
+      return [];
+    }
+    return tools
+      .filter((tool) => !server.allowedTools || server.allowedTools.includes(tool.name))
+      .flatMap((tool) => this.#offer(server.name, tool, target, server.timeoutMs, { kind: 'function' }));
+  }
+
+  async #offerRequestServer(tool: McpToolParam, index: number, previousOutput: readonly OutputItem[]): Promise<{ offered: OfferedTool[]; listing: McpListToolsItem | null }> {
+    const param = `tools[${index}].server_url`;
+    try {
+      this.#egress.check(tool.server_url);
+    } catch (error) {
+      throw invalidRequest(`The MCP server URL for '${tool.server_label}' is not allowed: ${error instanceof Error ? error.message : String(error)}`, param, 'mcp_server_url_refused');
+    }
+    const target: McpServerTarget = { url: tool.server_url, headers: tool.headers ?? {}, untrusted: !this.#egress.isAllowedByPrefix(tool.server_url) };
+    // A conversation lists a server once; continuations reuse the stored listing.
+    const known = [...previousOutput].reverse().find((item): item is McpListToolsItem => item.type === 'mcp_list_tools' && item.server_label === tool.server_label && !item.error);
+    let listing: McpListToolsItem | null = null;
+    let tools: McpTool[];
+    if (known) {
+      tools = known.tools.map((entry) => ({ name: entry.name, description: entry.description, inputSchema: entry.input_schema, annotations: entry.annotations }));
+    } else {
+      try {
+        tools = await this.#pool.session(target).tools();
+      } catch (error) {
+        if (isEgressRefusal(error)) throw invalidRequest(`The MCP server URL for '${tool.server_label}' is not allowed: ${(error as Error).message}`, param, 'mcp_server_url_refused');
+        listing = { type: 'mcp_list_tools', id: newId('mcpl'), server_label: tool.server_label, tools: [], error: `Could not list the tools of '${tool.server_label}': ${describe(error)}` };
+        return { offered: [], listing };
+      }
+      listing = {
+        type: 'mcp_list_tools',
+        id: newId('mcpl'),
+        server_label: tool.server_label,
+        tools: tools.map((entry) => ({ name: entry.name, description: entry.description, input_schema: entry.inputSchema, annotations: entry.annotations })),
+        error: null,
+      };
+    }
+    const allowed = allowedNames(tool.allowed_tools);
+    const offered = tools
+      .filter((entry) => !allowed || allowed.includes(entry.name))
+      .flatMap((entry) => this.#offer(tool.server_label, entry, target, null, { kind: 'mcp', serverLabel: tool.server_label, toolName: entry.name, requiresApproval: requiresApproval(tool.require_approval, entry.name) }));
+    return { offered, listing };
+  }
+
+  #offer(serverName: string, tool: McpTool, server: McpServerTarget, timeoutMs: number | null, presentation: OfferedTool['presentation']): OfferedTool[] {
+    const name = qualifiedToolName(serverName, tool.name);
+    if (!VALID_FUNCTION_NAME.test(name)) return [];
+    const target: McpTarget = { server, toolName: tool.name, timeoutMs: timeoutMs ?? this.#defaultTimeoutMs };
+    return [{ definition: { type: 'function', name, ...(tool.description && { description: tool.description }), parameters: tool.inputSchema }, executor: this, presentation, target }];
+  }
+}
+
+function allowedNames(allowed: McpToolParam['allowed_tools']): string[] | null {
+  if (!allowed) return null;
+  return Array.isArray(allowed) ? allowed : (allowed.tool_names ?? null);
+}
+
+/** OpenAI's default: every call needs approval unless the request says otherwise. */
+export function requiresApproval(setting: McpToolParam['require_approval'], toolName: string): boolean {
+  if (setting === undefined || setting === null || setting === 'always') return true;
+  if (setting === 'never') return false;
+  if (setting.never?.tool_names?.includes(toolName)) return false;
+  if (setting.always?.tool_names) return setting.always.tool_names.includes(toolName);
+  return setting.never === undefined;
+}
+
+function isEgressRefusal(error: unknown): boolean {
+  for (let current: unknown = error, depth = 0; current && depth < 5; depth++) {
+    if (current instanceof EgressRefused) return true;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return error instanceof Error && /egress policy refuses/.test(error.message);
+}
+
+function describe(error: unknown): string {
+  if (error instanceof GatewayError) return error.message;
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,177 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { ToolResult } from '../tool-executor.ts';
+
+/** Where an MCP server is and how to reach it. */
+export interface McpServerTarget {
+  url: string;
+  /** Sent to this server only (never the client's own Authorization). */
+  headers: Readonly<Record<string, string>>;
+  /** Request-supplied servers go through the egress policy; operator-configured ones do not. */
+  untrusted: boolean;
+}
+
+/** A tool as an MCP server lists it (descriptions already size-limited). */
+export interface McpTool {
+  name: string;
+  description: string | null;
+  inputSchema: Record<string, unknown>;
+  annotations: Record<string, unknown> | null;
+}
+
+type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+
+export interface McpSessionPoolOptions {
+  /** How long a `tools/list` answer is reused (a `tools/list_changed` notification drops it sooner). */
+  listTtlMs: number;
+  /** The fetch untrusted servers are reached through (the egress policy's). */
+  untrustedFetch: FetchLike;
+  /** Largest tool output handed to the model, in characters. */
+  maxOutputChars: number;
+}
+
+const MAX_DESCRIPTION_CHARS = 4_096;
+
+/**
+ * One MCP client session per server (URL + headers), connected on first use
+ * and reused by every request after — no reconnect per call. Streamable HTTP
+ * first, the older HTTP+SSE transport when that fails. A session whose
+ * transport closes is dropped and reconnects on the next use.
+ */
+export class McpSessionPool {
+  readonly #options: McpSessionPoolOptions;
+  readonly #sessions = new Map<string, McpSession>();
+
+  constructor(options: McpSessionPoolOptions) {
+    this.#options = options;
+  }
+
+  session(target: McpServerTarget): McpSession {
+    const key = JSON.stringify([target.url, Object.entries(target.headers).sort(), target.untrusted]);
+    let session = this.#sessions.get(key);
+    if (!session) {
+      session = new McpSession(target, this.#options, () => this.#sessions.delete(key));
+      this.#sessions.set(key, session);
+    }
+    return session;
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.#sessions.values()].map((session) => session.close()));
+    this.#sessions.clear();
+  }
+}
+
+export class McpSession {
+  readonly #target: McpServerTarget;
+  readonly #options: McpSessionPoolOptions;
+  readonly #onGone: () => void;
+  #client: Promise<Client> | null = null;
+  #live: Client | null = null;
+  #tools: { value: Promise<McpTool[]>; expiresAt: number } | null = null;
+
+  constructor(target: McpServerTarget, options: McpSessionPoolOptions, onGone: () => void) {
+    this.#target = target;
+    this.#options = options;
+    this.#onGone = onGone;
+  }
+
+  /** The server's tools: cached, shared by concurrent callers, refreshed on `tools/list_changed`. */
+  tools(): Promise<McpTool[]> {
+    const cached = this.#tools;
+    if (cached && cached.expiresAt > Date.now()) return cached.value;
+    const value = this.#connect().then(async (client) => {
+      const listed: McpTool[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await client.listTools(cursor ? { cursor } : undefined);
+        for (const tool of page.tools) {
+          listed.push({
+            name: tool.name,
+            description: tool.description ? truncate(tool.description, MAX_DESCRIPTION_CHARS) : null,
+            inputSchema: tool.inputSchema as Record<string, unknown>,
+            annotations: (tool.annotations as Record<string, unknown> | undefined) ?? null,
+          });
+        }
+        cursor = page.nextCursor;
+      } while (cursor);
+      return listed;
+    });
+    this.#tools = { value, expiresAt: Date.now() + this.#options.listTtlMs };
+    value.catch(() => {
+      if (this.#tools?.value === value) this.#tools = null;
+    });
+    return value;
+  }
+
+  /** Calls a tool; MCP errors and transport failures are error results, cancellation reaches the server. */
+  async call(name: string, args: Record<string, unknown>, signal: AbortSignal, timeoutMs: number): Promise<ToolResult> {
+    try {
+      const client = await this.#connect();
+      const result = await client.callTool({ name, arguments: args }, undefined, { signal, timeout: timeoutMs });
+      const content = Array.isArray(result.content) ? result.content : [];
+      const text = content
+        .map((part: { type: string; text?: string }) => (part.type === 'text' ? (part.text ?? '') : JSON.stringify(part)))
+        .join('\n');
+      const output = truncate(text || (result.structuredContent ? JSON.stringify(result.structuredContent) : ''), this.#options.maxOutputChars);
+      return { output, isError: result.isError === true };
+    } catch (error) {
+      return { output: JSON.stringify({ error: `MCP call '${name}' failed: ${error instanceof Error ? error.message : String(error)}` }), isError: true };
+    }
+  }
+
+  async close(): Promise<void> {
+    const client = this.#client;
+    this.#client = null;
+    if (client) await (await client.catch(() => null))?.close();
+  }
+
+  #connect(): Promise<Client> {
+    this.#client ??= this.#open().catch((error: unknown) => {
+      this.#client = null;
+      throw error;
+    });
+    return this.#client;
+  }
+
+  async #open(): Promise<Client> {
+    const url = new URL(this.#target.url);
+    const requestInit: RequestInit = { headers: { ...this.#target.headers } };
+    const fetch = this.#target.untrusted ? this.#options.untrustedFetch : undefined;
+    const client = this.#newClient();
+    try {
+      await client.connect(new StreamableHTTPClientTransport(url, { requestInit, ...(fetch && { fetch }) }));
+      return (this.#live = client);
+    } catch (streamableError) {
+      // Servers from before Streamable HTTP speak HTTP+SSE on the same URL.
+      const legacy = this.#newClient();
+      try {
+        await legacy.connect(new SSEClientTransport(url, { requestInit, ...(fetch && { fetch, eventSourceInit: { fetch } }) }));
+        return (this.#live = legacy);
+      } catch {
+        throw streamableError;
+      }
+    }
+  }
+
+  #newClient(): Client {
+    const client = new Client({ name: 'loopgate', version: '0.1.0' });
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      this.#tools = null;
+    });
+    client.onclose = () => {
+      if (this.#live !== client) return;
+      this.#live = null;
+      this.#client = null;
+      this.#tools = null;
+      this.#onGone();
+    };
+    return client;
+  }
+}
+
+function truncate(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max)}… [truncated]` : text;
+}
