@@ -22,6 +22,7 @@ export const GatewayConfig = z.object({
       bodyLimitBytes: z.int().positive().default(52_428_800),
       keepAliveIntervalMs: z.int().positive().default(15_000),
       corsOrigins: z.array(z.string()).default(['*']),
+      shutdownGraceMs: z.int().min(0).default(10_000),
     })
     .prefault({}),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

@@ -104,9 +104,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   app.addHook('preClose', async () => {
     closing = true;
+    // In-flight responses get a grace period; then every connection is cut, including ones that never sent a request.
+    setTimeout(() => app.server.closeAllConnections(), config.server.shutdownGraceMs).unref();
   });
   app.addHook('onClose', async () => {
-    await Promise.allSettled([...[...providers.values()].map((provider) => provider.close()), store.close(), mcpPool.close()]);
+    await Promise.allSettled([...[...providers.values()].map((provider) => provider.close()), store.close(), mcpPool.close(), egress.close()]);
   });
   return app;
 }

@@ -21,9 +21,9 @@ export async function startGateway(
 ): Promise<RunningGateway> {
   const config = GatewayConfig.parse({
     logLevel: 'silent',
-    server: { host: '127.0.0.1', port: 0 },
     providers: { openai: { type: 'openai-chat', baseUrl: upstreamBaseUrl, apiKey: 'sk-upstream-test', ...providerOverrides } },
     ...overrides,
+    server: { host: '127.0.0.1', port: 0, shutdownGraceMs: 200, ...(overrides.server as object | undefined) },
   });
   const app = await buildApp({ config, executors });
   await app.listen({ host: '127.0.0.1', port: 0 });

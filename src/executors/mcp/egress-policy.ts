@@ -130,12 +130,17 @@ export class EgressPolicy {
     if (this.isAllowedByPrefix(url.href)) return url;
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new EgressRefused(`Only http and https URLs are allowed, not ${url.protocol}`);
     if (url.username || url.password) throw new EgressRefused('URLs with credentials are not allowed.');
-    const host = url.hostname.replace(/^\[|\]$/g, '');
+    // `localhost.` is `localhost`: the trailing dot only makes the name absolute.
+    const host = url.hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '');
     if (isIP(host) && isForbiddenAddress(host)) throw new EgressRefused(`${host} is an address the egress policy refuses.`);
     if (host === 'localhost' || host.endsWith('.localhost') || host.endsWith('.internal') || host === 'metadata.google.internal') {
       throw new EgressRefused(`${host} is a host the egress policy refuses.`);
     }
     return url;
+  }
+
+  async close(): Promise<void> {
+    await this.#agent.close();
   }
 
   isAllowedByPrefix(href: string): boolean {

@@ -92,7 +92,8 @@ export class McpExecutor implements ToolExecutor {
     } catch (error) {
       throw invalidRequest(`The MCP server URL for '${tool.server_label}' is not allowed: ${error instanceof Error ? error.message : String(error)}`, param, 'mcp_server_url_refused');
     }
-    const target: McpServerTarget = { url: tool.server_url, headers: tool.headers ?? {}, untrusted: !this.#egress.isAllowedByPrefix(tool.server_url) };
+    // Always through the egress fetch: an allowed server may still redirect somewhere that is not.
+    const target: McpServerTarget = { url: tool.server_url, headers: tool.headers ?? {}, untrusted: true };
     // A conversation lists a server once; continuations reuse the stored listing.
     const known = [...previousOutput].reverse().find((item): item is McpListToolsItem => item.type === 'mcp_list_tools' && item.server_label === tool.server_label && !item.error);
     let listing: McpListToolsItem | null = null;

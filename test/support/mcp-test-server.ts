@@ -1,0 +1,126 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { z } from 'zod';
+
+/**
+ * A real MCP server, built with the official SDK, on loopback: Streamable
+ * HTTP (stateful sessions) or the older HTTP+SSE transport. It records what a
+ * test needs to see: JSON-RPC methods received, headers, cancellations, tool
+ * calls in flight.
+ */
+export class McpTestServer {
+  readonly methods: string[] = [];
+  readonly headers: IncomingHttpHeaders[] = [];
+  readonly cancelledCalls: string[] = [];
+  readonly calls: { name: string; args: unknown }[] = [];
+  running = 0;
+  maxRunning = 0;
+  #http: Server | null = null;
+  #servers: McpServer[] = [];
+  readonly #transport: 'streamable' | 'sse';
+
+  constructor(transport: 'streamable' | 'sse' = 'streamable') {
+    this.#transport = transport;
+  }
+
+  /** Number of `tools/list` requests received. */
+  get listCalls(): number {
+    return this.methods.filter((method) => method === 'tools/list').length;
+  }
+
+  async start(): Promise<string> {
+    const sessions = new Map<string, StreamableHTTPServerTransport>();
+    const sseSessions = new Map<string, SSEServerTransport>();
+    this.#http = createServer(async (req, res) => {
+      this.headers.push(req.headers);
+      const body = await readBody(req);
+      for (const message of [body].flat()) if (message && typeof message === 'object' && 'method' in message) this.methods.push(String(message.method));
+      const url = new URL(req.url ?? '/', 'http://localhost');
+      if (this.#transport === 'sse') {
+        if (req.method === 'GET' && url.pathname === '/sse') {
+          const transport = new SSEServerTransport('/messages', res);
+          sseSessions.set(transport.sessionId, transport);
+          await this.#newServer().connect(transport);
+          return;
+        }
+        if (req.method === 'POST' && url.pathname === '/messages') {
+          const transport = sseSessions.get(url.searchParams.get('sessionId') ?? '');
+          if (!transport) return void res.writeHead(404).end();
+          await transport.handlePostMessage(req, res, body);
+          return;
+        }
+        res.writeHead(405).end();
+        return;
+      }
+      const sessionId = req.headers['mcp-session-id'];
+      let transport = typeof sessionId === 'string' ? sessions.get(sessionId) : undefined;
+      if (!transport) {
+        transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), onsessioninitialized: (id) => void sessions.set(id, transport!) });
+        await this.#newServer().connect(transport);
+      }
+      await transport.handleRequest(req, res, body);
+    });
+    await new Promise<void>((resolve) => this.#http!.listen(0, '127.0.0.1', resolve));
+    const port = (this.#http.address() as AddressInfo).port;
+    return this.#transport === 'sse' ? `http://127.0.0.1:${port}/sse` : `http://127.0.0.1:${port}/mcp`;
+  }
+
+  /** Adds a tool on every live session and tells clients their lists changed. */
+  addTool(name: string): void {
+    for (const server of this.#servers) {
+      server.registerTool(name, { description: `added later: ${name}`, inputSchema: {} }, async () => ({ content: [{ type: 'text', text: name }] }));
+      server.sendToolListChanged();
+    }
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled(this.#servers.map((server) => server.close()));
+    this.#http?.closeAllConnections();
+    await new Promise<void>((resolve) => (this.#http ? this.#http.close(() => resolve()) : resolve()));
+  }
+
+  #newServer(): McpServer {
+    const server = new McpServer({ name: 'test-tools', version: '1.0.0' }, { capabilities: { tools: { listChanged: true } } });
+    server.registerTool('add', { description: 'Adds two numbers.', inputSchema: { a: z.number(), b: z.number() } }, async ({ a, b }) => {
+      this.calls.push({ name: 'add', args: { a, b } });
+      return { content: [{ type: 'text', text: String(a + b) }] };
+    });
+    server.registerTool('slow', { description: 'Waits, then answers.', inputSchema: { ms: z.number(), label: z.string().optional() } }, async ({ ms, label }, extra) => {
+      this.calls.push({ name: 'slow', args: { ms, label } });
+      this.running++;
+      this.maxRunning = Math.max(this.maxRunning, this.running);
+      try {
+        await new Promise<void>((resolve, reject) => {
+          const timer = setTimeout(resolve, ms);
+          extra.signal.addEventListener('abort', () => {
+            clearTimeout(timer);
+            this.cancelledCalls.push(label ?? 'slow');
+            reject(new Error('cancelled'));
+          }, { once: true });
+        });
+      } finally {
+        this.running--;
+      }
+      return { content: [{ type: 'text', text: `slept ${ms} ms${label ? ` (${label})` : ''}` }] };
+    });
+    server.registerTool('fail', { description: 'Always fails.', inputSchema: {} }, async () => ({ content: [{ type: 'text', text: 'the thing is broken' }], isError: true }));
+    server.registerTool('secret', { description: 'Should be filtered by allowed_tools.', inputSchema: {} }, async () => ({ content: [{ type: 'text', text: 'secret' }] }));
+    this.#servers.push(server);
+    return server;
+  }
+}
+
+async function readBody(req: import('node:http').IncomingMessage): Promise<unknown> {
+  if (req.method !== 'POST') return undefined;
+  let raw = '';
+  for await (const piece of req) raw += piece;
+  try {
+    return raw ? JSON.parse(raw) : undefined;
+  } catch {
+    return undefined;
+  }
+}
