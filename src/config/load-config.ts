@@ -14,6 +14,15 @@ const OpenAIChatProviderConfig = z.object({
   idleTimeoutMs: z.int().positive().default(300_000),
 });
 
+const AnthropicProviderConfig = z.object({
+  type: z.literal('anthropic'),
+  baseUrl: z.url().default('https://api.anthropic.com'),
+  apiKey: z.string().nullable().default(null),
+  defaultMaxTokens: z.int().positive().default(8_192),
+  connections: z.int().positive().default(256),
+  timeoutMs: z.int().positive().default(600_000),
+});
+
 export const GatewayConfig = z.object({
   server: z
     .object({
@@ -28,7 +37,7 @@ export const GatewayConfig = z.object({
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   defaultModel: z.string().min(1).nullable().default(null),
   defaultProvider: z.string().nullable().default('openai'),
-  providers: z.record(z.string(), z.discriminatedUnion('type', [OpenAIChatProviderConfig])).default({}),
+  providers: z.record(z.string(), z.discriminatedUnion('type', [OpenAIChatProviderConfig, AnthropicProviderConfig])).default({}),
   models: z.record(z.string(), z.object({ provider: z.string(), model: z.string().optional() })).default({}),
   store: z
     .object({
@@ -123,6 +132,12 @@ function applyEnv(raw: Record<string, any>, env: NodeJS.ProcessEnv): void {
   if (env.MCP_SERVERS) mcp.servers = parseJsonArray('MCP_SERVERS', env.MCP_SERVERS);
   if (env.MCP_ALLOWED_URLS !== undefined) mcp.allowedUrls = env.MCP_ALLOWED_URLS.split(',').map((prefix) => prefix.trim()).filter(Boolean);
   if (env.API_KEYS) raw.auth = { ...raw.auth, apiKeys: parseApiKeys(env.API_KEYS) };
+  if (env.ANTHROPIC_API_KEY || env.ANTHROPIC_BASE_URL) {
+    const providers = (raw.providers ??= {});
+    const anthropic = (providers.anthropic ??= { type: 'anthropic' });
+    if (env.ANTHROPIC_API_KEY) anthropic.apiKey = env.ANTHROPIC_API_KEY;
+    if (env.ANTHROPIC_BASE_URL) anthropic.baseUrl = env.ANTHROPIC_BASE_URL;
+  }
   if (env.OPENAI_BASE_URL || env.OPENAI_API_KEY) {
     const providers = (raw.providers ??= {});
     const openai = (providers.openai ??= { type: 'openai-chat', baseUrl: 'https://api.openai.com/v1' });

@@ -92,6 +92,11 @@ export class OutputBuilder {
       case 'reasoning.delta':
         this.#appendReasoning(event.delta, emit);
         return;
+      case 'reasoning.encrypted':
+        if (!this.#reasoning) this.#appendReasoning('', emit);
+        this.#reasoning!.item.encrypted_content = event.value;
+        this.#closeReasoning(emit);
+        return;
       case 'tool_call.start': {
         if (this.#isHidden(event.name)) {
           this.#hidden.set(event.callId, { callId: event.callId, name: event.name, arguments: '' });
@@ -209,7 +214,7 @@ export class OutputBuilder {
   #closeReasoning(emit: Emit): void {
     const reasoning = this.#reasoning;
     if (!reasoning) return;
-    reasoning.item.content = [{ type: 'reasoning_text', text: reasoning.text }];
+    reasoning.item.content = reasoning.text ? [{ type: 'reasoning_text', text: reasoning.text }] : [];
     emit({ type: 'response.output_item.done', output_index: reasoning.index, item: reasoning.item });
     this.#reasoning = null;
   }

@@ -36,7 +36,9 @@ const CLIENT_REQUEST_ID = /^[\w.:-]{1,128}$/;
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { config } = options;
   const providers = options.providers ?? createProviders(config);
-  const router = new ModelRouter(providers, config.models, config.defaultProvider);
+  const anthropicProvider = Object.entries(config.providers).find(([, provider]) => provider.type === 'anthropic')?.[0] ?? null;
+  const defaultProvider = config.defaultProvider && providers.has(config.defaultProvider) ? config.defaultProvider : anthropicProvider;
+  const router = new ModelRouter(providers, config.models, defaultProvider, anthropicProvider);
   const store = options.store ?? createStore(config.store);
   const egress = new EgressPolicy({ allowedUrlPrefixes: config.mcp.allowedUrls });
   const mcpPool = new McpSessionPool({ listTtlMs: config.mcp.listTtlMs, maxOutputChars: config.mcp.maxOutputChars, untrustedFetch: egress.fetch });

@@ -1,4 +1,5 @@
 import type { GatewayConfig } from '../config/load-config.ts';
+import { AnthropicProvider } from './anthropic/anthropic-provider.ts';
 import { OpenAIChatProvider } from './openai-chat/openai-chat-provider.ts';
 import type { Provider } from './provider.ts';
 
@@ -9,6 +10,9 @@ export function createProviders(config: GatewayConfig): Map<string, Provider> {
     switch (provider.type) {
       case 'openai-chat':
         providers.set(name, new OpenAIChatProvider({ name, ...provider }));
+        break;
+      case 'anthropic':
+        providers.set(name, new AnthropicProvider({ name, ...provider }));
         break;
     }
   }

@@ -13,18 +13,22 @@ export interface ModelRoute {
 }
 
 /**
- * Decides which provider serves a model name. Explicit aliases win; every
- * other name goes, unchanged, to the default provider — so with a single
- * upstream configured, any model it serves works without configuration.
+ * Decides which provider serves a model name. Explicit aliases win; then
+ * `anthropic/<model>` (prefix stripped) and `claude…` go to Anthropic when it
+ * is configured; every other name goes, unchanged, to the default provider —
+ * so with a single upstream configured, any model it serves works.
  */
 export class ModelRouter {
   readonly #providers: ReadonlyMap<string, Provider>;
   readonly #aliases: Readonly<Record<string, ModelAlias>>;
   readonly #defaultProvider: Provider | null;
+  readonly #anthropic: Provider | null;
 
-  constructor(providers: ReadonlyMap<string, Provider>, aliases: Readonly<Record<string, ModelAlias>>, defaultProvider: string | null) {
+  /** `anthropicProvider` names the provider that serves `claude…` and `anthropic/…` models, when one is configured. */
+  constructor(providers: ReadonlyMap<string, Provider>, aliases: Readonly<Record<string, ModelAlias>>, defaultProvider: string | null, anthropicProvider: string | null = null) {
     this.#providers = providers;
     this.#aliases = aliases;
+    this.#anthropic = anthropicProvider ? (providers.get(anthropicProvider) ?? null) : null;
     this.#defaultProvider = defaultProvider ? (providers.get(defaultProvider) ?? null) : null;
     for (const [alias, target] of Object.entries(aliases)) {
       if (!providers.has(target.provider)) throw new Error(`Model alias '${alias}' names unknown provider '${target.provider}'.`);
@@ -38,6 +42,11 @@ export class ModelRouter {
   resolve(model: string): ModelRoute {
     const alias = this.#aliases[model];
     if (alias) return { provider: this.#providers.get(alias.provider)!, upstreamModel: alias.model ?? model };
+    if (model.startsWith('anthropic/')) {
+      if (!this.#anthropic) throw invalidRequest(`The model '${model}' needs an Anthropic provider; set ANTHROPIC_API_KEY.`, 'model', 'model_not_found');
+      return { provider: this.#anthropic, upstreamModel: model.slice('anthropic/'.length) };
+    }
+    if (this.#anthropic && model.startsWith('claude')) return { provider: this.#anthropic, upstreamModel: model };
     if (!this.#defaultProvider) throw invalidRequest(`No provider serves the model '${model}'.`, 'model', 'model_not_found');
     return { provider: this.#defaultProvider, upstreamModel: model };
   }

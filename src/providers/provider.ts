@@ -64,6 +64,12 @@ export type TurnEvent =
   | { type: 'text.delta'; delta: string; logprobs?: TokenLogprob[] }
   | { type: 'refusal.delta'; delta: string }
   | { type: 'reasoning.delta'; delta: string }
+  /**
+   * Ends the current reasoning block with the opaque value the provider needs
+   * to get it back byte for byte (a signature, redacted data), carried in the
+   * reasoning item's `encrypted_content`. Opens the item when there was no text.
+   */
+  | { type: 'reasoning.encrypted'; value: string }
   | { type: 'tool_call.start'; callId: string; name: string }
   | { type: 'tool_call.delta'; callId: string; delta: string }
   | { type: 'usage'; usage: TurnUsage }

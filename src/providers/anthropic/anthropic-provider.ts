@@ -1,0 +1,181 @@
+import Anthropic from '@anthropic-ai/sdk';
+import { Agent, fetch as undiciFetch } from 'undici';
+import type { ModelInfo, Provider, TurnEvent, TurnRequest, TurnStream } from '../provider.ts';
+import { errorFromAnthropic, errorFromAnthropicType } from './anthropic-errors.ts';
+import { AnthropicStreamTranslator, type AnthropicStreamEvent } from './anthropic-stream-translator.ts';
+import { convertToAnthropicRequest, type AnthropicBlock, type AnthropicRequest } from './convert-to-anthropic-request.ts';
+
+export interface AnthropicProviderOptions {
+  name: string;
+  baseUrl: string;
+  apiKey: string | null;
+  /** `max_tokens` when the request sets no `max_output_tokens`. */
+  defaultMaxTokens: number;
+  connections: number;
+  /** Longest a whole upstream call may take. */
+  timeoutMs: number;
+}
+
+/** `pause_turn` (a long server-side turn) is continued automatically, at most this often. */
+const MAX_CONTINUATIONS = 5;
+
+type EventIterator = AsyncIterator<AnthropicStreamEvent>;
+
+/**
+ * Claude through Anthropic's Messages API, on the official SDK. Always
+ * streams upstream (the SDK refuses long non-streaming calls); non-streaming
+ * clients get the same events folded. Thinking keeps its signature, cache
+ * reads and writes count as input.
+ */
+export class AnthropicProvider implements Provider {
+  readonly name: string;
+  readonly #options: AnthropicProviderOptions;
+  readonly #client: Anthropic;
+  readonly #agent: Agent;
+
+  constructor(options: AnthropicProviderOptions) {
+    this.name = options.name;
+    this.#options = options;
+    this.#agent = new Agent({ connections: options.connections, keepAliveTimeout: 30_000 });
+    this.#client = new Anthropic({
+      apiKey: options.apiKey ?? 'not-configured',
+      baseURL: options.baseUrl,
+      maxRetries: 0,
+      timeout: options.timeoutMs,
+      fetch: ((input: string | URL | Request, init?: RequestInit) => undiciFetch(input as string, { ...(init as object), dispatcher: this.#agent } as never)) as unknown as typeof fetch,
+    });
+  }
+
+  async startTurn(request: TurnRequest, signal: AbortSignal): Promise<TurnStream> {
+    const body = convertToAnthropicRequest(request, { defaultMaxTokens: this.#options.defaultMaxTokens });
+    const opened = await this.#open(body, signal);
+    return this.#events(body, opened, signal);
+  }
+
+  async listModels(signal: AbortSignal): Promise<ModelInfo[]> {
+    try {
+      const page = await this.#client.models.list({ limit: 100 }, { signal });
+      return page.data.map((model) => ({ id: model.id, owned_by: this.name }));
+    } catch {
+      return [];
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.#agent.close();
+  }
+
+  /**
+   * Opens a stream and reads it up to the first content block, so an error
+   * that arrives after Anthropic's 200 but before any content (say
+   * `overloaded_error`) still becomes an HTTP status for the client.
+   */
+  async #open(body: AnthropicRequest, signal: AbortSignal): Promise<{ iterator: EventIterator; buffered: AnthropicStreamEvent[] }> {
+    let iterator: EventIterator;
+    const buffered: AnthropicStreamEvent[] = [];
+    try {
+      const stream = await this.#client.messages.create(body as unknown as Anthropic.MessageCreateParamsStreaming, { signal });
+      iterator = (stream as unknown as AsyncIterable<AnthropicStreamEvent>)[Symbol.asyncIterator]();
+      for (;;) {
+        const next = await iterator.next();
+        if (next.done) break;
+        buffered.push(next.value);
+        if (next.value.type === 'error') throw errorFromAnthropicType(this.name, next.value.error?.type ?? null, next.value.error?.message ?? 'The upstream reported an error.', null);
+        if (next.value.type !== 'message_start' && next.value.type !== 'ping') break;
+      }
+    } catch (error) {
+      if (signal.aborted) throw error;
+      throw errorFromAnthropic(this.name, error);
+    }
+    return { iterator, buffered };
+  }
+
+  async *#events(body: AnthropicRequest, first: { iterator: EventIterator; buffered: AnthropicStreamEvent[] }, signal: AbortSignal): AsyncGenerator<TurnEvent> {
+    const usage = { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, reasoningTokens: 0 };
+    let opened = first;
+    let request = body;
+    let hasToolCalls = false;
+    for (let continuation = 0; ; continuation++) {
+      const translator = new AnthropicStreamTranslator();
+      const content = new ContentAccumulator();
+      const out: TurnEvent[] = [];
+      try {
+        for (let next = nextEvent(opened); ; ) {
+          const result = await next;
+          if (result.done) break;
+          content.accept(result.value);
+          translator.accept(result.value, out);
+          for (const event of out) {
+            if (event.type === 'error') {
+              yield { ...event, message: `The upstream '${this.name}' reported: ${event.message}` };
+              return;
+            }
+            if (event.type === 'tool_call.start') hasToolCalls = true;
+            yield event;
+          }
+          out.length = 0;
+          next = opened.iterator.next();
+        }
+      } catch (error) {
+        if (signal.aborted) throw error;
+        const mapped = errorFromAnthropic(this.name, error);
+        yield { type: 'error', code: mapped.code ?? 'upstream_error', message: mapped.message };
+        return;
+      }
+      const messageUsage = translator.usage();
+      usage.inputTokens += messageUsage.inputTokens;
+      usage.outputTokens += messageUsage.outputTokens;
+      usage.cachedInputTokens += messageUsage.cachedInputTokens;
+      if (!translator.stopped) {
+        yield { type: 'error', code: 'upstream_stream_truncated', message: `The upstream '${this.name}' closed the stream before the model finished.` };
+        return;
+      }
+      if (translator.stopReason === 'pause_turn' && continuation < MAX_CONTINUATIONS) {
+        request = { ...request, messages: [...request.messages, { role: 'assistant', content: content.blocks() }] };
+        try {
+          opened = await this.#open(request, signal);
+        } catch (error) {
+          if (signal.aborted) throw error;
+          const mapped = errorFromAnthropic(this.name, error);
+          yield { type: 'error', code: mapped.code ?? 'upstream_error', message: mapped.message };
+          return;
+        }
+        continue;
+      }
+      yield { type: 'usage', usage };
+      yield { type: 'finish', finish: translator.finish(hasToolCalls) };
+      return;
+    }
+  }
+}
+
+/** Serves the events read while opening first, then the rest of the stream. */
+function nextEvent(opened: { iterator: EventIterator; buffered: AnthropicStreamEvent[] }): Promise<IteratorResult<AnthropicStreamEvent>> {
+  const buffered = opened.buffered.shift();
+  return buffered ? Promise.resolve({ done: false, value: buffered }) : opened.iterator.next();
+}
+
+/** Rebuilds the assistant's content blocks of one message, to continue it after `pause_turn`. */
+class ContentAccumulator {
+  readonly #blocks = new Map<number, { block: Record<string, unknown>; json: string }>();
+
+  accept(event: AnthropicStreamEvent): void {
+    const index = event.index ?? 0;
+    if (event.type === 'content_block_start' && event.content_block) this.#blocks.set(index, { block: { ...event.content_block }, json: '' });
+    if (event.type !== 'content_block_delta' || !event.delta) return;
+    const entry = this.#blocks.get(index);
+    if (!entry) return;
+    const { delta } = event;
+    if (delta.type === 'text_delta') entry.block.text = `${entry.block.text ?? ''}${delta.text ?? ''}`;
+    else if (delta.type === 'thinking_delta') entry.block.thinking = `${entry.block.thinking ?? ''}${delta.thinking ?? ''}`;
+    else if (delta.type === 'signature_delta') entry.block.signature = delta.signature ?? '';
+    else if (delta.type === 'input_json_delta') entry.json += delta.partial_json ?? '';
+  }
+
+  blocks(): AnthropicBlock[] {
+    return [...this.#blocks.entries()]
+      .sort(([a], [b]) => a - b)
+      .map(([, { block, json }]) => (json ? { ...block, input: JSON.parse(json) } : block) as unknown as AnthropicBlock)
+      .filter((block) => block.type !== 'text' || block.text !== '');
+  }
+}

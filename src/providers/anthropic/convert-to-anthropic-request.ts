@@ -1,0 +1,210 @@
+import { invalidRequest } from '../../errors/gateway-error.ts';
+import type { FunctionCallOutputPart, InputItem, UserContentPart } from '../../protocol/input-items.ts';
+import { assertNever } from '../../util/assert-never.ts';
+import { orderToolOutputs } from '../order-tool-outputs.ts';
+import type { TurnRequest } from '../provider.ts';
+import { decodeReasoning } from './reasoning-blocks.ts';
+
+/** Content blocks the gateway sends (the slice of the Messages API it uses). */
+export type AnthropicBlock =
+  | { type: 'text'; text: string }
+  | { type: 'image'; source: { type: 'base64'; media_type: string; data: string } | { type: 'url'; url: string } }
+  | { type: 'document'; source: { type: 'base64'; media_type: string; data: string } | { type: 'url'; url: string }; title?: string }
+  | { type: 'tool_use'; id: string; name: string; input: unknown }
+  | { type: 'tool_result'; tool_use_id: string; content: string | AnthropicBlock[]; is_error?: boolean }
+  | { type: 'thinking'; thinking: string; signature: string }
+  | { type: 'redacted_thinking'; data: string };
+
+export interface AnthropicMessage {
+  role: 'user' | 'assistant';
+  content: AnthropicBlock[];
+}
+
+export interface AnthropicRequest {
+  model: string;
+  max_tokens: number;
+  messages: AnthropicMessage[];
+  system?: string;
+  stream: true;
+  tools?: { name: string; description?: string; input_schema: Record<string, unknown>; strict?: boolean }[];
+  tool_choice?: { type: 'auto' | 'any' | 'none'; disable_parallel_tool_use?: boolean } | { type: 'tool'; name: string; disable_parallel_tool_use?: boolean };
+  thinking?: { type: 'enabled'; budget_tokens: number };
+  output_config?: { format?: { type: 'json_schema'; schema: Record<string, unknown> }; effort?: string };
+  temperature?: number;
+  top_p?: number;
+  metadata?: { user_id: string };
+}
+
+export interface AnthropicRequestOptions {
+  /** `max_tokens` is required upstream: the default when the request sets no `max_output_tokens`. */
+  defaultMaxTokens: number;
+}
+
+const THINKING_BUDGET: Record<string, number> = { low: 2_048, medium: 8_192, high: 16_384, xhigh: 32_000 };
+
+/** Translates one turn into a Messages API request (PROTOCOL-NOTES §5, §6). */
+export function convertToAnthropicRequest(request: TurnRequest, options: AnthropicRequestOptions): AnthropicRequest {
+  const { system, messages } = convertConversation(request.instructions, request.items, request.historyLength);
+  const body: AnthropicRequest = { model: request.model, max_tokens: request.maxOutputTokens ?? options.defaultMaxTokens, messages, stream: true };
+  if (system) body.system = system;
+
+  const allowed = typeof request.toolChoice === 'object' && request.toolChoice?.type === 'allowed_tools' ? new Set(request.toolChoice.tools.map((tool) => tool.name)) : null;
+  // allowed_tools has no native form: the model is only shown the allowed tools.
+  const tools = request.tools.filter((tool) => !allowed || allowed.has(tool.name));
+  if (tools.length > 0) {
+    body.tools = tools.map((tool) => ({
+      name: tool.name,
+      ...(tool.description != null && tool.description !== '' && { description: tool.description }),
+      input_schema: tool.parameters ?? { type: 'object', properties: {} },
+      ...(tool.strict !== undefined && { strict: tool.strict }),
+    }));
+    const choice = convertToolChoice(request.toolChoice);
+    const noParallel = request.parallelToolCalls === false;
+    if (choice || noParallel) body.tool_choice = { ...(choice ?? { type: 'auto' }), ...(noParallel && { disable_parallel_tool_use: true }) };
+  }
+
+  if (request.textFormat?.type === 'json_schema' && request.textFormat.schema) body.output_config = { format: { type: 'json_schema', schema: request.textFormat.schema } };
+  const budget = request.reasoningEffort ? THINKING_BUDGET[request.reasoningEffort] : undefined;
+  if (budget) {
+    body.thinking = { type: 'enabled', budget_tokens: budget };
+    // The budget must leave room for the answer.
+    if (body.max_tokens <= budget) body.max_tokens = budget + options.defaultMaxTokens;
+  }
+  if (request.temperature !== null) body.temperature = request.temperature;
+  if (request.topP !== null) body.top_p = request.topP;
+  if (request.safetyIdentifier !== null) body.metadata = { user_id: request.safetyIdentifier };
+  return body;
+}
+
+function convertToolChoice(choice: TurnRequest['toolChoice']): AnthropicRequest['tool_choice'] | null {
+  if (choice === null) return null;
+  const mode = typeof choice === 'string' ? choice : choice.type === 'allowed_tools' ? (choice.mode ?? 'auto') : null;
+  if (mode === 'auto') return { type: 'auto' };
+  if (mode === 'required') return { type: 'any' };
+  if (mode === 'none') return { type: 'none' };
+  if (typeof choice === 'object' && choice.type === 'function') return { type: 'tool', name: choice.name };
+  return null;
+}
+
+function convertConversation(instructions: string | null, items: InputItem[], historyLength: number): { system: string; messages: AnthropicMessage[] } {
+  const system: string[] = instructions ? [instructions] : [];
+  const messages: AnthropicMessage[] = [];
+  const push = (role: AnthropicMessage['role'], blocks: AnthropicBlock[]) => {
+    if (blocks.length === 0) return;
+    const last = messages.at(-1);
+    // Consecutive turns of one role are one message upstream; tool results must lead their user message.
+    if (last?.role === role) {
+      const results = blocks.filter((block) => block.type === 'tool_result');
+      if (results.length > 0 && role === 'user') {
+        const firstNonResult = last.content.findIndex((block) => block.type !== 'tool_result');
+        last.content.splice(firstNonResult < 0 ? last.content.length : firstNonResult, 0, ...results);
+        last.content.push(...blocks.filter((block) => block.type !== 'tool_result'));
+      } else {
+        last.content.push(...blocks);
+      }
+    } else {
+      messages.push({ role, content: blocks });
+    }
+  };
+
+  const positions = new Map(items.map((item, index) => [item, index]));
+  for (const item of orderToolOutputs(items)) {
+    const index = positions.get(item)!;
+    const param = index < historyLength ? 'previous_response_id' : `input[${index - historyLength}]`;
+    switch (item.type) {
+      case 'message':
+        if (item.role === 'system' || item.role === 'developer') {
+          system.push(typeof item.content === 'string' ? item.content : item.content.map((part) => part.text).join('\n'));
+        } else if (item.role === 'user') {
+          push('user', typeof item.content === 'string' ? textBlocks(item.content) : item.content.flatMap((part, partIndex) => userBlock(part, `${param}.content[${partIndex}]`)));
+        } else {
+          const parts = typeof item.content === 'string' ? [item.content] : item.content.map((part) => (part.type === 'output_text' ? part.text : part.refusal));
+          push('assistant', parts.flatMap(textBlocks));
+        }
+        break;
+      case 'reasoning': {
+        const block = item.encrypted_content ? decodeReasoning(item.encrypted_content) : null;
+        // Reasoning from other providers cannot be replayed to Claude; its signature would not verify.
+        if (block) push('assistant', [block]);
+        break;
+      }
+      case 'function_call':
+        push('assistant', [{ type: 'tool_use', id: item.call_id, name: item.name, input: parseArguments(item.arguments) }]);
+        break;
+      case 'function_call_output':
+        push('user', [toolResult(item.call_id, item.output, `${param}.output`)]);
+        break;
+      case 'compaction':
+        throw invalidRequest('Compaction items can only be sent to an OpenAI Responses upstream.', `${param}.type`, 'unsupported_item');
+      case 'item_reference':
+        throw invalidRequest(`Item reference '${item.id}' was not resolved.`, `${param}.id`, 'item_not_found');
+      case 'mcp_approval_response':
+      case 'mcp_list_tools':
+      case 'mcp_call':
+      case 'mcp_approval_request':
+        break;
+      default:
+        assertNever(item);
+    }
+  }
+  return { system: system.join('\n\n'), messages };
+}
+
+/** Anthropic rejects empty text blocks. */
+function textBlocks(text: string): AnthropicBlock[] {
+  return text ? [{ type: 'text', text }] : [];
+}
+
+function userBlock(part: UserContentPart | FunctionCallOutputPart, param: string): AnthropicBlock[] {
+  switch (part.type) {
+    case 'input_text':
+      return textBlocks(part.text);
+    case 'input_image': {
+      if (!part.image_url) throw invalidRequest('An input_image needs an image_url for this upstream.', `${param}.image_url`, 'missing_required_parameter');
+      const data = parseDataUrl(part.image_url);
+      return [{ type: 'image', source: data ? { type: 'base64', media_type: data.mediaType, data: data.data } : { type: 'url', url: part.image_url } }];
+    }
+    case 'input_file': {
+      const data = part.file_data ? (parseDataUrl(part.file_data) ?? { mediaType: 'application/pdf', data: part.file_data }) : null;
+      if (data) return [{ type: 'document', source: { type: 'base64', media_type: data.mediaType, data: data.data }, ...(part.filename && { title: part.filename }) }];
+      if (part.file_url) return [{ type: 'document', source: { type: 'url', url: part.file_url }, ...(part.filename && { title: part.filename }) }];
+      throw invalidRequest('An input_file needs file_data or file_url.', param, 'missing_required_parameter');
+    }
+    case 'input_video':
+      throw invalidRequest('Video input is not supported by Anthropic upstreams.', `${param}.type`, 'unsupported_parameter');
+    default:
+      return assertNever(part);
+  }
+}
+
+function toolResult(callId: string, output: string | FunctionCallOutputPart[], param: string): AnthropicBlock {
+  if (typeof output === 'string') {
+    return { type: 'tool_result', tool_use_id: callId, content: output, ...(isErrorOutput(output) && { is_error: true }) };
+  }
+  return { type: 'tool_result', tool_use_id: callId, content: output.flatMap((part, index) => userBlock(part, `${param}[${index}]`)) };
+}
+
+/** The gateway's own error outputs are `{"error": …}` objects. */
+function isErrorOutput(output: string): boolean {
+  if (!output.startsWith('{"error"')) return false;
+  try {
+    const parsed = JSON.parse(output) as { error?: unknown };
+    return typeof parsed.error === 'string' && Object.keys(parsed).length === 1;
+  } catch {
+    return false;
+  }
+}
+
+function parseArguments(text: string): unknown {
+  try {
+    const value: unknown = JSON.parse(text || '{}');
+    return value !== null && typeof value === 'object' ? value : {};
+  } catch {
+    return {};
+  }
+}
+
+function parseDataUrl(url: string): { mediaType: string; data: string } | null {
+  const match = /^data:([^;,]+);base64,(.*)$/s.exec(url);
+  return match ? { mediaType: match[1]!, data: match[2]! } : null;
+}
