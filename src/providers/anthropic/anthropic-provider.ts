@@ -114,7 +114,7 @@ export class AnthropicProvider implements Provider {
             yield event;
           }
           out.length = 0;
-          next = opened.iterator.next();
+          next = nextEvent(opened);
         }
       } catch (error) {
         if (signal.aborted) throw error;

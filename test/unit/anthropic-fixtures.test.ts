@@ -1,0 +1,127 @@
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GatewayError } from '../../src/errors/gateway-error.ts';
+import { AnthropicProvider } from '../../src/providers/anthropic/anthropic-provider.ts';
+import { decodeReasoning } from '../../src/providers/anthropic/reasoning-blocks.ts';
+import type { TurnRequest } from '../../src/providers/provider.ts';
+import { assertEventStreamInvariants } from '../support/event-invariants.ts';
+import { ScriptedChatUpstream } from '../support/scripted-chat-upstream.ts';
+import { collectLoopEvents } from '../support/turn-helpers.ts';
+
+const fixture = (name: string) => readFileSync(new URL(`../fixtures/anthropic/${name}`, import.meta.url), 'utf8');
+
+const baseRequest: TurnRequest = {
+  model: 'claude-sonnet-4-5',
+  instructions: null,
+  items: [{ type: 'message', role: 'user', content: 'hi' }],
+  historyLength: 0,
+  tools: [],
+  toolChoice: null,
+  parallelToolCalls: null,
+  textFormat: null,
+  verbosity: null,
+  maxOutputTokens: null,
+  temperature: null,
+  topP: null,
+  presencePenalty: null,
+  frequencyPenalty: null,
+  reasoningEffort: null,
+  topLogprobs: null,
+  logprobs: false,
+  safetyIdentifier: null,
+  promptCacheKey: null,
+  serviceTier: null,
+  stream: true,
+};
+
+/** Recorded-format Anthropic streams, served with real `event:` lines, through the provider and the event pipeline. */
+describe('Anthropic Messages streams → OpenResponses events', () => {
+  const upstream = new ScriptedChatUpstream();
+  let provider: AnthropicProvider;
+
+  beforeAll(async () => {
+    const url = await upstream.start();
+    provider = new AnthropicProvider({ name: 'anthropic', baseUrl: new URL(url).origin, apiKey: 'sk-ant-test', defaultMaxTokens: 1024, connections: 4, timeoutMs: 5_000 });
+  });
+  afterAll(async () => {
+    await provider.close();
+    await upstream.close();
+  });
+
+  async function run(name: string, pieceSize = 29) {
+    const text = fixture(name);
+    const pieces: string[] = [];
+    for (let offset = 0; offset < text.length; offset += pieceSize) pieces.push(text.slice(offset, offset + pieceSize));
+    upstream.setScript(() => ({ kind: 'sse', pieces }));
+    const signal = new AbortController().signal;
+    const events = await collectLoopEvents(await provider.startTurn(baseRequest, signal), { model: 'claude-sonnet-4-5' }, signal);
+    return { events, response: assertEventStreamInvariants(events) };
+  }
+
+  it('text, with cache reads and writes counted as input', async () => {
+    const { response } = await run('text.sse');
+    expect(response.status).toBe('completed');
+    expect(response.output[0].content[0].text).toBe('Hello! How can I help?');
+    expect(response.usage).toEqual({ input_tokens: 2112, output_tokens: 9, total_tokens: 2121, input_tokens_details: { cached_tokens: 2000 }, output_tokens_details: { reasoning_tokens: 0 } });
+    const sent = upstream.requests.at(-1)!;
+    expect(sent.path).toBe('/v1/messages');
+    expect(sent.body).toMatchObject({ model: 'claude-sonnet-4-5', max_tokens: 1024, stream: true, messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }] });
+    expect(sent.headers['anthropic-version']).toBeTruthy();
+  });
+
+  it('tool use: input_json_delta becomes argument deltas; text before the call is a message', async () => {
+    const { response } = await run('tool-use.sse');
+    expect(response.output.map((item: any) => item.type)).toEqual(['message', 'function_call']);
+    expect(response.output[1]).toMatchObject({ call_id: 'toolu_01A09q90qw90lq917835lq9', name: 'get_weather', arguments: '{"city": "San Francisco"}' });
+  });
+
+  it('parallel tool use; a call without input deltas gets {}', async () => {
+    const { response } = await run('parallel-tool-use.sse');
+    expect(response.output.map((item: any) => [item.name, item.arguments])).toEqual([
+      ['get_weather', '{"city":"Paris"}'],
+      ['get_time', '{}'],
+    ]);
+  });
+
+  it('thinking keeps its text and signature in the reasoning item', async () => {
+    const { response } = await run('thinking.sse');
+    expect(response.output.map((item: any) => item.type)).toEqual(['reasoning', 'message']);
+    expect(response.output[0].content).toEqual([{ type: 'reasoning_text', text: 'The user wants 2+2. That is 4.' }]);
+    expect(decodeReasoning(response.output[0].encrypted_content)).toEqual({ type: 'thinking', thinking: 'The user wants 2+2. That is 4.', signature: 'EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds' });
+  });
+
+  it('redacted thinking is carried opaquely', async () => {
+    const { response } = await run('redacted-thinking.sse');
+    expect(response.output[0].type).toBe('reasoning');
+    expect(decodeReasoning(response.output[0].encrypted_content)).toEqual({ type: 'redacted_thinking', data: 'EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpPkNRj2YfWXGmKDxH4mPnZ5sQ7vB5URj2pLmN4kz' });
+  });
+
+  it('stop reasons: refusal → incomplete (content_filter), max_tokens → incomplete (max_output_tokens)', async () => {
+    expect((await run('refusal.sse')).response.incomplete_details).toEqual({ reason: 'content_filter' });
+    const limited = (await run('max-tokens.sse')).response;
+    expect(limited.status).toBe('incomplete');
+    expect(limited.incomplete_details).toEqual({ reason: 'max_output_tokens' });
+  });
+
+  it('an overloaded_error before any content rejects as a 503 with a retry hint', async () => {
+    upstream.setScript(() => ({ kind: 'sse', pieces: [fixture('overloaded-before-content.sse')] }));
+    const error = await provider.startTurn(baseRequest, new AbortController().signal).catch((caught) => caught);
+    expect(error).toBeInstanceOf(GatewayError);
+    expect(error).toMatchObject({ status: 503, code: 'upstream_overloaded', headers: { 'retry-after': '2' } });
+  });
+
+  it('an error after content ends the response failed, keeping the partial output', async () => {
+    const { events, response } = await run('error-after-content.sse');
+    expect(events.at(-1).type).toBe('response.failed');
+    expect(response.error.message).toContain('Internal server error');
+    expect(response.output[0].content[0].text).toBe('Partial');
+  });
+
+  it('HTTP errors: 4xx pass through with param; 529 is a 503', async () => {
+    upstream.setScript(() => ({ kind: 'json', status: 400, body: { type: 'error', error: { type: 'invalid_request_error', message: 'messages.0.content.0.text: text content blocks must be non-empty' } } }));
+    const bad = await provider.startTurn(baseRequest, new AbortController().signal).catch((caught) => caught);
+    expect(bad).toMatchObject({ status: 400, type: 'invalid_request_error', param: 'messages.0.content.0.text' });
+    upstream.setScript(() => ({ kind: 'json', status: 529, body: { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } } }));
+    expect(await provider.startTurn(baseRequest, new AbortController().signal).catch((caught) => caught)).toMatchObject({ status: 503 });
+  });
+});

@@ -1,0 +1,161 @@
+import { describe, expect, it } from 'vitest';
+import { CreateResponseRequest } from '../../src/protocol/create-response-request.ts';
+import type { InputItem } from '../../src/protocol/input-items.ts';
+import { convertToAnthropicRequest } from '../../src/providers/anthropic/convert-to-anthropic-request.ts';
+import { encodeRedactedThinking, encodeThinking } from '../../src/providers/anthropic/reasoning-blocks.ts';
+import type { TurnRequest } from '../../src/providers/provider.ts';
+
+function turn(overrides: Partial<TurnRequest> = {}): TurnRequest {
+  return {
+    model: 'claude-sonnet-4-5',
+    instructions: null,
+    items: [{ type: 'message', role: 'user', content: 'hi' }],
+    historyLength: 0,
+    tools: [],
+    toolChoice: null,
+    parallelToolCalls: null,
+    textFormat: null,
+    verbosity: null,
+    maxOutputTokens: null,
+    temperature: null,
+    topP: null,
+    presencePenalty: null,
+    frequencyPenalty: null,
+    reasoningEffort: null,
+    topLogprobs: null,
+    logprobs: false,
+    safetyIdentifier: null,
+    promptCacheKey: null,
+    serviceTier: null,
+    stream: false,
+    ...overrides,
+  };
+}
+const options = { defaultMaxTokens: 4096 };
+const items = (input: unknown[]): InputItem[] => CreateResponseRequest.parse({ input }).input as InputItem[];
+const tools = [
+  { type: 'function' as const, name: 'f', description: 'does f', parameters: { type: 'object', properties: { a: { type: 'number' } } } },
+  { type: 'function' as const, name: 'g' },
+];
+
+describe('convertToAnthropicRequest', () => {
+  it('a minimal request: model, the default max_tokens, one user text block, streaming', () => {
+    expect(convertToAnthropicRequest(turn(), options)).toEqual({ model: 'claude-sonnet-4-5', max_tokens: 4096, stream: true, messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }] });
+  });
+
+  it('instructions and system/developer messages become the top-level system, in order', () => {
+    const body = convertToAnthropicRequest(turn({ instructions: 'Be brief.', items: items([{ role: 'system', content: 'sys' }, { role: 'developer', content: [{ type: 'input_text', text: 'dev' }] }, { role: 'user', content: 'hi' }]) }), options);
+    expect(body.system).toBe('Be brief.\n\nsys\n\ndev');
+    expect(body.messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'hi' }] }]);
+  });
+
+  it('merges consecutive same-role turns and never sends empty text', () => {
+    const body = convertToAnthropicRequest(turn({ items: items([{ role: 'user', content: 'a' }, { role: 'user', content: '' }, { role: 'user', content: [{ type: 'input_text', text: 'b' }] }, { role: 'assistant', content: '' }, { role: 'assistant', content: 'c' }]) }), options);
+    expect(body.messages).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] },
+      { role: 'assistant', content: [{ type: 'text', text: 'c' }] },
+    ]);
+  });
+
+  it('calls become tool_use; all outputs of the turn open one user message as tool_results, errors flagged', () => {
+    const body = convertToAnthropicRequest(
+      turn({
+        items: items([
+          { role: 'user', content: 'go' },
+          { type: 'function_call', call_id: 'c1', name: 'f', arguments: '{"a":1}' },
+          { type: 'function_call', call_id: 'c2', name: 'g', arguments: '' },
+          { type: 'function_call_output', call_id: 'c1', output: '42' },
+          { role: 'user', content: 'and?' },
+          { type: 'function_call_output', call_id: 'c2', output: '{"error":"boom"}' },
+        ]),
+      }),
+      options,
+    );
+    expect(body.messages).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'go' }] },
+      { role: 'assistant', content: [{ type: 'tool_use', id: 'c1', name: 'f', input: { a: 1 } }, { type: 'tool_use', id: 'c2', name: 'g', input: {} }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'tool_result', tool_use_id: 'c1', content: '42' },
+          { type: 'tool_result', tool_use_id: 'c2', content: '{"error":"boom"}', is_error: true },
+          { type: 'text', text: 'and?' },
+        ],
+      },
+    ]);
+  });
+
+  it('images from data URLs and URLs, files as documents', () => {
+    const body = convertToAnthropicRequest(
+      turn({
+        items: items([
+          {
+            role: 'user',
+            content: [
+              { type: 'input_image', image_url: 'data:image/png;base64,iVBORw0KGgo=' },
+              { type: 'input_image', image_url: 'https://example.com/cat.jpg' },
+              { type: 'input_file', filename: 'a.pdf', file_data: 'data:application/pdf;base64,JVBERi0=' },
+              { type: 'input_file', file_url: 'https://example.com/b.pdf' },
+            ],
+          },
+        ]),
+      }),
+      options,
+    );
+    expect(body.messages[0]!.content).toEqual([
+      { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } },
+      { type: 'image', source: { type: 'url', url: 'https://example.com/cat.jpg' } },
+      { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0=' }, title: 'a.pdf' },
+      { type: 'document', source: { type: 'url', url: 'https://example.com/b.pdf' } },
+    ]);
+  });
+
+  it('tools, every tool_choice, parallel_tool_calls: false, allowed_tools by filtering', () => {
+    expect(convertToAnthropicRequest(turn({ tools, toolChoice: 'auto' }), options)).toMatchObject({
+      tools: [{ name: 'f', description: 'does f', input_schema: { type: 'object', properties: { a: { type: 'number' } } } }, { name: 'g', input_schema: { type: 'object', properties: {} } }],
+      tool_choice: { type: 'auto' },
+    });
+    expect(convertToAnthropicRequest(turn({ tools, toolChoice: 'required' }), options).tool_choice).toEqual({ type: 'any' });
+    expect(convertToAnthropicRequest(turn({ tools, toolChoice: 'none' }), options).tool_choice).toEqual({ type: 'none' });
+    expect(convertToAnthropicRequest(turn({ tools, toolChoice: { type: 'function', name: 'g' } }), options).tool_choice).toEqual({ type: 'tool', name: 'g' });
+    expect(convertToAnthropicRequest(turn({ tools, parallelToolCalls: false }), options).tool_choice).toEqual({ type: 'auto', disable_parallel_tool_use: true });
+    const allowed = convertToAnthropicRequest(turn({ tools, toolChoice: { type: 'allowed_tools', mode: 'required', tools: [{ type: 'function', name: 'g' }] } }), options);
+    expect(allowed.tools!.map((tool) => tool.name)).toEqual(['g']);
+    expect(allowed.tool_choice).toEqual({ type: 'any' });
+    expect(convertToAnthropicRequest(turn(), options)).not.toHaveProperty('tool_choice');
+  });
+
+  it('json_schema output, max_output_tokens, effort → thinking with room for the answer', () => {
+    expect(convertToAnthropicRequest(turn({ textFormat: { type: 'json_schema', name: 'p', schema: { type: 'object' } } }), options).output_config).toEqual({ format: { type: 'json_schema', schema: { type: 'object' } } });
+    expect(convertToAnthropicRequest(turn({ maxOutputTokens: 300 }), options).max_tokens).toBe(300);
+    const thinking = convertToAnthropicRequest(turn({ reasoningEffort: 'medium', maxOutputTokens: 1000 }), options);
+    expect(thinking.thinking).toEqual({ type: 'enabled', budget_tokens: 8192 });
+    expect(thinking.max_tokens).toBeGreaterThan(8192);
+    expect(convertToAnthropicRequest(turn({ reasoningEffort: 'none' }), options)).not.toHaveProperty('thinking');
+  });
+
+  it('thinking and redacted thinking go back byte for byte, before the tool_use of their turn', () => {
+    const signature = 'EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds/+=';
+    const body = convertToAnthropicRequest(
+      turn({
+        items: items([
+          { role: 'user', content: 'q' },
+          { type: 'reasoning', summary: [], encrypted_content: encodeThinking('Let me think. ✓', signature) },
+          { type: 'reasoning', summary: [], encrypted_content: encodeRedactedThinking('Ejx0cGF8aGlkZGVu') },
+          { type: 'reasoning', summary: [], encrypted_content: 'gAAAA-openai-encrypted' },
+          { type: 'function_call', call_id: 'c1', name: 'f', arguments: '{}' },
+          { type: 'function_call_output', call_id: 'c1', output: 'ok' },
+        ]),
+      }),
+      options,
+    );
+    expect(body.messages[1]).toEqual({
+      role: 'assistant',
+      content: [
+        { type: 'thinking', thinking: 'Let me think. ✓', signature },
+        { type: 'redacted_thinking', data: 'Ejx0cGF8aGlkZGVu' },
+        { type: 'tool_use', id: 'c1', name: 'f', input: {} },
+      ],
+    });
+  });
+});
