@@ -1,0 +1,103 @@
+import { chunk, sse, usageChunk, type RecordedRequest, type UpstreamReply } from './scripted-chat-upstream.ts';
+
+/** One model turn, said once, rendered in each upstream's own wire format. */
+export interface ModelTurn {
+  text?: string;
+  calls?: { id: string; name: string; args: Record<string, unknown> }[];
+}
+
+/** What the model was shown, flattened the same way for every upstream. */
+export type Seen =
+  | { kind: 'system'; text: string }
+  | { kind: 'user'; text: string }
+  | { kind: 'assistant'; text: string }
+  | { kind: 'call'; id: string; name: string; args: unknown }
+  | { kind: 'result'; id: string; content: string };
+
+export interface ProviderFlavor {
+  name: 'openai-chat' | 'anthropic';
+  /** The model name clients use; it routes to this flavor. */
+  model: string;
+  /** Gateway configuration pointing this flavor's provider at the scripted upstream. */
+  config(upstreamBaseUrl: string): Record<string, unknown>;
+  render(request: RecordedRequest, turn: ModelTurn): UpstreamReply;
+  seen(request: RecordedRequest): Seen[];
+  /** The upstream refusing at once, before any content, and the HTTP status the client must get. */
+  failAtOnce(): { reply: UpstreamReply; status: number };
+}
+
+export const openaiChat: ProviderFlavor = {
+  name: 'openai-chat',
+  model: 'gpt-test',
+  config: (upstream) => ({ providers: { openai: { type: 'openai-chat', baseUrl: upstream, apiKey: 'sk-test' } } }),
+  render(request, turn) {
+    const calls = (turn.calls ?? []).map((call, index) => ({ index, id: call.id, type: 'function', function: { name: call.name, arguments: JSON.stringify(call.args) } }));
+    const finish = calls.length > 0 ? 'tool_calls' : 'stop';
+    if (!request.body.stream) {
+      const message = { role: 'assistant', content: turn.text ?? null, ...(calls.length > 0 && { tool_calls: calls.map(({ index: _index, ...call }) => call) }) };
+      return { kind: 'json', body: { choices: [{ index: 0, message, finish_reason: finish }], usage: { prompt_tokens: 10, completion_tokens: 5 } } };
+    }
+    return {
+      kind: 'sse',
+      pieces: sse([chunk({ role: 'assistant', content: '' }), ...(turn.text ? [chunk({ content: turn.text })] : []), ...calls.map((call) => chunk({ tool_calls: [call] })), chunk({}, finish), usageChunk(10, 5)]),
+    };
+  },
+  seen(request) {
+    const seen: Seen[] = [];
+    for (const message of request.body.messages as any[]) {
+      const text = typeof message.content === 'string' ? message.content : Array.isArray(message.content) ? message.content.map((part: any) => part.text ?? '').join('') : '';
+      if (message.role === 'system' || message.role === 'developer') seen.push({ kind: 'system', text });
+      else if (message.role === 'user') seen.push({ kind: 'user', text });
+      else if (message.role === 'tool') seen.push({ kind: 'result', id: message.tool_call_id, content: message.content });
+      else {
+        if (text) seen.push({ kind: 'assistant', text });
+        for (const call of message.tool_calls ?? []) seen.push({ kind: 'call', id: call.id, name: call.function.name, args: JSON.parse(call.function.arguments || '{}') });
+      }
+    }
+    return seen;
+  },
+  failAtOnce: () => ({ reply: { kind: 'json', status: 500, body: { error: { message: 'boom' } } }, status: 502 }),
+};
+
+const anthropicEvent = (name: string, data: unknown) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
+
+export const anthropic: ProviderFlavor = {
+  name: 'anthropic',
+  model: 'claude-test',
+  config: (upstream) => ({ providers: { anthropic: { type: 'anthropic', baseUrl: new URL(upstream).origin, apiKey: 'sk-ant-test', defaultMaxTokens: 1024 } }, defaultProvider: 'anthropic' }),
+  render(_request, turn) {
+    const pieces = [anthropicEvent('message_start', { type: 'message_start', message: { id: 'msg_test', type: 'message', role: 'assistant', content: [], model: 'claude-test', stop_reason: null, usage: { input_tokens: 10, output_tokens: 1 } } })];
+    let index = 0;
+    if (turn.text) {
+      pieces.push(anthropicEvent('content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } }));
+      pieces.push(anthropicEvent('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text: turn.text } }));
+      pieces.push(anthropicEvent('content_block_stop', { type: 'content_block_stop', index }));
+      index++;
+    }
+    for (const call of turn.calls ?? []) {
+      pieces.push(anthropicEvent('content_block_start', { type: 'content_block_start', index, content_block: { type: 'tool_use', id: call.id, name: call.name, input: {} } }));
+      pieces.push(anthropicEvent('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: JSON.stringify(call.args) } }));
+      pieces.push(anthropicEvent('content_block_stop', { type: 'content_block_stop', index }));
+      index++;
+    }
+    const stopReason = (turn.calls ?? []).length > 0 ? 'tool_use' : 'end_turn';
+    pieces.push(anthropicEvent('message_delta', { type: 'message_delta', delta: { stop_reason: stopReason }, usage: { output_tokens: 5 } }));
+    pieces.push(anthropicEvent('message_stop', { type: 'message_stop' }));
+    return { kind: 'sse', pieces };
+  },
+  seen(request) {
+    const seen: Seen[] = [];
+    if (request.body.system) seen.push({ kind: 'system', text: request.body.system });
+    for (const message of request.body.messages as any[]) {
+      for (const block of message.content as any[]) {
+        if (block.type === 'text') seen.push({ kind: message.role === 'user' ? 'user' : 'assistant', text: block.text });
+        else if (block.type === 'tool_use') seen.push({ kind: 'call', id: block.id, name: block.name, args: block.input });
+        else if (block.type === 'tool_result') seen.push({ kind: 'result', id: block.tool_use_id, content: typeof block.content === 'string' ? block.content : JSON.stringify(block.content) });
+      }
+    }
+    return seen;
+  },
+  failAtOnce: () => ({ reply: { kind: 'sse', pieces: [anthropicEvent('error', { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } })] }, status: 503 }),
+};
+
+export const flavors: ProviderFlavor[] = [openaiChat, anthropic];

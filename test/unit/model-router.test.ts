@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { ModelRouter } from '../../src/providers/model-router.ts';
+import type { Provider } from '../../src/providers/provider.ts';
+import { loadConfig } from '../../src/config/load-config.ts';
+
+const provider = (name: string): Provider => ({ name, startTurn: async () => [], listModels: async () => [], close: async () => {} });
+
+describe('ModelRouter', () => {
+  const providers = new Map([
+    ['openai', provider('openai')],
+    ['anthropic', provider('anthropic')],
+  ]);
+
+  it('aliases first, then anthropic/ (stripped) and claude… to Anthropic, everything else unchanged to the default', () => {
+    const router = new ModelRouter(providers, { fast: { provider: 'anthropic', model: 'claude-haiku-4-5' } }, 'openai', 'anthropic');
+    const route = (model: string) => {
+      const resolved = router.resolve(model);
+      return [resolved.provider.name, resolved.upstreamModel];
+    };
+    expect(route('fast')).toEqual(['anthropic', 'claude-haiku-4-5']);
+    expect(route('anthropic/claude-opus-4-1')).toEqual(['anthropic', 'claude-opus-4-1']);
+    expect(route('claude-sonnet-4-5')).toEqual(['anthropic', 'claude-sonnet-4-5']);
+    expect(route('gpt-4.1')).toEqual(['openai', 'gpt-4.1']);
+    expect(route('meta-llama/Llama-3.1-8B-Instruct')).toEqual(['openai', 'meta-llama/Llama-3.1-8B-Instruct']);
+  });
+
+  it('without Anthropic configured, claude… names go to the default and anthropic/… is a 400 naming model', () => {
+    const router = new ModelRouter(new Map([['openai', provider('openai')]]), {}, 'openai');
+    expect(router.resolve('claude-like-local-model').provider.name).toBe('openai');
+    expect(() => router.resolve('anthropic/claude-opus-4-1')).toThrow(expect.objectContaining({ status: 400, param: 'model' }));
+  });
+
+  it('ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL configure the Anthropic provider', () => {
+    const config = loadConfig({ ANTHROPIC_API_KEY: 'sk-ant-1', ANTHROPIC_BASE_URL: 'http://127.0.0.1:9999' });
+    expect(config.providers.anthropic).toMatchObject({ type: 'anthropic', apiKey: 'sk-ant-1', baseUrl: 'http://127.0.0.1:9999', defaultMaxTokens: 8192 });
+  });
+});
