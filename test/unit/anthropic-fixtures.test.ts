@@ -117,6 +117,29 @@ describe('Anthropic Messages streams → OpenResponses events', () => {
     expect(response.output[0].content[0].text).toBe('Partial');
   });
 
+  it('pause_turn is continued automatically with the content so far, within the same turn', async () => {
+    const event = (name: string, data: unknown) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
+    const message = (text: string, stopReason: string, usage: number) => [
+      event('message_start', { type: 'message_start', message: { id: 'msg', type: 'message', role: 'assistant', content: [], usage: { input_tokens: usage, output_tokens: 1 } } }),
+      event('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }),
+      event('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } }),
+      event('content_block_stop', { type: 'content_block_stop', index: 0 }),
+      event('message_delta', { type: 'message_delta', delta: { stop_reason: stopReason }, usage: { output_tokens: 3 } }),
+      event('message_stop', { type: 'message_stop' }),
+    ];
+    upstream.setScript((request) => ({ kind: 'sse', pieces: request.body.messages.length === 1 ? message('Searching… ', 'pause_turn', 10) : message('found it.', 'end_turn', 20) }));
+    const before = upstream.requests.length;
+    const signal = new AbortController().signal;
+    const events = await collectLoopEvents(await provider.startTurn(baseRequest, signal), { model: 'claude-sonnet-4-5' }, signal);
+    const response = assertEventStreamInvariants(events);
+    expect(response.status).toBe('completed');
+    expect(response.output[0].content[0].text).toBe('Searching… found it.');
+    expect(response.usage).toMatchObject({ input_tokens: 30, output_tokens: 6 });
+    const continued = upstream.requests.slice(before);
+    expect(continued).toHaveLength(2);
+    expect(continued[1]!.body.messages.at(-1)).toEqual({ role: 'assistant', content: [{ type: 'text', text: 'Searching… ' }] });
+  });
+
   it('HTTP errors: 4xx pass through with param; 529 is a 503', async () => {
     upstream.setScript(() => ({ kind: 'json', status: 400, body: { type: 'error', error: { type: 'invalid_request_error', message: 'messages.0.content.0.text: text content blocks must be non-empty' } } }));
     const bad = await provider.startTurn(baseRequest, new AbortController().signal).catch((caught) => caught);
