@@ -1,18 +1,21 @@
 import { invalidRequest } from '../errors/gateway-error.ts';
 import type { ExecutorRegistry } from '../executors/executor-registry.ts';
 import type { ToolContext } from '../executors/tool-executor.ts';
-import type { CreateResponseRequest } from '../protocol/create-response-request.ts';
+import type { CreateResponseRequest, FunctionToolParam } from '../protocol/create-response-request.ts';
+import type { InputItem } from '../protocol/input-items.ts';
+import type { OutputItem } from '../protocol/output-items.ts';
 import type { ResponseResource } from '../protocol/response-resource.ts';
 import type { ResponseStreamEvent } from '../protocol/stream-events.ts';
-import type { ModelRouter } from '../providers/model-router.ts';
+import type { ModelRoute, ModelRouter } from '../providers/model-router.ts';
 import type { TurnRequest } from '../providers/provider.ts';
-import type { ResponseStore, StoredInputItem } from '../store/response-store.ts';
+import type { ConversationTurn, ResponseStore, StoredInputItem } from '../store/response-store.ts';
 import { newId } from '../util/ids.ts';
 import { buildConversation } from './conversation.ts';
 import { initialResponse } from './initial-response.ts';
 import { safeObserver, type LoopObserver } from './loop-observer.ts';
-import { runResponseLoop, type LoopLimits } from './response-loop.ts';
+import { runResponseLoop, type LoopLimits, type LoopPolicy } from './response-loop.ts';
 import { planResume } from './resume-paused-turn.ts';
+import { ResponseDeadline } from './response-deadline.ts';
 import { storedItemToInput } from './stored-item-to-input.ts';
 
 export interface ResponseEngineOptions {
@@ -61,7 +64,7 @@ export class ResponseEngine {
    * paused turn's server-side tools starts its model call inside the stream.)
    */
   async createResponse(request: CreateResponseRequest, options: CreateResponseOptions): Promise<ResponseRun> {
-    const { router, store, executors, limits } = this.#options;
+    const { router, store, limits } = this.#options;
     const model = request.model ?? this.#options.defaultModel;
     if (!model) throw invalidRequest("Missing required parameter: 'model' (no default model is configured).", 'model', 'missing_required_parameter');
     if (request.background) throw invalidRequest('Background responses are not supported.', 'background', 'unsupported_parameter');
@@ -72,7 +75,7 @@ export class ResponseEngine {
       throw invalidRequest("Missing required parameter: 'input'.", 'input', 'missing_required_parameter');
     }
     const toolChoice = request.tool_choice ?? null;
-    const policy = {
+    const policy: LoopPolicy = {
       allowed: toolChoice !== null && typeof toolChoice === 'object' && toolChoice.type === 'allowed_tools' ? new Set(toolChoice.tools.map((tool) => tool.name)) : null,
       toolChoiceNone: toolChoice === 'none',
       parallel: request.parallel_tool_calls !== false,
@@ -80,14 +83,40 @@ export class ResponseEngine {
     };
     const functionTools = (request.tools ?? []).flatMap((tool) => (tool.type === 'function' ? [tool] : []));
     const mcpServers = (request.tools ?? []).flatMap((tool, index) => (tool.type === 'mcp' ? [{ tool, index }] : []));
-    const deadline = AbortSignal.timeout(limits.deadlineMs);
-    const signal = AbortSignal.any([options.signal, deadline]);
+    const deadline = new ResponseDeadline(options.signal, limits.deadlineMs);
+    try {
+      return await this.#start(request, options, { route, model, history, input, previous, previousOutput, functionTools, mcpServers, policy, deadline });
+    } catch (error) {
+      deadline.dispose();
+      throw error;
+    }
+  }
+
+  async #start(
+    request: CreateResponseRequest,
+    options: CreateResponseOptions,
+    prepared: {
+      route: ModelRoute;
+      model: string;
+      history: InputItem[];
+      input: StoredInputItem[];
+      previous: ConversationTurn | null;
+      previousOutput: OutputItem[];
+      functionTools: FunctionToolParam[];
+      mcpServers: ToolContext['mcpServers'];
+      policy: LoopPolicy;
+      deadline: ResponseDeadline;
+    },
+  ): Promise<ResponseRun> {
+    const { executors, limits } = this.#options;
+    const { route, model, history, input, previous, previousOutput, functionTools, mcpServers, policy, deadline } = prepared;
+    const signal = deadline.signal;
 
     // What executors offer (MCP tools) is settled before the stream starts, so a refused server URL is a 400.
     const baseContext: ToolContext = { tenant: options.tenant, tools: functionTools, mcpServers, previousOutput, offered: new Map() };
-    const prepared = await executors.prepare(baseContext, signal);
+    const offers = await executors.prepare(baseContext, signal);
     const declared = new Set(functionTools.map((tool) => tool.name));
-    const offered = new Map(prepared.offered.filter((tool) => !declared.has(tool.definition.name)).map((tool) => [tool.definition.name, tool]));
+    const offered = new Map(offers.offered.filter((tool) => !declared.has(tool.definition.name)).map((tool) => [tool.definition.name, tool]));
     const toolContext: ToolContext = { ...baseContext, offered };
     const resume = planResume(previous, input, executors, toolContext, policy);
 
@@ -101,7 +130,7 @@ export class ResponseEngine {
       request: turnRequest,
       firstTurn,
       resume,
-      announcements: prepared.items,
+      announcements: offers.items,
       registry: executors,
       toolContext,
       policy,

@@ -13,6 +13,7 @@ import { NOT_RUN_MESSAGE, type ResumePlan } from './resume-paused-turn.ts';
 import { runToolCalls } from './run-tool-calls.ts';
 import { storedItemToInput } from './stored-item-to-input.ts';
 import { UsageTotal } from './usage-total.ts';
+import type { ResponseDeadline } from './response-deadline.ts';
 
 export interface LoopLimits {
   /** Provider calls per response (default 10); more ends `incomplete` with reason `max_turns`. */
@@ -56,8 +57,8 @@ export interface ResponseLoop {
   limits: LoopLimits;
   /** Aborted when the client goes away or the deadline passes. */
   signal: AbortSignal;
-  /** The deadline alone, to tell the two apart. */
-  deadline: AbortSignal;
+  /** The response's deadline: tells the two apart, and is disposed when the stream ends. */
+  deadline: ResponseDeadline;
   observer: Required<LoopObserver>;
   hooks: ResponseEventHooks;
 }
@@ -76,6 +77,14 @@ type Ending =
  * once for both transports; this function alone assigns `sequence_number`.
  */
 export async function* runResponseLoop(loop: ResponseLoop): AsyncGenerator<ResponseStreamEvent> {
+  try {
+    yield* runLoop(loop);
+  } finally {
+    loop.deadline.dispose();
+  }
+}
+
+async function* runLoop(loop: ResponseLoop): AsyncGenerator<ResponseStreamEvent> {
   let sequence = 0;
   const stamp = (body: ResponseStreamEventBody): ResponseStreamEvent => Object.assign(body, { sequence_number: sequence++ });
   const pending: ResponseStreamEventBody[] = [];
@@ -234,7 +243,7 @@ export async function* runResponseLoop(loop: ResponseLoop): AsyncGenerator<Respo
   return yield* finalize();
 
   async function* finalize(): AsyncGenerator<ResponseStreamEvent, void> {
-    if (loop.signal.aborted) ending = loop.deadline.aborted ? { status: 'incomplete', reason: 'deadline_exceeded' } : { status: 'cancelled' };
+    if (loop.signal.aborted) ending = loop.deadline.expired ? { status: 'incomplete', reason: 'deadline_exceeded' } : { status: 'cancelled' };
     const final = ending ?? { status: 'failed', code: 'server_error', message: 'The response ended unexpectedly.' };
     builder.closeAll(final.status === 'completed' || final.status === 'requires_action' ? 'completed' : 'incomplete', emit);
     yield* flush();

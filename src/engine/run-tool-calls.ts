@@ -46,14 +46,22 @@ export async function runToolCalls(calls: readonly { call: ToolCall; executor: T
 
 async function executeWithLimits(call: ToolCall, executor: ToolExecutor, options: ToolRunOptions): Promise<ToolResult> {
   const timeoutMs = executor.timeoutMs ?? options.defaultTimeoutMs;
-  const timeout = AbortSignal.timeout(timeoutMs);
-  const signal = AbortSignal.any([options.signal, timeout]);
-  if (signal.aborted) return { output: errorOutput('The call was cancelled before it started.'), isError: true };
+  if (options.signal.aborted) return { output: errorOutput('The call was cancelled before it started.'), isError: true };
+  // One controller per call, aborted by the response's signal or the call's timeout; both are removed afterwards.
+  const controller = new AbortController();
+  const signal = controller.signal;
+  let timedOut = false;
+  const onResponseAbort = () => controller.abort(options.signal.reason);
+  options.signal.addEventListener('abort', onResponseAbort, { once: true });
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort(new Error('timeout'));
+  }, timeoutMs);
   let onAbort: () => void = () => {};
   const aborted = new Promise<ToolResult>((resolve) => {
     onAbort = () =>
       resolve({
-        output: errorOutput(timeout.aborted && !options.signal.aborted ? `The tool '${call.name}' did not finish within ${timeoutMs} ms.` : 'The call was cancelled.'),
+        output: errorOutput(timedOut ? `The tool '${call.name}' did not finish within ${timeoutMs} ms.` : 'The call was cancelled.'),
         isError: true,
       });
     signal.addEventListener('abort', onAbort, { once: true });
@@ -67,6 +75,8 @@ async function executeWithLimits(call: ToolCall, executor: ToolExecutor, options
       aborted,
     ]);
   } finally {
+    clearTimeout(timer);
     signal.removeEventListener('abort', onAbort);
+    options.signal.removeEventListener('abort', onResponseAbort);
   }
 }

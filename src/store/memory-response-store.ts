@@ -8,18 +8,24 @@ export interface MemoryStoreOptions {
 }
 
 interface Entry {
-  record: StoredResponse;
+  /** The record as JSON: an immutable copy, cheaper to make than a structured clone. */
+  json: string;
+  tenant: string;
+  previousResponseId: string | null;
+  itemIds: string[];
   expiresAt: number;
 }
 
 /**
  * The embedded default: one process, nothing to install. Bounded by entry
- * count (least recently used goes first) and by age.
+ * count (least recently used goes first) and by age. Records are kept as
+ * JSON, so what a caller reads can never change what is stored.
  */
 export class MemoryResponseStore implements ResponseStore {
   readonly kind = 'memory';
   readonly #entries = new Map<string, Entry>();
-  readonly #items = new Map<string, StoredItem>();
+  /** Item id → the key of the response that holds it. */
+  readonly #items = new Map<string, string>();
   readonly #options: MemoryStoreOptions;
   readonly #now: () => number;
 
@@ -31,27 +37,26 @@ export class MemoryResponseStore implements ResponseStore {
   async put(record: StoredResponse): Promise<void> {
     const key = keyOf(record.tenant, record.response.id);
     this.#remove(key);
-    this.#entries.set(key, { record: structuredClone(record), expiresAt: this.#now() + this.#options.ttlSeconds * 1000 });
-    for (const item of itemsOf(record)) this.#items.set(keyOf(record.tenant, item.id), item);
-    while (this.#entries.size > this.#options.maxEntries) {
-      const oldest = this.#entries.keys().next().value as string;
-      this.#remove(oldest);
-    }
+    const itemIds = [...record.inputItems, ...record.response.output].map((item) => item.id);
+    this.#entries.set(key, { json: JSON.stringify(record), tenant: record.tenant, previousResponseId: record.previousResponseId, itemIds, expiresAt: this.#now() + this.#options.ttlSeconds * 1000 });
+    for (const id of itemIds) this.#items.set(keyOf(record.tenant, id), key);
+    while (this.#entries.size > this.#options.maxEntries) this.#remove(this.#entries.keys().next().value as string);
   }
 
   async get(tenant: string, id: string): Promise<StoredResponse | null> {
-    const record = this.#lookup(keyOf(tenant, id));
-    return record ? structuredClone(record) : null;
+    const entry = this.#lookup(keyOf(tenant, id));
+    return entry ? (JSON.parse(entry.json) as StoredResponse) : null;
   }
 
   async chain(tenant: string, id: string): Promise<{ turns: ConversationTurn[]; missing: string | null }> {
     const turns: ConversationTurn[] = [];
     let next: string | null = id;
     for (let depth = 0; next !== null && depth < MAX_CHAIN_DEPTH; depth++) {
-      const record = this.#lookup(keyOf(tenant, next));
-      if (!record) return { turns: turns.reverse(), missing: next };
-      turns.push(structuredClone({ responseId: record.response.id, status: record.response.status, inputItems: record.inputItems, output: record.response.output }));
-      next = record.previousResponseId;
+      const entry = this.#lookup(keyOf(tenant, next));
+      if (!entry) return { turns: turns.reverse(), missing: next };
+      const record = JSON.parse(entry.json) as StoredResponse;
+      turns.push({ responseId: record.response.id, status: record.response.status, inputItems: record.inputItems, output: record.response.output });
+      next = entry.previousResponseId;
     }
     return { turns: turns.reverse(), missing: null };
   }
@@ -59,8 +64,12 @@ export class MemoryResponseStore implements ResponseStore {
   async items(tenant: string, ids: string[]): Promise<Map<string, StoredItem>> {
     const found = new Map<string, StoredItem>();
     for (const id of ids) {
-      const item = this.#items.get(keyOf(tenant, id));
-      if (item) found.set(id, structuredClone(item));
+      const key = this.#items.get(keyOf(tenant, id));
+      const entry = key ? this.#lookup(key) : null;
+      if (!entry) continue;
+      const record = JSON.parse(entry.json) as StoredResponse;
+      const item = [...record.inputItems, ...record.response.output].find((candidate) => candidate.id === id);
+      if (item) found.set(id, item);
     }
     return found;
   }
@@ -82,7 +91,7 @@ export class MemoryResponseStore implements ResponseStore {
   }
 
   /** Reads an entry, dropping it when expired and marking it recently used otherwise. */
-  #lookup(key: string): StoredResponse | null {
+  #lookup(key: string): Entry | null {
     const entry = this.#entries.get(key);
     if (!entry) return null;
     if (entry.expiresAt <= this.#now()) {
@@ -91,21 +100,20 @@ export class MemoryResponseStore implements ResponseStore {
     }
     this.#entries.delete(key);
     this.#entries.set(key, entry);
-    return entry.record;
+    return entry;
   }
 
   #remove(key: string): void {
     const entry = this.#entries.get(key);
     if (!entry) return;
     this.#entries.delete(key);
-    for (const item of itemsOf(entry.record)) this.#items.delete(keyOf(entry.record.tenant, item.id));
+    for (const id of entry.itemIds) {
+      const itemKey = keyOf(entry.tenant, id);
+      if (this.#items.get(itemKey) === key) this.#items.delete(itemKey);
+    }
   }
 }
 
 function keyOf(tenant: string, id: string): string {
   return `${tenant}\u0000${id}`;
-}
-
-function itemsOf(record: StoredResponse): StoredItem[] {
-  return [...record.inputItems, ...record.response.output];
 }

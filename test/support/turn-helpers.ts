@@ -2,6 +2,7 @@ import { ExecutorRegistry } from '../../src/executors/executor-registry.ts';
 import { initialResponse } from '../../src/engine/initial-response.ts';
 import { safeObserver } from '../../src/engine/loop-observer.ts';
 import { runResponseLoop } from '../../src/engine/response-loop.ts';
+import { ResponseDeadline } from '../../src/engine/response-deadline.ts';
 import type { CreateResponseRequest } from '../../src/protocol/create-response-request.ts';
 import type { Provider, TurnEvent, TurnRequest, TurnStream } from '../../src/providers/provider.ts';
 import { startChatStream } from '../../src/providers/openai-chat/chat-stream.ts';
@@ -49,7 +50,7 @@ export async function collectLoopEvents(firstTurn: TurnStream, request: CreateRe
     policy: { allowed: null, toolChoiceNone: false, parallel: true, maxToolCalls: null },
     limits: { maxTurns: 10, toolTimeoutMs: 1_000, maxConsecutiveToolFailures: 0, pausedStatus: 'requires_action' },
     signal,
-    deadline: new AbortController().signal,
+    deadline: new ResponseDeadline(new AbortController().signal, 60_000),
     observer: safeObserver([]),
     hooks: { beforeTerminal: async () => {}, onHookFailure: 'fail-response' },
   });
