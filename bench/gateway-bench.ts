@@ -70,7 +70,7 @@ async function main(): Promise<void> {
       await latencies(target, 200, true).catch(() => []);
     }
 
-    const rounds: { p50: [number, number]; p99: [number, number]; rps: [number, number]; ttft: [number, number]; referenceRps: number; referenceP50: number }[] = [];
+    const rounds: { p50: [number, number]; p99: [number, number]; rps: [number, number]; ttft: [number, number]; referenceRps: number; referenceP50: number; unstoredRps: number }[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       const [floorLatency, gatewayLatency, referenceLatency] = [
         await latencies(floor, LATENCY_REQUESTS, false),
@@ -78,6 +78,7 @@ async function main(): Promise<void> {
         await latencies(bare, LATENCY_REQUESTS, false),
       ];
       const [floorRps, gatewayRps, referenceRps] = [await throughput(floor), await throughput(through), await throughput(bare)];
+      const unstoredRps = await throughput({ ...through, body: JSON.stringify({ model: 'bench-model', input: 'Hello', store: false }) });
       const [floorTtft, gatewayTtft] = [await latencies(floor, TTFT_REQUESTS, true), await latencies(through, TTFT_REQUESTS, true)];
       rounds.push({
         p50: [percentile(floorLatency, 50), percentile(gatewayLatency, 50)],
@@ -86,6 +87,7 @@ async function main(): Promise<void> {
         ttft: [percentile(floorTtft, 50), percentile(gatewayTtft, 50)],
         referenceRps,
         referenceP50: percentile(referenceLatency, 50),
+        unstoredRps,
       });
     }
     const pick = (key: 'p50' | 'p99' | 'rps' | 'ttft', side: 0 | 1) => median(rounds.map((round) => round[key][side]));
@@ -106,6 +108,7 @@ async function main(): Promise<void> {
     console.log(`  floor ${pick('rps', 0).toFixed(0)} req/s, gateway ${pick('rps', 1).toFixed(0)} req/s`);
     console.log(`  gateway/floor ${(throughputRatio * 100).toFixed(1)}% (target ≥ 50%)`);
     const referenceRps = median(rounds.map((round) => round.referenceRps));
+    console.log(`  gateway with store: false ${median(rounds.map((round) => round.unstoredRps)).toFixed(0)} req/s (the default stores every response)`);
     console.log(`  reference proxy (bare Fastify + undici forwarder) ${referenceRps.toFixed(0)} req/s = ${((referenceRps / pick('rps', 0)) * 100).toFixed(1)}% of floor; gateway = ${((pick('rps', 1) / referenceRps) * 100).toFixed(1)}% of reference`);
     console.log(`time to first token, streaming, concurrency 1 (${TTFT_REQUESTS} requests):`);
     console.log(`  floor p50 ${ms(pick('ttft', 0))}, gateway p50 ${ms(pick('ttft', 1))}`);
