@@ -70,7 +70,7 @@ const request = CreateResponseRequest.parse({ model: 'bench', input: 'go', tools
 
 async function runOnce(engine: ResponseEngine, observers: LoopObserver[] = []): Promise<void> {
   const run = await engine.createResponse(request, { tenant: 'bench', signal: new AbortController().signal, observers });
-  for await (const _event of run.events);
+  for await (const _batch of run.events);
 }
 
 async function toolPhase(k: number): Promise<number> {

@@ -6,10 +6,11 @@ import type { ResponseStreamEvent } from '../protocol/stream-events.ts';
  * and keeps what its terminal event says. Returns null when the stream stopped
  * without one (the client went away).
  */
-export async function collectResponse(events: AsyncIterable<ResponseStreamEvent>): Promise<ResponseResource | null> {
+export async function collectResponse(batches: AsyncIterable<ResponseStreamEvent[]>): Promise<ResponseResource | null> {
   let final: ResponseResource | null = null;
-  for await (const event of events) {
-    if (event.type === 'response.completed' || event.type === 'response.failed' || event.type === 'response.incomplete') final = event.response;
+  for await (const batch of batches) {
+    const last = batch.at(-1);
+    if (last && (last.type === 'response.completed' || last.type === 'response.failed' || last.type === 'response.incomplete')) final = last.response;
   }
   return final;
 }

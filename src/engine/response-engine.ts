@@ -40,8 +40,8 @@ export interface CreateResponseOptions {
 /** A response whose first model call has been accepted by the upstream. */
 export interface ResponseRun {
   readonly id: string;
-  /** The one ordered event stream, for SSE as it comes or folded into JSON. */
-  readonly events: AsyncGenerator<ResponseStreamEvent>;
+  /** The one ordered event stream, in batches (each step's events), for SSE as it comes or folded into JSON. */
+  readonly events: AsyncGenerator<ResponseStreamEvent[]>;
 }
 
 /**

@@ -76,7 +76,7 @@ type Ending =
  * limit is reached, the request is cancelled, or something fails. Written
  * once for both transports; this function alone assigns `sequence_number`.
  */
-export async function* runResponseLoop(loop: ResponseLoop): AsyncGenerator<ResponseStreamEvent> {
+export async function* runResponseLoop(loop: ResponseLoop): AsyncGenerator<ResponseStreamEvent[]> {
   try {
     yield* runLoop(loop);
   } finally {
@@ -84,19 +84,30 @@ export async function* runResponseLoop(loop: ResponseLoop): AsyncGenerator<Respo
   }
 }
 
-async function* runLoop(loop: ResponseLoop): AsyncGenerator<ResponseStreamEvent> {
+/**
+ * Events travel in batches — everything one step produced — because each
+ * hop through an async generator costs a promise: a response is a handful of
+ * batches, not dozens of single events.
+ */
+async function* runLoop(loop: ResponseLoop): AsyncGenerator<ResponseStreamEvent[]> {
   let sequence = 0;
-  const stamp = (body: ResponseStreamEventBody): ResponseStreamEvent => Object.assign(body, { sequence_number: sequence++ });
-  const pending: ResponseStreamEventBody[] = [];
+  let pending: ResponseStreamEventBody[] = [];
   const emit = (event: ResponseStreamEventBody) => pending.push(event);
-  function* flush(): Generator<ResponseStreamEvent> {
-    for (const body of pending) yield stamp(body);
-    pending.length = 0;
-  }
+  /** Numbers what is pending and hands it over. */
+  const drain = (): ResponseStreamEvent[] => {
+    const batch = pending as ResponseStreamEvent[];
+    for (const body of batch) body.sequence_number = sequence++;
+    pending = [];
+    return batch;
+  };
+  const stamp = (body: ResponseStreamEventBody): ResponseStreamEvent[] => {
+    emit(body);
+    return drain();
+  };
 
   const { response, observer } = loop;
-  yield stamp({ type: 'response.created', response: { ...response, output: [] } });
-  yield stamp({ type: 'response.in_progress', response: { ...response, output: [] } });
+  emit({ type: 'response.created', response: { ...response, output: [] } });
+  emit({ type: 'response.in_progress', response: { ...response, output: [] } });
 
   const presentationOf = (name: string) => loop.toolContext.offered.get(name)?.presentation ?? { kind: 'function' as const };
   const builder = new OutputBuilder((name) => presentationOf(name).kind === 'mcp');
@@ -124,13 +135,13 @@ async function* runLoop(loop: ResponseLoop): AsyncGenerator<ResponseStreamEvent>
     return (output) => builder.finishToolOutput(pending, output, emit);
   }
 
-  async function* execute(planned: readonly PlannedCall[], closed: readonly ToolCall[], turn: number): AsyncGenerator<ResponseStreamEvent, boolean> {
+  async function* execute(planned: readonly PlannedCall[], closed: readonly ToolCall[], turn: number): AsyncGenerator<ResponseStreamEvent[], boolean> {
     const handles = new Map<string, (output: string, isError: boolean) => void>();
     for (const entry of planned) handles.set(entry.call.callId, openResult(entry.call, 'approvalRequestId' in entry ? entry.approvalRequestId : undefined));
     for (const call of closed) handles.set(call.callId, openResult(call));
     for (const entry of planned) if (entry.route === 'rejected') finish(entry.call, errorOutput(entry.error), true);
     for (const call of closed) finish(call, errorOutput(NOT_RUN_MESSAGE), false);
-    yield* flush();
+    if (pending.length > 0) yield drain();
 
     const server = planned.filter((entry): entry is { call: ToolCall; route: 'server'; executor: ToolExecutor } => entry.route === 'server');
     tools.run += server.length;
@@ -155,7 +166,7 @@ async function* runLoop(loop: ResponseLoop): AsyncGenerator<ResponseStreamEvent>
         finish(server[result.index]!.call, result.output, result.isError);
         finished++;
       }
-      yield* flush();
+      if (pending.length > 0) yield drain();
     }
     await all;
     const limit = loop.limits.maxConsecutiveToolFailures;
@@ -173,7 +184,7 @@ async function* runLoop(loop: ResponseLoop): AsyncGenerator<ResponseStreamEvent>
 
   try {
     for (const item of loop.announcements) builder.addItem(item, emit);
-    yield* flush();
+    if (pending.length > 0) yield drain();
     if (loop.resume && !(yield* execute(loop.resume.calls, loop.resume.closed, 0))) return yield* finalize();
     for (let turn = 1; ending === null; turn++) {
       if (turn > loop.limits.maxTurns) {
@@ -197,12 +208,12 @@ async function* runLoop(loop: ResponseLoop): AsyncGenerator<ResponseStreamEvent>
           break;
         } else {
           builder.apply(event, emit);
-          yield* flush();
+          if (pending.length > 0) yield drain();
         }
       }
       const cutShort = failure !== null || finish === null || finish.reason === 'length' || finish.reason === 'content_filter';
       builder.closeAll(cutShort ? 'incomplete' : 'completed', emit);
-      yield* flush();
+      if (pending.length > 0) yield drain();
       const calls = builder.turnCalls();
       observer.turnEnded({ turn, toolCalls: calls.length, finish: finish?.raw ?? finish?.reason ?? null, durationMs: performance.now() - started });
 
@@ -229,7 +240,7 @@ async function* runLoop(loop: ResponseLoop): AsyncGenerator<ResponseStreamEvent>
           if (presentation.kind !== 'mcp') continue;
           builder.addItem({ type: 'mcp_approval_request', id: newId('mcpr'), server_label: presentation.serverLabel, name: presentation.toolName, arguments: call.arguments }, emit);
         }
-        yield* flush();
+        if (pending.length > 0) yield drain();
         ending = { status: 'requires_action' };
         break;
       }
@@ -242,11 +253,10 @@ async function* runLoop(loop: ResponseLoop): AsyncGenerator<ResponseStreamEvent>
   }
   return yield* finalize();
 
-  async function* finalize(): AsyncGenerator<ResponseStreamEvent, void> {
+  async function* finalize(): AsyncGenerator<ResponseStreamEvent[], void> {
     if (loop.signal.aborted) ending = loop.deadline.expired ? { status: 'incomplete', reason: 'deadline_exceeded' } : { status: 'cancelled' };
     const final = ending ?? { status: 'failed', code: 'server_error', message: 'The response ended unexpectedly.' };
     builder.closeAll(final.status === 'completed' || final.status === 'requires_action' ? 'completed' : 'incomplete', emit);
-    yield* flush();
     yield* finishResponse(loop, builder, usage, final, stamp);
   }
 }
@@ -267,8 +277,8 @@ async function* finishResponse(
   builder: OutputBuilder,
   usage: UsageTotal,
   ending: Ending,
-  stamp: (body: ResponseStreamEventBody) => ResponseStreamEvent,
-): AsyncGenerator<ResponseStreamEvent, void> {
+  stamp: (body: ResponseStreamEventBody) => ResponseStreamEvent[],
+): AsyncGenerator<ResponseStreamEvent[], void> {
   const { response } = loop;
   response.output = builder.output;
   response.usage = usage.toUsage();

@@ -34,16 +34,21 @@ export class SseWriter {
     return this.#closed;
   }
 
-  /** Sends one event; resolves false once the client is gone. */
-  event(type: string, json: string): Promise<boolean> {
+  /** Sends one event; false (or a promise of false) once the client is gone. */
+  event(type: string, json: string): boolean | Promise<boolean> {
     return this.write(`event: ${type}\ndata: ${json}\n\n`);
   }
 
-  async write(frame: string): Promise<boolean> {
+  /** True when the socket took the frame at once; otherwise a promise that settles when it can take more. */
+  write(frame: string): boolean | Promise<boolean> {
     if (this.#closed) return false;
     this.#lastWriteAt = Date.now();
     if (this.#raw.write(frame)) return true;
     if (this.#raw.destroyed) return false;
+    return this.#drained();
+  }
+
+  async #drained(): Promise<boolean> {
     this.#waitingForDrain = true;
     await new Promise<void>((resolve) => {
       const done = () => {

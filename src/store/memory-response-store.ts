@@ -8,8 +8,10 @@ export interface MemoryStoreOptions {
 }
 
 interface Entry {
-  /** The record as JSON: an immutable copy, cheaper to make than a structured clone. */
-  json: string;
+  /** The record as handed over: `put` takes ownership (the engine never touches a finished response again). */
+  record: StoredResponse;
+  /** Its JSON, made on first read: readers get copies, so they can never change what is stored. */
+  json: string | null;
   tenant: string;
   previousResponseId: string | null;
   itemIds: string[];
@@ -18,8 +20,8 @@ interface Entry {
 
 /**
  * The embedded default: one process, nothing to install. Bounded by entry
- * count (least recently used goes first) and by age. Records are kept as
- * JSON, so what a caller reads can never change what is stored.
+ * count (least recently used goes first) and by age. Writing costs no copy;
+ * every read returns a fresh copy.
  */
 export class MemoryResponseStore implements ResponseStore {
   readonly kind = 'memory';
@@ -38,14 +40,14 @@ export class MemoryResponseStore implements ResponseStore {
     const key = keyOf(record.tenant, record.response.id);
     this.#remove(key);
     const itemIds = [...record.inputItems, ...record.response.output].map((item) => item.id);
-    this.#entries.set(key, { json: JSON.stringify(record), tenant: record.tenant, previousResponseId: record.previousResponseId, itemIds, expiresAt: this.#now() + this.#options.ttlSeconds * 1000 });
+    this.#entries.set(key, { record, json: null, tenant: record.tenant, previousResponseId: record.previousResponseId, itemIds, expiresAt: this.#now() + this.#options.ttlSeconds * 1000 });
     for (const id of itemIds) this.#items.set(keyOf(record.tenant, id), key);
     while (this.#entries.size > this.#options.maxEntries) this.#remove(this.#entries.keys().next().value as string);
   }
 
   async get(tenant: string, id: string): Promise<StoredResponse | null> {
     const entry = this.#lookup(keyOf(tenant, id));
-    return entry ? (JSON.parse(entry.json) as StoredResponse) : null;
+    return entry ? copyOf(entry) : null;
   }
 
   async chain(tenant: string, id: string): Promise<{ turns: ConversationTurn[]; missing: string | null }> {
@@ -54,7 +56,7 @@ export class MemoryResponseStore implements ResponseStore {
     for (let depth = 0; next !== null && depth < MAX_CHAIN_DEPTH; depth++) {
       const entry = this.#lookup(keyOf(tenant, next));
       if (!entry) return { turns: turns.reverse(), missing: next };
-      const record = JSON.parse(entry.json) as StoredResponse;
+      const record = copyOf(entry);
       turns.push({ responseId: record.response.id, status: record.response.status, inputItems: record.inputItems, output: record.response.output });
       next = entry.previousResponseId;
     }
@@ -67,7 +69,7 @@ export class MemoryResponseStore implements ResponseStore {
       const key = this.#items.get(keyOf(tenant, id));
       const entry = key ? this.#lookup(key) : null;
       if (!entry) continue;
-      const record = JSON.parse(entry.json) as StoredResponse;
+      const record = copyOf(entry);
       const item = [...record.inputItems, ...record.response.output].find((candidate) => candidate.id === id);
       if (item) found.set(id, item);
     }
@@ -112,6 +114,11 @@ export class MemoryResponseStore implements ResponseStore {
       if (this.#items.get(itemKey) === key) this.#items.delete(itemKey);
     }
   }
+}
+
+function copyOf(entry: Entry): StoredResponse {
+  entry.json ??= JSON.stringify(entry.record);
+  return JSON.parse(entry.json) as StoredResponse;
 }
 
 function keyOf(tenant: string, id: string): string {

@@ -33,6 +33,7 @@ export interface ConversationTurn {
  */
 export interface ResponseStore {
   readonly kind: 'memory' | 'redis';
+  /** Stores a finished response; the store may keep the object itself, so it must not change afterwards. */
   put(record: StoredResponse): Promise<void>;
   get(tenant: string, id: string): Promise<StoredResponse | null>;
   /**

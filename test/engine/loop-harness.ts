@@ -33,7 +33,7 @@ export function harness(provider: Provider, executors: ToolExecutor[] = [], limi
       const request = CreateResponseRequest.parse(body);
       const run = await engine.createResponse(request, { tenant: 't', signal: options.signal ?? new AbortController().signal, observers: options.observers ?? [] });
       const events: any[] = [];
-      for await (const event of run.events) events.push(JSON.parse(JSON.stringify(event)));
+      for await (const batch of run.events) for (const event of batch) events.push(JSON.parse(JSON.stringify(event)));
       const response = assertEventStreamInvariants(events);
       assertValidResponse(response);
       return { events, response };

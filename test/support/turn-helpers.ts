@@ -54,6 +54,6 @@ export async function collectLoopEvents(firstTurn: TurnStream, request: CreateRe
     observer: safeObserver([]),
     hooks: { beforeTerminal: async () => {}, onHookFailure: 'fail-response' },
   });
-  for await (const event of loop) events.push(JSON.parse(JSON.stringify(event)));
+  for await (const batch of loop) for (const event of batch) events.push(JSON.parse(JSON.stringify(event)));
   return events;
 }

@@ -40,12 +40,16 @@ function abortOnDisconnect(reply: FastifyReply): AbortSignal {
   return controller.signal;
 }
 
-async function streamEvents(request: FastifyRequest, reply: FastifyReply, events: AsyncGenerator<ResponseStreamEvent>, keepAliveMs: number): Promise<void> {
+async function streamEvents(request: FastifyRequest, reply: FastifyReply, batches: AsyncGenerator<ResponseStreamEvent[]>, keepAliveMs: number): Promise<void> {
   reply.hijack();
   const writer = new SseWriter(reply.raw, reply.getHeaders() as Record<string, string>, keepAliveMs);
   try {
-    for await (const event of events) {
-      if (!(await writer.event(event.type, JSON.stringify(event)))) return;
+    for await (const batch of batches) {
+      for (const event of batch) {
+        // Most writes are taken at once; only a full socket makes the stream wait.
+        const written = writer.event(event.type, JSON.stringify(event));
+        if (written !== true && !(await written)) return;
+      }
     }
     await writer.write('data: [DONE]\n\n');
   } catch (error) {
