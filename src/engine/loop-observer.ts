@@ -12,8 +12,11 @@ export interface LoopObserver {
 
 type Notify = Required<LoopObserver>;
 
+const silent: Notify = { turnStarted: () => {}, turnEnded: () => {}, toolCallStarted: () => {}, toolCallEnded: () => {} };
+
 /** Every hook present and safe to call. */
 export function safeObserver(observers: readonly LoopObserver[]): Notify {
+  if (observers.length === 0) return silent;
   const call =
     <K extends keyof LoopObserver>(hook: K) =>
     (event: Parameters<Notify[K]>[0]) => {

@@ -4,35 +4,14 @@ import { GatewayError } from '../../src/errors/gateway-error.ts';
 import { AnthropicProvider } from '../../src/providers/anthropic/anthropic-provider.ts';
 import { decodeReasoning } from '../../src/providers/anthropic/reasoning-blocks.ts';
 import type { TurnRequest } from '../../src/providers/provider.ts';
+import { turnRequest } from '../support/turn-request.ts';
 import { assertEventStreamInvariants } from '../support/event-invariants.ts';
 import { ScriptedChatUpstream } from '../support/scripted-chat-upstream.ts';
 import { collectLoopEvents } from '../support/turn-helpers.ts';
 
 const fixture = (name: string) => readFileSync(new URL(`../fixtures/anthropic/${name}`, import.meta.url), 'utf8');
 
-const baseRequest: TurnRequest = {
-  model: 'claude-sonnet-4-5',
-  instructions: null,
-  items: [{ type: 'message', role: 'user', content: 'hi' }],
-  historyLength: 0,
-  tools: [],
-  toolChoice: null,
-  parallelToolCalls: null,
-  textFormat: null,
-  verbosity: null,
-  maxOutputTokens: null,
-  temperature: null,
-  topP: null,
-  presencePenalty: null,
-  frequencyPenalty: null,
-  reasoningEffort: null,
-  topLogprobs: null,
-  logprobs: false,
-  safetyIdentifier: null,
-  promptCacheKey: null,
-  serviceTier: null,
-  stream: true,
-};
+const baseRequest: TurnRequest = turnRequest({ model: 'claude-sonnet-4-5', stream: true });
 
 /** Recorded-format Anthropic streams, served with real `event:` lines, through the provider and the event pipeline. */
 describe('Anthropic Messages streams → OpenResponses events', () => {

@@ -4,33 +4,9 @@ import type { InputItem } from '../../src/protocol/input-items.ts';
 import { convertToAnthropicRequest } from '../../src/providers/anthropic/convert-to-anthropic-request.ts';
 import { encodeRedactedThinking, encodeThinking } from '../../src/providers/anthropic/reasoning-blocks.ts';
 import type { TurnRequest } from '../../src/providers/provider.ts';
+import { turnRequest } from '../support/turn-request.ts';
 
-function turn(overrides: Partial<TurnRequest> = {}): TurnRequest {
-  return {
-    model: 'claude-sonnet-4-5',
-    instructions: null,
-    items: [{ type: 'message', role: 'user', content: 'hi' }],
-    historyLength: 0,
-    tools: [],
-    toolChoice: null,
-    parallelToolCalls: null,
-    textFormat: null,
-    verbosity: null,
-    maxOutputTokens: null,
-    temperature: null,
-    topP: null,
-    presencePenalty: null,
-    frequencyPenalty: null,
-    reasoningEffort: null,
-    topLogprobs: null,
-    logprobs: false,
-    safetyIdentifier: null,
-    promptCacheKey: null,
-    serviceTier: null,
-    stream: false,
-    ...overrides,
-  };
-}
+const turn = (overrides: Partial<TurnRequest> = {}): TurnRequest => turnRequest({ model: 'claude-sonnet-4-5', ...overrides });
 const options = { defaultMaxTokens: 4096 };
 const items = (input: unknown[]): InputItem[] => CreateResponseRequest.parse({ input }).input as InputItem[];
 const tools = [

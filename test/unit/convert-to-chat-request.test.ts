@@ -4,33 +4,9 @@ import { CreateResponseRequest } from '../../src/protocol/create-response-reques
 import type { InputItem } from '../../src/protocol/input-items.ts';
 import { convertToChatRequest } from '../../src/providers/openai-chat/convert-to-chat-request.ts';
 import type { TurnRequest } from '../../src/providers/provider.ts';
+import { turnRequest } from '../support/turn-request.ts';
 
-function turn(overrides: Partial<TurnRequest> = {}): TurnRequest {
-  return {
-    model: 'gpt-test',
-    instructions: null,
-    items: [{ type: 'message', role: 'user', content: 'hi' }],
-    historyLength: 0,
-    tools: [],
-    toolChoice: null,
-    parallelToolCalls: null,
-    textFormat: null,
-    verbosity: null,
-    maxOutputTokens: null,
-    temperature: null,
-    topP: null,
-    presencePenalty: null,
-    frequencyPenalty: null,
-    reasoningEffort: null,
-    topLogprobs: null,
-    logprobs: false,
-    safetyIdentifier: null,
-    promptCacheKey: null,
-    serviceTier: null,
-    stream: false,
-    ...overrides,
-  };
-}
+const turn = (overrides: Partial<TurnRequest> = {}): TurnRequest => turnRequest({ model: 'gpt-test', ...overrides });
 const options = { maxTokensField: 'max_completion_tokens' as const };
 const items = (input: unknown[]): InputItem[] => CreateResponseRequest.parse({ input }).input as InputItem[];
 

@@ -1,0 +1,29 @@
+import type { TurnRequest } from '../../src/providers/provider.ts';
+
+/** A provider request with every setting at its neutral value, one user message, and the given overrides. */
+export function turnRequest(overrides: Partial<TurnRequest> = {}): TurnRequest {
+  return {
+    model: 'test-model',
+    instructions: null,
+    items: [{ type: 'message', role: 'user', content: 'hi' }],
+    historyLength: 0,
+    tools: [],
+    toolChoice: null,
+    parallelToolCalls: null,
+    textFormat: null,
+    verbosity: null,
+    maxOutputTokens: null,
+    temperature: null,
+    topP: null,
+    presencePenalty: null,
+    frequencyPenalty: null,
+    reasoningEffort: null,
+    topLogprobs: null,
+    logprobs: false,
+    safetyIdentifier: null,
+    promptCacheKey: null,
+    serviceTier: null,
+    stream: false,
+    ...overrides,
+  };
+}
