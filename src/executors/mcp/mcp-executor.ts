@@ -27,6 +27,7 @@ export function qualifiedToolName(server: string, tool: string): string {
 }
 
 const VALID_FUNCTION_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+const NOTHING_OFFERED: PreparedTools = Object.freeze({ offered: [], items: [] }) as PreparedTools;
 
 /**
  * Runs tools that live on MCP servers: the operator's (offered to every
@@ -53,6 +54,7 @@ export class McpExecutor implements ToolExecutor {
   }
 
   async prepare(context: ToolContext, _signal: AbortSignal): Promise<PreparedTools> {
+    if (this.#servers.length === 0 && context.mcpServers.length === 0) return NOTHING_OFFERED;
     const [operator, requested] = await Promise.all([
       Promise.all(this.#servers.map((server) => this.#offerOperatorServer(server))),
       Promise.all(context.mcpServers.map(({ tool, index }) => this.#offerRequestServer(tool, index, context.previousOutput))),
