@@ -115,26 +115,26 @@ async function* runLoop(loop: ResponseLoop): AsyncGenerator<ResponseStreamEvent[
   const tools = { run: 0, consecutiveFailures: 0 };
   let ending: Ending | null = null;
 
-  /** Runs planned calls, streaming each output as its result arrives; returns false when a limit ended the loop. */
   /** Adds the item a call's result goes into: a `function_call_output`, or an `mcp_call` for MCP-presented tools. */
   function openResult(call: ToolCall, approvalRequestId?: string): (output: string, isError: boolean) => void {
     const presentation = presentationOf(call.name);
     if (presentation.kind === 'mcp') {
-      const pending = builder.beginItem<McpCallItem>(
+      const slot = builder.beginItem<McpCallItem>(
         { type: 'mcp_call', id: newId('mcp'), server_label: presentation.serverLabel, name: presentation.toolName, arguments: call.arguments, output: null, error: null, status: 'in_progress', ...(approvalRequestId && { approval_request_id: approvalRequestId }) },
         emit,
       );
       return (output, isError) => {
-        if (isError) pending.item.error = errorMessage(output);
-        else pending.item.output = output;
-        pending.item.status = 'completed';
-        builder.finishItem(pending, emit);
+        if (isError) slot.item.error = errorMessage(output);
+        else slot.item.output = output;
+        slot.item.status = 'completed';
+        builder.finishItem(slot, emit);
       };
     }
-    const pending = builder.beginToolOutput(call.callId, emit);
-    return (output) => builder.finishToolOutput(pending, output, emit);
+    const slot = builder.beginToolOutput(call.callId, emit);
+    return (output) => builder.finishToolOutput(slot, output, emit);
   }
 
+  /** Runs planned calls, streaming each output as its result arrives; returns false when a limit ended the loop. */
   async function* execute(planned: readonly PlannedCall[], closed: readonly ToolCall[], turn: number): AsyncGenerator<ResponseStreamEvent[], boolean> {
     const handles = new Map<string, (output: string, isError: boolean) => void>();
     for (const entry of planned) handles.set(entry.call.callId, openResult(entry.call, 'approvalRequestId' in entry ? entry.approvalRequestId : undefined));
