@@ -20,7 +20,7 @@ const quick = process.env.BENCH_QUICK === '1';
 const server = new McpTestServer();
 const url = await server.start();
 const egress = new EgressPolicy({ allowedUrlPrefixes: [] });
-const pool = new McpSessionPool({ listTtlMs: 600_000, maxOutputChars: 100_000, untrustedFetch: egress.fetch });
+const pool = new McpSessionPool({ listTtlMs: 600_000, maxOutputChars: 100_000, maxSessions: 16, untrustedFetch: egress.fetch });
 const executor = new McpExecutor({ servers: [{ name: 'bench', url, headers: {}, allowedTools: null, timeoutMs: null }], pool, egress, defaultTimeoutMs: 10_000 });
 const registry = new ExecutorRegistry([executor]);
 const base: ToolContext = { tenant: 'bench', tools: [], mcpServers: [], previousOutput: [], offered: new Map() };

@@ -76,6 +76,7 @@ export const GatewayConfig = z.object({
       listTtlMs: z.int().positive().default(300_000),
       timeoutMs: z.int().positive().default(60_000),
       maxOutputChars: z.int().positive().default(100_000),
+      maxSessions: z.int().positive().default(256),
     })
     .prefault({}),
   auth: z

@@ -41,7 +41,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const router = new ModelRouter(providers, config.models, defaultProvider, anthropicProvider);
   const store = options.store ?? createStore(config.store);
   const egress = new EgressPolicy({ allowedUrlPrefixes: config.mcp.allowedUrls });
-  const mcpPool = new McpSessionPool({ listTtlMs: config.mcp.listTtlMs, maxOutputChars: config.mcp.maxOutputChars, untrustedFetch: egress.fetch });
+  const mcpPool = new McpSessionPool({ listTtlMs: config.mcp.listTtlMs, maxOutputChars: config.mcp.maxOutputChars, maxSessions: config.mcp.maxSessions, untrustedFetch: egress.fetch });
   const mcp = new McpExecutor({
     servers: config.mcp.servers.map((server) => ({ name: server.name, url: server.url, headers: server.headers, allowedTools: server.allowed_tools, timeoutMs: server.timeout_ms })),
     pool: mcpPool,

@@ -30,6 +30,12 @@ export interface McpSessionPoolOptions {
   untrustedFetch: FetchLike;
   /** Largest tool output handed to the model, in characters. */
   maxOutputChars: number;
+  /**
+   * Most sessions kept open. Request-named servers (and per-user headers)
+   * would otherwise let clients make the gateway hold any number of
+   * connections; the least recently used session is closed first.
+   */
+  maxSessions: number;
 }
 
 const MAX_DESCRIPTION_CHARS = 4_096;
@@ -51,11 +57,24 @@ export class McpSessionPool {
   session(target: McpServerTarget): McpSession {
     const key = JSON.stringify([target.url, Object.entries(target.headers).sort(), target.untrusted]);
     let session = this.#sessions.get(key);
-    if (!session) {
-      session = new McpSession(target, this.#options, () => this.#sessions.delete(key));
-      this.#sessions.set(key, session);
+    if (session) {
+      this.#sessions.delete(key);
+    } else {
+      session = new McpSession(target, this.#options, () => {
+        if (this.#sessions.get(key) === session) this.#sessions.delete(key);
+      });
+    }
+    this.#sessions.set(key, session);
+    while (this.#sessions.size > this.#options.maxSessions) {
+      const [oldestKey, oldest] = this.#sessions.entries().next().value as [string, McpSession];
+      this.#sessions.delete(oldestKey);
+      void oldest.close().catch(() => {});
     }
     return session;
+  }
+
+  get size(): number {
+    return this.#sessions.size;
   }
 
   async close(): Promise<void> {
