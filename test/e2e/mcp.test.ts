@@ -91,8 +91,8 @@ describe('MCP: operator-configured servers', () => {
 
   it('two slow tools of one turn run concurrently, and the stream is accepted by responses.stream()', async () => {
     upstream.setScript(modelCalling([
-      { name: 'tools__slow', args: { ms: 300, label: 'one' } },
-      { name: 'tools__slow', args: { ms: 300, label: 'two' } },
+      { name: 'tools__slow', args: { ms: 400, label: 'one' } },
+      { name: 'tools__slow', args: { ms: 400, label: 'two' } },
     ]));
     mcp.maxRunning = 0;
     const started = performance.now();
@@ -100,10 +100,11 @@ describe('MCP: operator-configured servers', () => {
     const events: any[] = [];
     for await (const event of stream) events.push(event);
     const final = await stream.finalResponse();
-    expect(performance.now() - started).toBeLessThan(550);
+    // One after another they would take 800 ms.
+    expect(performance.now() - started).toBeLessThan(780);
     expect(mcp.maxRunning).toBe(2);
     for (const event of events) assertValidEvent(event);
-    expect(final.output_text).toBe('Results: slept 300 ms (one) | slept 300 ms (two)');
+    expect(final.output_text).toBe('Results: slept 400 ms (one) | slept 400 ms (two)');
   });
 
   it('an MCP isError result is an error output the model sees', async () => {
