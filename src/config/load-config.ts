@@ -149,23 +149,23 @@ function applyEnv(raw: Record<string, any>, env: NodeJS.ProcessEnv): void {
 
 /** `API_KEYS` is a JSON object mapping each key to its tenant: `{"sk-team-a-…": "team-a"}`. */
 function parseApiKeys(value: string): { key: string; tenant: string }[] {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(value);
-  } catch {
-    throw new Error('API_KEYS must be a JSON object mapping API keys to tenant names.');
-  }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('API_KEYS must be a JSON object mapping API keys to tenant names.');
-  return Object.entries(parsed).map(([key, tenant]) => ({ key, tenant: String(tenant) }));
+  const parsed = parseJsonEnv('API_KEYS', value, 'object', 'a JSON object mapping API keys to tenant names');
+  return Object.entries(parsed as Record<string, unknown>).map(([key, tenant]) => ({ key, tenant: String(tenant) }));
 }
 
 function parseJsonArray(name: string, value: string): unknown[] {
+  return parseJsonEnv(name, value, 'array', 'a JSON array') as unknown[];
+}
+
+/** An environment variable holding JSON of one shape, or an error that says what it must be. */
+function parseJsonEnv(name: string, value: string, shape: 'object' | 'array', description: string): unknown {
   let parsed: unknown;
   try {
     parsed = JSON.parse(value);
   } catch {
-    throw new Error(`${name} must be a JSON array.`);
+    parsed = undefined;
   }
-  if (!Array.isArray(parsed)) throw new Error(`${name} must be a JSON array.`);
+  const fits = shape === 'array' ? Array.isArray(parsed) : parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed);
+  if (!fits) throw new Error(`${name} must be ${description}.`);
   return parsed;
 }

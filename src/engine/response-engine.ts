@@ -39,7 +39,6 @@ export interface CreateResponseOptions {
 
 /** A response whose first model call has been accepted by the upstream. */
 export interface ResponseRun {
-  readonly id: string;
   /** The one ordered event stream, in batches (each step's events), for SSE as it comes or folded into JSON. */
   readonly events: AsyncGenerator<ResponseStreamEvent[]>;
 }
@@ -143,7 +142,7 @@ export class ResponseEngine {
         onHookFailure: request.stream ? 'fail-response' : 'throw',
       },
     });
-    return { id: response.id, events };
+    return { events };
   }
 
   async #persist(request: CreateResponseRequest, tenant: string, response: ResponseResource, input: StoredInputItem[]): Promise<void> {
