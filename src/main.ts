@@ -6,10 +6,18 @@ const app = await buildApp({ config });
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
-    app.log.info({ signal }, 'shutting down');
+    app.log.info({ signal, grace_ms: config.server.shutdownGraceMs }, 'shutting down: draining responses in flight');
+    // The drain ends every response within the grace (plus a few seconds to store them); a close that still hangs is a bug, not a reason to stay up.
+    setTimeout(() => {
+      app.log.error('shutdown did not finish in time; exiting');
+      process.exit(1);
+    }, config.server.shutdownGraceMs + 15_000).unref();
     app.close().then(
       () => process.exit(0),
-      () => process.exit(1),
+      (error: unknown) => {
+        app.log.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
     );
   });
 }

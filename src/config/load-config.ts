@@ -31,7 +31,7 @@ export const GatewayConfig = z.object({
       bodyLimitBytes: z.int().positive().default(52_428_800),
       keepAliveIntervalMs: z.int().positive().default(15_000),
       corsOrigins: z.array(z.string()).default(['*']),
-      shutdownGraceMs: z.int().min(0).default(10_000),
+      shutdownGraceMs: z.int().min(0).default(30_000),
     })
     .prefault({}),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -116,6 +116,7 @@ function applyEnv(raw: Record<string, any>, env: NodeJS.ProcessEnv): void {
   if (env.PORT) server.port = Number(env.PORT);
   if (env.BODY_LIMIT_BYTES) server.bodyLimitBytes = Number(env.BODY_LIMIT_BYTES);
   if (env.SSE_KEEPALIVE_MS) server.keepAliveIntervalMs = Number(env.SSE_KEEPALIVE_MS);
+  if (env.SHUTDOWN_GRACE_MS) server.shutdownGraceMs = Number(env.SHUTDOWN_GRACE_MS);
   if (env.CORS_ORIGINS !== undefined) server.corsOrigins = env.CORS_ORIGINS.split(',').map((origin) => origin.trim()).filter(Boolean);
   if (env.LOG_LEVEL) raw.logLevel = env.LOG_LEVEL;
   if (env.DEFAULT_MODEL) raw.defaultModel = env.DEFAULT_MODEL;

@@ -7,7 +7,7 @@ import type { OutputItem } from '../protocol/output-items.ts';
 import type { ResponseResource } from '../protocol/response-resource.ts';
 import type { ResponseStreamEvent } from '../protocol/stream-events.ts';
 import type { ModelRoute, ModelRouter } from '../providers/model-router.ts';
-import type { TurnRequest } from '../providers/provider.ts';
+import type { TurnRequest, TurnStream } from '../providers/provider.ts';
 import type { ConversationTurn, ResponseStore, StoredInputItem } from '../store/response-store.ts';
 import { newId } from '../util/ids.ts';
 import { buildConversation } from './conversation.ts';
@@ -50,9 +50,25 @@ export interface ResponseRun {
  */
 export class ResponseEngine {
   readonly #options: ResponseEngineOptions;
+  /** Responses running now, so a shutdown can end each with a terminal event. */
+  readonly #inFlight = new Set<ResponseDeadline>();
 
   constructor(options: ResponseEngineOptions) {
     this.#options = options;
+  }
+
+  /** How many responses are running. */
+  get inFlight(): number {
+    return this.#inFlight.size;
+  }
+
+  /**
+   * Ends every running response now: each stops its model call and tools and
+   * finishes as `incomplete` (reason `server_shutdown`), stored as such, with
+   * its terminal event sent to the client.
+   */
+  shutDown(): void {
+    for (const deadline of [...this.#inFlight]) deadline.shutDown();
   }
 
   /**
@@ -82,7 +98,7 @@ export class ResponseEngine {
     };
     const functionTools = (request.tools ?? []).flatMap((tool) => (tool.type === 'function' ? [tool] : []));
     const mcpServers = (request.tools ?? []).flatMap((tool, index) => (tool.type === 'mcp' ? [{ tool, index }] : []));
-    const deadline = new ResponseDeadline(options.signal, limits.deadlineMs);
+    const deadline = new ResponseDeadline(options.signal, limits.deadlineMs, this.#inFlight);
     try {
       return await this.#start(request, options, { route, model, history, input, previous, previousOutput, functionTools, mcpServers, policy, deadline });
     } catch (error) {
@@ -121,7 +137,7 @@ export class ResponseEngine {
 
     const modelInput = [...history, ...input.flatMap(storedItemToInput)];
     const turnRequest = toTurnRequest(request, route.upstreamModel, modelInput, history.length, [...functionTools, ...[...offered.values()].map((tool) => tool.definition)]);
-    const firstTurn = resume ? null : await route.provider.startTurn(turnRequest, signal);
+    const firstTurn = resume ? null : await startFirstTurn(route, turnRequest, deadline);
     const response: ResponseResource = initialResponse(request, newId('resp'), model, Math.floor(Date.now() / 1000));
     const events = runResponseLoop({
       response,
@@ -148,6 +164,20 @@ export class ResponseEngine {
   async #persist(request: CreateResponseRequest, tenant: string, response: ResponseResource, input: StoredInputItem[]): Promise<void> {
     if (request.store === false) return;
     await this.#options.store.put({ tenant, response, inputItems: input, previousResponseId: request.previous_response_id ?? null });
+  }
+}
+
+/**
+ * The first model call, whose failure is still an HTTP error. A response the
+ * gateway itself stopped meanwhile (deadline, shutdown) is not an error: it
+ * starts with no turn and ends `incomplete` with that reason, stored.
+ */
+async function startFirstTurn(route: ModelRoute, request: TurnRequest, deadline: ResponseDeadline): Promise<TurnStream | null> {
+  try {
+    return await route.provider.startTurn(request, deadline.signal);
+  } catch (error) {
+    if (deadline.cause === 'deadline_exceeded' || deadline.cause === 'server_shutdown') return null;
+    throw error;
   }
 }
 

@@ -186,7 +186,7 @@ async function* runLoop(loop: ResponseLoop): AsyncGenerator<ResponseStreamEvent[
     for (const item of loop.announcements) builder.addItem(item, emit);
     if (pending.length > 0) yield drain();
     if (loop.resume && !(yield* execute(loop.resume.calls, loop.resume.closed, 0))) return yield* finalize();
-    for (let turn = 1; ending === null; turn++) {
+    for (let turn = 1; ending === null && !loop.signal.aborted; turn++) {
       if (turn > loop.limits.maxTurns) {
         ending = { status: 'incomplete', reason: 'max_turns' };
         break;
@@ -254,7 +254,10 @@ async function* runLoop(loop: ResponseLoop): AsyncGenerator<ResponseStreamEvent[
   return yield* finalize();
 
   async function* finalize(): AsyncGenerator<ResponseStreamEvent[], void> {
-    if (loop.signal.aborted) ending = loop.deadline.expired ? { status: 'incomplete', reason: 'deadline_exceeded' } : { status: 'cancelled' };
+    if (loop.signal.aborted) {
+      const cause = loop.deadline.cause ?? 'cancelled';
+      ending = cause === 'cancelled' ? { status: 'cancelled' } : { status: 'incomplete', reason: cause };
+    }
     const final = ending ?? { status: 'failed', code: 'server_error', message: 'The response ended unexpectedly.' };
     builder.closeAll(final.status === 'completed' || final.status === 'requires_action' ? 'completed' : 'incomplete', emit);
     yield* finishResponse(loop, builder, usage, final, stamp);

@@ -15,6 +15,7 @@ import type { ResponseStore } from '../store/response-store.ts';
 import { newId } from '../util/ids.ts';
 import { registerAuthentication } from './authenticate.ts';
 import { registerErrorHandling } from './error-handler.ts';
+import { registerGracefulDrain } from './graceful-drain.ts';
 import { registerHealthRoutes } from './routes/health-routes.ts';
 import { registerModelsRoute } from './routes/models-route.ts';
 import { registerResponsesRoute } from './routes/responses-route.ts';
@@ -104,10 +105,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   registerResponsesRoute(app, { engine, keepAliveIntervalMs: config.server.keepAliveIntervalMs });
   registerStoredResponsesRoutes(app, store);
 
-  app.addHook('preClose', async () => {
-    closing = true;
-    // In-flight responses get a grace period; then every connection is cut, including ones that never sent a request.
-    setTimeout(() => app.server.closeAllConnections(), config.server.shutdownGraceMs).unref();
+  registerGracefulDrain(app, {
+    graceMs: config.server.shutdownGraceMs,
+    stopResponses: () => engine.shutDown(),
+    onDraining: () => {
+      closing = true;
+    },
   });
   app.addHook('onClose', async () => {
     await Promise.allSettled([...[...providers.values()].map((provider) => provider.close()), store.close(), mcpPool.close(), egress.close()]);

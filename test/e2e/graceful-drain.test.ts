@@ -1,0 +1,147 @@
+import { once } from 'node:events';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { assertEventStreamInvariants, parseSseText } from '../support/event-invariants.ts';
+import { startGateway } from '../support/gateway.ts';
+import { startGatewayProcess, type GatewayProcess } from '../support/gateway-process.ts';
+import { assertValidEvent, assertValidResponse } from '../support/openresponses-schema.ts';
+import { acquireRedis, type TestRedis } from '../support/redis.ts';
+import { chunk, ScriptedChatUpstream, sse, textCompletion, usageChunk, type RecordedRequest, type UpstreamReply } from '../support/scripted-chat-upstream.ts';
+
+/** A streamed answer of `text`, one character every `pauseMs`. */
+function slowText(text: string, pauseMs: number): UpstreamReply {
+  return { kind: 'sse', pauseMs, pieces: sse([chunk({ role: 'assistant', content: '' }), ...[...text].map((char) => chunk({ content: char })), chunk({}, 'stop'), usageChunk(5, text.length)]) };
+}
+
+/** Starts a streaming response and resolves once its first text delta arrived; `rest` is the whole body. */
+async function startStream(baseURL: string, input: string): Promise<{ rest: Promise<string> }> {
+  const response = await fetch(`${baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', input, stream: true }) });
+  expect(response.status).toBe(200);
+  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let text = '';
+  while (!text.includes('response.output_text.delta')) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`stream ended early: ${text}`);
+    text += value;
+  }
+  const rest = (async () => {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return text;
+      text += value;
+    }
+  })();
+  return { rest };
+}
+
+function exitOf(gateway: GatewayProcess): Promise<{ code: number | null; at: number }> {
+  return once(gateway.child, 'exit').then(([code]) => ({ code: code as number | null, at: Date.now() }));
+}
+
+/** SIGTERM and SIGINT on the real process (what `npm start` runs), with responses in flight. */
+describe('graceful drain', () => {
+  const upstream = new ScriptedChatUpstream((request: RecordedRequest) => (request.body?.stream ? slowText('drained in time', 60) : textCompletion('ok')));
+  let upstreamUrl: string;
+  let redis: TestRedis;
+  const running: GatewayProcess[] = [];
+  beforeAll(async () => {
+    upstreamUrl = await upstream.start();
+    redis = await acquireRedis();
+  });
+  afterAll(async () => {
+    await Promise.all(running.map((gateway) => gateway.stop()));
+    await upstream.close();
+    await redis.cleanup();
+    await redis.stop();
+  });
+
+  it('SIGTERM: new connections are refused at once, a stream in flight finishes, exit 0', async () => {
+    const gateway = await startGatewayProcess({ OPENAI_BASE_URL: upstreamUrl, SHUTDOWN_GRACE_MS: '20000' });
+    running.push(gateway);
+    const stream = await startStream(gateway.baseURL, 'hello');
+
+    const exited = exitOf(gateway);
+    const signalledAt = Date.now();
+    gateway.child.kill('SIGTERM');
+    // Refused well before the stream (about a second) is over.
+    await waitFor(async () => {
+      try {
+        await fetch(`${gateway.origin}/healthz`);
+        return false;
+      } catch (error) {
+        return (error as { cause?: { code?: string } }).cause?.code === 'ECONNREFUSED';
+      }
+    }, 500);
+
+    const { events, done } = parseSseText(await stream.rest);
+    expect(done).toBe(true);
+    events.forEach(assertValidEvent);
+    const final = assertEventStreamInvariants(events);
+    expect(final.status).toBe('completed');
+    expect(events.filter((event) => event.type === 'response.output_text.delta').map((event) => event.delta).join('')).toBe('drained in time');
+    const { code, at } = await exited;
+    expect(code).toBe(0);
+    // It exits when the work is done, not when the grace is over.
+    expect(at - signalledAt).toBeLessThan(10_000);
+  });
+
+  it('after the grace, what still runs ends as incomplete (server_shutdown), is stored as such, and the process exits 0', async () => {
+    const prefix = redis.prefix();
+    upstream.setScript((request) =>
+      // Starts answering, then never finishes.
+      request.body?.stream ? { kind: 'sse', pieces: sse([chunk({ role: 'assistant', content: '' }), chunk({ content: 'partial' })], false), endAfter: false } : { kind: 'hang' },
+    );
+    const graceMs = 1_000;
+    const gateway = await startGatewayProcess({ OPENAI_BASE_URL: upstreamUrl, SHUTDOWN_GRACE_MS: String(graceMs), REDIS_URL: redis.url, REDIS_KEY_PREFIX: prefix });
+    running.push(gateway);
+    const stream = await startStream(gateway.baseURL, 'never ends');
+    const json = fetch(`${gateway.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', input: 'hangs' }) });
+    await waitFor(() => upstream.requests.filter((request) => request.body?.messages?.[0]?.content === 'hangs').length === 1);
+
+    const exited = exitOf(gateway);
+    const signalledAt = Date.now();
+    gateway.child.kill('SIGINT');
+
+    const { events, done } = parseSseText(await stream.rest);
+    expect(done).toBe(true);
+    events.forEach(assertValidEvent);
+    const streamed = assertEventStreamInvariants(events);
+    expect(events.at(-1)!.type).toBe('response.incomplete');
+    expect(streamed.status).toBe('incomplete');
+    expect(streamed.incomplete_details).toEqual({ reason: 'server_shutdown' });
+
+    const answered = await json;
+    expect(answered.status).toBe(200);
+    const body = (await answered.json()) as any;
+    assertValidResponse(body);
+    expect(body.status).toBe('incomplete');
+    expect(body.incomplete_details).toEqual({ reason: 'server_shutdown' });
+
+    const { code, at } = await exited;
+    expect(code).toBe(0);
+    expect(at - signalledAt).toBeGreaterThanOrEqual(graceMs);
+    expect(at - signalledAt).toBeLessThan(graceMs + 8_000);
+    expect(gateway.logs.some((line) => line.level === 40 && /grace over/.test(line.msg))).toBe(true);
+
+    // Another replica on the same Redis finds both as they ended.
+    const replica = await startGateway(upstreamUrl, { store: { redisUrl: redis.url, keyPrefix: prefix } });
+    try {
+      for (const [id, text] of [[streamed.id, 'partial'], [body.id, null]] as const) {
+        const stored = (await (await fetch(`${replica.baseURL}/responses/${id}`)).json()) as any;
+        assertValidResponse(stored);
+        expect(stored.status).toBe('incomplete');
+        expect(stored.incomplete_details).toEqual({ reason: 'server_shutdown' });
+        if (text) expect(stored.output[0].content[0].text).toBe(text);
+      }
+    } finally {
+      await replica.close();
+    }
+  });
+});
+
+async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs = 5_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > until) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
