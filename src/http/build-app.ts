@@ -56,7 +56,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     limits: config.loop,
     defaultModel: config.defaultModel,
   });
-  let closing = false;
 
   const app = Fastify({
     logger: { level: config.logLevel },
@@ -69,7 +68,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     },
     // Streams stay open as long as the model talks; timeouts belong to the upstream calls.
     requestTimeout: 0,
-    return503OnClosing: true,
+    // The drain answers requests that arrive while closing, in the error envelope (graceful-drain.ts).
+    return503OnClosing: false,
   });
 
   // The API speaks JSON only; any other body type is a 415, not a string handed to validation.
@@ -95,8 +95,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   }
   registerAuthentication(app, config.auth.apiKeys);
   registerErrorHandling(app);
+  const drain = registerGracefulDrain(app, { graceMs: config.server.shutdownGraceMs, stopResponses: () => engine.shutDown() });
   registerHealthRoutes(app, () => {
-    if (closing) return { ready: false, reason: 'shutting down' };
+    if (drain.draining) return { ready: false, reason: 'shutting down' };
     if (providers.size === 0) return { ready: false, reason: 'no provider configured' };
     if (!store.isReady()) return { ready: false, reason: 'response store unavailable' };
     return { ready: true };
@@ -105,13 +106,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   registerResponsesRoute(app, { engine, keepAliveIntervalMs: config.server.keepAliveIntervalMs });
   registerStoredResponsesRoutes(app, store);
 
-  registerGracefulDrain(app, {
-    graceMs: config.server.shutdownGraceMs,
-    stopResponses: () => engine.shutDown(),
-    onDraining: () => {
-      closing = true;
-    },
-  });
   app.addHook('onClose', async () => {
     await Promise.allSettled([...[...providers.values()].map((provider) => provider.close()), store.close(), mcpPool.close(), egress.close()]);
   });

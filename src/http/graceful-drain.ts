@@ -1,12 +1,16 @@
 import type { FastifyInstance } from 'fastify';
+import { GatewayError } from '../errors/gateway-error.ts';
 
 export interface GracefulDrainOptions {
   /** How long responses in flight may run on once shutdown begins. */
   graceMs: number;
   /** Ends every response still running (each with its terminal event, stored). */
   stopResponses(): void;
-  /** Called the moment shutdown begins (readiness turns 503). */
-  onDraining(): void;
+}
+
+export interface DrainState {
+  /** True from the moment shutdown begins. */
+  readonly draining: boolean;
 }
 
 /**
@@ -19,18 +23,29 @@ const FINISH_MS = 5_000;
 /** How often connections that went idle during the drain are closed. */
 const IDLE_SWEEP_MS = 100;
 
+/** Probes keep answering while draining: liveness stays up, readiness says why it is down. */
+const PROBES = new Set(['/healthz', '/readyz']);
+
 /**
  * Shutdown without losing work: `app.close()` (on SIGTERM/SIGINT) stops
  * listening at once — new connections are refused, requests on kept-alive
- * ones get 503 — and waits for the requests in flight. Those get `graceMs` to
- * finish by themselves; then each still running is ended as `incomplete`
- * (reason `server_shutdown`), and whatever connection is left after that is
- * cut.
+ * ones get a 503 in the error envelope — and waits for the requests in
+ * flight. Those get `graceMs` to finish by themselves; then each still
+ * running is ended as `incomplete` (reason `server_shutdown`), and whatever
+ * connection is left after that is cut. Register before the routes.
  */
-export function registerGracefulDrain(app: FastifyInstance, options: GracefulDrainOptions): void {
+export function registerGracefulDrain(app: FastifyInstance, options: GracefulDrainOptions): DrainState {
+  const state = { draining: false };
   const timers: NodeJS.Timeout[] = [];
+
+  app.addHook('onRequest', (request, reply, done) => {
+    if (!state.draining || PROBES.has(request.url.split('?')[0]!)) return done();
+    reply.header('connection', 'close').header('retry-after', '1');
+    done(new GatewayError({ status: 503, type: 'server_error', code: 'server_shutting_down', message: 'This gateway instance is shutting down; retry the request.' }));
+  });
+
   app.addHook('preClose', async () => {
-    options.onDraining();
+    state.draining = true;
     // Node closes the connections idle at close time, not those that become idle later (a finished
     // stream on a kept-alive connection): without this, close would wait out every keep-alive timeout.
     timers.push(setInterval(() => app.server.closeIdleConnections(), IDLE_SWEEP_MS).unref());
@@ -44,4 +59,5 @@ export function registerGracefulDrain(app: FastifyInstance, options: GracefulDra
   app.addHook('onClose', async () => {
     for (const timer of timers) clearTimeout(timer);
   });
+  return state;
 }

@@ -1,11 +1,12 @@
 import { once } from 'node:events';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assertEventStreamInvariants, parseSseText } from '../support/event-invariants.ts';
 import { startGateway } from '../support/gateway.ts';
 import { startGatewayProcess, type GatewayProcess } from '../support/gateway-process.ts';
 import { assertValidEvent, assertValidResponse } from '../support/openresponses-schema.ts';
 import { acquireRedis, type TestRedis } from '../support/redis.ts';
-import { chunk, ScriptedChatUpstream, sse, textCompletion, usageChunk, type RecordedRequest, type UpstreamReply } from '../support/scripted-chat-upstream.ts';
+import { chunk, ScriptedChatUpstream, sse, textCompletion, usageChunk, type UpstreamReply } from '../support/scripted-chat-upstream.ts';
 
 /** A streamed answer of `text`, one character every `pauseMs`. */
 function slowText(text: string, pauseMs: number): UpstreamReply {
@@ -39,7 +40,7 @@ function exitOf(gateway: GatewayProcess): Promise<{ code: number | null; at: num
 
 /** SIGTERM and SIGINT on the real process (what `npm start` runs), with responses in flight. */
 describe('graceful drain', () => {
-  const upstream = new ScriptedChatUpstream((request: RecordedRequest) => (request.body?.stream ? slowText('drained in time', 60) : textCompletion('ok')));
+  const upstream = new ScriptedChatUpstream();
   let upstreamUrl: string;
   let redis: TestRedis;
   const running: GatewayProcess[] = [];
@@ -54,7 +55,33 @@ describe('graceful drain', () => {
     await redis.stop();
   });
 
+  it('a request arriving on a kept-alive connection while draining gets a 503 in the error envelope; probes still answer', async () => {
+    upstream.setScript((request) => (request.body?.stream ? slowText('slow enough', 40) : textCompletion('ok')));
+    const gateway = await startGateway(upstreamUrl, { server: { host: '127.0.0.1', port: 0, shutdownGraceMs: 10_000 } });
+    const socket = connect(Number(new URL(gateway.origin).port), '127.0.0.1');
+    socket.setEncoding('utf8');
+    let received = '';
+    socket.on('data', (piece: string) => (received += piece));
+    const body = JSON.stringify({ model: 'm', input: 'x', stream: true });
+    socket.write(`POST /v1/responses HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+    await waitFor(() => received.includes('output_text.delta'));
+    const closed = gateway.close();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Pipelined behind the stream on the same connection, as a client reusing it would.
+    socket.write('GET /v1/models HTTP/1.1\r\nhost: x\r\n\r\nGET /readyz HTTP/1.1\r\nhost: x\r\n\r\n');
+    await once(socket, 'close');
+    await closed;
+    const [, ...later] = received.split(/(?=HTTP\/1\.1 )/);
+    expect(received.startsWith('HTTP/1.1 200')).toBe(true);
+    expect(received).toContain('event: response.completed');
+    expect(later[0]).toMatch(/^HTTP\/1\.1 503/);
+    const envelope = JSON.parse(later[0]!.slice(later[0]!.indexOf('\r\n\r\n') + 4));
+    expect(envelope).toEqual({ error: { type: 'server_error', code: 'server_shutting_down', param: null, message: expect.any(String) } });
+    if (later[1]) expect(later[1]).toMatch(/^HTTP\/1\.1 503[^]*not_ready/);
+  });
+
   it('SIGTERM: new connections are refused at once, a stream in flight finishes, exit 0', async () => {
+    upstream.setScript((request) => (request.body?.stream ? slowText('drained in time', 60) : textCompletion('ok')));
     const gateway = await startGatewayProcess({ OPENAI_BASE_URL: upstreamUrl, SHUTDOWN_GRACE_MS: '20000' });
     running.push(gateway);
     const stream = await startStream(gateway.baseURL, 'hello');
