@@ -1,8 +1,11 @@
-import { loadConfig } from './config/load-config.ts';
+#!/usr/bin/env node
+import { startFromCommandLine } from './cli.ts';
+import { describeStartup } from './config/startup-summary.ts';
 import { buildApp } from './http/build-app.ts';
 
-const config = loadConfig();
+const { config, warnings, version } = await startFromCommandLine(process.argv.slice(2));
 const app = await buildApp({ config });
+for (const warning of warnings) app.log.warn({ source: warning.source }, `configuration: ${warning.message}`);
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
@@ -28,3 +31,4 @@ try {
   app.log.fatal({ err: error }, 'could not start');
   process.exit(1);
 }
+app.log.info(describeStartup(config, { version, address: app.server.address() }), 'loopgate started');

@@ -1,11 +1,18 @@
-import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import { parseJsonc } from './jsonc.ts';
+import { checkReferences } from './check-references.ts';
+import { readConfigFile } from './config-file.ts';
+import { ConfigurationError, isPlainObject, type ConfigProblem } from './config-problem.ts';
+import { ConfigSources } from './config-sources.ts';
+import { describeIssue } from './describe-issue.ts';
+import { applyEnvironment } from './environment-variables.ts';
+import { renameLegacyMcpServerKeys, upgradeLegacyKeys } from './legacy-keys.ts';
+import { findUnknownKeys } from './schema-introspection.ts';
+import { httpUrl, redisUrl } from './url-schemas.ts';
 
 const OpenAIChatProviderConfig = z.object({
   type: z.literal('openai-chat'),
-  baseUrl: z.url(),
+  baseUrl: httpUrl,
   apiKey: z.string().nullable().default(null),
   maxTokensField: z.enum(['max_completion_tokens', 'max_tokens']).default('max_completion_tokens'),
   connections: z.int().positive().default(256),
@@ -16,7 +23,7 @@ const OpenAIChatProviderConfig = z.object({
 
 const AnthropicProviderConfig = z.object({
   type: z.literal('anthropic'),
-  baseUrl: z.url().default('https://api.anthropic.com'),
+  baseUrl: httpUrl.default('https://api.anthropic.com'),
   apiKey: z.string().nullable().default(null),
   defaultMaxTokens: z.int().positive().default(8_192),
   connections: z.int().positive().default(256),
@@ -34,14 +41,14 @@ export const GatewayConfig = z.object({
       shutdownGraceMs: z.int().min(0).default(30_000),
     })
     .prefault({}),
-  logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  logLevel: z.string().toLowerCase().pipe(z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])).default('info'),
   defaultModel: z.string().min(1).nullable().default(null),
   defaultProvider: z.string().nullable().default('openai'),
   providers: z.record(z.string(), z.discriminatedUnion('type', [OpenAIChatProviderConfig, AnthropicProviderConfig])).default({}),
   models: z.record(z.string(), z.object({ provider: z.string(), model: z.string().optional() })).default({}),
   store: z
     .object({
-      redisUrl: z.string().nullable().default(null),
+      redisUrl: redisUrl.nullable().default(null),
       keyPrefix: z.string().default('loopgate:'),
       ttlSeconds: z.int().positive().default(2_592_000),
       maxEntries: z.int().positive().default(10_000),
@@ -61,18 +68,22 @@ export const GatewayConfig = z.object({
     .object({
       servers: z
         .array(
-          z.object({
-            name: z.string().regex(/^[a-zA-Z0-9_-]{1,32}$/, 'server names are 1-32 of A-Z a-z 0-9 _ -'),
-            url: z.url(),
-            headers: z.record(z.string(), z.string()).default({}),
-            allowed_tools: z.array(z.string()).nullable().default(null),
-            // Operator servers are trusted by the operator; approvals are for servers named in requests.
-            require_approval: z.literal('never').default('never'),
-            timeout_ms: z.int().positive().nullable().default(null),
-          }),
+          // Old snake_case keys (allowed_tools, timeout_ms, require_approval) still work: legacy-keys.ts.
+          z.preprocess(
+            renameLegacyMcpServerKeys,
+            z.object({
+              name: z.string().regex(/^[a-zA-Z0-9_-]{1,32}$/, 'server names are 1-32 of A-Z a-z 0-9 _ -'),
+              url: httpUrl,
+              headers: z.record(z.string(), z.string()).default({}),
+              allowedTools: z.array(z.string()).nullable().default(null),
+              // Operator servers are trusted by the operator; approvals are for servers named in requests.
+              requireApproval: z.literal('never').default('never'),
+              timeoutMs: z.int().positive().nullable().default(null),
+            }),
+          ),
         )
         .default([]),
-      allowedUrls: z.array(z.string()).default([]),
+      allowedUrls: z.array(httpUrl).default([]),
       listTtlMs: z.int().positive().default(300_000),
       timeoutMs: z.int().positive().default(60_000),
       maxOutputChars: z.int().positive().default(100_000),
@@ -93,80 +104,44 @@ export type ProviderConfig = GatewayConfig['providers'][string];
 
 const DEFAULT_CONFIG_FILE = fileURLToPath(new URL('../../config/loopgate.jsonc', import.meta.url));
 
+/** The configuration with its doubtful points, or every problem that stops it. */
+export type ConfigResolution =
+  | { ok: true; config: GatewayConfig; file: string; warnings: ConfigProblem[] }
+  | { ok: false; problems: ConfigProblem[]; file: string; warnings: ConfigProblem[] };
+
 /**
  * The configuration in force: the file (LOOPGATE_CONFIG or the shipped
- * default), then environment variables on top. Fails loudly, naming the key,
- * when a value is wrong — a gateway must not start half-configured.
+ * default), then environment variables on top. Collects every problem at once
+ * — each naming its environment variable or file:line:column — rather than
+ * stopping at the first; a gateway must not start half-configured.
  */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
-  const file = env.LOOPGATE_CONFIG || DEFAULT_CONFIG_FILE;
-  const raw = parseJsonc(readFileSync(file, 'utf8')) as Record<string, any>;
-  applyEnv(raw, env);
+export function resolveConfig(env: NodeJS.ProcessEnv = process.env): ConfigResolution {
+  const file = readConfigFile(env.LOOPGATE_CONFIG || DEFAULT_CONFIG_FILE);
+  const sources = new ConfigSources(file);
+  const raw: Record<string, unknown> = isPlainObject(file.value) ? file.value : {};
+  const problems = [...file.problems, ...applyEnvironment(raw, env, GatewayConfig, sources)];
+  const legacy = upgradeLegacyKeys(raw, sources);
+  const warnings = legacy.warnings;
+  problems.push(...legacy.problems);
+  for (const unknown of findUnknownKeys(GatewayConfig, raw)) {
+    const hint = unknown.suggestion ? `; did you mean ${JSON.stringify(unknown.suggestion)}?` : '';
+    problems.push(sources.problem(unknown.path, `is not a known key${hint}`, { at: 'key' }));
+  }
+  // Without the file's providers, references to them would all look wrong.
+  if (file.problems.length === 0) {
+    const references = checkReferences(raw, sources);
+    problems.push(...references.problems);
+    warnings.push(...references.warnings);
+  }
   const parsed = GatewayConfig.safeParse(raw);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new Error(`Invalid configuration at '${issue.path.join('.')}' (${file} and environment): ${issue.message}`);
-  }
-  return parsed.data;
+  if (!parsed.success) problems.push(...parsed.error.issues.map((issue) => describeIssue(issue, raw, GatewayConfig, sources)));
+  if (problems.length > 0 || !parsed.success) return { ok: false, problems, file: file.path, warnings };
+  return { ok: true, config: parsed.data, file: file.path, warnings };
 }
 
-function applyEnv(raw: Record<string, any>, env: NodeJS.ProcessEnv): void {
-  const server = (raw.server ??= {});
-  if (env.HOST) server.host = env.HOST;
-  if (env.PORT) server.port = Number(env.PORT);
-  if (env.BODY_LIMIT_BYTES) server.bodyLimitBytes = Number(env.BODY_LIMIT_BYTES);
-  if (env.SSE_KEEPALIVE_MS) server.keepAliveIntervalMs = Number(env.SSE_KEEPALIVE_MS);
-  if (env.SHUTDOWN_GRACE_MS) server.shutdownGraceMs = Number(env.SHUTDOWN_GRACE_MS);
-  if (env.CORS_ORIGINS !== undefined) server.corsOrigins = env.CORS_ORIGINS.split(',').map((origin) => origin.trim()).filter(Boolean);
-  if (env.LOG_LEVEL) raw.logLevel = env.LOG_LEVEL;
-  if (env.DEFAULT_MODEL) raw.defaultModel = env.DEFAULT_MODEL;
-  if (env.DEFAULT_PROVIDER) raw.defaultProvider = env.DEFAULT_PROVIDER;
-  const store = (raw.store ??= {});
-  if (env.REDIS_URL) store.redisUrl = env.REDIS_URL;
-  if (env.REDIS_KEY_PREFIX) store.keyPrefix = env.REDIS_KEY_PREFIX;
-  if (env.STORE_TTL_SECONDS) store.ttlSeconds = Number(env.STORE_TTL_SECONDS);
-  const loop = (raw.loop ??= {});
-  if (env.MAX_TURNS) loop.maxTurns = Number(env.MAX_TURNS);
-  if (env.TOOL_TIMEOUT_MS) loop.toolTimeoutMs = Number(env.TOOL_TIMEOUT_MS);
-  if (env.RESPONSE_DEADLINE_MS) loop.deadlineMs = Number(env.RESPONSE_DEADLINE_MS);
-  if (env.PAUSED_STATUS) loop.pausedStatus = env.PAUSED_STATUS;
-  const mcp = (raw.mcp ??= {});
-  if (env.MCP_SERVERS) mcp.servers = parseJsonArray('MCP_SERVERS', env.MCP_SERVERS);
-  if (env.MCP_ALLOWED_URLS !== undefined) mcp.allowedUrls = env.MCP_ALLOWED_URLS.split(',').map((prefix) => prefix.trim()).filter(Boolean);
-  if (env.API_KEYS) raw.auth = { ...raw.auth, apiKeys: parseApiKeys(env.API_KEYS) };
-  if (env.ANTHROPIC_API_KEY || env.ANTHROPIC_BASE_URL) {
-    const providers = (raw.providers ??= {});
-    const anthropic = (providers.anthropic ??= { type: 'anthropic' });
-    if (env.ANTHROPIC_API_KEY) anthropic.apiKey = env.ANTHROPIC_API_KEY;
-    if (env.ANTHROPIC_BASE_URL) anthropic.baseUrl = env.ANTHROPIC_BASE_URL;
-  }
-  if (env.OPENAI_BASE_URL || env.OPENAI_API_KEY) {
-    const providers = (raw.providers ??= {});
-    const openai = (providers.openai ??= { type: 'openai-chat', baseUrl: 'https://api.openai.com/v1' });
-    if (env.OPENAI_BASE_URL) openai.baseUrl = env.OPENAI_BASE_URL;
-    if (env.OPENAI_API_KEY) openai.apiKey = env.OPENAI_API_KEY;
-  }
-}
-
-/** `API_KEYS` is a JSON object mapping each key to its tenant: `{"sk-team-a-…": "team-a"}`. */
-function parseApiKeys(value: string): { key: string; tenant: string }[] {
-  const parsed = parseJsonEnv('API_KEYS', value, 'object', 'a JSON object mapping API keys to tenant names');
-  return Object.entries(parsed as Record<string, unknown>).map(([key, tenant]) => ({ key, tenant: String(tenant) }));
-}
-
-function parseJsonArray(name: string, value: string): unknown[] {
-  return parseJsonEnv(name, value, 'array', 'a JSON array') as unknown[];
-}
-
-/** An environment variable holding JSON of one shape, or an error that says what it must be. */
-function parseJsonEnv(name: string, value: string, shape: 'object' | 'array', description: string): unknown {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(value);
-  } catch {
-    parsed = undefined;
-  }
-  const fits = shape === 'array' ? Array.isArray(parsed) : parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed);
-  if (!fits) throw new Error(`${name} must be ${description}.`);
-  return parsed;
+/** The configuration in force, or a ConfigurationError listing every problem (warnings are dropped: use resolveConfig to see them). */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
+  const resolution = resolveConfig(env);
+  if (!resolution.ok) throw new ConfigurationError(resolution.problems);
+  return resolution.config;
 }

@@ -44,7 +44,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const egress = new EgressPolicy({ allowedUrlPrefixes: config.mcp.allowedUrls });
   const mcpPool = new McpSessionPool({ listTtlMs: config.mcp.listTtlMs, maxOutputChars: config.mcp.maxOutputChars, maxSessions: config.mcp.maxSessions, untrustedFetch: egress.fetch });
   const mcp = new McpExecutor({
-    servers: config.mcp.servers.map((server) => ({ name: server.name, url: server.url, headers: server.headers, allowedTools: server.allowed_tools, timeoutMs: server.timeout_ms })),
+    servers: config.mcp.servers.map((server) => ({ name: server.name, url: server.url, headers: server.headers, allowedTools: server.allowedTools, timeoutMs: server.timeoutMs })),
     pool: mcpPool,
     egress,
     defaultTimeoutMs: config.mcp.timeoutMs,

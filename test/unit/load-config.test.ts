@@ -1,5 +1,28 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config/load-config.ts';
+import { ConfigurationError } from '../../src/config/config-problem.ts';
+import { GatewayConfig, loadConfig, resolveConfig, type ConfigResolution } from '../../src/config/load-config.ts';
+
+const directory = mkdtempSync(join(tmpdir(), 'loopgate-config-'));
+let files = 0;
+
+/** Writes a configuration file and returns its path. */
+function configFile(text: string): string {
+  const path = join(directory, `config-${++files}.jsonc`);
+  writeFileSync(path, text);
+  return path;
+}
+
+function problemsOf(resolution: ConfigResolution): string[] {
+  if (resolution.ok) throw new Error(`expected problems, the configuration was valid`);
+  return resolution.problems.map((problem) => problem.message);
+}
+
+function warningsOf(resolution: ConfigResolution): string[] {
+  return resolution.warnings.map((warning) => warning.message);
+}
 
 describe('loadConfig', () => {
   it('reads the documented default file', () => {
@@ -8,6 +31,7 @@ describe('loadConfig', () => {
     expect(config.providers.openai).toMatchObject({ type: 'openai-chat', baseUrl: 'https://api.openai.com/v1' });
     expect(config.loop.maxTurns).toBe(10);
     expect(config.mcp.servers).toEqual([]);
+    expect(resolveConfig({}).warnings).toEqual([]);
   });
 
   it('lets environment variables override the file', () => {
@@ -21,7 +45,7 @@ describe('loadConfig', () => {
       CORS_ORIGINS: 'https://a.example, https://b.example',
       REDIS_URL: 'redis://127.0.0.1:6379',
       API_KEYS: '{"sk-team-a-123456": "team-a"}',
-      MCP_SERVERS: '[{"name":"docs","url":"https://mcp.example/mcp","headers":{"x-key":"k"},"allowed_tools":["search"],"timeout_ms":5000}]',
+      MCP_SERVERS: '[{"name":"docs","url":"https://mcp.example/mcp","headers":{"x-key":"k"},"allowedTools":["search"],"timeoutMs":5000}]',
       MCP_ALLOWED_URLS: 'http://10.0.0.5:9000/,https://internal.example/',
       MAX_TURNS: '4',
       PAUSED_STATUS: 'completed',
@@ -32,15 +56,194 @@ describe('loadConfig', () => {
     expect(config.defaultModel).toBe('qwen3');
     expect(config.store.redisUrl).toBe('redis://127.0.0.1:6379');
     expect(config.auth.apiKeys).toEqual([{ key: 'sk-team-a-123456', tenant: 'team-a' }]);
-    expect(config.mcp.servers).toEqual([{ name: 'docs', url: 'https://mcp.example/mcp', headers: { 'x-key': 'k' }, allowed_tools: ['search'], require_approval: 'never', timeout_ms: 5000 }]);
+    expect(config.mcp.servers).toEqual([{ name: 'docs', url: 'https://mcp.example/mcp', headers: { 'x-key': 'k' }, allowedTools: ['search'], requireApproval: 'never', timeoutMs: 5000 }]);
     expect(config.mcp.allowedUrls).toEqual(['http://10.0.0.5:9000/', 'https://internal.example/']);
     expect(config.loop).toMatchObject({ maxTurns: 4, pausedStatus: 'completed' });
   });
 
-  it('fails loudly, naming the key, on a bad value', () => {
-    expect(() => loadConfig({ PORT: 'eighty' })).toThrow(/server\.port/);
-    expect(() => loadConfig({ MCP_SERVERS: '{"name":"x"}' })).toThrow(/MCP_SERVERS must be a JSON array/);
-    expect(() => loadConfig({ MCP_SERVERS: '[{"name":"x","url":"https://a/mcp","require_approval":"always"}]' })).toThrow(/mcp\.servers\.0\.require_approval/);
-    expect(() => loadConfig({ API_KEYS: '["k"]' })).toThrow(/API_KEYS/);
+  it('treats empty variables as unset, except lists, where empty means none', () => {
+    const config = loadConfig({ PORT: '', OPENAI_API_KEY: '', CORS_ORIGINS: '' });
+    expect(config.server.port).toBe(8080);
+    expect(config.providers.openai?.apiKey).toBeNull();
+    expect(config.server.corsOrigins).toEqual([]);
+  });
+
+  it('takes level names in any case (LOG_LEVEL=INFO), in the environment and in the file', () => {
+    expect(loadConfig({ LOG_LEVEL: 'INFO' }).logLevel).toBe('info');
+    expect(loadConfig({ LOOPGATE_CONFIG: configFile('{ "logLevel": "Debug" }') }).logLevel).toBe('debug');
+  });
+});
+
+describe('start-up validation', () => {
+  it('reports every problem at once, each naming its environment variable and what it must be', () => {
+    const resolution = resolveConfig({
+      PORT: 'abc',
+      MAX_TURNS: '0',
+      SHUTDOWN_GRACE_MS: '-5',
+      STORE_TTL_SECONDS: '1.5',
+      OPENAI_BASE_URL: 'localhost:11434/v1',
+      REDIS_URL: 'http://127.0.0.1:6379',
+      LOG_LEVEL: 'loud',
+      DEFAULT_PROVIDER: 'nope',
+    });
+    expect(problemsOf(resolution).sort()).toEqual(
+      [
+        'PORT must be an integer from 0 to 65535, got "abc"',
+        'MAX_TURNS must be a positive integer, got "0"',
+        'SHUTDOWN_GRACE_MS must be an integer of at least 0, got "-5"',
+        'STORE_TTL_SECONDS must be a positive integer, got "1.5"',
+        'OPENAI_BASE_URL must be an absolute http:// or https:// URL such as http://localhost:11434/v1, got "localhost:11434/v1"',
+        'REDIS_URL must be an absolute redis:// or rediss:// URL such as redis://localhost:6379, got "http://127.0.0.1:6379"',
+        'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "loud"',
+        'DEFAULT_PROVIDER names the provider "nope", which is not configured (configured: openai)',
+      ].sort(),
+    );
+    expect(resolution.ok ? [] : resolution.problems.map((problem) => problem.source).sort()).toEqual(
+      ['PORT', 'MAX_TURNS', 'SHUTDOWN_GRACE_MS', 'STORE_TTL_SECONDS', 'OPENAI_BASE_URL', 'REDIS_URL', 'LOG_LEVEL', 'DEFAULT_PROVIDER'].sort(),
+    );
+  });
+
+  it('names the file with line and column for a syntax error', () => {
+    const file = configFile('{\n  "server": {\n    "port": 8080\n    "host": "127.0.0.1"\n  }\n}\n');
+    expect(problemsOf(resolveConfig({ LOOPGATE_CONFIG: file }))).toEqual([`${file}:4:5: syntax error: comma expected`]);
+  });
+
+  it('reports environment problems beside a syntax error, not follow-ups of the broken file', () => {
+    const file = configFile('{ "server": { "port": 8080, } ');
+    const problems = problemsOf(resolveConfig({ LOOPGATE_CONFIG: file, PORT: 'x', DEFAULT_PROVIDER: 'anything' }));
+    expect(problems).toEqual([`${file}:1:31: syntax error: close brace expected`, 'PORT must be an integer from 0 to 65535, got "x"']);
+  });
+
+  it('names file:line:column and the key path for each bad value in the file', () => {
+    const file = configFile(
+      [
+        '{',
+        '  // comments are fine',
+        '  "server": { "port": 70000 },',
+        '  "providers": {',
+        '    "local": { "type": "openai-chat", "baseUrl": "localhost:11434/v1" },',
+        '    "other": { "type": "bogus" },',
+        '  },',
+        '  "store": { "redisUrl": "redis//oops" },',
+        '}',
+      ].join('\n'),
+    );
+    expect(problemsOf(resolveConfig({ LOOPGATE_CONFIG: file }))).toEqual([
+      `${file}:3:23: server.port must be an integer from 0 to 65535, got 70000`,
+      `${file}:5:50: providers.local.baseUrl must be an absolute http:// or https:// URL such as http://localhost:11434/v1, got "localhost:11434/v1"`,
+      `${file}:6:24: providers.other.type must be "openai-chat" or "anthropic", got "bogus"`,
+      `${file}:8:26: store.redisUrl must be an absolute redis:// or rediss:// URL such as redis://localhost:6379, got "redis//oops"`,
+    ]);
+  });
+
+  it('refuses a file that cannot be read, naming LOOPGATE_CONFIG', () => {
+    expect(problemsOf(resolveConfig({ LOOPGATE_CONFIG: join(directory, 'missing.jsonc') }))).toEqual([
+      `LOOPGATE_CONFIG names ${join(directory, 'missing.jsonc')}, which cannot be read: no such file`,
+    ]);
+  });
+
+  it('refuses unknown keys, in the file and in MCP_SERVERS entries, with a hint', () => {
+    const file = configFile('{\n  "server": { "prot": 8080 },\n  "loop": { "maxturns": 3, "color": "red" }\n}');
+    const problems = problemsOf(resolveConfig({ LOOPGATE_CONFIG: file, MCP_SERVERS: '[{"name":"docs","url":"https://mcp.example/mcp","allowedTool":["a"]}]' }));
+    expect(problems).toEqual([
+      `${file}:2:15: server.prot is not a known key; did you mean "port"?`,
+      `${file}:3:13: loop.maxturns is not a known key; did you mean "maxTurns"?`,
+      `${file}:3:28: loop.color is not a known key`,
+      'MCP_SERVERS[0].allowedTool is not a known key; did you mean "allowedTools"?',
+    ]);
+  });
+
+  it('accepts the old snake_case MCP server keys with a warning each', () => {
+    const file = configFile('{ "mcp": { "servers": [\n  { "name": "docs", "url": "https://mcp.example/mcp", "allowed_tools": ["a"], "timeout_ms": 100 }\n] } }');
+    const fromFile = resolveConfig({ LOOPGATE_CONFIG: file, ANTHROPIC_API_KEY: 'sk-ant-1' });
+    expect(fromFile.ok && fromFile.config.mcp.servers[0]).toMatchObject({ allowedTools: ['a'], timeoutMs: 100 });
+    expect(warningsOf(fromFile)).toEqual([
+      `${file}:2:55: mcp.servers[0].allowed_tools is the old spelling of allowedTools; it still works, but rename it`,
+      `${file}:2:79: mcp.servers[0].timeout_ms is the old spelling of timeoutMs; it still works, but rename it`,
+    ]);
+
+    const fromEnvironment = resolveConfig({ MCP_SERVERS: '[{"name":"docs","url":"https://mcp.example/mcp","require_approval":"never"}]' });
+    expect(fromEnvironment.ok).toBe(true);
+    expect(warningsOf(fromEnvironment)).toEqual(['MCP_SERVERS[0].require_approval is the old spelling of requireApproval; it still works, but rename it']);
+    // Still validated under the old name: "always" is not allowed for operator servers.
+    expect(problemsOf(resolveConfig({ MCP_SERVERS: '[{"name":"x","url":"https://a.example/mcp","require_approval":"always"}]' }))).toEqual([
+      'MCP_SERVERS[0].require_approval must be "never", got "always"',
+    ]);
+    expect(problemsOf(resolveConfig({ MCP_SERVERS: '[{"name":"x","url":"https://a.example/mcp","timeout_ms":1,"timeoutMs":2}]' }))).toEqual([
+      'MCP_SERVERS[0].timeout_ms and timeoutMs are the same setting; give only timeoutMs',
+    ]);
+  });
+
+  it('refuses references to providers that are not configured', () => {
+    const file = configFile('{\n  "defaultProvider": "local",\n  "models": { "fast": { "provider": "ghost", "model": "m" } }\n}');
+    expect(problemsOf(resolveConfig({ LOOPGATE_CONFIG: file }))).toEqual([
+      `${file}:2:22: defaultProvider names the provider "local", which is not configured (configured: none)`,
+      `${file}:3:37: models.fast.provider names the provider "ghost", which is not configured (configured: none)`,
+    ]);
+    expect(problemsOf(resolveConfig({ DEFAULT_PROVIDER: 'anthropic' }))).toEqual(['DEFAULT_PROVIDER names the provider "anthropic", which is not configured (configured: openai)']);
+    expect(resolveConfig({ DEFAULT_PROVIDER: 'anthropic', ANTHROPIC_API_KEY: 'sk-ant-1' }).ok).toBe(true);
+  });
+
+  it('keeps the implicit default provider falling back to Anthropic when only Anthropic is configured', () => {
+    const resolution = resolveConfig({ LOOPGATE_CONFIG: configFile('{ "providers": {} }'), ANTHROPIC_API_KEY: 'sk-ant-1' });
+    expect(resolution.ok).toBe(true);
+    expect(resolution.ok && resolution.config.defaultProvider).toBe('openai');
+  });
+
+  it('warns, without refusing, about an OpenAI-compatible base URL without a path and about no provider at all', () => {
+    const resolution = resolveConfig({ OPENAI_BASE_URL: 'http://localhost:11434' });
+    expect(resolution.ok).toBe(true);
+    expect(warningsOf(resolution)).toEqual([
+      'OPENAI_BASE_URL has no path; OpenAI-compatible servers usually serve under /v1 (http://localhost:11434/v1): without it, requests may fail with 404',
+    ]);
+    const empty = configFile('{ "providers": {} }');
+    expect(warningsOf(resolveConfig({ LOOPGATE_CONFIG: empty }))).toEqual([
+      'no provider is configured: set OPENAI_BASE_URL or ANTHROPIC_API_KEY, or add one under "providers"; /readyz reports not ready until then',
+    ]);
+  });
+
+  it('validates MCP server URLs and names, and says what JSON variables must hold', () => {
+    expect(problemsOf(resolveConfig({ MCP_SERVERS: '[{"name":"a b","url":"mcp.example/mcp"},{"name":"dup","url":"https://a.example/"},{"name":"dup","url":"https://b.example/"}]' }))).toEqual([
+      'MCP_SERVERS[2].name repeats the name "dup" of entry 1; each server needs its own (its tools are offered as <name>__<tool>)',
+      'MCP_SERVERS[0].name is invalid (server names are 1-32 of A-Z a-z 0-9 _ -), got "a b"',
+      'MCP_SERVERS[0].url must be an absolute http:// or https:// URL such as http://localhost:11434/v1, got "mcp.example/mcp"',
+    ]);
+    expect(problemsOf(resolveConfig({ MCP_SERVERS: '{"name":"x"}' }))).toEqual(['MCP_SERVERS must be a JSON array ([…]), got an object']);
+    expect(problemsOf(resolveConfig({ API_KEYS: '["k"]' }))).toEqual(['API_KEYS must be a JSON object mapping API keys to tenant names, {"sk-…": "team-a"}, got an array']);
+  });
+
+  it('never repeats a secret in a message', () => {
+    const secret = 'sk-canary-7f3a';
+    const resolution = resolveConfig({
+      API_KEYS: `{"${secret}": "team a", "short": "team-b"}`,
+      MCP_SERVERS: `[{"name":"docs","url":"https://mcp.example/mcp","headers":{"x-api-key": 42, "x-other": "${secret}"},"extra":"${secret}x"}]`,
+      REDIS_URL: `redis://user:${secret}@127.0.0.1:6379/x`,
+      OPENAI_BASE_URL: `localhost:1/v1?api_key=${secret}`,
+    });
+    const problems = problemsOf(resolution);
+    expect(problems).toContain('API_KEYS key for tenant "team-b" must be at least 8 characters long');
+    expect(problems).toContain('API_KEYS entry 1 tenant is invalid (tenant names are 1-64 of A-Z a-z 0-9 _ . -), got "team a"');
+    expect(problems).toContain('MCP_SERVERS[0].headers.x-api-key must be a string');
+    expect(problems.join('\n')).not.toContain(secret);
+    const malformed = problemsOf(resolveConfig({ API_KEYS: `{"${secret}" "team-a"}` }));
+    expect(malformed).toEqual(['API_KEYS must be a JSON object mapping API keys to tenant names, {"sk-…": "team-a"} (invalid JSON at character 19)']);
+  });
+
+  it('throws one ConfigurationError listing every problem from loadConfig', () => {
+    let thrown: unknown;
+    try {
+      loadConfig({ PORT: 'eighty', MAX_TURNS: 'many' });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(ConfigurationError);
+    expect((thrown as ConfigurationError).message).toBe(
+      'invalid configuration (2 problems):\n  PORT must be an integer from 0 to 65535, got "eighty"\n  MAX_TURNS must be a positive integer, got "many"',
+    );
+  });
+
+  it('still parses old MCP spellings when the schema is used directly', () => {
+    const config = GatewayConfig.parse({ mcp: { servers: [{ name: 'a', url: 'https://a.example/mcp', allowed_tools: ['x'], timeout_ms: 5 }] } });
+    expect(config.mcp.servers[0]).toMatchObject({ allowedTools: ['x'], timeoutMs: 5 });
   });
 });

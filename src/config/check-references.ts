@@ -1,0 +1,47 @@
+import { isPlainObject, type ConfigProblem } from './config-problem.ts';
+import type { ConfigSources } from './config-sources.ts';
+import { missingApiPathHint } from './url-schemas.ts';
+
+/**
+ * Checks what one setting says about another, on the raw configuration (so it
+ * runs even when other values are invalid): names of providers that do not
+ * exist, MCP server names used twice, base URLs that probably lack `/v1`.
+ */
+export function checkReferences(raw: Record<string, unknown>, sources: ConfigSources): { problems: ConfigProblem[]; warnings: ConfigProblem[] } {
+  const problems: ConfigProblem[] = [];
+  const warnings: ConfigProblem[] = [];
+  const providers = isPlainObject(raw.providers) ? raw.providers : {};
+  const names = Object.keys(providers);
+  const unknownProvider = (name: string) => `names the provider ${JSON.stringify(name)}, which is not configured (configured: ${names.length > 0 ? names.join(', ') : 'none'})`;
+
+  // Only an explicit choice is checked: the built-in default ("openai") falls back to Anthropic when only Anthropic is configured.
+  if (typeof raw.defaultProvider === 'string' && !Object.hasOwn(providers, raw.defaultProvider)) {
+    problems.push(sources.problem(['defaultProvider'], unknownProvider(raw.defaultProvider)));
+  }
+  if (isPlainObject(raw.models)) {
+    for (const [alias, target] of Object.entries(raw.models)) {
+      if (isPlainObject(target) && typeof target.provider === 'string' && !Object.hasOwn(providers, target.provider)) {
+        problems.push(sources.problem(['models', alias, 'provider'], unknownProvider(target.provider)));
+      }
+    }
+  }
+
+  const servers = isPlainObject(raw.mcp) && Array.isArray(raw.mcp.servers) ? raw.mcp.servers : [];
+  const firstIndexByName = new Map<string, number>();
+  servers.forEach((server, index) => {
+    if (!isPlainObject(server) || typeof server.name !== 'string') return;
+    const first = firstIndexByName.get(server.name);
+    if (first === undefined) firstIndexByName.set(server.name, index);
+    else problems.push(sources.problem(['mcp', 'servers', index, 'name'], `repeats the name ${JSON.stringify(server.name)} of entry ${first}; each server needs its own (its tools are offered as <name>__<tool>)`));
+  });
+
+  for (const [name, provider] of Object.entries(providers)) {
+    if (!isPlainObject(provider) || provider.type !== 'openai-chat' || typeof provider.baseUrl !== 'string') continue;
+    const hint = missingApiPathHint(provider.baseUrl);
+    if (hint) warnings.push(sources.problem(['providers', name, 'baseUrl'], hint));
+  }
+  if (names.length === 0) {
+    warnings.push({ source: sources.fileName, message: 'no provider is configured: set OPENAI_BASE_URL or ANTHROPIC_API_KEY, or add one under "providers"; /readyz reports not ready until then' });
+  }
+  return { problems, warnings };
+}

@@ -1,0 +1,172 @@
+import type { z } from 'zod';
+import { formatPath, isPlainObject, type ConfigPath, type ConfigProblem } from './config-problem.ts';
+import type { AppliedVariable, ConfigSources } from './config-sources.ts';
+import { describeSchema, schemaAt } from './schema-introspection.ts';
+
+/** How a variable's text becomes a configuration value. */
+type Parser =
+  /** The text as given. */
+  | 'text'
+  /** A whole number (range checked by the schema). */
+  | 'integer'
+  /** Comma-separated; an empty variable is an empty list. */
+  | 'list'
+  /** A JSON array. */
+  | 'json-array'
+  /** A JSON object mapping each API key to its tenant, stored as `[{key, tenant}]`. */
+  | 'api-keys';
+
+export interface EnvironmentVariable {
+  name: string;
+  /** Where the value lands in the configuration; null for LOOPGATE_CONFIG, which names the file. */
+  path: ConfigPath | null;
+  parse: Parser;
+  /** One line for `--help`. */
+  help: string;
+  /** An object created first when the configuration lacks it, e.g. the provider an API key belongs to. */
+  creates?: { path: ConfigPath; value: Record<string, unknown> };
+}
+
+const OPENAI_PROVIDER = { path: ['providers', 'openai'], value: { type: 'openai-chat', baseUrl: 'https://api.openai.com/v1' } };
+const ANTHROPIC_PROVIDER = { path: ['providers', 'anthropic'], value: { type: 'anthropic' } };
+
+/**
+ * Every environment variable loopgate reads, in `--help` order. Each overrides
+ * the configuration file at its path; empty variables count as unset (except
+ * lists, where empty means none).
+ */
+export const ENVIRONMENT_VARIABLES: readonly EnvironmentVariable[] = [
+  { name: 'LOOPGATE_CONFIG', path: null, parse: 'text', help: 'configuration file (JSON with comments) read before these variables; default config/loopgate.jsonc' },
+  { name: 'HOST', path: ['server', 'host'], parse: 'text', help: 'listen address' },
+  { name: 'PORT', path: ['server', 'port'], parse: 'integer', help: 'listen port' },
+  { name: 'LOG_LEVEL', path: ['logLevel'], parse: 'text', help: 'log level: fatal, error, warn, info, debug, trace or silent (any case)' },
+  { name: 'OPENAI_BASE_URL', path: ['providers', 'openai', 'baseUrl'], parse: 'text', help: 'OpenAI-compatible Chat Completions base URL, including its path (/v1)', creates: OPENAI_PROVIDER },
+  { name: 'OPENAI_API_KEY', path: ['providers', 'openai', 'apiKey'], parse: 'text', help: 'sent to that upstream as Authorization: Bearer …', creates: OPENAI_PROVIDER },
+  { name: 'ANTHROPIC_API_KEY', path: ['providers', 'anthropic', 'apiKey'], parse: 'text', help: "adds the Anthropic provider (Messages API) with this key", creates: ANTHROPIC_PROVIDER },
+  { name: 'ANTHROPIC_BASE_URL', path: ['providers', 'anthropic', 'baseUrl'], parse: 'text', help: 'Anthropic API base URL (adds the provider too)', creates: ANTHROPIC_PROVIDER },
+  { name: 'DEFAULT_MODEL', path: ['defaultModel'], parse: 'text', help: 'model for requests that name none (otherwise they are a 400)' },
+  { name: 'DEFAULT_PROVIDER', path: ['defaultProvider'], parse: 'text', help: 'provider serving model names not listed in "models"; must be a configured provider' },
+  { name: 'API_KEYS', path: ['auth', 'apiKeys'], parse: 'api-keys', help: 'JSON object of client API keys to tenant names, {"sk-…": "team-a"}; unset: no authentication' },
+  { name: 'REDIS_URL', path: ['store', 'redisUrl'], parse: 'text', help: 'redis:// or rediss:// URL: keep responses in Redis (shared by replicas) instead of memory' },
+  { name: 'REDIS_KEY_PREFIX', path: ['store', 'keyPrefix'], parse: 'text', help: 'prefix of every Redis key' },
+  { name: 'STORE_TTL_SECONDS', path: ['store', 'ttlSeconds'], parse: 'integer', help: 'how long stored responses live, in seconds' },
+  { name: 'MCP_SERVERS', path: ['mcp', 'servers'], parse: 'json-array', help: 'JSON array of operator MCP servers [{"name","url","headers","allowedTools","timeoutMs"}]' },
+  { name: 'MCP_ALLOWED_URLS', path: ['mcp', 'allowedUrls'], parse: 'list', help: 'comma-separated URL prefixes request-named MCP servers may reach despite the egress policy' },
+  { name: 'MAX_TURNS', path: ['loop', 'maxTurns'], parse: 'integer', help: 'model calls per response before it ends incomplete (max_turns)' },
+  { name: 'TOOL_TIMEOUT_MS', path: ['loop', 'toolTimeoutMs'], parse: 'integer', help: 'longest one tool call may run, in milliseconds' },
+  { name: 'RESPONSE_DEADLINE_MS', path: ['loop', 'deadlineMs'], parse: 'integer', help: 'longest one response may take, all turns included, in milliseconds' },
+  { name: 'PAUSED_STATUS', path: ['loop', 'pausedStatus'], parse: 'text', help: 'status of a response paused for client tools: requires_action or completed' },
+  { name: 'BODY_LIMIT_BYTES', path: ['server', 'bodyLimitBytes'], parse: 'integer', help: 'largest request body in bytes (larger: 413)' },
+  { name: 'SSE_KEEPALIVE_MS', path: ['server', 'keepAliveIntervalMs'], parse: 'integer', help: 'keep-alive comment interval on idle streams, in milliseconds' },
+  { name: 'SHUTDOWN_GRACE_MS', path: ['server', 'shutdownGraceMs'], parse: 'integer', help: 'on SIGTERM/SIGINT, how long responses in flight may finish, in milliseconds' },
+  { name: 'CORS_ORIGINS', path: ['server', 'corsOrigins'], parse: 'list', help: 'comma-separated browser origins, * for any, empty to disable CORS' },
+];
+
+/**
+ * Writes every set variable into `raw` (the file's configuration) and records
+ * it in `sources`, so later problems name the variable. Returns the variables
+ * whose text could not be read at all (not a number, not JSON).
+ */
+export function applyEnvironment(raw: Record<string, unknown>, env: NodeJS.ProcessEnv, schema: z.ZodType, sources: ConfigSources): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  for (const variable of ENVIRONMENT_VARIABLES) {
+    const text = env[variable.name];
+    if (!variable.path || text === undefined || (text === '' && variable.parse !== 'list')) continue;
+    const parsed = parseVariable(variable, text, () => describeSchema(schemaAt(schema, variable.path!, raw)));
+    if ('problem' in parsed) {
+      problems.push({ source: variable.name, message: `${variable.name} ${parsed.problem}` });
+      continue;
+    }
+    if (variable.creates && !isPlainObject(valueAt(raw, variable.creates.path))) {
+      const blocked = setPath(raw, variable.creates.path, structuredClone(variable.creates.value));
+      if (blocked) problems.push(blockedProblem(variable.name, blocked, sources));
+    }
+    const blocked = setPath(raw, variable.path, parsed.value);
+    if (blocked) {
+      problems.push(blockedProblem(variable.name, blocked, sources));
+      continue;
+    }
+    const applied: AppliedVariable = { name: variable.name, path: variable.path, text };
+    if (variable.parse === 'api-keys') applied.subject = apiKeySubject(parsed.value as { tenant: unknown }[]);
+    sources.recordVariable(applied);
+  }
+  return problems;
+}
+
+type Parsed = { value: unknown } | { problem: string };
+
+function parseVariable(variable: EnvironmentVariable, text: string, expected: () => string | null): Parsed {
+  switch (variable.parse) {
+    case 'text':
+      return { value: text };
+    case 'integer':
+      return /^\s*[+-]?\d+\s*$/.test(text) ? { value: Number(text) } : { problem: `must be ${expected() ?? 'an integer'}, got ${JSON.stringify(text)}` };
+    case 'list':
+      return { value: text.split(',').map((entry) => entry.trim()).filter(Boolean) };
+    case 'json-array': {
+      const value = parseJson(text);
+      if ('problem' in value) return { problem: `must be a JSON array ${value.problem}` };
+      return Array.isArray(value.value) ? value : { problem: `must be a JSON array ([…]), got ${describeJsonKind(value.value)}` };
+    }
+    case 'api-keys': {
+      const value = parseJson(text);
+      const description = 'must be a JSON object mapping API keys to tenant names, {"sk-…": "team-a"}';
+      if ('problem' in value) return { problem: `${description} ${value.problem}` };
+      if (!isPlainObject(value.value)) return { problem: `${description}, got ${describeJsonKind(value.value)}` };
+      return { value: Object.entries(value.value).map(([key, tenant]) => ({ key, tenant })) };
+    }
+  }
+}
+
+/** Parses JSON without echoing its text: these variables carry secrets. */
+function parseJson(text: string): { value: unknown } | { problem: string } {
+  try {
+    return { value: JSON.parse(text) };
+  } catch (error) {
+    const position = /position (\d+)/.exec((error as Error).message)?.[1];
+    return { problem: position === undefined ? '(invalid JSON)' : `(invalid JSON at character ${Number(position) + 1})` };
+  }
+}
+
+function describeJsonKind(value: unknown): string {
+  if (Array.isArray(value)) return 'an array';
+  if (value === null) return 'null';
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+}
+
+/** `API_KEYS key for tenant "team-a"`: the keys are secrets, so entries are named by their tenant. */
+function apiKeySubject(entries: { tenant: unknown }[]): (rest: ConfigPath) => string {
+  return (rest) => {
+    const [index, field] = rest;
+    if (typeof index !== 'number') return `API_KEYS${formatPath(rest)}`;
+    const tenant = entries[index]?.tenant;
+    return field === 'key' && typeof tenant === 'string' ? `API_KEYS key for tenant ${JSON.stringify(tenant)}` : `API_KEYS entry ${index + 1}${field === undefined ? '' : ` ${String(field)}`}`;
+  };
+}
+
+function blockedProblem(name: string, blocked: ConfigPath, sources: ConfigSources): ConfigProblem {
+  return sources.problem(blocked, `must be an object: ${name} sets a value inside it`);
+}
+
+export function valueAt(raw: unknown, path: ConfigPath): unknown {
+  let current = raw;
+  for (const segment of path) {
+    if (current === null || typeof current !== 'object') return undefined;
+    current = (current as Record<string | number, unknown>)[segment];
+  }
+  return current;
+}
+
+/** Sets a nested value, creating objects on the way; returns the path of a non-object in the way instead. */
+function setPath(raw: Record<string, unknown>, path: ConfigPath, value: unknown): ConfigPath | null {
+  let current: Record<string | number, unknown> = raw;
+  for (let index = 0; index < path.length - 1; index++) {
+    const segment = path[index]!;
+    const next = current[segment];
+    if (next === undefined) current[segment] = {};
+    else if (!isPlainObject(next)) return path.slice(0, index + 1);
+    current = current[segment] as Record<string | number, unknown>;
+  }
+  current[path[path.length - 1]!] = value;
+  return null;
+}

@@ -1,0 +1,67 @@
+import type { ConfigPath } from './config-problem.ts';
+
+/** What a masked secret reads as. */
+export const MASK = '***';
+
+/** Keys whose values are secrets wherever they appear (API keys, passwords, tokens). */
+const SECRET_KEY = /^(api_?key|key|password|secret|token|authorization)$/i;
+/** Keys whose every value is a secret (MCP servers' headers carry credentials). */
+const SECRET_CONTAINER = /^headers$/i;
+/** Query parameters that commonly carry credentials. */
+const SECRET_QUERY_PARAMETER = /key|token|secret|password|passwd|auth|sig/i;
+
+/** Whether the value at this configuration path is (or holds) a secret and must never be shown. */
+export function isSecretPath(path: ConfigPath): boolean {
+  return path.some((segment) => typeof segment === 'string' && (SECRET_KEY.test(segment) || SECRET_CONTAINER.test(segment)));
+}
+
+/**
+ * A URL safe to show: the password (or a lone user name, often a token) and
+ * credential-like query parameters masked. Strings that are not absolute URLs
+ * come back unchanged.
+ */
+export function maskUrl(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return value;
+  }
+  let masked = false;
+  if (url.password) {
+    url.password = MASK;
+    masked = true;
+  } else if (url.username) {
+    url.username = MASK;
+    masked = true;
+  }
+  for (const name of [...url.searchParams.keys()]) {
+    if (SECRET_QUERY_PARAMETER.test(name)) {
+      url.searchParams.set(name, MASK);
+      masked = true;
+    }
+  }
+  // Serialising changes spelling (a trailing slash, case); only do it when something was hidden.
+  return masked ? url.toString().replaceAll(encodeURIComponent(MASK), MASK) : value;
+}
+
+/** A deep copy of a configuration with every secret masked and every URL's credentials hidden. */
+export function maskSecrets<T>(value: T): T {
+  return maskValue(value, false) as T;
+}
+
+function maskValue(value: unknown, secret: boolean): unknown {
+  if (value === null || value === undefined) return value;
+  if (secret && typeof value !== 'object') return MASK;
+  if (typeof value === 'string') return maskUrl(value);
+  if (Array.isArray(value)) return value.map((item) => maskValue(item, secret));
+  if (typeof value === 'object') {
+    return Object.fromEntries(
+      Object.entries(value).map(([key, inner]) => {
+        if (SECRET_CONTAINER.test(key) && inner !== null && typeof inner === 'object') return [key, Object.fromEntries(Object.keys(inner).map((name) => [name, MASK]))];
+        return [key, maskValue(inner, secret || SECRET_KEY.test(key))];
+      }),
+    );
+  }
+  return value;
+}

@@ -1,0 +1,52 @@
+import type { AddressInfo } from 'node:net';
+import type { GatewayConfig } from './load-config.ts';
+import { maskUrl } from './mask-secrets.ts';
+
+/** The fields of the one start-up log line: what an operator needs to know this process is the one they meant. */
+export interface StartupSummary {
+  version: string;
+  listening: string | null;
+  providers: { name: string; type: string; base_url: string }[];
+  default_provider: string | null;
+  default_model: string | null;
+  store: { kind: 'memory'; max_entries: number; ttl_seconds: number } | { kind: 'redis'; url: string; key_prefix: string; ttl_seconds: number };
+  mcp_servers: { name: string; origin: string }[];
+  auth: { enabled: boolean; keys: number; tenants: number };
+  limits: { max_turns: number; deadline_ms: number; tool_timeout_ms: number; body_limit_bytes: number; shutdown_grace_ms: number };
+}
+
+/** Builds the start-up line's fields; never includes a key, a header or a URL's password. */
+export function describeStartup(config: GatewayConfig, runtime: { version: string; address: AddressInfo | string | null }): StartupSummary {
+  const { store, auth, loop, server } = config;
+  return {
+    version: runtime.version,
+    listening: listeningAt(runtime.address),
+    providers: Object.entries(config.providers).map(([name, provider]) => ({ name, type: provider.type, base_url: maskUrl(provider.baseUrl) })),
+    default_provider: effectiveDefaultProvider(config),
+    default_model: config.defaultModel,
+    store: store.redisUrl
+      ? { kind: 'redis', url: maskUrl(store.redisUrl), key_prefix: store.keyPrefix, ttl_seconds: store.ttlSeconds }
+      : { kind: 'memory', max_entries: store.maxEntries, ttl_seconds: store.ttlSeconds },
+    mcp_servers: config.mcp.servers.map((mcpServer) => ({ name: mcpServer.name, origin: new URL(mcpServer.url).origin })),
+    auth: { enabled: auth.apiKeys.length > 0, keys: auth.apiKeys.length, tenants: new Set(auth.apiKeys.map((entry) => entry.tenant)).size },
+    limits: {
+      max_turns: loop.maxTurns,
+      deadline_ms: loop.deadlineMs,
+      tool_timeout_ms: loop.toolTimeoutMs,
+      body_limit_bytes: server.bodyLimitBytes,
+      shutdown_grace_ms: server.shutdownGraceMs,
+    },
+  };
+}
+
+/** As the gateway routes (build-app.ts): the default provider when configured, else Anthropic's. */
+function effectiveDefaultProvider(config: GatewayConfig): string | null {
+  if (config.defaultProvider && Object.hasOwn(config.providers, config.defaultProvider)) return config.defaultProvider;
+  return Object.entries(config.providers).find(([, provider]) => provider.type === 'anthropic')?.[0] ?? null;
+}
+
+function listeningAt(address: AddressInfo | string | null): string | null {
+  if (address === null || typeof address === 'string') return address;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return `http://${host}:${address.port}`;
+}
