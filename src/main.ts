@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 import { startFromCommandLine } from './cli.ts';
-import { describeStartup } from './config/startup-summary.ts';
-import { buildApp } from './http/build-app.ts';
 
 const { config, warnings, version } = await startFromCommandLine(process.argv.slice(2));
+// Loaded only to serve: --help, --version and --check-config answer without loading the server's dependencies.
+const { buildApp } = await import('./http/build-app.ts');
+const { describeStartup } = await import('./config/startup-summary.ts');
 const app = await buildApp({ config });
 for (const warning of warnings) app.log.warn({ source: warning.source }, `configuration: ${warning.message}`);
 
