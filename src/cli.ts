@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { formatProblems, formatPath, type ConfigProblem } from './config/config-problem.ts';
-import { ENVIRONMENT_VARIABLES, valueAt, type EnvironmentVariable } from './config/environment-variables.ts';
+import { formatPath, formatProblems, valueAt, type ConfigProblem } from './config/config-problem.ts';
+import { ENVIRONMENT_VARIABLES, type EnvironmentVariable } from './config/environment-variables.ts';
 import { GatewayConfig, resolveConfig } from './config/load-config.ts';
 import { maskSecrets } from './config/mask-secrets.ts';
 

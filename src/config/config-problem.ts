@@ -36,3 +36,13 @@ export function formatPath(path: ConfigPath): string {
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
+
+/** The value at a path, or undefined where the path leaves the data. */
+export function valueAt(raw: unknown, path: ConfigPath): unknown {
+  let current = raw;
+  for (const segment of path) {
+    if (current === null || typeof current !== 'object') return undefined;
+    current = (current as Record<string | number, unknown>)[segment];
+  }
+  return current;
+}

@@ -1,7 +1,6 @@
 import type { z } from 'zod';
-import type { ConfigPath, ConfigProblem } from './config-problem.ts';
+import { valueAt, type ConfigPath, type ConfigProblem } from './config-problem.ts';
 import type { ConfigSources } from './config-sources.ts';
-import { valueAt } from './environment-variables.ts';
 import { describeSchema, schemaAt } from './schema-introspection.ts';
 
 /** Issues about a value's type or range, where "must be <what the schema wants>" says it all. */

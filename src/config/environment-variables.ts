@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { formatPath, isPlainObject, type ConfigPath, type ConfigProblem } from './config-problem.ts';
+import { formatPath, isPlainObject, valueAt, type ConfigPath, type ConfigProblem } from './config-problem.ts';
 import type { AppliedVariable, ConfigSources } from './config-sources.ts';
 import { describeSchema, schemaAt } from './schema-introspection.ts';
 
@@ -64,8 +64,9 @@ export const ENVIRONMENT_VARIABLES: readonly EnvironmentVariable[] = [
 
 /**
  * Writes every set variable into `raw` (the file's configuration) and records
- * it in `sources`, so later problems name the variable. Returns the variables
- * whose text could not be read at all (not a number, not JSON).
+ * it in `sources`, so later problems name the variable. Returns a problem for
+ * each variable whose text cannot be read at all (not a number, not JSON);
+ * values that read but do not fit are left to the schema.
  */
 export function applyEnvironment(raw: Record<string, unknown>, env: NodeJS.ProcessEnv, schema: z.ZodType, sources: ConfigSources): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
@@ -146,15 +147,6 @@ function apiKeySubject(entries: { tenant: unknown }[]): (rest: ConfigPath) => st
 
 function blockedProblem(name: string, blocked: ConfigPath, sources: ConfigSources): ConfigProblem {
   return sources.problem(blocked, `must be an object: ${name} sets a value inside it`);
-}
-
-export function valueAt(raw: unknown, path: ConfigPath): unknown {
-  let current = raw;
-  for (const segment of path) {
-    if (current === null || typeof current !== 'object') return undefined;
-    current = (current as Record<string | number, unknown>)[segment];
-  }
-  return current;
 }
 
 /** Sets a nested value, creating objects on the way; returns the path of a non-object in the way instead. */
