@@ -26,4 +26,5 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 8080) + '/readyz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # SIGTERM drains (server.shutdownGraceMs, 30 s by default): give `docker stop` more than that (-t / stop_grace_period).
 STOPSIGNAL SIGTERM
-CMD ["node", "src/main.ts"]
+# Flags pass through: docker run --rm loopgate:local --check-config (or --help, --version).
+ENTRYPOINT ["node", "src/main.ts"]

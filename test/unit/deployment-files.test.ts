@@ -45,7 +45,8 @@ describe('Dockerfile', () => {
     expect(dockerfile.match(/^FROM .*$/gm)).toEqual(['FROM node:${NODE_VERSION}-bookworm-slim AS deps', 'FROM node:${NODE_VERSION}-bookworm-slim AS runtime']);
   });
 
-  it('checks health on readiness', () => {
+  it('checks health on readiness, and passes flags to loopgate', () => {
     expect(dockerfile).toMatch(/^HEALTHCHECK [^\n]*\\\n[^\n]*\/readyz/m);
+    expect(dockerfile).toContain('\nENTRYPOINT ["node", "src/main.ts"]\n');
   });
 });
