@@ -86,6 +86,11 @@ export const GatewayConfig = z.object({
       allowedUrls: z.array(httpUrl).default([]),
       listTtlMs: z.int().positive().default(300_000),
       timeoutMs: z.int().positive().default(60_000),
+      connectTimeoutMs: z.int().positive().default(5_000),
+      listTimeoutMs: z.int().positive().default(10_000),
+      listWaitMs: z.int().min(0).default(500),
+      retryBaseMs: z.int().positive().default(1_000),
+      retryMaxMs: z.int().positive().default(60_000),
       maxOutputChars: z.int().positive().default(100_000),
       maxSessions: z.int().positive().default(256),
     })

@@ -45,7 +45,8 @@ export async function runToolCalls(calls: readonly { call: ToolCall; executor: T
 }
 
 async function executeWithLimits(call: ToolCall, executor: ToolExecutor, options: ToolRunOptions): Promise<ToolResult> {
-  const timeoutMs = executor.timeoutMs ?? options.defaultTimeoutMs;
+  // The most specific limit wins: the offered tool's (an MCP server's `timeoutMs`, else `mcp.timeoutMs`), the executor's, the loop's.
+  const timeoutMs = options.context.offered.get(call.name)?.timeoutMs ?? executor.timeoutMs ?? options.defaultTimeoutMs;
   if (options.signal.aborted) return { output: errorOutput('The call was cancelled before it started.'), isError: true };
   // One controller per call, aborted by the response's signal or the call's timeout; both are removed afterwards.
   const controller = new AbortController();

@@ -33,6 +33,8 @@ export interface OfferedTool {
   presentation: CallPresentation;
   /** The executor's own data for running it (for MCP: the server and the tool's real name). */
   target: unknown;
+  /** Longest one call of this tool may run; before the executor's own `timeoutMs` and the loop's default. */
+  timeoutMs?: number;
 }
 
 /** What `prepare` found: tools to offer, and items that announce them in the output (`mcp_list_tools`). */

@@ -16,6 +16,7 @@ import { newId } from '../util/ids.ts';
 import { registerAuthentication } from './authenticate.ts';
 import { registerErrorHandling } from './error-handler.ts';
 import { registerGracefulDrain } from './graceful-drain.ts';
+import { readiness } from './readiness.ts';
 import { registerHealthRoutes } from './routes/health-routes.ts';
 import { registerModelsRoute } from './routes/models-route.ts';
 import { registerResponsesRoute } from './routes/responses-route.ts';
@@ -27,8 +28,10 @@ export interface AppOptions {
   providers?: Map<string, Provider>;
   /** The response store; built from the configuration when absent. */
   store?: ResponseStore;
-  /** Server-side tool executors, asked in order; without any, tool calls go back to the client (single-shot). */
+  /** Server-side tool executors, asked in order, before the MCP executor. */
   executors?: ToolExecutor[];
+  /** Where log lines go instead of stdout (tests read them). */
+  logStream?: { write(line: string): void };
 }
 
 const CLIENT_REQUEST_ID = /^[\w.:-]{1,128}$/;
@@ -36,29 +39,8 @@ const CLIENT_REQUEST_ID = /^[\w.:-]{1,128}$/;
 /** Builds the gateway: providers, engine and HTTP routes, ready to `listen()`. */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { config } = options;
-  const providers = options.providers ?? createProviders(config);
-  const anthropicProvider = Object.entries(config.providers).find(([, provider]) => provider.type === 'anthropic')?.[0] ?? null;
-  const defaultProvider = config.defaultProvider && providers.has(config.defaultProvider) ? config.defaultProvider : anthropicProvider;
-  const router = new ModelRouter(providers, config.models, defaultProvider, anthropicProvider);
-  const store = options.store ?? createStore(config.store);
-  const egress = new EgressPolicy({ allowedUrlPrefixes: config.mcp.allowedUrls });
-  const mcpPool = new McpSessionPool({ listTtlMs: config.mcp.listTtlMs, maxOutputChars: config.mcp.maxOutputChars, maxSessions: config.mcp.maxSessions, untrustedFetch: egress.fetch });
-  const mcp = new McpExecutor({
-    servers: config.mcp.servers.map((server) => ({ name: server.name, url: server.url, headers: server.headers, allowedTools: server.allowedTools, timeoutMs: server.timeoutMs })),
-    pool: mcpPool,
-    egress,
-    defaultTimeoutMs: config.mcp.timeoutMs,
-  });
-  const engine = new ResponseEngine({
-    router,
-    store,
-    executors: new ExecutorRegistry([...(options.executors ?? []), mcp]),
-    limits: config.loop,
-    defaultModel: config.defaultModel,
-  });
-
   const app = Fastify({
-    logger: { level: config.logLevel },
+    logger: { level: config.logLevel, ...(options.logStream && { stream: options.logStream }) },
     bodyLimit: config.server.bodyLimitBytes,
     logController: new LogController({ requestIdLogLabel: 'request_id' }),
     requestIdHeader: false,
@@ -70,6 +52,37 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     requestTimeout: 0,
     // The drain answers requests that arrive while closing, in the error envelope (graceful-drain.ts).
     return503OnClosing: false,
+  });
+
+  const providers = options.providers ?? createProviders(config);
+  const anthropicProvider = Object.entries(config.providers).find(([, provider]) => provider.type === 'anthropic')?.[0] ?? null;
+  const defaultProvider = config.defaultProvider && providers.has(config.defaultProvider) ? config.defaultProvider : anthropicProvider;
+  const router = new ModelRouter(providers, config.models, defaultProvider, anthropicProvider);
+  const store = options.store ?? createStore(config.store);
+  const egress = new EgressPolicy({ allowedUrlPrefixes: config.mcp.allowedUrls });
+  const mcpPool = new McpSessionPool({
+    listTtlMs: config.mcp.listTtlMs,
+    maxOutputChars: config.mcp.maxOutputChars,
+    maxSessions: config.mcp.maxSessions,
+    connectTimeoutMs: config.mcp.connectTimeoutMs,
+    listTimeoutMs: config.mcp.listTimeoutMs,
+    untrustedFetch: egress.fetch,
+  });
+  const mcp = new McpExecutor({
+    servers: config.mcp.servers.map((server) => ({ name: server.name, url: server.url, headers: server.headers, allowedTools: server.allowedTools, timeoutMs: server.timeoutMs })),
+    pool: mcpPool,
+    egress,
+    defaultTimeoutMs: config.mcp.timeoutMs,
+    log: app.log.child({ component: 'mcp' }),
+    catalog: { listTtlMs: config.mcp.listTtlMs, listWaitMs: config.mcp.listWaitMs, retryBaseMs: config.mcp.retryBaseMs, retryMaxMs: config.mcp.retryMaxMs },
+  });
+  mcp.start();
+  const engine = new ResponseEngine({
+    router,
+    store,
+    executors: new ExecutorRegistry([...(options.executors ?? []), mcp]),
+    limits: config.loop,
+    defaultModel: config.defaultModel,
   });
 
   // The API speaks JSON only; any other body type is a 415, not a string handed to validation.
@@ -96,18 +109,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   registerAuthentication(app, config.auth.apiKeys);
   registerErrorHandling(app);
   const drain = registerGracefulDrain(app, { graceMs: config.server.shutdownGraceMs, stopResponses: () => engine.shutDown() });
-  registerHealthRoutes(app, () => {
-    if (drain.draining) return { ready: false, reason: 'shutting down' };
-    if (providers.size === 0) return { ready: false, reason: 'no provider configured' };
-    if (!store.isReady()) return { ready: false, reason: 'response store unavailable' };
-    return { ready: true };
-  });
+  registerHealthRoutes(app, () => readiness({ draining: () => drain.draining, providers, store, mcpServers: () => mcp.status() }));
   registerModelsRoute(app, router, config.defaultModel);
   registerResponsesRoute(app, { engine, keepAliveIntervalMs: config.server.keepAliveIntervalMs });
   registerStoredResponsesRoutes(app, store);
 
   app.addHook('onClose', async () => {
     await Promise.allSettled([...[...providers.values()].map((provider) => provider.close()), store.close(), mcpPool.close(), egress.close()]);
+    mcp.close();
   });
   return app;
 }

@@ -32,7 +32,8 @@ export class McpTestServer {
     return this.methods.filter((method) => method === 'tools/list').length;
   }
 
-  async start(): Promise<string> {
+  /** Listens on `port` (a free one by default) and returns the MCP endpoint URL. */
+  async start(port = 0): Promise<string> {
     const sessions = new Map<string, StreamableHTTPServerTransport>();
     const sseSessions = new Map<string, SSEServerTransport>();
     this.#http = createServer(async (req, res) => {
@@ -64,9 +65,9 @@ export class McpTestServer {
       }
       await transport.handleRequest(req, res, body);
     });
-    await new Promise<void>((resolve) => this.#http!.listen(0, '127.0.0.1', resolve));
-    const port = (this.#http.address() as AddressInfo).port;
-    return this.#transport === 'sse' ? `http://127.0.0.1:${port}/sse` : `http://127.0.0.1:${port}/mcp`;
+    await new Promise<void>((resolve) => this.#http!.listen(port, '127.0.0.1', resolve));
+    const bound = (this.#http.address() as AddressInfo).port;
+    return this.#transport === 'sse' ? `http://127.0.0.1:${bound}/sse` : `http://127.0.0.1:${bound}/mcp`;
   }
 
   /** Adds a tool on every live session and tells clients their lists changed. */

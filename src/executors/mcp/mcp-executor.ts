@@ -5,6 +5,7 @@ import { newId } from '../../util/ids.ts';
 import type { OfferedTool, PreparedTools, ToolCall, ToolContext, ToolExecutor, ToolResult } from '../tool-executor.ts';
 import { EgressRefused, type EgressPolicy } from './egress-policy.ts';
 import type { McpServerTarget, McpSessionPool, McpTool } from './mcp-session-pool.ts';
+import { OperatorToolCatalog, type CatalogLogger, type OperatorServerStatus } from './operator-tool-catalog.ts';
 
 /** An MCP server the operator configured: its tools are offered to every request. */
 export interface OperatorMcpServer {
@@ -36,16 +37,51 @@ const NOTHING_OFFERED: PreparedTools = Object.freeze({ offered: [], items: [] })
  */
 export class McpExecutor implements ToolExecutor {
   readonly kind = 'mcp';
-  readonly #servers: readonly OperatorMcpServer[];
+  readonly #servers: ReadonlyMap<string, OperatorMcpServer>;
+  readonly #catalog: OperatorToolCatalog;
   readonly #pool: McpSessionPool;
   readonly #egress: EgressPolicy;
   readonly #defaultTimeoutMs: number;
 
-  constructor(options: { servers: readonly OperatorMcpServer[]; pool: McpSessionPool; egress: EgressPolicy; defaultTimeoutMs: number }) {
-    this.#servers = options.servers;
+  constructor(options: {
+    servers: readonly OperatorMcpServer[];
+    pool: McpSessionPool;
+    egress: EgressPolicy;
+    /** Per-call timeout of MCP tools whose server sets none (`mcp.timeoutMs`). */
+    defaultTimeoutMs: number;
+    log?: CatalogLogger;
+    /** How operator servers' listings are kept (see OperatorToolCatalog); defaults suit tests and benches. */
+    catalog?: { listTtlMs?: number; listWaitMs?: number; retryBaseMs?: number; retryMaxMs?: number };
+  }) {
+    this.#servers = new Map(options.servers.map((server) => [server.name, server]));
     this.#pool = options.pool;
     this.#egress = options.egress;
     this.#defaultTimeoutMs = options.defaultTimeoutMs;
+    this.#catalog = new OperatorToolCatalog(
+      options.servers.map((server) => ({ name: server.name, target: { url: server.url, headers: server.headers, untrusted: false } })),
+      {
+        pool: options.pool,
+        log: options.log ?? SILENT,
+        listTtlMs: options.catalog?.listTtlMs ?? 300_000,
+        listWaitMs: options.catalog?.listWaitMs ?? 500,
+        retryBaseMs: options.catalog?.retryBaseMs ?? 1_000,
+        retryMaxMs: options.catalog?.retryMaxMs ?? 60_000,
+      },
+    );
+  }
+
+  /** Starts listing the operator's servers in the background, so the first requests find their tools ready. */
+  start(): void {
+    this.#catalog.start();
+  }
+
+  /** Each operator server's state, for readiness. */
+  status(): OperatorServerStatus[] {
+    return this.#catalog.status();
+  }
+
+  close(): void {
+    this.#catalog.close();
   }
 
   /** Calls reach this executor through the tools it offered; it takes no others. */
@@ -54,9 +90,9 @@ export class McpExecutor implements ToolExecutor {
   }
 
   async prepare(context: ToolContext, _signal: AbortSignal): Promise<PreparedTools> {
-    if (this.#servers.length === 0 && context.mcpServers.length === 0) return NOTHING_OFFERED;
+    if (this.#servers.size === 0 && context.mcpServers.length === 0) return NOTHING_OFFERED;
     const [operator, requested] = await Promise.all([
-      Promise.all(this.#servers.map((server) => this.#offerOperatorServer(server))),
+      this.#offerOperatorServers(),
       Promise.all(context.mcpServers.map(({ tool, index }) => this.#offerRequestServer(tool, index, context.previousOutput))),
     ]);
     return {
@@ -73,18 +109,15 @@ export class McpExecutor implements ToolExecutor {
     return this.#pool.session(target.server).call(target.toolName, args, signal, target.timeoutMs);
   }
 
-  /** An unreachable operator server offers nothing this time; the request goes on without it. */
-  async #offerOperatorServer(server: OperatorMcpServer): Promise<OfferedTool[]> {
-    const target: McpServerTarget = { url: server.url, headers: server.headers, untrusted: false };
-    let tools: McpTool[];
-    try {
-      tools = await this.#pool.session(target).tools();
-    } catch {
-      return [];
-    }
-    return tools
-      .filter((tool) => !server.allowedTools || server.allowedTools.includes(tool.name))
-      .flatMap((tool) => this.#offer(server.name, tool, target, server.timeoutMs, { kind: 'function' }));
+  /** What the catalog has now; an unavailable server offers nothing and the request goes on without it. */
+  async #offerOperatorServers(): Promise<OfferedTool[]> {
+    const listed = await this.#catalog.current();
+    return listed.flatMap(({ name, target, tools }) => {
+      const server = this.#servers.get(name)!;
+      return tools
+        .filter((tool) => !server.allowedTools || server.allowedTools.includes(tool.name))
+        .flatMap((tool) => this.#offer(name, tool, target, server.timeoutMs, { kind: 'function' }));
+    });
   }
 
   async #offerRequestServer(tool: McpToolParam, index: number, previousOutput: readonly OutputItem[]): Promise<{ offered: OfferedTool[]; listing: McpListToolsItem | null }> {
@@ -128,10 +161,13 @@ export class McpExecutor implements ToolExecutor {
   #offer(serverName: string, tool: McpTool, server: McpServerTarget, timeoutMs: number | null, presentation: OfferedTool['presentation']): OfferedTool[] {
     const name = qualifiedToolName(serverName, tool.name);
     if (!VALID_FUNCTION_NAME.test(name)) return [];
-    const target: McpTarget = { server, toolName: tool.name, timeoutMs: timeoutMs ?? this.#defaultTimeoutMs };
-    return [{ definition: { type: 'function', name, ...(tool.description && { description: tool.description }), parameters: tool.inputSchema }, executor: this, presentation, target }];
+    const callTimeoutMs = timeoutMs ?? this.#defaultTimeoutMs;
+    const target: McpTarget = { server, toolName: tool.name, timeoutMs: callTimeoutMs };
+    return [{ definition: { type: 'function', name, ...(tool.description && { description: tool.description }), parameters: tool.inputSchema }, executor: this, presentation, target, timeoutMs: callTimeoutMs }];
   }
 }
+
+const SILENT: CatalogLogger = { info: () => {}, warn: () => {}, debug: () => {} };
 
 function allowedNames(allowed: McpToolParam['allowed_tools']): string[] | null {
   if (!allowed) return null;

@@ -36,6 +36,18 @@ export interface McpSessionPoolOptions {
    * connections; the least recently used session is closed first.
    */
   maxSessions: number;
+  /** Longest connecting (and the MCP handshake) may take, even against a server that accepts TCP and never answers. */
+  connectTimeoutMs?: number;
+  /** Longest one `tools/list` page may take. */
+  listTimeoutMs?: number;
+}
+
+const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
+const DEFAULT_LIST_TIMEOUT_MS = 10_000;
+
+/** A connect or listing that ran out of its time. */
+export class McpTimeoutError extends Error {
+  override readonly name = 'McpTimeoutError';
 }
 
 const MAX_DESCRIPTION_CHARS = 4_096;
@@ -90,11 +102,17 @@ export class McpSession {
   #client: Promise<Client> | null = null;
   #live: Client | null = null;
   #tools: { value: Promise<McpTool[]>; expiresAt: number } | null = null;
+  #toolsVersion = 0;
 
   constructor(target: McpServerTarget, options: McpSessionPoolOptions, onGone: () => void) {
     this.#target = target;
     this.#options = options;
     this.#onGone = onGone;
+  }
+
+  /** Grows each time the server says its tools changed (`tools/list_changed`), so holders of a listing know it is stale. */
+  get toolsVersion(): number {
+    return this.#toolsVersion;
   }
 
   /** The server's tools: cached, shared by concurrent callers, refreshed on `tools/list_changed`. */
@@ -105,7 +123,7 @@ export class McpSession {
       const listed: McpTool[] = [];
       let cursor: string | undefined;
       do {
-        const page = await client.listTools(cursor ? { cursor } : undefined);
+        const page = await client.listTools(cursor ? { cursor } : undefined, { timeout: this.#options.listTimeoutMs ?? DEFAULT_LIST_TIMEOUT_MS });
         for (const tool of page.tools) {
           listed.push({
             name: tool.name,
@@ -155,22 +173,32 @@ export class McpSession {
     return this.#client;
   }
 
+  /**
+   * Connects within the connect timeout, whatever the server does: a server
+   * that accepts TCP and never answers would otherwise hold the handshake
+   * (and the HTTP+SSE fallback's event stream) open for minutes.
+   */
   async #open(): Promise<Client> {
     const url = new URL(this.#target.url);
     const requestInit: RequestInit = { headers: { ...this.#target.headers } };
     const fetch = this.#target.untrusted ? this.#options.untrustedFetch : undefined;
+    const timeoutMs = this.#options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+    const deadline = Date.now() + timeoutMs;
     const client = this.#newClient();
     try {
-      await client.connect(new StreamableHTTPClientTransport(url, { requestInit, ...(fetch && { fetch }) }));
+      await withinTime(client.connect(new StreamableHTTPClientTransport(url, { requestInit, ...(fetch && { fetch }) })), timeoutMs, () => client.close());
       return (this.#live = client);
     } catch (streamableError) {
+      // A server that did not answer at all will not answer the older transport either.
+      if (streamableError instanceof McpTimeoutError) throw streamableError;
       // Servers from before Streamable HTTP speak HTTP+SSE on the same URL.
       const legacy = this.#newClient();
+      const remainingMs = Math.max(1, deadline - Date.now());
       try {
-        await legacy.connect(new SSEClientTransport(url, { requestInit, ...(fetch && { fetch, eventSourceInit: { fetch } }) }));
+        await withinTime(legacy.connect(new SSEClientTransport(url, { requestInit, ...(fetch && { fetch, eventSourceInit: { fetch } }) })), remainingMs, () => legacy.close());
         return (this.#live = legacy);
-      } catch {
-        throw streamableError;
+      } catch (legacyError) {
+        throw legacyError instanceof McpTimeoutError ? legacyError : streamableError;
       }
     }
   }
@@ -179,6 +207,7 @@ export class McpSession {
     const client = new Client({ name: 'loopgate', version: '0.1.0' });
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
       this.#tools = null;
+      this.#toolsVersion++;
     });
     client.onclose = () => {
       if (this.#live !== client) return;
@@ -189,6 +218,18 @@ export class McpSession {
     };
     return client;
   }
+}
+
+/** `work`, or an `McpTimeoutError` once `timeoutMs` passed (then `abandon` releases what `work` holds). */
+function withinTime<T>(work: Promise<T>, timeoutMs: number, abandon: () => Promise<void>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      abandon().catch(() => {});
+      reject(new McpTimeoutError(`no answer within ${timeoutMs} ms`));
+    }, timeoutMs);
+  });
+  return Promise.race([work, expired]).finally(() => clearTimeout(timer));
 }
 
 function truncate(text: string, max: number): string {

@@ -1,0 +1,165 @@
+import type { McpServerTarget, McpSessionPool, McpTool } from './mcp-session-pool.ts';
+
+/** What the catalog logs: pino's shape, so the executors stay free of Fastify. */
+export interface CatalogLogger {
+  info(fields: Record<string, unknown>, message: string): void;
+  warn(fields: Record<string, unknown>, message: string): void;
+  debug(fields: Record<string, unknown>, message: string): void;
+}
+
+export interface OperatorToolCatalogOptions {
+  pool: McpSessionPool;
+  log: CatalogLogger;
+  /** How long a listing is served before it is refreshed (in the background). */
+  listTtlMs: number;
+  /**
+   * Longest a request waits for a server's first listing, counted from when
+   * that listing started: once a server has been silent that long, requests
+   * go on without it instead of each waiting again.
+   */
+  listWaitMs: number;
+  /** First back-off after a failure; it doubles with each failure in a row, up to `retryMaxMs`. */
+  retryBaseMs: number;
+  retryMaxMs: number;
+}
+
+/** One operator server as `/readyz` reports it. */
+export interface OperatorServerStatus {
+  name: string;
+  origin: string;
+  /** `listing`: not answered yet; `ready`: tools offered; `unavailable`: skipped until `retry_in_ms`. */
+  state: 'listing' | 'ready' | 'unavailable';
+  tools: number;
+  error?: string;
+  retry_in_ms?: number;
+}
+
+interface Entry {
+  name: string;
+  target: McpServerTarget;
+  /** The last listing that succeeded. */
+  tools: McpTool[] | null;
+  toolsVersion: number;
+  freshUntil: number;
+  listing: Promise<void> | null;
+  listingStartedAt: number;
+  failures: number;
+  retryAt: number;
+  lastError: string | null;
+  timer: NodeJS.Timeout | null;
+}
+
+/**
+ * The tools of the operator's MCP servers, kept warm in the background so
+ * that no request waits on a server: each is listed at start, refreshed when
+ * its listing ages (the old one is served meanwhile), and a server that
+ * fails is skipped — a circuit breaker with exponential back-off, retried in
+ * the background — with one warn line when it goes away and one info line
+ * when it is back.
+ */
+export class OperatorToolCatalog {
+  readonly #options: OperatorToolCatalogOptions;
+  readonly #entries: Entry[];
+  #closed = false;
+
+  constructor(servers: readonly { name: string; target: McpServerTarget }[], options: OperatorToolCatalogOptions) {
+    this.#options = options;
+    this.#entries = servers.map(({ name, target }) => ({
+      name,
+      target,
+      tools: null,
+      toolsVersion: 0,
+      freshUntil: 0,
+      listing: null,
+      listingStartedAt: 0,
+      failures: 0,
+      retryAt: 0,
+      lastError: null,
+      timer: null,
+    }));
+  }
+
+  /** Starts listing every server in the background. */
+  start(): void {
+    for (const entry of this.#entries) this.#refresh(entry);
+  }
+
+  /**
+   * Each server's tools as they can be offered now. Waits only for a server
+   * whose first listing is still within `listWaitMs` of its start; a server
+   * that failed is skipped at once.
+   */
+  async current(): Promise<{ name: string; target: McpServerTarget; tools: McpTool[] }[]> {
+    return Promise.all(this.#entries.map(async (entry) => ({ name: entry.name, target: entry.target, tools: await this.#toolsOf(entry) })));
+  }
+
+  status(): OperatorServerStatus[] {
+    const now = Date.now();
+    return this.#entries.map((entry) => {
+      const base = { name: entry.name, origin: new URL(entry.target.url).origin, tools: entry.tools?.length ?? 0 };
+      if (entry.failures > 0) return { ...base, state: 'unavailable', tools: 0, error: entry.lastError ?? 'unknown error', retry_in_ms: Math.max(0, entry.retryAt - now) };
+      return { ...base, state: entry.tools ? 'ready' : 'listing' };
+    });
+  }
+
+  close(): void {
+    this.#closed = true;
+    for (const entry of this.#entries) if (entry.timer) clearTimeout(entry.timer);
+  }
+
+  async #toolsOf(entry: Entry): Promise<McpTool[]> {
+    if (entry.failures > 0) return [];
+    const now = Date.now();
+    const changed = entry.tools !== null && this.#options.pool.session(entry.target).toolsVersion !== entry.toolsVersion;
+    if (entry.tools && (entry.freshUntil <= now || changed)) this.#refresh(entry);
+    if (entry.tools) return entry.tools;
+    const listing = entry.listing ?? this.#refresh(entry);
+    const waitMs = entry.listingStartedAt + this.#options.listWaitMs - now;
+    if (waitMs <= 0) return [];
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([listing, new Promise<void>((resolve) => (timer = setTimeout(resolve, waitMs)))]);
+    clearTimeout(timer);
+    return entry.failures === 0 ? (entry.tools ?? []) : [];
+  }
+
+  /** Lists the server unless a listing is already under way; never rejects. */
+  #refresh(entry: Entry): Promise<void> {
+    if (entry.listing) return entry.listing;
+    if (entry.timer) clearTimeout(entry.timer);
+    entry.timer = null;
+    entry.listingStartedAt = Date.now();
+    const session = this.#options.pool.session(entry.target);
+    const version = session.toolsVersion;
+    entry.listing = session.tools().then(
+      (tools) => this.#listed(entry, tools, version),
+      (error: unknown) => this.#failed(entry, error),
+    );
+    return entry.listing;
+  }
+
+  #listed(entry: Entry, tools: McpTool[], version: number): void {
+    const recovered = entry.failures > 0;
+    Object.assign(entry, { tools, toolsVersion: version, freshUntil: Date.now() + this.#options.listTtlMs, listing: null, failures: 0, retryAt: 0, lastError: null });
+    if (recovered) this.#options.log.info({ mcp_server: entry.name, origin: new URL(entry.target.url).origin, tools: tools.length }, 'MCP server is back; its tools are offered again');
+    this.#schedule(entry, this.#options.listTtlMs);
+  }
+
+  #failed(entry: Entry, error: unknown): void {
+    entry.listing = null;
+    entry.failures++;
+    entry.lastError = error instanceof Error ? error.message : String(error);
+    const backoffMs = Math.min(this.#options.retryBaseMs * 2 ** (entry.failures - 1), this.#options.retryMaxMs);
+    entry.retryAt = Date.now() + backoffMs;
+    const fields = { mcp_server: entry.name, origin: new URL(entry.target.url).origin, error: entry.lastError, failures: entry.failures, retry_in_ms: backoffMs };
+    // One warn line when a server goes away; its further failed retries are detail.
+    if (entry.failures === 1) this.#options.log.warn(fields, 'MCP server unavailable; its tools are not offered until it answers again');
+    else this.#options.log.debug(fields, 'MCP server still unavailable');
+    this.#schedule(entry, backoffMs);
+  }
+
+  #schedule(entry: Entry, delayMs: number): void {
+    if (this.#closed) return;
+    entry.timer = setTimeout(() => void this.#refresh(entry), delayMs);
+    entry.timer.unref();
+  }
+}

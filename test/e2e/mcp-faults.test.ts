@@ -1,0 +1,194 @@
+import { createServer, type Server, type Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import OpenAI from 'openai';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startGateway, type RunningGateway } from '../support/gateway.ts';
+import { McpTestServer } from '../support/mcp-test-server.ts';
+import { assertValidResponse } from '../support/openresponses-schema.ts';
+import { freePort } from '../support/redis.ts';
+import { ScriptedChatUpstream, textReply, type RecordedRequest, type UpstreamReply } from '../support/scripted-chat-upstream.ts';
+
+/** Accepts TCP connections and never answers a byte: the server that used to stall every request. */
+class BlackHole {
+  accepted = 0;
+  readonly #sockets = new Set<Socket>();
+  #server: Server | null = null;
+
+  async start(): Promise<string> {
+    this.#server = createServer((socket) => {
+      this.accepted++;
+      this.#sockets.add(socket);
+      socket.on('error', () => {});
+      socket.on('close', () => this.#sockets.delete(socket));
+    });
+    await new Promise<void>((resolve) => this.#server!.listen(0, '127.0.0.1', resolve));
+    return `http://127.0.0.1:${(this.#server.address() as AddressInfo).port}/mcp`;
+  }
+
+  async close(): Promise<void> {
+    for (const socket of this.#sockets) socket.destroy();
+    await new Promise<void>((resolve) => this.#server?.close(() => resolve()) ?? resolve());
+  }
+}
+
+/** Log lines a gateway wrote, parsed. */
+class LogCapture {
+  readonly lines: Record<string, any>[] = [];
+  write(line: string): void {
+    this.lines.push(JSON.parse(line));
+  }
+  about(server: string): Record<string, any>[] {
+    return this.lines.filter((line) => line.mcp_server === server);
+  }
+}
+
+/** Calls `name` once with `args`, then answers with what the tool returned (JSON, as for non-streaming requests). */
+function modelCalling(name: string, args: Record<string, unknown>): (request: RecordedRequest) => UpstreamReply {
+  return (request) => {
+    const results = (request.body.messages as any[]).filter((message) => message.role === 'tool').map((message) => message.content);
+    const message =
+      results.length === 0
+        ? { role: 'assistant', content: null, tool_calls: [{ id: 'call_0', type: 'function', function: { name, arguments: JSON.stringify(args) } }] }
+        : { role: 'assistant', content: `saw: ${results.join(' | ')}` };
+    return { kind: 'json', body: { choices: [{ index: 0, message, finish_reason: results.length === 0 ? 'tool_calls' : 'stop' }], usage: { prompt_tokens: 10, completion_tokens: 5 } } };
+  };
+}
+
+const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.ceil((p / 100) * values.length) - 1]!;
+
+async function waitFor(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > until) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe('MCP faults: no operator server can stall unrelated requests', () => {
+  const upstream = new ScriptedChatUpstream(textReply('plain answer'));
+  const healthy = new McpTestServer();
+  const blackHole = new BlackHole();
+  let upstreamUrl: string;
+  let healthyUrl: string;
+  let blackHoleUrl: string;
+  const gateways: RunningGateway[] = [];
+  const start = async (mcp: Record<string, unknown>, extra: Record<string, unknown> = {}) => {
+    const logs = new LogCapture();
+    const gateway = await startGateway(upstreamUrl, { logLevel: 'debug', mcp, ...extra }, {}, [], logs);
+    gateways.push(gateway);
+    return { gateway, logs, client: new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 }) };
+  };
+
+  beforeAll(async () => {
+    [upstreamUrl, healthyUrl, blackHoleUrl] = await Promise.all([upstream.start(), healthy.start(), blackHole.start()]);
+  });
+  afterEach(async () => {
+    await Promise.all(gateways.splice(0).map((gateway) => gateway.close()));
+  });
+  afterAll(async () => {
+    await Promise.all([upstream.close(), healthy.close(), blackHole.close()]);
+  });
+
+  it('a black-hole server: plain requests answer fast from the very first one, its neighbour\'s tools are offered, it is named once in the log and in /readyz', async () => {
+    upstream.setScript(textReply('plain answer'));
+    const { gateway, logs, client } = await start({
+      servers: [
+        { name: 'healthy', url: healthyUrl },
+        { name: 'hole', url: blackHoleUrl },
+      ],
+      connectTimeoutMs: 1_500,
+      listWaitMs: 300,
+      retryBaseMs: 60_000,
+    });
+    const latencies: number[] = [];
+    for (let index = 0; index < 20; index++) {
+      const started = performance.now();
+      const response = await client.responses.create({ model: 'm', input: `question ${index}` });
+      latencies.push(performance.now() - started);
+      assertValidResponse(response);
+      expect(response.output_text).toBe('plain answer');
+    }
+    // The first request waits at most listWaitMs for the silent server; none waits after that.
+    expect(percentile(latencies, 95)).toBeLessThan(1_000);
+    expect(Math.max(...latencies)).toBeLessThan(1_500);
+    const offered = upstream.requests.at(-1)!.body.tools.map((tool: any) => tool.function.name);
+    expect(offered).toContain('healthy__add');
+    expect(offered.some((name: string) => name.startsWith('hole__'))).toBe(false);
+
+    await waitFor(() => logs.about('hole').length > 0);
+    const warned = logs.about('hole').filter((line) => line.level === 40);
+    expect(warned).toHaveLength(1);
+    expect(warned[0]).toMatchObject({ origin: new URL(blackHoleUrl).origin, msg: expect.stringContaining('unavailable') });
+    expect(warned[0]!.error).toMatch(/1500 ms/);
+
+    const ready = await fetch(`${gateway.origin}/readyz`);
+    expect(ready.status).toBe(200);
+    const body = (await ready.json()) as any;
+    expect(body.dependencies.mcp_servers).toEqual([
+      { name: 'healthy', origin: new URL(healthyUrl).origin, state: 'ready', tools: expect.any(Number) },
+      { name: 'hole', origin: new URL(blackHoleUrl).origin, state: 'unavailable', tools: 0, error: expect.any(String), retry_in_ms: expect.any(Number) },
+    ]);
+  });
+
+  it('a closed port: warned, left out, retried with back-off (no connection attempts meanwhile), and back when it answers', async () => {
+    const port = await freePort();
+    const lateUrl = `http://127.0.0.1:${port}/mcp`;
+    upstream.setScript(textReply('ok'));
+    const { gateway, logs, client } = await start({ servers: [{ name: 'late', url: lateUrl }], retryBaseMs: 1_500, retryMaxMs: 1_500 });
+    await waitFor(() => logs.about('late').some((line) => line.level === 40));
+    expect((await client.responses.create({ model: 'm', input: 'x' })).output_text).toBe('ok');
+    expect(upstream.requests.at(-1)!.body.tools).toBeUndefined();
+    const state = ((await (await fetch(`${gateway.origin}/readyz`)).json()) as any).dependencies.mcp_servers[0];
+    expect(state).toMatchObject({ name: 'late', state: 'unavailable' });
+
+    // Comes up on that port: the background retry finds it, one info line, its tools are offered again.
+    const late = new McpTestServer();
+    await late.start(port);
+    try {
+      await waitFor(() => logs.about('late').some((line) => line.level === 30));
+      await client.responses.create({ model: 'm', input: 'y' });
+      expect(upstream.requests.at(-1)!.body.tools.map((tool: any) => tool.function.name)).toContain('late__add');
+      // Failed retries before it came back were debug lines: one warn for the whole outage.
+      expect(logs.about('late').filter((line) => line.level === 40)).toHaveLength(1);
+    } finally {
+      await late.close();
+    }
+  });
+
+  it('the breaker: a failing server is not contacted during its back-off, whatever the traffic', async () => {
+    const hole = new BlackHole();
+    const url = await hole.start();
+    try {
+      upstream.setScript(textReply('ok'));
+      const { logs, client } = await start({ servers: [{ name: 'flaky', url }], connectTimeoutMs: 300, retryBaseMs: 30_000, listWaitMs: 100 });
+      await waitFor(() => logs.about('flaky').some((line) => line.level === 40));
+      const attempts = hole.accepted;
+      for (let index = 0; index < 10; index++) await client.responses.create({ model: 'm', input: `q${index}` });
+      expect(hole.accepted).toBe(attempts);
+    } finally {
+      await hole.close();
+    }
+  });
+
+  it('a tool call to a server that stops answering gets an error output within the server\'s own timeout', async () => {
+    upstream.setScript(modelCalling('healthy__slow', { ms: 30_000 }));
+    const { client } = await start({ servers: [{ name: 'healthy', url: healthyUrl, timeoutMs: 700 }] });
+    const started = performance.now();
+    const response = await client.responses.create({ model: 'm', input: 'go' });
+    const elapsed = performance.now() - started;
+    assertValidResponse(response);
+    const output = response.output.find((item) => item.type === 'function_call_output') as any;
+    expect(output.output).toMatch(/700 ms/);
+    expect(elapsed).toBeGreaterThanOrEqual(650);
+    expect(elapsed).toBeLessThan(5_000);
+  });
+
+  it('timeout precedence: a server\'s timeoutMs beyond loop.toolTimeoutMs is honoured', async () => {
+    upstream.setScript(modelCalling('healthy__slow', { ms: 900, label: 'finished' }));
+    const { client } = await start({ servers: [{ name: 'healthy', url: healthyUrl, timeoutMs: 5_000 }] }, { loop: { toolTimeoutMs: 300 } });
+    const response = await client.responses.create({ model: 'm', input: 'go' });
+    const output = response.output.find((item) => item.type === 'function_call_output') as any;
+    expect(output.output).not.toMatch(/did not finish/);
+    expect(response.output_text).toMatch(/^saw: /);
+  });
+});
