@@ -4,6 +4,7 @@ import type { InputItem } from '../protocol/input-items.ts';
 import type { OutputItem } from '../protocol/output-items.ts';
 import type { ConversationTurn, ResponseStore, StoredInputItem } from '../store/response-store.ts';
 import { newId } from '../util/ids.ts';
+import { checkToolOutputs } from './check-tool-outputs.ts';
 import { storedItemToInput } from './stored-item-to-input.ts';
 
 export interface Conversation {
@@ -40,7 +41,9 @@ export async function buildConversation(store: ResponseStore, tenant: string, re
     }
     previous = turns.at(-1) ?? null;
   }
-  return { history, input: await resolveInput(store, tenant, request.input), previous, previousOutput };
+  const input = await resolveInput(store, tenant, request.input);
+  checkToolOutputs(history, input);
+  return { history, input, previous, previousOutput };
 }
 
 async function resolveInput(store: ResponseStore, tenant: string, input: CreateResponseRequest['input']): Promise<StoredInputItem[]> {

@@ -234,7 +234,9 @@ async function* runLoop(loop: ResponseLoop): AsyncGenerator<ResponseStreamEvent[
       const approvals = planned.filter((entry) => entry.route === 'approval');
       if (waitsForClient || approvals.length > 0) {
         // A client call pauses the whole turn; calls that only wait for approval let the others run first.
-        if (!waitsForClient && !(yield* execute(planned.filter((entry) => entry.route !== 'approval'), [], turn))) break;
+        // Either way, calls that can never run get their error output now: what is left unanswered is the client's.
+        const runNow = planned.filter((entry) => (waitsForClient ? entry.route === 'rejected' : entry.route !== 'approval'));
+        if (!(yield* execute(runNow, [], turn))) break;
         for (const { call } of approvals) {
           const presentation = presentationOf(call.name);
           if (presentation.kind !== 'mcp') continue;

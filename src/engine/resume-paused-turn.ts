@@ -35,7 +35,8 @@ export function planResume(previous: ConversationTurn | null, input: readonly St
       throw invalidRequest(`There is no pending approval request '${item.approval_request_id}' (unknown, or already answered).`, `input[${index}].approval_request_id`, 'unknown_approval_request');
     }
   }
-  if (!previous || previous.status !== 'requires_action') return null;
+  // A paused response may report `completed` (loop.pausedStatus, or no server-side tools at all, as OpenAI does): what marks it is calls left without output.
+  if (!previous || (previous.status !== 'requires_action' && previous.status !== 'completed')) return null;
 
   const answeredInPrevious = new Set(previous.output.flatMap((item) => (item.type === 'function_call_output' ? [item.call_id] : [])));
   const paused: ToolCall[] = previous.output.flatMap((item) =>
@@ -48,16 +49,18 @@ export function planResume(previous: ConversationTurn | null, input: readonly St
   const missingApproval = [...pendingApprovals.keys()].find((id) => !approvals.some(({ item }) => item.approval_request_id === id));
   if (missingApproval) throw invalidRequest(`No mcp_approval_response was given for approval request '${missingApproval}'; answer every approval request of that turn.`, 'input', 'missing_approval_response');
 
-  const planned = planToolCalls(unanswered, registry, context, policy);
-  const missingClientCall = planned.find((entry) => entry.route === 'client');
+  // Whether the client sends its tools again or not: a call the gateway cannot run is the client's to answer.
+  const missingClientCall = unanswered.find((call) => !runsOnServer(call, registry, context));
   if (missingClientCall) {
     throw invalidRequest(
-      `No function_call_output was given for call_id '${missingClientCall.call.callId}' (${missingClientCall.call.name}) of the paused response; answer every client call of that turn.`,
+      `No function_call_output was given for call_id '${missingClientCall.callId}' (${missingClientCall.name}) of the paused response; answer every client call of that turn.`,
       'input',
       'missing_function_call_output',
     );
   }
-  return { calls: [...planned, ...approvals.map(({ item }) => planApproval(item, pendingApprovals.get(item.approval_request_id)!, registry, context, policy))], closed: [] };
+  const planned = planToolCalls(unanswered, registry, context, policy);
+  const approved = approvals.map(({ item, index }) => planApproval(item, index, pendingApprovals.get(item.approval_request_id)!, registry, context, policy));
+  return { calls: [...planned, ...approved], closed: [] };
 }
 
 function unansweredApprovals(turn: ConversationTurn): Map<string, McpApprovalRequestItem> {
@@ -65,8 +68,14 @@ function unansweredApprovals(turn: ConversationTurn): Map<string, McpApprovalReq
   return new Map(turn.output.flatMap((item) => (item.type === 'mcp_approval_request' && !answered.has(item.id) ? [[item.id, item] as const] : [])));
 }
 
+function runsOnServer(call: ToolCall, registry: ExecutorRegistry, context: ToolContext): boolean {
+  const executor = registry.route(call, context);
+  return executor !== null && executor.runsOnClient !== true;
+}
+
 function planApproval(
   response: Extract<StoredInputItem, { type: 'mcp_approval_response' }>,
+  index: number,
   request: McpApprovalRequestItem,
   registry: ExecutorRegistry,
   context: ToolContext,
@@ -76,6 +85,13 @@ function planApproval(
   if (!response.approve) {
     const reason = response.reason ? `: ${response.reason}` : '.';
     return { call, route: 'rejected', error: `The user did not approve this call${reason}`, approvalRequestId: request.id };
+  }
+  if (!context.mcpServers.some(({ tool }) => tool.server_label === request.server_label)) {
+    throw invalidRequest(
+      `The approved call '${request.name}' runs on the MCP server '${request.server_label}', which this request does not name: include it in tools again ({"type": "mcp", "server_label": "${request.server_label}", "server_url": …}).`,
+      `input[${index}]`,
+      'mcp_server_not_named',
+    );
   }
   const [planned] = planToolCalls([call], registry, context, { ...policy, approved: new Set([call.callId]) });
   if (planned!.route === 'server' || planned!.route === 'rejected') return { ...planned!, approvalRequestId: request.id };

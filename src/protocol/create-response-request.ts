@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { InputItem, ToolName } from './input-items.ts';
+import { REQUEST_LIMITS } from './request-limits.ts';
 
 /**
  * `CreateResponseBody` of the OpenResponses schema, as zod. It accepts what the
@@ -10,7 +11,7 @@ import { InputItem, ToolName } from './input-items.ts';
 export const FunctionToolParam = z.object({
   type: z.literal('function'),
   name: ToolName,
-  description: z.string().nullish(),
+  description: z.string().max(REQUEST_LIMITS.maxDescriptionChars).nullish(),
   parameters: z.record(z.string(), z.unknown()).nullish(),
   strict: z.boolean().optional(),
 });
@@ -19,8 +20,8 @@ export const FunctionToolParam = z.object({
 export const McpToolParam = z.object({
   type: z.literal('mcp'),
   server_label: z.string().min(1).max(64).regex(/^[a-zA-Z0-9_-]+$/, 'must match ^[a-zA-Z0-9_-]+$'),
-  server_url: z.string().min(1),
-  server_description: z.string().nullish(),
+  server_url: z.string().min(1).max(REQUEST_LIMITS.maxUrlChars),
+  server_description: z.string().max(REQUEST_LIMITS.maxDescriptionChars).nullish(),
   headers: z.record(z.string(), z.string()).nullish(),
   allowed_tools: z.union([z.array(z.string()), z.object({ tool_names: z.array(z.string()).optional() })]).nullish(),
   require_approval: z
@@ -43,7 +44,7 @@ export const ToolChoiceParam = z.union([ToolChoiceMode, z.discriminatedUnion('ty
 const JsonSchemaFormat = z.object({
   type: z.literal('json_schema'),
   name: z.string().max(64).regex(/^[a-zA-Z0-9_-]+$/, 'must match ^[a-zA-Z0-9_-]+$').optional(),
-  description: z.string().optional(),
+  description: z.string().max(REQUEST_LIMITS.maxDescriptionChars).optional(),
   schema: z.record(z.string(), z.unknown()).optional(),
   strict: z.boolean().nullish(),
 });
@@ -58,11 +59,11 @@ const Metadata = z
   .refine((value) => Object.keys(value).length <= 16, 'at most 16 key-value pairs');
 
 export const CreateResponseRequest = z.object({
-  model: z.string().min(1).nullish(),
-  input: z.union([z.string().max(10_485_760), z.array(InputItem)]).nullish(),
-  previous_response_id: z.string().nullish(),
+  model: z.string().min(1).max(REQUEST_LIMITS.maxIdChars).nullish(),
+  input: z.union([z.string().max(REQUEST_LIMITS.maxTextChars), z.array(InputItem).max(REQUEST_LIMITS.maxInputItems)]).nullish(),
+  previous_response_id: z.string().max(REQUEST_LIMITS.maxIdChars).nullish(),
   include: z.array(z.enum(['reasoning.encrypted_content', 'message.output_text.logprobs'])).optional(),
-  tools: z.array(z.discriminatedUnion('type', [FunctionToolParam, McpToolParam])).nullish(),
+  tools: z.array(z.discriminatedUnion('type', [FunctionToolParam, McpToolParam])).max(REQUEST_LIMITS.maxTools).nullish(),
   tool_choice: ToolChoiceParam.nullish(),
   metadata: Metadata.nullish(),
   text: z.object({ format: TextFormatParam.nullish(), verbosity: z.enum(['low', 'medium', 'high']).optional() }).nullish(),
@@ -85,7 +86,7 @@ export const CreateResponseRequest = z.object({
   safety_identifier: z.string().max(64).nullish(),
   prompt_cache_key: z.string().max(64).nullish(),
   truncation: z.enum(['auto', 'disabled']).optional(),
-  instructions: z.string().nullish(),
+  instructions: z.string().max(REQUEST_LIMITS.maxTextChars).nullish(),
   store: z.boolean().optional(),
   service_tier: z.enum(['auto', 'default', 'flex', 'priority']).optional(),
   top_logprobs: z.int().min(0).max(20).nullish(),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { REQUEST_LIMITS } from './request-limits.ts';
 
 /**
  * Input items of `CreateResponseBody.input`, as the OpenResponses schema
@@ -10,22 +11,22 @@ import { z } from 'zod';
  * without `role` it is an `item_reference`, as the schema says.
  */
 
-const MAX_TEXT = 10_485_760;
-const nullableString = z.string().nullish();
+const MAX_TEXT = REQUEST_LIMITS.maxTextChars;
+const nullableString = z.string().max(REQUEST_LIMITS.maxUrlChars).nullish();
 
 export const InputTextPart = z.object({ type: z.literal('input_text'), text: z.string().max(MAX_TEXT) });
 export const InputImagePart = z.object({
   type: z.literal('input_image'),
-  image_url: z.string().max(20_971_520).nullish(),
+  image_url: z.string().max(REQUEST_LIMITS.maxImageChars).nullish(),
   detail: z.enum(['low', 'high', 'auto']).nullish(),
 });
 export const InputFilePart = z.object({
   type: z.literal('input_file'),
   filename: nullableString,
-  file_data: z.string().max(33_554_432).nullish(),
+  file_data: z.string().max(REQUEST_LIMITS.maxFileChars).nullish(),
   file_url: nullableString,
 });
-export const InputVideoPart = z.object({ type: z.literal('input_video'), video_url: z.string() });
+export const InputVideoPart = z.object({ type: z.literal('input_video'), video_url: z.string().max(REQUEST_LIMITS.maxImageChars) });
 export const OutputTextPart = z.object({
   type: z.literal('output_text'),
   text: z.string().max(MAX_TEXT),
@@ -36,21 +37,21 @@ export const RefusalPart = z.object({ type: z.literal('refusal'), refusal: z.str
 const UserContentPart = z.discriminatedUnion('type', [InputTextPart, InputImagePart, InputFilePart]);
 const AssistantContentPart = z.discriminatedUnion('type', [OutputTextPart, RefusalPart]);
 const messageText = z.string().max(MAX_TEXT);
-const itemId = nullableString;
+const itemId = z.string().max(REQUEST_LIMITS.maxIdChars).nullish();
 const itemStatus = nullableString;
 
 export const UserMessageItem = z.object({
   id: itemId,
   type: z.literal('message'),
   role: z.literal('user'),
-  content: z.union([messageText, z.array(UserContentPart)]),
+  content: z.union([messageText, z.array(UserContentPart).max(REQUEST_LIMITS.maxContentParts)]),
   status: itemStatus,
 });
 export const SystemMessageItem = z.object({
   id: itemId,
   type: z.literal('message'),
   role: z.literal('system'),
-  content: z.union([messageText, z.array(InputTextPart)]),
+  content: z.union([messageText, z.array(InputTextPart).max(REQUEST_LIMITS.maxContentParts)]),
   status: itemStatus,
 });
 export const DeveloperMessageItem = SystemMessageItem.extend({ role: z.literal('developer') });
@@ -58,7 +59,7 @@ export const AssistantMessageItem = z.object({
   id: itemId,
   type: z.literal('message'),
   role: z.literal('assistant'),
-  content: z.union([messageText, z.array(AssistantContentPart)]),
+  content: z.union([messageText, z.array(AssistantContentPart).max(REQUEST_LIMITS.maxContentParts)]),
   phase: z.enum(['commentary', 'final_answer']).optional(),
   status: itemStatus,
 });
@@ -73,7 +74,7 @@ export const FunctionCallItem = z.object({
   type: z.literal('function_call'),
   call_id: callId,
   name: ToolName,
-  arguments: z.string(),
+  arguments: z.string().max(MAX_TEXT),
   status: callStatus,
 });
 export const FunctionCallOutputItem = z.object({
@@ -82,23 +83,23 @@ export const FunctionCallOutputItem = z.object({
   call_id: callId,
   output: z.union([
     z.string().max(MAX_TEXT),
-    z.array(z.discriminatedUnion('type', [InputTextPart, InputImagePart, InputFilePart, InputVideoPart])),
+    z.array(z.discriminatedUnion('type', [InputTextPart, InputImagePart, InputFilePart, InputVideoPart])).max(REQUEST_LIMITS.maxContentParts),
   ]),
   status: callStatus,
 });
 export const ReasoningItem = z.object({
   id: itemId,
   type: z.literal('reasoning'),
-  summary: z.array(z.object({ type: z.literal('summary_text'), text: z.string().max(MAX_TEXT) })),
+  summary: z.array(z.object({ type: z.literal('summary_text'), text: z.string().max(MAX_TEXT) })).max(REQUEST_LIMITS.maxContentParts),
   content: z.null().optional(),
-  encrypted_content: nullableString,
+  encrypted_content: z.string().max(MAX_TEXT).nullish(),
 });
 export const CompactionItem = z.object({
   id: itemId,
   type: z.literal('compaction'),
   encrypted_content: z.string().max(MAX_TEXT),
 });
-export const ItemReference = z.object({ type: z.literal('item_reference'), id: z.string() });
+export const ItemReference = z.object({ type: z.literal('item_reference'), id: z.string().max(REQUEST_LIMITS.maxIdChars) });
 
 /** The client's answer to an `mcp_approval_request` (OpenAI's MCP shape). */
 export const McpApprovalResponseItem = z.object({

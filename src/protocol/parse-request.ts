@@ -1,5 +1,7 @@
 import type { z } from 'zod';
 import { GatewayError, invalidRequest } from '../errors/gateway-error.ts';
+import { findTooDeep } from './json-depth.ts';
+import { REQUEST_LIMITS } from './request-limits.ts';
 
 type Issue = z.core.$ZodIssue;
 type PathKey = PropertyKey;
@@ -9,6 +11,11 @@ export function parseRequest<T extends z.ZodType>(schema: T, body: unknown): z.i
   if (body === undefined) throw invalidRequest('The request body is empty; send a JSON object.', null, 'invalid_json');
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw invalidRequest('The request body must be a JSON object.', null, 'invalid_type');
+  }
+  const tooDeep = findTooDeep(body, REQUEST_LIMITS.maxJsonDepth);
+  if (tooDeep) {
+    const param = formatParam(tooDeep);
+    throw invalidRequest(`The request nests objects and arrays more than ${REQUEST_LIMITS.maxJsonDepth} levels deep, at '${shorten(param ?? '')}'.`, param, 'nesting_too_deep');
   }
   const result = schema.safeParse(body);
   if (result.success) return result.data;
@@ -72,4 +79,9 @@ function describe(issue: Issue): string {
   }
   if (issue.code === 'invalid_value') return `expected one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}.`;
   return `${issue.message}.`;
+}
+
+/** A long parameter path with its middle elided, for messages (the `param` field keeps it whole). */
+function shorten(param: string): string {
+  return param.length > 120 ? `${param.slice(0, 80)}…${param.slice(-30)}` : param;
 }

@@ -222,6 +222,23 @@ describe('MCP: servers named in the request', () => {
     expect(replay.param).toBe('input[0].approval_request_id');
   });
 
+  it('approval: approving a call whose server the follow-up no longer names is a 400 that says to name it again; nothing runs', async () => {
+    upstream.setScript(modelCalling([{ name: 'calc__add', args: { a: 4, b: 4 } }]));
+    const first: any = await client.responses.create({ model: 'm', input: 'x', tools: [tool()] as any });
+    const callsBefore = mcp.calls.length;
+    const upstreamBefore = upstream.requests.length;
+    const caught = await client.responses
+      .create({ model: 'm', previous_response_id: first.id, input: [{ type: 'mcp_approval_response', approval_request_id: first.output[1].id, approve: true }] as any })
+      .catch((error) => error);
+    expect(caught).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(caught.code).toBe('mcp_server_not_named');
+    expect(caught.param).toBe('input[0]');
+    expect(caught.message).toMatch(/'calc'/);
+    expect(caught.message).not.toMatch(/calc__add/);
+    expect(mcp.calls.length).toBe(callsBefore);
+    expect(upstream.requests.length).toBe(upstreamBefore);
+  });
+
   it('approval: deny feeds the refusal and its reason back to the model; an unknown request id is a 400', async () => {
     upstream.setScript(modelCalling([{ name: 'calc__add', args: { a: 1, b: 2 } }]));
     const first: any = await client.responses.create({ model: 'm', input: 'x', tools: [tool()] as any });

@@ -1,0 +1,30 @@
+import { invalidRequest } from '../errors/gateway-error.ts';
+import type { InputItem } from '../protocol/input-items.ts';
+
+/** Which output item answers which call item: one row per kind of client-answered call. */
+const ANSWERS: readonly { output: InputItem['type']; call: InputItem['type'] }[] = [{ output: 'function_call_output', call: 'function_call' }];
+
+/**
+ * Every tool output the client sends must answer a call the model made in
+ * this conversation — in the stored `previous_response_id` chain or earlier
+ * in the input (stateless clients resend `[user, function_call,
+ * function_call_output]`). An orphan output would reach the upstream as a
+ * tool message without its call, which real servers reject with a 400 the
+ * client would blame on the gateway.
+ */
+export function checkToolOutputs(history: readonly InputItem[], input: readonly InputItem[]): void {
+  for (const { output, call } of ANSWERS) {
+    const calls = new Set<string>();
+    for (const item of [...history, ...input]) if (item.type === call) calls.add((item as { call_id: string }).call_id);
+    input.forEach((item, index) => {
+      if (item.type !== output) return;
+      const callId = (item as { call_id: string }).call_id;
+      if (calls.has(callId)) return;
+      throw invalidRequest(
+        `No ${call} with call_id '${callId}' is in this conversation: a ${output} must answer a call the model made (continue with previous_response_id, or send the ${call} item too).`,
+        `input[${index}].call_id`,
+        'unknown_call_id',
+      );
+    });
+  }
+}
