@@ -28,6 +28,9 @@ const AnthropicProviderConfig = z.object({
   defaultMaxTokens: z.int().positive().default(8_192),
   connections: z.int().positive().default(256),
   timeoutMs: z.int().positive().default(600_000),
+  connectTimeoutMs: z.int().positive().default(10_000),
+  firstByteTimeoutMs: z.int().positive().default(300_000),
+  idleTimeoutMs: z.int().positive().default(300_000),
 });
 
 export const GatewayConfig = z.object({

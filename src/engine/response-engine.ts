@@ -84,6 +84,8 @@ export class ResponseEngine {
     if (!model) throw invalidRequest("Missing required parameter: 'model' (no default model is configured).", 'model', 'missing_required_parameter');
     if (request.background) throw invalidRequest('Background responses are not supported.', 'background', 'unsupported_parameter');
     const route = router.resolve(model);
+    // A response that must be stored is not worth a model call the store could not keep.
+    if (request.store !== false && !store.isReady()) await store.ensureWritable();
 
     const { history, input, previous, previousOutput } = await buildConversation(store, options.tenant, request);
     if (history.length === 0 && input.length === 0 && !request.instructions) {

@@ -54,11 +54,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     return503OnClosing: false,
   });
 
-  const providers = options.providers ?? createProviders(config);
+  const providers = options.providers ?? createProviders(config, app.log.child({ component: 'provider' }));
   const anthropicProvider = Object.entries(config.providers).find(([, provider]) => provider.type === 'anthropic')?.[0] ?? null;
   const defaultProvider = config.defaultProvider && providers.has(config.defaultProvider) ? config.defaultProvider : anthropicProvider;
   const router = new ModelRouter(providers, config.models, defaultProvider, anthropicProvider);
-  const store = options.store ?? createStore(config.store);
+  const store = options.store ?? createStore(config.store, app.log.child({ component: 'store' }));
   const egress = new EgressPolicy({ allowedUrlPrefixes: config.mcp.allowedUrls });
   const mcpPool = new McpSessionPool({
     listTtlMs: config.mcp.listTtlMs,

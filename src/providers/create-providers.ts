@@ -2,17 +2,18 @@ import type { GatewayConfig } from '../config/load-config.ts';
 import { AnthropicProvider } from './anthropic/anthropic-provider.ts';
 import { OpenAIChatProvider } from './openai-chat/openai-chat-provider.ts';
 import type { Provider } from './provider.ts';
+import type { ProviderLogger } from './upstream-errors.ts';
 
 /** Instantiates the configured providers by name. */
-export function createProviders(config: GatewayConfig): Map<string, Provider> {
+export function createProviders(config: GatewayConfig, log?: ProviderLogger): Map<string, Provider> {
   const providers = new Map<string, Provider>();
   for (const [name, provider] of Object.entries(config.providers)) {
     switch (provider.type) {
       case 'openai-chat':
-        providers.set(name, new OpenAIChatProvider({ name, ...provider }));
+        providers.set(name, new OpenAIChatProvider({ name, ...provider, ...(log && { log }) }));
         break;
       case 'anthropic':
-        providers.set(name, new AnthropicProvider({ name, ...provider }));
+        providers.set(name, new AnthropicProvider({ name, ...provider, ...(log && { log }) }));
         break;
     }
   }

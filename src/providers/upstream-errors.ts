@@ -17,6 +17,9 @@ interface UpstreamErrorBody {
 
 export function errorFromUpstreamStatus(provider: string, status: number, bodyText: string, retryAfter: string | null): GatewayError {
   const parsed = parseErrorBody(bodyText);
+  const misconfigured = misconfigurationError(provider, status, parsed.code, parsed.message);
+  if (misconfigured) return misconfigured;
+  if (status === 404) return modelNotFound(provider, parsed.message, parsed.type);
   if (status >= 400 && status < 500) {
     return new GatewayError({
       status,
@@ -33,6 +36,47 @@ export function errorFromUpstreamStatus(provider: string, status: number, bodyTe
     code: 'upstream_error',
     message: `The upstream '${provider}' failed with status ${status}${parsed.message ? `: ${parsed.message}` : '.'}`,
   });
+}
+
+/**
+ * The upstream refused what the gateway itself is configured with — its
+ * credentials (401/403), or its base URL (a 404 that is not about the
+ * model) — so the client must not see its own 401 or a 404 for
+ * `POST /v1/responses`: a 502 that names the provider, for the operator to fix.
+ */
+export function misconfigurationError(provider: string, status: number, code: string | null, message: string | null): GatewayError | null {
+  if (status === 401 || status === 403) {
+    return new GatewayError({
+      status: 502,
+      type: 'upstream_error',
+      code: 'upstream_auth_failed',
+      message: `The upstream '${provider}' refused the gateway's credentials (status ${status}); the gateway's configuration for this provider needs fixing.`,
+    });
+  }
+  if (status === 404 && !isAboutTheModel(code, message)) {
+    return new GatewayError({
+      status: 502,
+      type: 'upstream_error',
+      code: 'upstream_not_found',
+      message: `The upstream '${provider}' answered 404 Not Found: the base URL configured for this provider looks wrong.`,
+    });
+  }
+  return null;
+}
+
+/** An upstream 404 about the model the client asked for: the client can fix that. */
+export function modelNotFound(provider: string, message: string | null, type: string | null = null): GatewayError {
+  return new GatewayError({
+    status: 404,
+    type: type ?? 'invalid_request_error',
+    code: 'model_not_found',
+    param: 'model',
+    message: message ?? `The upstream '${provider}' does not know the requested model.`,
+  });
+}
+
+function isAboutTheModel(code: string | null, message: string | null): boolean {
+  return code === 'model_not_found' || /\bmodel\b/i.test(message ?? '');
 }
 
 /** An error the upstream reported inside its first stream frame, after a 200. */
@@ -121,4 +165,23 @@ function defaultTypeFor(status: number): string {
 
 function truncate(text: string): string {
   return text.length > MAX_MESSAGE ? `${text.slice(0, MAX_MESSAGE)}…` : text;
+}
+
+/** What providers log with: pino's shape, so providers stay free of Fastify. */
+export interface ProviderLogger {
+  error(fields: Record<string, unknown>, message: string): void;
+  warn(fields: Record<string, unknown>, message: string): void;
+}
+
+/**
+ * Logs, at error level, an upstream refusing the gateway's own
+ * configuration (credentials, base URL): the operator must act, and the
+ * client only sees a 502. Never the key; the base URL without credentials.
+ */
+export function reportMisconfiguration(log: ProviderLogger | undefined, error: GatewayError, provider: string, baseUrl: string): void {
+  if (!log || (error.code !== 'upstream_auth_failed' && error.code !== 'upstream_not_found')) return;
+  const url = new URL(baseUrl);
+  url.username = '';
+  url.password = '';
+  log.error({ provider, base_url: url.toString().replace(/\/$/, ''), code: error.code }, error.message);
 }

@@ -2,11 +2,12 @@ import type { GatewayConfig } from '../config/load-config.ts';
 import { MemoryResponseStore } from './memory-response-store.ts';
 import { RedisResponseStore } from './redis-response-store.ts';
 import type { ResponseStore } from './response-store.ts';
+import type { StoreLogger } from './connection-events-log.ts';
 
 /** Redis when a URL is configured, the embedded memory store otherwise. */
-export function createStore(config: GatewayConfig['store']): ResponseStore {
+export function createStore(config: GatewayConfig['store'], log?: StoreLogger): ResponseStore {
   if (config.redisUrl) {
-    return new RedisResponseStore({ url: config.redisUrl, keyPrefix: config.keyPrefix, ttlSeconds: config.ttlSeconds, commandTimeoutMs: config.commandTimeoutMs });
+    return new RedisResponseStore({ url: config.redisUrl, keyPrefix: config.keyPrefix, ttlSeconds: config.ttlSeconds, commandTimeoutMs: config.commandTimeoutMs, ...(log && { log }) });
   }
   return new MemoryResponseStore({ maxEntries: config.maxEntries, ttlSeconds: config.ttlSeconds });
 }

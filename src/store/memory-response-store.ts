@@ -83,6 +83,8 @@ export class MemoryResponseStore implements ResponseStore {
     return true;
   }
 
+  async ensureWritable(): Promise<void> {}
+
   isReady(): boolean {
     return true;
   }

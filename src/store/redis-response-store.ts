@@ -1,6 +1,8 @@
 import { Redis } from 'ioredis';
 import type { ConversationTurn, ResponseStore, StoredItem, StoredResponse } from './response-store.ts';
 import { MAX_CHAIN_DEPTH, storeUnavailable } from './response-store.ts';
+import { ConnectionEventsLog, type StoreLogger } from './connection-events-log.ts';
+import { maskUrl } from '../config/mask-secrets.ts';
 
 export interface RedisStoreOptions {
   url: string;
@@ -8,6 +10,10 @@ export interface RedisStoreOptions {
   ttlSeconds: number;
   /** Longest a single command may take before it fails (the gateway never waits on Redis longer). */
   commandTimeoutMs: number;
+  /** Longest connecting may take; defaults to the command timeout. */
+  connectTimeoutMs?: number;
+  /** Where connection problems and recoveries are reported. */
+  log?: StoreLogger;
 }
 
 /**
@@ -77,14 +83,18 @@ export class RedisResponseStore implements ResponseStore {
     this.#options = options;
     this.redis = new Redis(options.url, {
       commandTimeout: options.commandTimeoutMs,
-      connectTimeout: options.commandTimeoutMs,
+      connectTimeout: options.connectTimeoutMs ?? options.commandTimeoutMs,
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
       retryStrategy: (attempt) => Math.min(50 * 2 ** attempt, 1_000),
       lazyConnect: false,
     }) as Redis & ChainCommands;
-    // Errors surface on the commands that hit them; without a listener ioredis would print each reconnect failure.
-    this.redis.on('error', () => {});
+    // Errors surface on the commands that hit them; the connection's own story is logged, rate-limited.
+    // (Without an error listener, ioredis would print each reconnect failure to the console.)
+    const events = options.log ? new ConnectionEventsLog(options.log, { component: 'store', redis: maskUrl(options.url) }) : null;
+    this.redis.on('error', (error: Error) => events?.failed(error));
+    this.redis.on('ready', () => events?.ready());
+    this.redis.on('close', () => events?.lost());
     this.redis.defineCommand('loopgatePut', { lua: PUT_SCRIPT });
     this.redis.defineCommand('loopgateChain', { numberOfKeys: 0, lua: CHAIN_SCRIPT });
     this.redis.defineCommand('loopgateDelete', { numberOfKeys: 1, lua: DELETE_SCRIPT });
@@ -126,6 +136,14 @@ export class RedisResponseStore implements ResponseStore {
 
   isReady(): boolean {
     return this.redis.status === 'ready';
+  }
+
+  async ensureWritable(): Promise<void> {
+    if (this.redis.status === 'ready') return;
+    await this.#whenReady();
+    // Re-read after the wait: the status changed meanwhile (TypeScript narrowed it before the await).
+    const status: string = this.redis.status;
+    if (status !== 'ready') throw storeUnavailable(new Error(`Redis is ${status}`));
   }
 
   async close(): Promise<void> {

@@ -47,6 +47,12 @@ export interface ResponseStore {
   delete(tenant: string, id: string): Promise<boolean>;
   /** Whether the store can serve requests right now (for readiness). */
   isReady(): boolean;
+  /**
+   * Resolves when a write can be taken now (waiting a little for a
+   * reconnecting store), else rejects with 503 `store_unavailable` — checked
+   * before a model call is spent on a response that could not be stored.
+   */
+  ensureWritable(): Promise<void>;
   close(): Promise<void>;
 }
 

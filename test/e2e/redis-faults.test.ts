@@ -5,7 +5,6 @@ import { assertErrorEnvelope } from '../support/openresponses-schema.ts';
 import { acquireRedis, type TestRedis } from '../support/redis.ts';
 import { ScriptedChatUpstream, textReply } from '../support/scripted-chat-upstream.ts';
 import { TcpProxy } from '../support/tcp-proxy.ts';
-import { parseSseText } from '../support/event-invariants.ts';
 
 const post = (gateway: RunningGateway, body: unknown) =>
   fetch(`${gateway.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
@@ -50,6 +49,8 @@ describe('Redis faults', () => {
       // store defaults to true: the answer cannot be kept, so it is not given as if it were.
       await timed(() => post(gateway, { model: 'm', input: 'x' })),
     ];
+    // None of them reached the model.
+    expect(upstream.requests.filter((request) => request.body?.messages?.some((message: any) => message.content === 'x'))).toHaveLength(0);
     for (const { response, body, elapsedMs } of attempts) {
       expect(response.status).toBe(503);
       assertErrorEnvelope(body);
@@ -58,12 +59,12 @@ describe('Redis faults', () => {
       expect(elapsedMs).toBeLessThan(2_500);
     }
 
-    // A stream whose 200 is already out ends with response.failed rather than completed.
+    // A stored stream is refused before its 200 too: no model call is spent on what cannot be kept.
+    const upstreamCalls = upstream.requests.length;
     const streamed = await post(gateway, { model: 'm', input: 'x', stream: true });
-    expect(streamed.status).toBe(200);
-    const { events } = parseSseText(await streamed.text());
-    expect(events.at(-1)!.type).toBe('response.failed');
-    expect(events.at(-1)!.response.error.code).toBe('store_unavailable');
+    expect(streamed.status).toBe(503);
+    expect(((await streamed.json()) as any).error.code).toBe('store_unavailable');
+    expect(upstream.requests.length).toBe(upstreamCalls);
 
     // What does not need Redis keeps working, and the process stays up.
     expect((await post(gateway, { model: 'm', input: 'x', store: false })).status).toBe(200);

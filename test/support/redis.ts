@@ -68,12 +68,12 @@ function dockerEngineLikely(): boolean {
   return Boolean(process.env.DOCKER_HOST) || existsSync('/var/run/docker.sock');
 }
 
-/** Starts a throwaway `redis-server` (no persistence) on a free loopback port. */
-export async function startRedisServer(port?: number): Promise<{ url: string; port: number; process: ChildProcess; stop: () => Promise<void> }> {
+/** Starts a throwaway `redis-server` (no persistence) on a free loopback port, optionally requiring a password. */
+export async function startRedisServer(port?: number, password?: string): Promise<{ url: string; port: number; process: ChildProcess; stop: () => Promise<void> }> {
   const chosen = port ?? (await freePort());
-  const child = spawn('redis-server', ['--port', String(chosen), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  const child = spawn('redis-server', ['--port', String(chosen), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...(password ? ['--requirepass', password] : [])], { stdio: 'ignore' });
   const url = `redis://127.0.0.1:${chosen}`;
-  const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  const probe = new Redis(password ? `redis://:${password}@127.0.0.1:${chosen}` : url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
   probe.on('error', () => {});
   const deadline = Date.now() + 5_000;
   for (;;) {

@@ -1,6 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { GatewayError } from '../../errors/gateway-error.ts';
-import { errorFromTransport } from '../upstream-errors.ts';
+import { errorFromTransport, misconfigurationError, modelNotFound } from '../upstream-errors.ts';
 
 /** HTTP statuses for Anthropic's error types, for errors that arrive inside a stream. */
 const STATUS_BY_TYPE: Record<string, number> = {
@@ -36,6 +36,9 @@ export function errorFromAnthropic(provider: string, error: unknown): GatewayErr
 
 export function errorFromAnthropicType(provider: string, type: string | null, message: string, httpStatus: number | null): GatewayError {
   const status = httpStatus ?? (type ? STATUS_BY_TYPE[type] : undefined) ?? 502;
+  const misconfigured = misconfigurationError(provider, status, type, message);
+  if (misconfigured) return misconfigured;
+  if (status === 404) return modelNotFound(provider, message);
   if (status === 529 || type === 'overloaded_error') {
     return new GatewayError({ status: 503, type: 'server_error', code: 'upstream_overloaded', message: `The upstream '${provider}' is overloaded: ${message}`, headers: { 'retry-after': '2' } });
   }

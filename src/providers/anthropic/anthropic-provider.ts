@@ -1,6 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { Agent, fetch as undiciFetch } from 'undici';
 import type { ModelInfo, Provider, TurnEvent, TurnRequest, TurnStream } from '../provider.ts';
+import { reportMisconfiguration, type ProviderLogger } from '../upstream-errors.ts';
 import { errorFromAnthropic, errorFromAnthropicType } from './anthropic-errors.ts';
 import { AnthropicStreamTranslator, type AnthropicStreamEvent } from './anthropic-stream-translator.ts';
 import { convertToAnthropicRequest, type AnthropicBlock, type AnthropicRequest } from './convert-to-anthropic-request.ts';
@@ -14,6 +15,12 @@ export interface AnthropicProviderOptions {
   connections: number;
   /** Longest a whole upstream call may take. */
   timeoutMs: number;
+  /** TCP (and TLS) connect; until the response headers; longest silence inside a stream. */
+  connectTimeoutMs?: number;
+  firstByteTimeoutMs?: number;
+  idleTimeoutMs?: number;
+  /** Where upstream refusals of the gateway's own configuration are logged. */
+  log?: ProviderLogger;
 }
 
 /** `pause_turn` (a long server-side turn) is continued automatically, at most this often. */
@@ -36,12 +43,22 @@ export class AnthropicProvider implements Provider {
   constructor(options: AnthropicProviderOptions) {
     this.name = options.name;
     this.#options = options;
-    this.#agent = new Agent({ connections: options.connections, keepAliveTimeout: 30_000 });
+    this.#agent = new Agent({
+      connections: options.connections,
+      keepAliveTimeout: 30_000,
+      connect: { timeout: options.connectTimeoutMs ?? 10_000 },
+      headersTimeout: options.firstByteTimeoutMs ?? 300_000,
+      bodyTimeout: options.idleTimeoutMs ?? 300_000,
+    });
     this.#client = new Anthropic({
       apiKey: options.apiKey ?? 'not-configured',
       baseURL: options.baseUrl,
       maxRetries: 0,
       timeout: options.timeoutMs,
+      // The SDK writes to the console by default, which would break the JSON log stream on stdout.
+      // Only its messages pass: their extra arguments can hold request details.
+      logLevel: 'warn',
+      logger: sdkLogger(options.log),
       fetch: ((input: string | URL | Request, init?: RequestInit) => undiciFetch(input as string, { ...(init as object), dispatcher: this.#agent } as never)) as unknown as typeof fetch,
     });
   }
@@ -85,7 +102,9 @@ export class AnthropicProvider implements Provider {
       }
     } catch (error) {
       if (signal.aborted) throw error;
-      throw errorFromAnthropic(this.name, error);
+      const mapped = errorFromAnthropic(this.name, error);
+      reportMisconfiguration(this.#options.log, mapped, this.name, this.#options.baseUrl);
+      throw mapped;
     }
     return { iterator, buffered };
   }
@@ -178,4 +197,15 @@ class ContentAccumulator {
       .map(([, { block, json }]) => (json ? { ...block, input: JSON.parse(json) } : block) as unknown as AnthropicBlock)
       .filter((block) => block.type !== 'text' || block.text !== '');
   }
+}
+
+/** The SDK's warnings and errors as log lines of the gateway's own (or nowhere, without a logger). */
+function sdkLogger(log: ProviderLogger | undefined): NonNullable<ConstructorParameters<typeof Anthropic>[0]>['logger'] {
+  const silent = () => {};
+  return {
+    error: log ? (message: string) => log.error({ sdk: 'anthropic' }, String(message)) : silent,
+    warn: log ? (message: string) => log.warn({ sdk: 'anthropic' }, String(message)) : silent,
+    info: silent,
+    debug: silent,
+  };
 }

@@ -2,7 +2,7 @@ import { Pool } from 'undici';
 import type { Dispatcher } from 'undici';
 import type { ModelInfo, Provider, TurnEvent, TurnRequest, TurnStream } from '../provider.ts';
 import { readSseFrames } from '../sse-frames.ts';
-import { errorFromTransport, errorFromUpstreamStatus } from '../upstream-errors.ts';
+import { errorFromTransport, errorFromUpstreamStatus, reportMisconfiguration, type ProviderLogger } from '../upstream-errors.ts';
 import { startChatStream } from './chat-stream.ts';
 import { invalidUpstreamBody } from './invalid-upstream-body.ts';
 import { readChatCompletion } from './read-chat-completion.ts';
@@ -20,6 +20,8 @@ export interface OpenAIChatProviderOptions extends ChatRequestOptions {
   firstByteTimeoutMs: number;
   /** How long a started stream may stay silent. */
   idleTimeoutMs: number;
+  /** Where upstream refusals of the gateway's own configuration are logged. */
+  log?: ProviderLogger;
 }
 
 /**
@@ -83,7 +85,9 @@ export class OpenAIChatProvider implements Provider {
     if (response.statusCode >= 400) {
       const text = await response.body.text().catch(() => '');
       const retryAfter = response.headers['retry-after'];
-      throw errorFromUpstreamStatus(this.name, response.statusCode, text, typeof retryAfter === 'string' ? retryAfter : null);
+      const error = errorFromUpstreamStatus(this.name, response.statusCode, text, typeof retryAfter === 'string' ? retryAfter : null);
+      reportMisconfiguration(this.#options.log, error, this.name, this.#options.baseUrl);
+      throw error;
     }
     return response;
   }

@@ -1,0 +1,91 @@
+/** What the store logs with: pino's shape, so the store stays free of Fastify. */
+export interface StoreLogger {
+  info(fields: Record<string, unknown>, message: string): void;
+  warn(fields: Record<string, unknown>, message: string): void;
+  error(fields: Record<string, unknown>, message: string): void;
+}
+
+/** How often a connection that stays down is reported again (with the count of failures since). */
+const REPEAT_MS = 30_000;
+
+/**
+ * Turns a Redis client's connection events into few, useful log lines: the
+ * first failure of an outage at once (authentication failures and refusals
+ * named as such), then at most one line per 30 s with the number of failed
+ * attempts, and one line when the connection is back. A Redis that is down
+ * for an hour writes about a hundred lines, not one per retry.
+ */
+export class ConnectionEventsLog {
+  readonly #log: StoreLogger;
+  readonly #fields: Record<string, unknown>;
+  #down = false;
+  #failuresSinceReport = 0;
+  #lastReportAt = 0;
+  #ever = false;
+
+  constructor(log: StoreLogger, fields: Record<string, unknown>) {
+    this.#log = log;
+    this.#fields = fields;
+  }
+
+  /** The connection is ready (first time, or again after an outage). */
+  ready(): void {
+    if (this.#down) this.#log.info({ ...this.#fields }, 'Redis connection is back');
+    else if (!this.#ever) this.#log.info({ ...this.#fields }, 'Redis connected');
+    this.#ever = true;
+    this.#down = false;
+    this.#failuresSinceReport = 0;
+  }
+
+  /** A connection that was up went away. */
+  lost(): void {
+    if (this.#down || !this.#ever) return;
+    this.#down = true;
+    this.#lastReportAt = Date.now();
+    this.#log.warn({ ...this.#fields }, 'Redis connection lost; reconnecting (requests that need the store get 503 meanwhile)');
+  }
+
+  /** An error from the client: a failed connection attempt or a refusal. */
+  failed(error: Error): void {
+    const reason = reasonOf(error);
+    const now = Date.now();
+    if (!this.#down) {
+      this.#down = true;
+      this.#lastReportAt = now;
+      this.#failuresSinceReport = 0;
+      this.#log.error({ ...this.#fields, reason, error: error.message }, `Redis unavailable: ${describe(reason)}`);
+      return;
+    }
+    this.#failuresSinceReport++;
+    if (now - this.#lastReportAt < REPEAT_MS) return;
+    this.#log.error({ ...this.#fields, reason, error: error.message, failed_attempts: this.#failuresSinceReport }, `Redis still unavailable: ${describe(reason)}`);
+    this.#lastReportAt = now;
+    this.#failuresSinceReport = 0;
+  }
+}
+
+type Reason = 'authentication_failed' | 'connection_refused' | 'timeout' | 'host_not_found' | 'error';
+
+function reasonOf(error: Error): Reason {
+  const code = (error as { code?: unknown }).code;
+  if (/WRONGPASS|NOAUTH|invalid password|AUTH/i.test(error.message)) return 'authentication_failed';
+  if (code === 'ECONNREFUSED') return 'connection_refused';
+  if (code === 'ETIMEDOUT' || /timed? ?out/i.test(error.message)) return 'timeout';
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'host_not_found';
+  return 'error';
+}
+
+function describe(reason: Reason): string {
+  switch (reason) {
+    case 'authentication_failed':
+      return 'authentication failed (check the password or user in REDIS_URL)';
+    case 'connection_refused':
+      return 'connection refused';
+    case 'timeout':
+      return 'no answer in time';
+    case 'host_not_found':
+      return 'host not found';
+    case 'error':
+      return 'connection error';
+  }
+}

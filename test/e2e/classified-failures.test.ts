@@ -1,0 +1,91 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseSseText } from '../support/event-invariants.ts';
+import { startGateway, type RunningGateway } from '../support/gateway.ts';
+import { assertErrorEnvelope, assertValidResponse } from '../support/openresponses-schema.ts';
+import { flavors, type ProviderFlavor } from '../support/provider-flavors.ts';
+import { MockExecutor } from '../support/scripted-provider.ts';
+import { ScriptedChatUpstream, type UpstreamReply } from '../support/scripted-chat-upstream.ts';
+
+/** How each upstream says "your key is wrong", "no such path" and "no such model", in its own words. */
+const refusals: Record<ProviderFlavor['name'], { auth: (status: number) => UpstreamReply; noSuchModel: UpstreamReply }> = {
+  'openai-chat': {
+    auth: (status) => ({ kind: 'json', status, body: { error: { message: 'Incorrect API key provided: sk-te**', type: 'invalid_request_error', code: 'invalid_api_key', param: null } } }),
+    noSuchModel: { kind: 'json', status: 404, body: { error: { message: 'The model `nope` does not exist or you do not have access to it.', type: 'invalid_request_error', code: 'model_not_found', param: null } } },
+  },
+  anthropic: {
+    auth: (status) => ({ kind: 'json', status, body: { type: 'error', error: { type: status === 401 ? 'authentication_error' : 'permission_error', message: 'invalid x-api-key' } } }),
+    noSuchModel: { kind: 'json', status: 404, body: { type: 'error', error: { type: 'not_found_error', message: 'model: nope' } } },
+  },
+};
+const wrongPath: UpstreamReply = { kind: 'json', status: 404, body: '404 page not found', headers: { 'content-type': 'text/plain' } };
+const SECRETS = ['sk-test', 'sk-ant-test'];
+
+describe.each(flavors)('the gateway\'s own misconfiguration is a 502 that names itself, never the client\'s error: $name', (flavor) => {
+  const upstream = new ScriptedChatUpstream();
+  const lines: Record<string, any>[] = [];
+  let gateway: RunningGateway;
+  let baseUrl: string;
+  const post = async (body: Record<string, unknown>) => {
+    const response = await fetch(`${gateway.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: flavor.model, ...body }) });
+    return { status: response.status, text: await response.text() };
+  };
+  const errorLines = () => lines.filter((line) => line.level === 50 && line.provider);
+
+  beforeAll(async () => {
+    const url = await upstream.start();
+    const config = flavor.config(url) as { providers: Record<string, { baseUrl: string }> };
+    baseUrl = Object.values(config.providers)[0]!.baseUrl;
+    gateway = await startGateway(url, { ...config, logLevel: 'info' }, {}, [new MockExecutor(['lookup'])], { write: (line) => lines.push(JSON.parse(line)) });
+  });
+  afterAll(async () => {
+    await gateway.close();
+    await upstream.close();
+    const written = JSON.stringify(lines);
+    for (const secret of SECRETS) expect(written).not.toContain(secret);
+  });
+
+  it.each([401, 403])('upstream %i (the gateway\'s key refused): 502 upstream_auth_failed, JSON and streaming, one error line with provider and base URL', async (status) => {
+    upstream.setScript(() => refusals[flavor.name].auth(status));
+    for (const stream of [false, true]) {
+      const before = errorLines().length;
+      const answer = await post({ input: 'x', stream });
+      expect(answer.status).toBe(502);
+      const body = JSON.parse(answer.text);
+      assertErrorEnvelope(body);
+      expect(body.error).toMatchObject({ type: 'upstream_error', code: 'upstream_auth_failed' });
+      expect(body.error.message).toContain("gateway's credentials");
+      expect(errorLines().slice(before)).toEqual([expect.objectContaining({ provider: Object.keys((flavor.config('http://x/v1') as any).providers)[0], base_url: baseUrl, code: 'upstream_auth_failed' })]);
+    }
+  });
+
+  it('upstream 404 on its path (a base URL missing /v1): 502 upstream_not_found, logged', async () => {
+    upstream.setScript(() => wrongPath);
+    const before = errorLines().length;
+    const answer = await post({ input: 'x' });
+    expect(answer.status).toBe(502);
+    expect(JSON.parse(answer.text).error).toMatchObject({ type: 'upstream_error', code: 'upstream_not_found' });
+    expect(errorLines().slice(before)).toEqual([expect.objectContaining({ base_url: baseUrl, code: 'upstream_not_found' })]);
+  });
+
+  it('upstream 404 about the model: the client\'s 404 model_not_found, not logged as the gateway\'s fault', async () => {
+    upstream.setScript(() => refusals[flavor.name].noSuchModel);
+    const before = errorLines().length;
+    const answer = await post({ input: 'x' });
+    expect(answer.status).toBe(404);
+    expect(JSON.parse(answer.text).error).toMatchObject({ code: 'model_not_found', param: 'model' });
+    expect(errorLines().length).toBe(before);
+  });
+
+  it('refused on a later turn of the loop: the response ends failed with upstream_auth_failed (JSON and stream)', async () => {
+    for (const stream of [false, true]) {
+      let turn = 0;
+      upstream.setScript((request) => (++turn === 1 ? flavor.render(request, { calls: [{ id: 'call_1', name: 'lookup', args: {} }] }) : refusals[flavor.name].auth(401)));
+      const answer = await post({ input: 'x', stream, tools: [{ type: 'function', name: 'lookup', parameters: { type: 'object' } }] });
+      expect(answer.status).toBe(200);
+      const response = stream ? parseSseText(answer.text).events.at(-1)!.response : JSON.parse(answer.text);
+      assertValidResponse(response);
+      expect(response.status).toBe('failed');
+      expect(response.error.code).toBe('upstream_auth_failed');
+    }
+  });
+});

@@ -1,0 +1,73 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { startGateway, type RunningGateway } from '../support/gateway.ts';
+import { freePort, startRedisServer } from '../support/redis.ts';
+import { ScriptedChatUpstream, textReply } from '../support/scripted-chat-upstream.ts';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function waitFor(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > until) throw new Error('condition not met in time');
+    await sleep(25);
+  }
+}
+
+/** Redis connection trouble, as an operator reads it in the log: named, rate-limited, never with the password. */
+describe('Redis problems are visible', () => {
+  const running: { close(): Promise<void> }[] = [];
+  const startWith = async (redisUrl: string) => {
+    const upstream = new ScriptedChatUpstream(textReply('ok'));
+    const lines: Record<string, any>[] = [];
+    const gateway: RunningGateway = await startGateway(await upstream.start(), { logLevel: 'info', store: { redisUrl, keyPrefix: 'loopgate-visibility:', commandTimeoutMs: 500 } }, {}, [], { write: (line) => lines.push(JSON.parse(line)) });
+    running.push(gateway, upstream);
+    const storeLines = () => lines.filter((line) => line.component === 'store');
+    return { gateway, upstream, lines, storeLines };
+  };
+  afterEach(async () => {
+    for (const resource of running.splice(0).reverse()) await resource.close();
+  });
+
+  it('refused: one error line naming the reason, then at most one per 30 s however often it retries', async () => {
+    const port = await freePort();
+    const { storeLines } = await startWith(`redis://127.0.0.1:${port}`);
+    await waitFor(() => storeLines().length > 0);
+    await sleep(2_000); // dozens of reconnect attempts
+    const errors = storeLines().filter((line) => line.level === 50);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatchObject({ reason: 'connection_refused', redis: `redis://127.0.0.1:${port}` });
+  });
+
+  it('a wrong password: an authentication failure, the password never written; the request is a 503 without a model call', async () => {
+    const server = await startRedisServer(undefined, 'right-horse-battery');
+    running.push({ close: server.stop });
+    const { gateway, upstream, lines, storeLines } = await startWith(`redis://:wrong-horse-staple@127.0.0.1:${server.port}`);
+    await waitFor(() => storeLines().some((line) => line.level === 50));
+    expect(storeLines().find((line) => line.level === 50)).toMatchObject({ reason: 'authentication_failed' });
+    const response = await fetch(`${gateway.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', input: 'x' }) });
+    expect(response.status).toBe(503);
+    expect(((await response.json()) as any).error.code).toBe('store_unavailable');
+    expect(upstream.requests).toHaveLength(0);
+    const ready = (await (await fetch(`${gateway.origin}/readyz`)).json()) as any;
+    expect(ready.dependencies.store).toEqual({ kind: 'redis', state: 'unavailable' });
+    expect(JSON.stringify(lines)).not.toContain('wrong-horse-staple');
+  });
+
+  it('dropped and back: a lost line, a few lines while down, a back line; requests work again', async () => {
+    const port = await freePort();
+    let server = await startRedisServer(port);
+    const { gateway, storeLines } = await startWith(server.url);
+    await waitFor(() => storeLines().some((line) => line.msg === 'Redis connected'));
+    await server.stop();
+    await waitFor(() => storeLines().some((line) => line.level === 40 && /lost/.test(line.msg)));
+    await sleep(2_500);
+    server = await startRedisServer(port);
+    running.push({ close: server.stop });
+    await waitFor(() => storeLines().some((line) => /back/.test(line.msg)));
+    // One lost line, one error for the failed reconnects (then silence within 30 s), one back line.
+    const problems = storeLines().filter((line) => line.level >= 40);
+    expect(problems.length).toBeLessThanOrEqual(2);
+    const response = await fetch(`${gateway.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', input: 'x' }) });
+    expect(response.status).toBe(200);
+  });
+});
