@@ -32,15 +32,15 @@ export function safeObserver(observers: readonly LoopObserver[]): Notify {
 }
 
 interface Logger {
-  info(object: Record<string, unknown>, message: string): void;
+  debug(object: Record<string, unknown>, message: string): void;
 }
 
-/** One structured log line per loop event (the logger carries the request id). */
+/** One structured debug line per loop event (the logger carries the request id); the response's summary line is at info. */
 export function loggingObserver(log: Logger): LoopObserver {
   return {
-    turnStarted: (event) => log.info({ loop: 'turn_start', ...event }, 'turn started'),
-    turnEnded: (event) => log.info({ loop: 'turn_end', ...event }, 'turn ended'),
-    toolCallStarted: (event) => log.info({ loop: 'tool_start', ...event }, 'tool call started'),
-    toolCallEnded: (event) => log.info({ loop: 'tool_end', ...event }, 'tool call ended'),
+    turnStarted: (event) => log.debug({ loop: 'turn_start', ...event }, 'turn started'),
+    turnEnded: (event) => log.debug({ loop: 'turn_end', ...event }, 'turn ended'),
+    toolCallStarted: (event) => log.debug({ loop: 'tool_start', ...event }, 'tool call started'),
+    toolCallEnded: (event) => log.debug({ loop: 'tool_end', ...event }, 'tool call ended'),
   };
 }

@@ -41,6 +41,9 @@ export interface CreateResponseOptions {
 export interface ResponseRun {
   /** The one ordered event stream, in batches (each step's events), for SSE as it comes or folded into JSON. */
   readonly events: AsyncGenerator<ResponseStreamEvent[]>;
+  /** The provider serving it and the model name it was sent under (for logs). */
+  readonly provider: string;
+  readonly upstreamModel: string;
 }
 
 /**
@@ -160,7 +163,7 @@ export class ResponseEngine {
         onHookFailure: request.stream ? 'fail-response' : 'throw',
       },
     });
-    return { events };
+    return { events, provider: route.provider.name, upstreamModel: route.upstreamModel };
   }
 
   async #persist(request: CreateResponseRequest, tenant: string, response: ResponseResource, input: StoredInputItem[]): Promise<void> {

@@ -1,5 +1,5 @@
 import cors from '@fastify/cors';
-import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance } from 'fastify';
 import type { GatewayConfig } from '../config/load-config.ts';
 import { ResponseEngine } from '../engine/response-engine.ts';
 import { createProviders } from '../providers/create-providers.ts';
@@ -16,6 +16,7 @@ import { newId } from '../util/ids.ts';
 import { registerAuthentication } from './authenticate.ts';
 import { registerErrorHandling } from './error-handler.ts';
 import { registerGracefulDrain } from './graceful-drain.ts';
+import { GatewayLogController } from './log-controller.ts';
 import { readiness } from './readiness.ts';
 import { registerHealthRoutes } from './routes/health-routes.ts';
 import { registerModelsRoute } from './routes/models-route.ts';
@@ -40,9 +41,14 @@ const CLIENT_REQUEST_ID = /^[\w.:-]{1,128}$/;
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { config } = options;
   const app = Fastify({
-    logger: { level: config.logLevel, ...(options.logStream && { stream: options.logStream }) },
+    logger: {
+      level: config.logLevel,
+      // Nothing logs headers today; should anything start to, credentials stay out.
+      redact: { paths: ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers.cookie', 'headers.authorization', 'headers["x-api-key"]'], censor: '[redacted]' },
+      ...(options.logStream && { stream: options.logStream }),
+    },
     bodyLimit: config.server.bodyLimitBytes,
-    logController: new LogController({ requestIdLogLabel: 'request_id' }),
+    logController: new GatewayLogController({ requestIdLogLabel: 'request_id' }),
     requestIdHeader: false,
     genReqId: (request) => {
       const fromClient = request.headers['x-request-id'];

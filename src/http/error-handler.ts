@@ -10,8 +10,12 @@ import { GatewayError } from '../errors/gateway-error.ts';
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError | GatewayError, request, reply) => {
     const gatewayError = error instanceof GatewayError ? error : fromFrameworkError(error);
-    if (gatewayError.status >= 500) request.log.error({ err: error }, 'request failed');
-    else request.log.info({ code: gatewayError.code, param: gatewayError.param }, gatewayError.message);
+    const fields = { status: gatewayError.status, code: gatewayError.code, param: gatewayError.param };
+    // A bug is an error with its stack; a failure the gateway raised on purpose (upstream down, store away) is
+    // a warning — its cause, when the operator must act, was logged at error where it is known (providers, store).
+    if (!(error instanceof GatewayError) && gatewayError.status >= 500) request.log.error({ ...fields, err: error }, 'request failed');
+    else if (gatewayError.status >= 500) request.log.warn(fields, gatewayError.message);
+    else request.log.info(fields, gatewayError.message);
     // A failed request must not be retried blindly by SDKs when a retry cannot help.
     if (!gatewayError.retryable) reply.header('x-should-retry', 'false');
     return reply.code(gatewayError.status).headers(gatewayError.headers).send(gatewayError.toBody());

@@ -72,8 +72,11 @@ describe('launch contract: `npm start` entry point with environment variables', 
       const requestLines = gateway.logs.filter((entry) => entry.request_id === response._request_id);
       expect(requestLines.length).toBeGreaterThan(0);
       expect(requestLines.every((entry) => typeof entry.level === 'number' && typeof entry.time === 'number')).toBe(true);
-      // The loop observer logs each turn with the request id.
-      expect(requestLines.filter((entry) => entry.loop).map((entry) => entry.loop)).toEqual(['turn_start', 'turn_end']);
+      // One line per response at info, with the request id; the loop's per-turn lines are debug detail.
+      expect(requestLines.filter((entry) => entry.loop)).toEqual([]);
+      expect(requestLines.filter((entry) => entry.msg === 'response finished')).toEqual([
+        expect.objectContaining({ level: 30, response_id: response.id, model: 'any-model-name', provider: 'openai', status: 'completed', turns: 1 }),
+      ]);
     } finally {
       expect(await gateway.stop()).toBe(0);
       await upstream.close();

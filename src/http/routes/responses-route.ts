@@ -1,10 +1,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { collectResponse } from '../../engine/collect-response.ts';
-import { loggingObserver } from '../../engine/loop-observer.ts';
-import type { ResponseEngine } from '../../engine/response-engine.ts';
+import { loggingObserver, type LoopObserver } from '../../engine/loop-observer.ts';
+import type { ResponseEngine, ResponseRun } from '../../engine/response-engine.ts';
 import { CreateResponseRequest } from '../../protocol/create-response-request.ts';
 import { parseRequest } from '../../protocol/parse-request.ts';
+import type { ResponseResource } from '../../protocol/response-resource.ts';
 import type { ResponseStreamEvent } from '../../protocol/stream-events.ts';
+import { ResponseLog } from '../response-log.ts';
 import { SseWriter } from '../sse-writer.ts';
 
 export interface ResponsesRouteOptions {
@@ -12,22 +14,38 @@ export interface ResponsesRouteOptions {
   keepAliveIntervalMs: number;
 }
 
-/** `POST /v1/responses`: one engine call, then SSE or JSON from the same event stream. */
+/** Marks the route whose own summary line replaces Fastify's "request completed" (log-controller.ts). */
+export const WRITES_OWN_LOG_LINE = { ownLogLine: true };
+
+/** `POST /v1/responses`: one engine call, then SSE or JSON from the same event stream; one log line per response. */
 export function registerResponsesRoute(app: FastifyInstance, options: ResponsesRouteOptions): void {
-  app.post('/v1/responses', async (request, reply) => {
+  app.post('/v1/responses', { config: WRITES_OWN_LOG_LINE }, async (request, reply) => {
     const body = parseRequest(CreateResponseRequest, request.body);
     const signal = abortOnDisconnect(reply);
-    // Throws before anything is sent when the upstream fails at once: the client gets a real status.
-    // Building log objects costs even when they are dropped: observe only when info lines are kept.
+    // Building log objects costs even when they are dropped: observe only at the levels kept.
     const log = request.log as typeof request.log & { isLevelEnabled?(level: string): boolean };
-    const observers = log.isLevelEnabled?.('info') ? [loggingObserver(log)] : [];
-    const run = await options.engine.createResponse(body, { tenant: request.tenant, signal, observers });
+    const summary = log.isLevelEnabled?.('info') ? new ResponseLog() : null;
+    const observers: LoopObserver[] = [...(summary ? [summary] : []), ...(log.isLevelEnabled?.('debug') ? [loggingObserver(log)] : [])];
+    let run: ResponseRun;
+    try {
+      // Throws before anything is sent when the upstream fails at once: the client gets a real status.
+      run = await options.engine.createResponse(body, { tenant: request.tenant, signal, observers });
+    } catch (error) {
+      if (!signal.aborted) throw error;
+      request.log.info('client disconnected before the response started');
+      return reply;
+    }
+    const finished = (response: ResponseResource | null) => {
+      if (response && summary) summary.write(request.log, response, { tenant: request.tenant, provider: run.provider, upstreamModel: run.upstreamModel, stream: body.stream === true });
+    };
     if (body.stream) {
-      await streamEvents(request, reply, run.events, options.keepAliveIntervalMs);
+      finished(await streamEvents(request, reply, run.events, options.keepAliveIntervalMs, summary));
       return reply;
     }
     const response = await collectResponse(run.events);
-    if (!response) return reply; // the client is gone; nothing to send
+    summary?.firstByte();
+    finished(response);
+    if (signal.aborted) return reply; // the client is gone; nothing to send
     return reply.send(response);
   });
 }
@@ -40,22 +58,45 @@ function abortOnDisconnect(reply: FastifyReply): AbortSignal {
   return controller.signal;
 }
 
-async function streamEvents(request: FastifyRequest, reply: FastifyReply, batches: AsyncGenerator<ResponseStreamEvent[]>, keepAliveMs: number): Promise<void> {
+/**
+ * Writes the events as SSE and returns the final response. A client that
+ * leaves stops the writing, not the stream: the loop (already cancelled by
+ * the disconnect) still runs to its terminal event, so the response is
+ * stored as `cancelled` and logged.
+ */
+async function streamEvents(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  batches: AsyncGenerator<ResponseStreamEvent[]>,
+  keepAliveMs: number,
+  summary: ResponseLog | null,
+): Promise<ResponseResource | null> {
   reply.hijack();
   const writer = new SseWriter(reply.raw, reply.getHeaders() as Record<string, string>, keepAliveMs);
+  let final: ResponseResource | null = null;
+  let connected = true;
   try {
     for await (const batch of batches) {
+      const last = batch.at(-1);
+      if (last && (last.type === 'response.completed' || last.type === 'response.failed' || last.type === 'response.incomplete')) final = last.response;
+      if (!connected) continue;
+      summary?.firstByte();
       for (const event of batch) {
         // Most writes are taken at once; only a full socket makes the stream wait.
         const written = writer.event(event.type, JSON.stringify(event));
-        if (written !== true && !(await written)) return;
+        if (written !== true && !(await written)) {
+          connected = false;
+          break;
+        }
       }
     }
-    await writer.write('data: [DONE]\n\n');
+    if (connected) await writer.write('data: [DONE]\n\n');
+    else request.log.info({ response_id: final?.id }, 'client disconnected during the stream');
   } catch (error) {
     // Headers are out; the stream is all that is left to end.
     request.log.error({ err: error }, 'event stream failed');
   } finally {
     writer.end();
   }
+  return final;
 }
