@@ -8,6 +8,10 @@ export interface GatewayProcess {
   baseURL: string;
   /** Every pino JSON line the process has written so far. */
   logs: Record<string, any>[];
+  /** Everything written to stderr so far. */
+  stderr(): string;
+  /** Lines on stdout that were not JSON (there must be none: log shippers parse every line). */
+  notJson: string[];
   /** Sends SIGTERM and resolves with the exit code. */
   stop(): Promise<number | null>;
 }
@@ -19,6 +23,7 @@ export async function startGatewayProcess(env: Record<string, string>): Promise<
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const logs: Record<string, any>[] = [];
+  const notJson: string[] = [];
   let buffered = '';
   let stderr = '';
   child.stdout!.setEncoding('utf8');
@@ -31,7 +36,13 @@ export async function startGatewayProcess(env: Record<string, string>): Promise<
       while ((newline = buffered.indexOf('\n')) >= 0) {
         const line = buffered.slice(0, newline);
         buffered = buffered.slice(newline + 1);
-        const entry = JSON.parse(line) as Record<string, any>;
+        let entry: Record<string, any>;
+        try {
+          entry = JSON.parse(line) as Record<string, any>;
+        } catch {
+          notJson.push(line);
+          continue;
+        }
         logs.push(entry);
         const match = /listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(entry.msg ?? '');
         if (match) resolve(match[1]!);
@@ -44,6 +55,8 @@ export async function startGatewayProcess(env: Record<string, string>): Promise<
     origin,
     baseURL: `${origin}/v1`,
     logs,
+    stderr: () => stderr,
+    notJson,
     async stop() {
       if (child.exitCode !== null) return child.exitCode;
       child.kill('SIGTERM');
