@@ -7,6 +7,7 @@ import { startGatewayProcess, type GatewayProcess } from '../support/gateway-pro
 import { assertValidEvent, assertValidResponse } from '../support/openresponses-schema.ts';
 import { acquireRedis, type TestRedis } from '../support/redis.ts';
 import { chunk, ScriptedChatUpstream, sse, textCompletion, usageChunk, type UpstreamReply } from '../support/scripted-chat-upstream.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 /** A streamed answer of `text`, one character every `pauseMs`. */
 function slowText(text: string, pauseMs: number): UpstreamReply {
@@ -165,10 +166,3 @@ describe('graceful drain', () => {
   });
 });
 
-async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs = 5_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > until) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}

@@ -7,6 +7,7 @@ import { McpTestServer } from '../support/mcp-test-server.ts';
 import { assertValidResponse } from '../support/openresponses-schema.ts';
 import { freePort } from '../support/redis.ts';
 import { ScriptedChatUpstream, textReply, type RecordedRequest, type UpstreamReply } from '../support/scripted-chat-upstream.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 /** Accepts TCP connections and never answers a byte: the server that used to stall every request. */
 class BlackHole {
@@ -56,13 +57,6 @@ function modelCalling(name: string, args: Record<string, unknown>): (request: Re
 
 const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.ceil((p / 100) * values.length) - 1]!;
 
-async function waitFor(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > until) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 describe('MCP faults: no operator server can stall unrelated requests', () => {
   const upstream = new ScriptedChatUpstream(textReply('plain answer'));

@@ -2,16 +2,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../support/gateway.ts';
 import { freePort, startRedisServer } from '../support/redis.ts';
 import { ScriptedChatUpstream, textReply } from '../support/scripted-chat-upstream.ts';
+import { sleep, waitFor } from '../support/wait-for.ts';
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function waitFor(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > until) throw new Error('condition not met in time');
-    await sleep(25);
-  }
-}
 
 /** Redis connection trouble, as an operator reads it in the log: named, rate-limited, never with the password. */
 describe('Redis problems are visible', () => {

@@ -3,14 +3,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { assertEventStreamInvariants, parseSseText } from '../support/event-invariants.ts';
 import { startGateway, type RunningGateway } from '../support/gateway.ts';
 import { chunk, ScriptedChatUpstream, sse, textReply, usageChunk } from '../support/scripted-chat-upstream.ts';
+import { waitFor } from '../support/wait-for.ts';
 
-const waitFor = async (condition: () => boolean, timeoutMs = 2_000) => {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-};
 
 /** The bytes on the wire, below any SDK. */
 describe('SSE on the wire', () => {
