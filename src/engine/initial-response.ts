@@ -32,7 +32,7 @@ export function initialResponse(request: CreateResponseRequest, id: string, mode
     parallel_tool_calls: request.parallel_tool_calls ?? true,
     text: {
       format: echoTextFormat(request.text?.format ?? null),
-      ...(request.text?.verbosity !== undefined && { verbosity: request.text.verbosity }),
+      ...(request.text?.verbosity != null && { verbosity: request.text.verbosity }),
     },
     top_p: request.top_p ?? 1,
     presence_penalty: request.presence_penalty ?? 0,

@@ -1,4 +1,5 @@
 import { invalidRequest } from '../errors/gateway-error.ts';
+import { refuseUnsupportedParameters } from '../protocol/unsupported-parameters.ts';
 import type { ExecutorRegistry } from '../executors/executor-registry.ts';
 import type { ToolContext } from '../executors/tool-executor.ts';
 import type { CreateResponseRequest, FunctionToolParam } from '../protocol/create-response-request.ts';
@@ -86,6 +87,7 @@ export class ResponseEngine {
     const model = request.model ?? this.#options.defaultModel;
     if (!model) throw invalidRequest("Missing required parameter: 'model' (no default model is configured).", 'model', 'missing_required_parameter');
     if (request.background) throw invalidRequest('Background responses are not supported.', 'background', 'unsupported_parameter');
+    refuseUnsupportedParameters(request);
     const route = router.resolve(model);
     // A response that must be stored is not worth a model call the store could not keep.
     if (request.store !== false && !store.isReady()) await store.ensureWritable();

@@ -120,7 +120,7 @@ async function* runLoop(loop: ResponseLoop): AsyncGenerator<ResponseStreamEvent[
     const presentation = presentationOf(call.name);
     if (presentation.kind === 'mcp') {
       const slot = builder.beginItem<McpCallItem>(
-        { type: 'mcp_call', id: newId('mcp'), server_label: presentation.serverLabel, name: presentation.toolName, arguments: call.arguments, output: null, error: null, status: 'in_progress', ...(approvalRequestId && { approval_request_id: approvalRequestId }) },
+        { type: 'mcp_call', id: newId('mcp'), server_label: presentation.serverLabel, name: presentation.toolName, arguments: call.arguments, status: 'in_progress', ...(approvalRequestId && { approval_request_id: approvalRequestId }) },
         emit,
       );
       return (output, isError) => {

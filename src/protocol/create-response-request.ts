@@ -1,6 +1,18 @@
 import { z } from 'zod';
 import { InputItem, ToolName } from './input-items.ts';
 import { REQUEST_LIMITS } from './request-limits.ts';
+import { UNSUPPORTED_PARAMETERS } from './unsupported-parameters.ts';
+
+const INCLUDABLE = [
+  'reasoning.encrypted_content',
+  'message.output_text.logprobs',
+  'message.input_image.image_url',
+  'file_search_call.results',
+  'web_search_call.results',
+  'web_search_call.action.sources',
+  'computer_call_output.output.image_url',
+  'code_interpreter_call.outputs',
+] as const;
 
 /**
  * `CreateResponseBody` of the OpenResponses schema, as zod. It accepts what the
@@ -13,7 +25,8 @@ export const FunctionToolParam = z.object({
   name: ToolName,
   description: z.string().max(REQUEST_LIMITS.maxDescriptionChars).nullish(),
   parameters: z.record(z.string(), z.unknown()).nullish(),
-  strict: z.boolean().optional(),
+  // OpenAI's API and openai-node take `boolean | null`; LangChain's bindTools sends null.
+  strict: z.boolean().nullish(),
 });
 
 /** A remote MCP server named in the request (OpenAI-compatible). */
@@ -62,19 +75,20 @@ export const CreateResponseRequest = z.object({
   model: z.string().min(1).max(REQUEST_LIMITS.maxIdChars).nullish(),
   input: z.union([z.string().max(REQUEST_LIMITS.maxTextChars), z.array(InputItem).max(REQUEST_LIMITS.maxInputItems)]).nullish(),
   previous_response_id: z.string().max(REQUEST_LIMITS.maxIdChars).nullish(),
-  include: z.array(z.enum(['reasoning.encrypted_content', 'message.output_text.logprobs'])).optional(),
+  // Every value OpenAI defines; those about hosted tools the gateway does not run have nothing to include.
+  include: z.array(z.enum(INCLUDABLE)).nullish(),
   tools: z.array(z.discriminatedUnion('type', [FunctionToolParam, McpToolParam])).max(REQUEST_LIMITS.maxTools).nullish(),
   tool_choice: ToolChoiceParam.nullish(),
   metadata: Metadata.nullish(),
-  text: z.object({ format: TextFormatParam.nullish(), verbosity: z.enum(['low', 'medium', 'high']).optional() }).nullish(),
+  text: z.object({ format: TextFormatParam.nullish(), verbosity: z.enum(['low', 'medium', 'high']).nullish() }).nullish(),
   temperature: z.number().nullish(),
   top_p: z.number().nullish(),
   presence_penalty: z.number().nullish(),
   frequency_penalty: z.number().nullish(),
   parallel_tool_calls: z.boolean().nullish(),
-  stream: z.boolean().optional(),
+  stream: z.boolean().nullish(),
   stream_options: z.object({ include_obfuscation: z.boolean().optional() }).nullish(),
-  background: z.boolean().optional(),
+  background: z.boolean().nullish(),
   max_output_tokens: z.int().min(16).nullish(),
   max_tool_calls: z.int().min(1).nullish(),
   reasoning: z
@@ -85,12 +99,21 @@ export const CreateResponseRequest = z.object({
     .nullish(),
   safety_identifier: z.string().max(64).nullish(),
   prompt_cache_key: z.string().max(64).nullish(),
-  truncation: z.enum(['auto', 'disabled']).optional(),
+  truncation: z.enum(['auto', 'disabled']).nullish(),
   instructions: z.string().max(REQUEST_LIMITS.maxTextChars).nullish(),
-  store: z.boolean().optional(),
-  service_tier: z.enum(['auto', 'default', 'flex', 'priority']).optional(),
+  store: z.boolean().nullish(),
+  service_tier: z.enum(['auto', 'default', 'flex', 'scale', 'priority']).nullish(),
   top_logprobs: z.int().min(0).max(20).nullish(),
-});
+  // Accepted and ignored: they cannot change what the model answers (README, "What clients see").
+  user: z.string().max(REQUEST_LIMITS.maxIdChars).nullish(),
+  client_metadata: z.record(z.string(), z.unknown()).nullish(),
+  prompt_cache_retention: z.enum(['in_memory', '24h']).nullish(),
+  prompt_cache_options: z.unknown().optional(),
+  // Known to OpenAI, not served here yet: a 400 naming them when set (unsupported-parameters.ts), never a silent drop.
+  ...Object.fromEntries(UNSUPPORTED_PARAMETERS.map(({ name }) => [name, z.unknown().optional()])),
+})
+  // Like OpenAI's API: a parameter nobody defines is an error, not a silent drop.
+  .strict();
 
 export type CreateResponseRequest = z.infer<typeof CreateResponseRequest>;
 export type FunctionToolParam = z.infer<typeof FunctionToolParam>;

@@ -53,11 +53,12 @@ export interface ReasoningOutputItem {
 }
 
 /** A tool an MCP server offers, as `mcp_list_tools` reports it. */
+/** Optional fields are absent, never null: strict clients (the AI SDK) reject null where OpenAI's types say optional. */
 export interface McpToolDescription {
   name: string;
-  description: string | null;
+  description?: string;
   input_schema: Record<string, unknown>;
-  annotations: Record<string, unknown> | null;
+  annotations?: Record<string, unknown>;
 }
 
 /** OpenAI's MCP items (not in the OpenResponses schema; the OpenAI SDK knows them). */
@@ -66,7 +67,7 @@ export interface McpListToolsItem {
   id: string;
   server_label: string;
   tools: McpToolDescription[];
-  error?: string | null;
+  error?: string;
 }
 export interface McpCallItem {
   type: 'mcp_call';
@@ -74,10 +75,10 @@ export interface McpCallItem {
   server_label: string;
   name: string;
   arguments: string;
-  output: string | null;
-  error: string | null;
+  output?: string;
+  error?: string;
   status: ItemStatus;
-  approval_request_id?: string | null;
+  approval_request_id?: string;
 }
 export interface McpApprovalRequestItem {
   type: 'mcp_approval_request';

@@ -24,6 +24,10 @@ export function parseRequest<T extends z.ZodType>(schema: T, body: unknown): z.i
 
 function toGatewayError(issues: readonly Issue[], body: unknown): GatewayError {
   const { issue, path } = mostSpecific(issues, []);
+  if (issue.code === 'unrecognized_keys') {
+    const param = formatParam([...path, issue.keys[0]!]);
+    return invalidRequest(`Unknown parameter: '${param}'.`, param, 'unknown_parameter');
+  }
   const param = formatParam(path);
   const where = param ? `'${param}'` : 'the request body';
   const code = valueAt(body, path) === undefined ? 'missing_required_parameter' : 'invalid_value';

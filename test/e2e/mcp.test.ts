@@ -175,7 +175,11 @@ describe('MCP: servers named in the request', () => {
     assertValidExceptMcp(response);
     expect(response.output.map((item: any) => item.type)).toEqual(['mcp_list_tools', 'mcp_call', 'message']);
     expect(response.output[0]).toMatchObject({ server_label: 'calc', tools: expect.arrayContaining([expect.objectContaining({ name: 'add', input_schema: expect.any(Object) })]) });
-    expect(response.output[1]).toMatchObject({ type: 'mcp_call', server_label: 'calc', name: 'add', arguments: '{"a":2,"b":5}', output: '7', error: null });
+    expect(response.output[1]).toMatchObject({ type: 'mcp_call', server_label: 'calc', name: 'add', arguments: '{"a":2,"b":5}', output: '7' });
+    // Optional fields are absent, not null (the AI SDK's strict schema rejects null there).
+    expect(response.output[1]).not.toHaveProperty('error');
+    expect(response.output[0].tools.every((tool: any) => tool.annotations !== null && tool.description !== null)).toBe(true);
+    expect(response.output[0]).not.toHaveProperty('error');
     expect(response.output_text).toBe('Results: 7');
     expect(upstream.requests[0]!.body.tools.map((entry: any) => entry.function.name).sort()).toEqual(['calc__add', 'calc__slow']);
     expect(response.tools).toEqual([]);
@@ -209,7 +213,8 @@ describe('MCP: servers named in the request', () => {
     });
     assertValidExceptMcp(second);
     expect(second.output.map((item: any) => item.type)).toEqual(['mcp_call', 'message']);
-    expect(second.output[0]).toMatchObject({ approval_request_id: request.id, output: '3', error: null });
+    expect(second.output[0]).toMatchObject({ approval_request_id: request.id, output: '3' });
+    expect(second.output[0]).not.toHaveProperty('error');
     expect(mcp.calls.length).toBe(callsBefore + 1);
     expect(mcp.listCalls).toBe(listsBefore);
     expect(second.output_text).toBe('Results: 3');
@@ -250,7 +255,8 @@ describe('MCP: servers named in the request', () => {
       input: [{ type: 'mcp_approval_response', approval_request_id: first.output[1].id, approve: false, reason: 'too expensive' }] as any,
     });
     expect(mcp.calls.length).toBe(callsBefore);
-    expect(denied.output[0]).toMatchObject({ type: 'mcp_call', output: null, error: 'The user did not approve this call: too expensive' });
+    expect(denied.output[0]).toMatchObject({ type: 'mcp_call', error: 'The user did not approve this call: too expensive' });
+    expect(denied.output[0]).not.toHaveProperty('output');
     expect(upstream.requests.at(-1)!.body.messages.at(-1)).toMatchObject({ role: 'tool', content: '{"error":"The user did not approve this call: too expensive"}' });
 
     const unknown = await fetch(`${gateway.baseURL}/responses`, {

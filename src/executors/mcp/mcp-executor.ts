@@ -134,7 +134,7 @@ export class McpExecutor implements ToolExecutor {
     let listing: McpListToolsItem | null = null;
     let tools: McpTool[];
     if (known) {
-      tools = known.tools.map((entry) => ({ name: entry.name, description: entry.description, inputSchema: entry.input_schema, annotations: entry.annotations }));
+      tools = known.tools.map((entry) => ({ name: entry.name, description: entry.description ?? null, inputSchema: entry.input_schema, annotations: entry.annotations ?? null }));
     } else {
       try {
         tools = await this.#pool.session(target).tools();
@@ -147,8 +147,12 @@ export class McpExecutor implements ToolExecutor {
         type: 'mcp_list_tools',
         id: newId('mcpl'),
         server_label: tool.server_label,
-        tools: tools.map((entry) => ({ name: entry.name, description: entry.description, input_schema: entry.inputSchema, annotations: entry.annotations })),
-        error: null,
+        tools: tools.map((entry) => ({
+          name: entry.name,
+          ...(entry.description !== null && { description: entry.description }),
+          input_schema: entry.inputSchema,
+          ...(entry.annotations !== null && { annotations: entry.annotations }),
+        })),
       };
     }
     const allowed = allowedNames(tool.allowed_tools);

@@ -56,7 +56,7 @@ export function convertToAnthropicRequest(request: TurnRequest, options: Anthrop
       name: tool.name,
       ...(tool.description != null && tool.description !== '' && { description: tool.description }),
       input_schema: tool.parameters ?? { type: 'object', properties: {} },
-      ...(tool.strict !== undefined && { strict: tool.strict }),
+      ...(tool.strict != null && { strict: tool.strict }),
     }));
     const choice = convertToolChoice(request.toolChoice);
     const noParallel = request.parallelToolCalls === false;

@@ -27,7 +27,7 @@ export function convertToChatRequest(request: TurnRequest, options: ChatRequestO
         name: tool.name,
         ...(tool.description != null && { description: tool.description }),
         ...(tool.parameters != null && { parameters: tool.parameters }),
-        ...(tool.strict !== undefined && { strict: tool.strict }),
+        ...(tool.strict != null && { strict: tool.strict }),
       },
     }));
     if (request.toolChoice !== null) body.tool_choice = convertToolChoice(request.toolChoice);

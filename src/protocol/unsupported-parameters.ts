@@ -1,0 +1,21 @@
+import { invalidRequest } from '../errors/gateway-error.ts';
+
+/**
+ * Request parameters OpenAI defines that this gateway does not serve yet.
+ * Each is a 400 naming it when set (null counts as unset), so a client never
+ * believes it was honoured.
+ */
+export const UNSUPPORTED_PARAMETERS = [
+  { name: 'conversation', why: 'The Conversations API is not supported yet: continue with previous_response_id, or send the earlier items in input.' },
+  { name: 'prompt', why: 'Stored prompt templates are not supported: send instructions and input instead.' },
+  { name: 'context_management', why: 'Server-side context management is not supported yet.' },
+  { name: 'moderation', why: 'Moderation settings are not supported.' },
+  { name: 'image', why: 'Image generation settings are not supported.' },
+  { name: 'access_programs', why: 'Programmatic tool calling is not supported.' },
+] as const;
+
+export function refuseUnsupportedParameters(request: Record<string, unknown>): void {
+  for (const { name, why } of UNSUPPORTED_PARAMETERS) {
+    if (request[name] !== undefined && request[name] !== null) throw invalidRequest(`'${name}' is not supported by this gateway. ${why}`, name, 'unsupported_parameter');
+  }
+}
