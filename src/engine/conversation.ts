@@ -5,6 +5,7 @@ import type { OutputItem } from '../protocol/output-items.ts';
 import type { ConversationTurn, ResponseStore, StoredInputItem } from '../store/response-store.ts';
 import { newId } from '../util/ids.ts';
 import { checkToolOutputs } from './check-tool-outputs.ts';
+import { openTurnOf } from './open-turn.ts';
 import { storedItemToInput } from './stored-item-to-input.ts';
 
 export interface Conversation {
@@ -43,6 +44,11 @@ export async function buildConversation(store: ResponseStore, tenant: string, re
   }
   const input = await resolveInput(store, tenant, request.input);
   checkToolOutputs(history, input);
+  if (!previous) {
+    // Without previous_response_id, the turn being continued (if any) is the one the client resent.
+    previous = openTurnOf(input);
+    if (previous) previousOutput.push(...previous.output);
+  }
   return { history, input, previous, previousOutput };
 }
 
@@ -55,8 +61,8 @@ async function resolveInput(store: ResponseStore, tenant: string, input: CreateR
     if (item.type === 'item_reference') {
       const stored = found.get(item.id);
       if (!stored) throw notFound(`Item with id '${item.id}' not found.`, 'item_not_found', `input[${index}].id`);
-      // A referenced MCP call stands for itself; everything else is one item.
-      return { ...(stored.type === 'mcp_call' ? stored : storedItemToInput(stored)[0]), id: item.id } as StoredInputItem;
+      // MCP items stand for themselves (a call, a listing, an approval request to answer); everything else is one item.
+      return { ...(stored.type.startsWith('mcp_') ? stored : storedItemToInput(stored)[0]), id: item.id } as StoredInputItem;
     }
     return { ...item, id: item.id ?? newId(idPrefix(item.type)) } as StoredInputItem;
   });

@@ -60,6 +60,8 @@ export function planResume(previous: ConversationTurn | null, input: readonly St
   }
   const planned = planToolCalls(unanswered, registry, context, policy);
   const approved = approvals.map(({ item, index }) => planApproval(item, index, pendingApprovals.get(item.approval_request_id)!, registry, context, policy));
+  // Every call answered by the client: nothing for the gateway to run before the model's next turn.
+  if (planned.length === 0 && approved.length === 0) return null;
   return { calls: [...planned, ...approved], closed: [] };
 }
 

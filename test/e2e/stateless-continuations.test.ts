@@ -1,0 +1,107 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startGateway, type RunningGateway } from '../support/gateway.ts';
+import { McpTestServer } from '../support/mcp-test-server.ts';
+import { MockExecutor } from '../support/scripted-provider.ts';
+import { ScriptedChatUpstream, textCompletion, type RecordedRequest, type UpstreamReply } from '../support/scripted-chat-upstream.ts';
+
+/** Calls the named tools in one turn until it has seen a result for each, then answers with what it saw. */
+function modelCalling(calls: { name: string; args: Record<string, unknown> }[]): (request: RecordedRequest) => UpstreamReply {
+  return (request) => {
+    const results = (request.body.messages as any[]).filter((message) => message.role === 'tool').map((message) => message.content);
+    if (results.length > 0) return textCompletion(`saw ${results.join(' | ')}`);
+    const toolCalls = calls.map((call, index) => ({ id: `call_${index}`, type: 'function', function: { name: call.name, arguments: JSON.stringify(call.args) } }));
+    return { kind: 'json', body: { choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: toolCalls }, finish_reason: 'tool_calls' }] } };
+  };
+}
+
+/** Whatever previous_response_id does, resending the items does too (the Agents SDK, the AI SDK and Codex keep the conversation themselves). */
+describe('stateless continuations', () => {
+  const upstream = new ScriptedChatUpstream();
+  const mcp = new McpTestServer();
+  const lookup = new MockExecutor(['lookup'], async () => ({ output: 'looked up', isError: false }));
+  let gateway: RunningGateway;
+  let mcpTool: Record<string, unknown>;
+  const post = async (body: Record<string, unknown>) => {
+    const response = await fetch(`${gateway.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', ...body }) });
+    return { status: response.status, body: (await response.json()) as any };
+  };
+
+  beforeAll(async () => {
+    const [upstreamUrl, mcpUrl] = await Promise.all([upstream.start(), mcp.start()]);
+    mcpTool = { type: 'mcp', server_label: 'calc', server_url: mcpUrl };
+    gateway = await startGateway(upstreamUrl, { mcp: { allowedUrls: [`${new URL(mcpUrl).origin}/`] } }, {}, [lookup]);
+  });
+  afterAll(async () => {
+    await gateway.close();
+    await Promise.all([upstream.close(), mcp.close()]);
+  });
+
+  it('an MCP approval answered by resending [user, mcp_list_tools, mcp_approval_request, mcp_approval_response] (the Agents SDK)', async () => {
+    upstream.setScript(modelCalling([{ name: 'calc__add', args: { a: 20, b: 22 } }]));
+    const paused = await post({ input: 'add', tools: [mcpTool], store: false });
+    expect(paused.body.status).toBe('requires_action');
+    const [listing, request] = paused.body.output;
+    expect(request.type).toBe('mcp_approval_request');
+    const calls = mcp.calls.length;
+    const listings = mcp.listCalls;
+
+    const resumed = await post({ tools: [mcpTool], input: [{ role: 'user', content: 'add' }, listing, request, { type: 'mcp_approval_response', approval_request_id: request.id, approve: true }] });
+    expect(resumed.status).toBe(200);
+    expect(resumed.body.output.map((item: any) => item.type)).toEqual(['mcp_call', 'message']);
+    expect(resumed.body.output[0]).toMatchObject({ approval_request_id: request.id, output: '42' });
+    expect(resumed.body.output[1].content[0].text).toBe('saw 42');
+    expect(mcp.calls.length).toBe(calls + 1);
+    // The resent listing is reused: the server is not listed again.
+    expect(mcp.listCalls).toBe(listings);
+  });
+
+  it('an MCP approval answered with [user, item_reference(mcpr_…), mcp_approval_response] (the AI SDK)', async () => {
+    upstream.setScript(modelCalling([{ name: 'calc__add', args: { a: 1, b: 1 } }]));
+    const paused = await post({ input: 'add', tools: [mcpTool] });
+    const request = paused.body.output.find((item: any) => item.type === 'mcp_approval_request');
+    const resumed = await post({ tools: [mcpTool], input: [{ role: 'user', content: 'add' }, { type: 'item_reference', id: request.id }, { type: 'mcp_approval_response', approval_request_id: request.id, approve: true }] });
+    expect(resumed.status).toBe(200);
+    // Nothing resent the listing, so the server is listed again; then the approved call runs.
+    expect(resumed.body.output.map((item: any) => item.type)).toEqual(['mcp_list_tools', 'mcp_call', 'message']);
+    expect(resumed.body.output[1]).toMatchObject({ type: 'mcp_call', approval_request_id: request.id, output: '2' });
+  });
+
+  it('an approval for a request the conversation does not hold is a 400', async () => {
+    const refused = await post({ tools: [mcpTool], input: [{ role: 'user', content: 'add' }, { type: 'mcp_approval_response', approval_request_id: 'mcpr_nowhere', approve: true }] });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toMatchObject({ code: 'unknown_approval_request', param: 'input[1].approval_request_id' });
+  });
+
+  it('resent calls: the client answers its own, the gateway runs the server-side one the model made in the same turn', async () => {
+    upstream.setScript(modelCalling([{ name: 'lookup', args: {} }]));
+    const before = lookup.calls.length;
+    const resumed = await post({
+      tools: [{ type: 'function', name: 'ask_user', parameters: { type: 'object' } }, { type: 'function', name: 'lookup', parameters: { type: 'object' } }],
+      input: [
+        { role: 'user', content: 'go' },
+        { type: 'function_call', call_id: 'call_client', name: 'ask_user', arguments: '{}' },
+        { type: 'function_call', call_id: 'call_server', name: 'lookup', arguments: '{}' },
+        { type: 'function_call_output', call_id: 'call_client', output: 'yes' },
+      ],
+    });
+    expect(resumed.status).toBe(200);
+    expect(lookup.calls.length).toBe(before + 1);
+    expect(resumed.body.output[0]).toMatchObject({ type: 'function_call_output', call_id: 'call_server', output: 'looked up' });
+    const toolMessages = (upstream.requests.at(-1)!.body.messages as any[]).filter((message) => message.role === 'tool');
+    expect(toolMessages.map((message) => message.content).sort()).toEqual(['looked up', 'yes']);
+  });
+
+  it('resent calls answered only in part (a client call left out) are a 400, as with previous_response_id', async () => {
+    const refused = await post({
+      tools: [{ type: 'function', name: 'ask_user', parameters: { type: 'object' } }],
+      input: [
+        { role: 'user', content: 'go' },
+        { type: 'function_call', call_id: 'call_a', name: 'ask_user', arguments: '{}' },
+        { type: 'function_call', call_id: 'call_b', name: 'ask_user', arguments: '{}' },
+        { type: 'function_call_output', call_id: 'call_a', output: 'yes' },
+      ],
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.code).toBe('missing_function_call_output');
+  });
+});
