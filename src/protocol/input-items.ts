@@ -91,8 +91,11 @@ export const ReasoningItem = z.object({
   id: itemId,
   type: z.literal('reasoning'),
   summary: z.array(z.object({ type: z.literal('summary_text'), text: z.string().max(MAX_TEXT) })).max(REQUEST_LIMITS.maxContentParts),
-  content: z.null().optional(),
+  // The reasoning text a response carried (the gateway's own output, resent by stateless clients).
+  content: z.array(z.object({ type: z.literal('reasoning_text'), text: z.string().max(MAX_TEXT) })).max(REQUEST_LIMITS.maxContentParts).nullish(),
+  // Another provider's (or OpenAI's) encrypted reasoning is accepted; each provider uses what it can read.
   encrypted_content: z.string().max(MAX_TEXT).nullish(),
+  status: callStatus,
 });
 export const CompactionItem = z.object({
   id: itemId,
