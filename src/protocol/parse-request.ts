@@ -28,6 +28,8 @@ function toGatewayError(issues: readonly Issue[], body: unknown): GatewayError {
     const param = formatParam([...path, issue.keys[0]!]);
     return invalidRequest(`Unknown parameter: '${param}'.`, param, 'unknown_parameter');
   }
+  const unsupportedKind = unsupportedDiscriminator(issue, path, body);
+  if (unsupportedKind) return unsupportedKind;
   const param = formatParam(path);
   const where = param ? `'${param}'` : 'the request body';
   const code = valueAt(body, path) === undefined ? 'missing_required_parameter' : 'invalid_value';
@@ -74,6 +76,22 @@ export function formatParam(path: readonly PathKey[]): string | null {
     else out += out ? `.${String(key)}` : String(key);
   }
   return out || null;
+}
+
+/**
+ * A tool or item whose `type` (or message `role`) the gateway does not
+ * implement: a 400 that names the value and says it is unsupported, on the
+ * discriminator itself (`tools[2].type`).
+ */
+function unsupportedDiscriminator(issue: Issue, path: readonly PathKey[], body: unknown): GatewayError | null {
+  if (issue.code !== 'invalid_union' || !('discriminator' in issue) || !issue.discriminator) return null;
+  const key = String(issue.discriminator);
+  // zod puts the discriminator at the end of the path already.
+  const at = path.at(-1) === key ? path : [...path, key];
+  const value = valueAt(body, at);
+  if (typeof value !== 'string') return null;
+  const param = formatParam(at);
+  return invalidRequest(`Unsupported ${key} '${value.length > 64 ? `${value.slice(0, 64)}…` : value}' at '${param}': this gateway does not implement it.`, param, 'unsupported_type');
 }
 
 function describe(issue: Issue): string {

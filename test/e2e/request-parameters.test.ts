@@ -1,0 +1,65 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startGateway, type RunningGateway } from '../support/gateway.ts';
+import { assertErrorEnvelope } from '../support/openresponses-schema.ts';
+import { ScriptedChatUpstream, textCompletion } from '../support/scripted-chat-upstream.ts';
+
+/** What OpenAI's API accepts is accepted; what the gateway cannot serve is a 400 that names it; nothing is dropped silently. */
+describe('request parameters', () => {
+  const upstream = new ScriptedChatUpstream(() => textCompletion('ok'));
+  let gateway: RunningGateway;
+  const post = async (body: Record<string, unknown>) => {
+    const response = await fetch(`${gateway.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', input: 'x', ...body }) });
+    return { status: response.status, body: (await response.json()) as any };
+  };
+  const refused = async (body: Record<string, unknown>, expected: { param: string; code: string; mentions: string }) => {
+    const { status, body: answer } = await post(body);
+    expect(status).toBe(400);
+    assertErrorEnvelope(answer);
+    expect(answer.error).toMatchObject({ param: expected.param, code: expected.code });
+    expect(answer.error.message).toContain(expected.mentions);
+  };
+  beforeAll(async () => {
+    gateway = await startGateway(await upstream.start());
+  });
+  afterAll(async () => {
+    await gateway.close();
+    await upstream.close();
+  });
+
+  it('nullable fields take null, as openai-node types them (LangChain sends strict: null)', async () => {
+    const { status } = await post({
+      tools: [{ type: 'function', name: 'f', description: null, parameters: null, strict: null }],
+      include: null,
+      stream: null,
+      store: null,
+      background: null,
+      truncation: null,
+      service_tier: null,
+      text: { format: null, verbosity: null },
+      conversation: null,
+      prompt: null,
+    });
+    expect(status).toBe(200);
+    expect(upstream.requests.at(-1)!.body.tools[0].function).not.toHaveProperty('strict');
+  });
+
+  it('parameters that cannot change the answer are accepted and ignored; every includable value is accepted', async () => {
+    const { status } = await post({ user: 'u-1', client_metadata: { originator: 'codex' }, prompt_cache_retention: '24h', include: ['reasoning.encrypted_content', 'web_search_call.action.sources', 'file_search_call.results'] });
+    expect(status).toBe(200);
+  });
+
+  it('parameters OpenAI defines but the gateway does not serve are 400s naming them', async () => {
+    await refused({ conversation: 'conv_123' }, { param: 'conversation', code: 'unsupported_parameter', mentions: 'previous_response_id' });
+    await refused({ prompt: { id: 'pmpt_1' } }, { param: 'prompt', code: 'unsupported_parameter', mentions: 'prompt' });
+    await refused({ context_management: [{ type: 'compaction' }] }, { param: 'context_management', code: 'unsupported_parameter', mentions: 'context_management' });
+  });
+
+  it('a parameter nobody defines is a 400 unknown_parameter, as OpenAI answers', async () => {
+    await refused({ temprature: 0.2 }, { param: 'temprature', code: 'unknown_parameter', mentions: "'temprature'" });
+  });
+
+  it('a tool or item kind the gateway does not implement is a 400 naming it on its type', async () => {
+    await refused({ tools: [{ type: 'teleport' }] }, { param: 'tools[0].type', code: 'unsupported_type', mentions: "'teleport'" });
+    await refused({ input: [{ type: 'computer_call_output', call_id: 'c', output: {} }] }, { param: 'input[0].type', code: 'unsupported_type', mentions: "'computer_call_output'" });
+  });
+});
