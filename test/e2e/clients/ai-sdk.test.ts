@@ -1,0 +1,118 @@
+import { createOpenAI } from '@ai-sdk/openai';
+import { generateObject, generateText, stepCountIs, streamText, tool } from 'ai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { startGateway, type RunningGateway } from '../../support/gateway.ts';
+import { McpTestServer } from '../../support/mcp-test-server.ts';
+import { flavors, type ModelTurn } from '../../support/provider-flavors.ts';
+import { ScriptedChatUpstream, type RecordedRequest } from '../../support/scripted-chat-upstream.ts';
+
+/** The Vercel AI SDK (`ai` + `@ai-sdk/openai`, `openai.responses(model)`) against the gateway, over each upstream. */
+describe.each(flavors)('AI SDK over $name', (flavor) => {
+  const upstream = new ScriptedChatUpstream();
+  const mcp = new McpTestServer();
+  let gateway: RunningGateway;
+  let mcpUrl: string;
+  let openai: ReturnType<typeof createOpenAI>;
+  /** Scripts the upstream: each model turn from what it has seen so far. */
+  const script = (turn: (request: RecordedRequest, results: string[]) => ModelTurn) =>
+    upstream.setScript((request) => {
+      const results = flavor.seen(request).flatMap((seen) => (seen.kind === 'result' ? [seen.content] : []));
+      return flavor.render(request, turn(request, results));
+    });
+
+  beforeAll(async () => {
+    const [url, serverUrl] = await Promise.all([upstream.start(), mcp.start()]);
+    mcpUrl = serverUrl;
+    gateway = await startGateway(url, { ...flavor.config(url), mcp: { allowedUrls: [`${new URL(serverUrl).origin}/`] } });
+    openai = createOpenAI({ baseURL: gateway.baseURL, apiKey: 'client-key' });
+  });
+  afterAll(async () => {
+    await gateway.close();
+    await Promise.all([upstream.close(), mcp.close()]);
+  });
+
+  it('generateText', async () => {
+    script(() => ({ text: 'Bonjour.' }));
+    const result = await generateText({ model: openai.responses(flavor.model), prompt: 'Say hello in French.' });
+    expect(result.text).toBe('Bonjour.');
+    expect(flavor.seen(upstream.requests.at(-1)!)).toContainEqual({ kind: 'user', text: 'Say hello in French.' });
+  });
+
+  it('streamText, read through fullStream', async () => {
+    script(() => ({ text: 'One, two, three.' }));
+    const result = streamText({ model: openai.responses(flavor.model), prompt: 'Count.' });
+    const parts: string[] = [];
+    let text = '';
+    for await (const part of result.fullStream) {
+      parts.push(part.type);
+      if (part.type === 'text-delta') text += part.text;
+      if (part.type === 'error') throw part.error;
+    }
+    expect(text).toBe('One, two, three.');
+    expect(parts).toContain('finish');
+    expect(upstream.requests.at(-1)!.body.stream).toBe(true);
+  });
+
+  it('multi-step tools: the SDK runs the tool and sends the result back', async () => {
+    script((_request, results) => (results.length === 0 ? { calls: [{ id: 'call_w', name: 'weather', args: { city: 'Paris' } }] } : { text: `It is ${results[0]}.` }));
+    const result = await generateText({
+      model: openai.responses(flavor.model),
+      prompt: 'Weather in Paris?',
+      tools: { weather: tool({ description: 'Weather in a city', inputSchema: z.object({ city: z.string() }), execute: async ({ city }) => `sunny in ${city}` }) },
+      stopWhen: stepCountIs(3),
+    });
+    expect(result.text).toBe('It is sunny in Paris.');
+    expect(result.steps).toHaveLength(2);
+    expect(flavor.seen(upstream.requests.at(-1)!)).toContainEqual({ kind: 'result', id: 'call_w', content: 'sunny in Paris' });
+  });
+
+  it('generateObject', async () => {
+    script(() => ({ text: JSON.stringify({ city: 'Paris', celsius: 14 }) }));
+    const { object } = await generateObject({ model: openai.responses(flavor.model), schema: z.object({ city: z.string(), celsius: z.number() }), prompt: 'Weather as JSON.' });
+    expect(object).toEqual({ city: 'Paris', celsius: 14 });
+    const body = upstream.requests.at(-1)!.body;
+    expect(JSON.stringify(body.response_format ?? body.output_config)).toContain('celsius');
+  });
+
+  it('previousResponseId continues a stored conversation', async () => {
+    script(() => ({ text: 'Hi Ada.' }));
+    const first = await generateText({ model: openai.responses(flavor.model), prompt: 'I am Ada.' });
+    script(() => ({ text: 'You are Ada.' }));
+    const second = await generateText({ model: openai.responses(flavor.model), prompt: 'Who am I?', providerOptions: { openai: { previousResponseId: first.providerMetadata!.openai!.responseId as string } } });
+    expect(second.text).toBe('You are Ada.');
+    expect(flavor.seen(upstream.requests.at(-1)!).map((seen) => ('text' in seen ? seen.text : seen.kind))).toEqual(['I am Ada.', 'Hi Ada.', 'Who am I?']);
+  });
+
+  it('openai.tools.mcp without approval: the gateway lists and calls the server; the SDK accepts its items', async () => {
+    script((_request, results) => (results.length === 0 ? { calls: [{ id: 'call_m', name: 'calc__add', args: { a: 2, b: 3 } }] } : { text: `The sum is ${results[0]}.` }));
+    const result = await generateText({
+      model: openai.responses(flavor.model),
+      prompt: 'Add 2 and 3.',
+      tools: { calc: openai.tools.mcp({ serverLabel: 'calc', serverUrl: mcpUrl, requireApproval: 'never' }) },
+    });
+    expect(result.text).toBe('The sum is 5.');
+    expect(mcp.calls.at(-1)).toEqual({ name: 'add', args: { a: 2, b: 3 } });
+  });
+
+  it('openai.tools.mcp with approval: the SDK answers [user, item_reference(mcpr_…), mcp_approval_response] and the call runs', async () => {
+    script((_request, results) => (results.length === 0 ? { calls: [{ id: 'call_a', name: 'calc__add', args: { a: 40, b: 2 } }] } : { text: `The sum is ${results[0]}.` }));
+    const calc = openai.tools.mcp({ serverLabel: 'calc', serverUrl: mcpUrl, requireApproval: 'always' });
+    const first = await generateText({ model: openai.responses(flavor.model), prompt: 'Add 40 and 2.', tools: { calc } });
+    const approval = first.content.find((part) => part.type === 'tool-approval-request');
+    expect(approval).toBeDefined();
+    const callsBefore = mcp.calls.length;
+    const second = await generateText({
+      model: openai.responses(flavor.model),
+      tools: { calc },
+      messages: [
+        { role: 'user', content: 'Add 40 and 2.' },
+        ...first.response.messages,
+        // As the SDK's UI helpers build it for a provider-executed tool.
+        { role: 'tool', content: [{ type: 'tool-approval-response', approvalId: (approval as { approvalId: string }).approvalId, approved: true, providerExecuted: true }] },
+      ],
+    });
+    expect(mcp.calls.length).toBe(callsBefore + 1);
+    expect(second.text).toBe('The sum is 42.');
+  });
+});
