@@ -1,11 +1,16 @@
 import { createOpenAI } from '@ai-sdk/openai';
-import { generateObject, generateText, stepCountIs, streamText, tool } from 'ai';
+import { generateObject, generateText, stepCountIs, streamText, tool, type Tool } from 'ai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { startGateway, type RunningGateway } from '../../support/gateway.ts';
 import { McpTestServer } from '../../support/mcp-test-server.ts';
 import { flavors, type ModelTurn } from '../../support/provider-flavors.ts';
 import { ScriptedChatUpstream, type RecordedRequest } from '../../support/scripted-chat-upstream.ts';
+
+/** `openai.tools.mcp`, typed as `ai`'s Tool (the two packages pin different provider-utils typings). */
+function mcpTool(openai: ReturnType<typeof createOpenAI>, args: Parameters<ReturnType<typeof createOpenAI>['tools']['mcp']>[0]): Tool {
+  return openai.tools.mcp(args) as unknown as Tool;
+}
 
 /** The Vercel AI SDK (`ai` + `@ai-sdk/openai`, `openai.responses(model)`) against the gateway, over each upstream. */
 describe.each(flavors)('AI SDK over $name', (flavor) => {
@@ -89,7 +94,7 @@ describe.each(flavors)('AI SDK over $name', (flavor) => {
     const result = await generateText({
       model: openai.responses(flavor.model),
       prompt: 'Add 2 and 3.',
-      tools: { calc: openai.tools.mcp({ serverLabel: 'calc', serverUrl: mcpUrl, requireApproval: 'never' }) },
+      tools: { calc: mcpTool(openai, { serverLabel: 'calc', serverUrl: mcpUrl, requireApproval: 'never' }) },
     });
     expect(result.text).toBe('The sum is 5.');
     expect(mcp.calls.at(-1)).toEqual({ name: 'add', args: { a: 2, b: 3 } });
@@ -97,7 +102,7 @@ describe.each(flavors)('AI SDK over $name', (flavor) => {
 
   it('openai.tools.mcp with approval: the SDK answers [user, item_reference(mcpr_…), mcp_approval_response] and the call runs', async () => {
     script((_request, results) => (results.length === 0 ? { calls: [{ id: 'call_a', name: 'calc__add', args: { a: 40, b: 2 } }] } : { text: `The sum is ${results[0]}.` }));
-    const calc = openai.tools.mcp({ serverLabel: 'calc', serverUrl: mcpUrl, requireApproval: 'always' });
+    const calc = mcpTool(openai, { serverLabel: 'calc', serverUrl: mcpUrl, requireApproval: 'always' });
     const first = await generateText({ model: openai.responses(flavor.model), prompt: 'Add 40 and 2.', tools: { calc } });
     const approval = first.content.find((part) => part.type === 'tool-approval-request');
     expect(approval).toBeDefined();
