@@ -1,0 +1,90 @@
+import { Agent, hostedMcpTool, Runner, setTracingDisabled, tool } from '@openai/agents';
+import { OpenAIProvider } from '@openai/agents-openai';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { startGateway, type RunningGateway } from '../../support/gateway.ts';
+import { McpTestServer } from '../../support/mcp-test-server.ts';
+import { flavors, type ModelTurn } from '../../support/provider-flavors.ts';
+import { ScriptedChatUpstream, type RecordedRequest } from '../../support/scripted-chat-upstream.ts';
+
+// Traces would be exported to OpenAI; nothing leaves the machine in tests.
+setTracingDisabled(true);
+
+const weather = tool({ name: 'get_weather', description: 'Weather in a city', parameters: z.object({ city: z.string() }), execute: async ({ city }) => `windy in ${city}` });
+
+/** The OpenAI Agents SDK (Responses model) against the gateway, over each upstream. */
+describe.each(flavors)('Agents SDK over $name', (flavor) => {
+  const upstream = new ScriptedChatUpstream();
+  const mcp = new McpTestServer();
+  let gateway: RunningGateway;
+  let runner: Runner;
+  let mcpUrl: string;
+  const script = (turn: (request: RecordedRequest, results: string[]) => ModelTurn) =>
+    upstream.setScript((request) => flavor.render(request, turn(request, flavor.seen(request).flatMap((seen) => (seen.kind === 'result' ? [seen.content] : [])))));
+
+  beforeAll(async () => {
+    const [url, serverUrl] = await Promise.all([upstream.start(), mcp.start()]);
+    mcpUrl = serverUrl;
+    gateway = await startGateway(url, { ...flavor.config(url), mcp: { allowedUrls: [`${new URL(serverUrl).origin}/`] } });
+    const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'client-key', maxRetries: 0 });
+    runner = new Runner({ modelProvider: new OpenAIProvider({ openAIClient: client as never, useResponses: true }), tracingDisabled: true });
+  });
+  afterAll(async () => {
+    await gateway.close();
+    await Promise.all([upstream.close(), mcp.close()]);
+  });
+
+  it.each([false, true])('a function tool round trip (streamed: %s)', async (stream) => {
+    script((_request, results) => (results.length === 0 ? { calls: [{ id: 'call_ag', name: 'get_weather', args: { city: 'Dublin' } }] } : { text: `Dublin is ${results[0]}.` }));
+    const agent = new Agent({ name: 'weather', model: flavor.model, instructions: 'Answer briefly.', tools: [weather] });
+    let finalOutput: unknown;
+    if (stream) {
+      const streamed = await runner.run(agent, 'Weather in Dublin?', { stream: true });
+      for await (const _event of streamed) {
+        // drained
+      }
+      await streamed.completed;
+      finalOutput = streamed.finalOutput;
+    } else {
+      finalOutput = (await runner.run(agent, 'Weather in Dublin?')).finalOutput;
+    }
+    expect(finalOutput).toBe('Dublin is windy in Dublin.');
+    expect(flavor.seen(upstream.requests.at(-1)!)).toContainEqual({ kind: 'result', id: 'call_ag', content: 'windy in Dublin' });
+  });
+
+  it('structured output (outputType)', async () => {
+    script(() => ({ text: JSON.stringify({ city: 'Cork', celsius: 11 }) }));
+    const agent = new Agent({ name: 'structured', model: flavor.model, outputType: z.object({ city: z.string(), celsius: z.number() }) });
+    expect((await runner.run(agent, 'Weather in Cork as JSON.')).finalOutput).toEqual({ city: 'Cork', celsius: 11 });
+  });
+
+  it('previousResponseId', async () => {
+    const agent = new Agent({ name: 'memory', model: flavor.model });
+    script(() => ({ text: 'Noted, Grace.' }));
+    const first = await runner.run(agent, 'I am Grace.');
+    script(() => ({ text: 'You are Grace.' }));
+    const second = await runner.run(agent, 'Who am I?', { previousResponseId: first.lastResponseId });
+    expect(second.finalOutput).toBe('You are Grace.');
+    expect(flavor.seen(upstream.requests.at(-1)!).flatMap((seen) => ('text' in seen && seen.kind !== 'system' ? [seen.text] : []))).toEqual(['I am Grace.', 'Noted, Grace.', 'Who am I?']);
+  });
+
+  it('hosted MCP without approval', async () => {
+    script((_request, results) => (results.length === 0 ? { calls: [{ id: 'call_h', name: 'calc__add', args: { a: 5, b: 6 } }] } : { text: `It is ${results[0]}.` }));
+    const agent = new Agent({ name: 'mcp', model: flavor.model, tools: [hostedMcpTool({ serverLabel: 'calc', serverUrl: mcpUrl, requireApproval: 'never' })] });
+    expect((await runner.run(agent, 'Add 5 and 6.')).finalOutput).toBe('It is 11.');
+    expect(mcp.calls.at(-1)).toEqual({ name: 'add', args: { a: 5, b: 6 } });
+  });
+
+  it('hosted MCP with an approval: the SDK resends the turn statelessly and the approved call runs', async () => {
+    script((_request, results) => (results.length === 0 ? { calls: [{ id: 'call_p', name: 'calc__add', args: { a: 30, b: 12 } }] } : { text: `It is ${results[0]}.` }));
+    const agent = new Agent({ name: 'approving', model: flavor.model, tools: [hostedMcpTool({ serverLabel: 'calc', serverUrl: mcpUrl, requireApproval: 'always' })] });
+    const paused = await runner.run(agent, 'Add 30 and 12.');
+    expect(paused.interruptions).toHaveLength(1);
+    const callsBefore = mcp.calls.length;
+    paused.state.approve(paused.interruptions[0]!);
+    const resumed = await runner.run(agent, paused.state);
+    expect(resumed.finalOutput).toBe('It is 42.');
+    expect(mcp.calls.length).toBe(callsBefore + 1);
+  });
+});
