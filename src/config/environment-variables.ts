@@ -56,6 +56,7 @@ export const ENVIRONMENT_VARIABLES: readonly EnvironmentVariable[] = [
   { name: 'TOOL_TIMEOUT_MS', path: ['loop', 'toolTimeoutMs'], parse: 'integer', help: 'longest one tool call may run, in milliseconds' },
   { name: 'RESPONSE_DEADLINE_MS', path: ['loop', 'deadlineMs'], parse: 'integer', help: 'longest one response may take, all turns included, in milliseconds' },
   { name: 'PAUSED_STATUS', path: ['loop', 'pausedStatus'], parse: 'text', help: 'status of a response paused for client tools: requires_action or completed' },
+  { name: 'HOSTED_TOOLS', path: ['loop', 'hostedTools'], parse: 'text', help: 'hosted tools no upstream here runs (web_search, …): omit (left out, reported in x-loopgate-omitted-tools) or reject (a 400)' },
   { name: 'BODY_LIMIT_BYTES', path: ['server', 'bodyLimitBytes'], parse: 'integer', help: 'largest request body in bytes (larger: 413)' },
   { name: 'SSE_KEEPALIVE_MS', path: ['server', 'keepAliveIntervalMs'], parse: 'integer', help: 'keep-alive comment interval on idle streams, in milliseconds' },
   { name: 'SHUTDOWN_GRACE_MS', path: ['server', 'shutdownGraceMs'], parse: 'integer', help: 'on SIGTERM/SIGINT, how long responses in flight may finish, in milliseconds' },

@@ -65,6 +65,7 @@ export const GatewayConfig = z.object({
       deadlineMs: z.int().positive().default(600_000),
       maxConsecutiveToolFailures: z.int().min(0).default(0),
       pausedStatus: z.enum(['requires_action', 'completed']).default('requires_action'),
+      hostedTools: z.enum(['omit', 'reject']).default('omit'),
     })
     .prefault({}),
   mcp: z

@@ -1,3 +1,4 @@
+import type { ClientToolName } from './declared-tools.ts';
 import type { FunctionCallOutputItem, FunctionCallResultItem, ItemStatus, MessageOutputItem, OutputItem, ReasoningOutputItem } from '../protocol/output-items.ts';
 import type { ResponseStreamEventBody } from '../protocol/stream-events.ts';
 import type { TokenLogprob, TurnEvent } from '../providers/provider.ts';
@@ -36,11 +37,17 @@ export class OutputBuilder {
   /** Calls shown later as other items (MCP calls): collected silently. */
   readonly #hidden = new Map<string, { callId: string; name: string; arguments: string }>();
   readonly #isHidden: (toolName: string) => boolean;
+  readonly #clientName: (toolName: string) => ClientToolName | null;
   #turnCalls: { callId: string; name: string; item: FunctionCallOutputItem | null }[] = [];
 
-  /** `isHidden` names tools whose calls must not appear as `function_call` items. */
-  constructor(isHidden: (toolName: string) => boolean = () => false) {
+  /**
+   * `isHidden` names tools whose calls must not appear as `function_call`
+   * items; `clientName` gives a namespaced function's own name and namespace,
+   * which its `function_call` item shows instead of the name the model used.
+   */
+  constructor(isHidden: (toolName: string) => boolean = () => false, clientName: (toolName: string) => ClientToolName | null = () => null) {
     this.#isHidden = isHidden;
+    this.#clientName = clientName;
   }
 
   /** Marks where the next model turn's items begin. */
@@ -105,7 +112,8 @@ export class OutputBuilder {
         }
         this.#closeMessage('completed', emit);
         this.#closeReasoning(emit);
-        const item: FunctionCallOutputItem = { type: 'function_call', id: newId('fc'), call_id: event.callId, name: event.name, arguments: '', status: 'in_progress' };
+        const shown = this.#clientName(event.name);
+        const item: FunctionCallOutputItem = { type: 'function_call', id: newId('fc'), call_id: event.callId, name: shown?.name ?? event.name, ...(shown?.namespace && { namespace: shown.namespace }), arguments: '', status: 'in_progress' };
         const index = this.#add(item, emit);
         this.#calls.set(event.callId, { item, index });
         this.#turnCalls.push({ callId: event.callId, name: event.name, item });

@@ -12,6 +12,7 @@ import type { TurnRequest, TurnStream } from '../providers/provider.ts';
 import type { ConversationTurn, ResponseStore, StoredInputItem } from '../store/response-store.ts';
 import { newId } from '../util/ids.ts';
 import { buildConversation } from './conversation.ts';
+import { declareTools, type DeclaredTools, type HostedToolPolicy } from './declared-tools.ts';
 import { initialResponse } from './initial-response.ts';
 import { safeObserver, type LoopObserver } from './loop-observer.ts';
 import { runResponseLoop, type LoopLimits, type LoopPolicy } from './response-loop.ts';
@@ -29,6 +30,8 @@ export interface ResponseEngineOptions {
   };
   /** Serves requests that name no model; without one such requests are a 400. */
   defaultModel: string | null;
+  /** Hosted tools (web_search, …) no upstream here runs: left out and reported (default), or refused. */
+  hostedTools?: HostedToolPolicy;
 }
 
 export interface CreateResponseOptions {
@@ -45,6 +48,8 @@ export interface ResponseRun {
   /** The provider serving it and the model name it was sent under (for logs). */
   readonly provider: string;
   readonly upstreamModel: string;
+  /** Hosted tools the request named that the model was not offered (the client is told in a header). */
+  readonly omittedTools: readonly string[];
 }
 
 /**
@@ -103,11 +108,12 @@ export class ResponseEngine {
       parallel: request.parallel_tool_calls !== false,
       maxToolCalls: request.max_tool_calls ?? null,
     };
-    const functionTools = (request.tools ?? []).flatMap((tool) => (tool.type === 'function' ? [tool] : []));
+    const declared = declareTools(request.tools, this.#options.hostedTools ?? 'omit');
+    const functionTools = declared.functions;
     const mcpServers = (request.tools ?? []).flatMap((tool, index) => (tool.type === 'mcp' ? [{ tool, index }] : []));
     const deadline = new ResponseDeadline(options.signal, limits.deadlineMs, this.#inFlight);
     try {
-      return await this.#start(request, options, { route, model, history, input, previous, previousOutput, functionTools, mcpServers, policy, deadline });
+      return await this.#start(request, options, { route, model, history, input, previous, previousOutput, declared, mcpServers, policy, deadline });
     } catch (error) {
       deadline.dispose();
       throw error;
@@ -124,21 +130,22 @@ export class ResponseEngine {
       input: StoredInputItem[];
       previous: ConversationTurn | null;
       previousOutput: OutputItem[];
-      functionTools: FunctionToolParam[];
+      declared: DeclaredTools;
       mcpServers: ToolContext['mcpServers'];
       policy: LoopPolicy;
       deadline: ResponseDeadline;
     },
   ): Promise<ResponseRun> {
     const { executors, limits } = this.#options;
-    const { route, model, history, input, previous, previousOutput, functionTools, mcpServers, policy, deadline } = prepared;
+    const { route, model, history, input, previous, previousOutput, declared, mcpServers, policy, deadline } = prepared;
+    const functionTools = declared.functions;
     const signal = deadline.signal;
 
     // What executors offer (MCP tools) is settled before the stream starts, so a refused server URL is a 400.
     const baseContext: ToolContext = { tenant: options.tenant, tools: functionTools, mcpServers, previousOutput, offered: new Map() };
     const offers = await executors.prepare(baseContext, signal);
-    const declared = new Set(functionTools.map((tool) => tool.name));
-    const offered = new Map(offers.offered.filter((tool) => !declared.has(tool.definition.name)).map((tool) => [tool.definition.name, tool]));
+    const declaredNames = new Set(functionTools.map((tool) => tool.name));
+    const offered = new Map(offers.offered.filter((tool) => !declaredNames.has(tool.definition.name)).map((tool) => [tool.definition.name, tool]));
     const toolContext: ToolContext = { ...baseContext, offered };
     const resume = planResume(previous, input, executors, toolContext, policy);
 
@@ -155,6 +162,7 @@ export class ResponseEngine {
       announcements: offers.items,
       registry: executors,
       toolContext,
+      namespaced: declared.namespaced,
       policy,
       limits,
       signal,
@@ -165,7 +173,7 @@ export class ResponseEngine {
         onHookFailure: request.stream ? 'fail-response' : 'throw',
       },
     });
-    return { events, provider: route.provider.name, upstreamModel: route.upstreamModel };
+    return { events, provider: route.provider.name, upstreamModel: route.upstreamModel, omittedTools: declared.omitted };
   }
 
   async #persist(request: CreateResponseRequest, tenant: string, response: ResponseResource, input: StoredInputItem[]): Promise<void> {

@@ -6,6 +6,7 @@ import type { ResponseResource } from '../protocol/response-resource.ts';
 import { newId } from '../util/ids.ts';
 import type { ResponseStreamEvent, ResponseStreamEventBody, TerminalEventType } from '../protocol/stream-events.ts';
 import type { Provider, TurnFinish, TurnRequest, TurnStream } from '../providers/provider.ts';
+import type { ClientToolName } from './declared-tools.ts';
 import type { LoopObserver } from './loop-observer.ts';
 import { OutputBuilder } from './output-builder.ts';
 import { errorOutput, planToolCalls, type PlannedCall, type ToolPolicy } from './plan-tool-calls.ts';
@@ -53,6 +54,8 @@ export interface ResponseLoop {
   announcements: readonly OutputItem[];
   registry: ExecutorRegistry;
   toolContext: ToolContext;
+  /** Namespaced functions: the name the model calls → the name and namespace the client sees. */
+  namespaced?: ReadonlyMap<string, ClientToolName>;
   policy: LoopPolicy;
   limits: LoopLimits;
   /** Aborted when the client goes away or the deadline passes. */
@@ -110,7 +113,7 @@ async function* runLoop(loop: ResponseLoop): AsyncGenerator<ResponseStreamEvent[
   emit({ type: 'response.in_progress', response: { ...response, output: [] } });
 
   const presentationOf = (name: string) => loop.toolContext.offered.get(name)?.presentation ?? { kind: 'function' as const };
-  const builder = new OutputBuilder((name) => presentationOf(name).kind === 'mcp');
+  const builder = new OutputBuilder((name) => presentationOf(name).kind === 'mcp', (name) => loop.namespaced?.get(name) ?? null);
   const usage = new UsageTotal();
   const tools = { run: 0, consecutiveFailures: 0 };
   let ending: Ending | null = null;

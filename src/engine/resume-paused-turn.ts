@@ -4,6 +4,7 @@ import { qualifiedToolName } from '../executors/mcp/mcp-executor.ts';
 import type { ToolCall, ToolContext } from '../executors/tool-executor.ts';
 import type { McpApprovalRequestItem } from '../protocol/output-items.ts';
 import type { ConversationTurn, StoredInputItem } from '../store/response-store.ts';
+import { modelToolName } from './declared-tools.ts';
 import { planToolCalls, type PlannedCall, type ToolPolicy } from './plan-tool-calls.ts';
 
 /** What the gateway owes a paused turn before the model can be called again. */
@@ -40,7 +41,7 @@ export function planResume(previous: ConversationTurn | null, input: readonly St
 
   const answeredInPrevious = new Set(previous.output.flatMap((item) => (item.type === 'function_call_output' ? [item.call_id] : [])));
   const paused: ToolCall[] = previous.output.flatMap((item) =>
-    item.type === 'function_call' && !answeredInPrevious.has(item.call_id) ? [{ callId: item.call_id, name: item.name, arguments: item.arguments }] : [],
+    item.type === 'function_call' && !answeredInPrevious.has(item.call_id) ? [{ callId: item.call_id, name: modelToolName({ name: item.name, ...(item.namespace && { namespace: item.namespace }) }), arguments: item.arguments }] : [],
   );
   const answered = new Set(input.flatMap((item) => (item.type === 'function_call_output' ? [item.call_id] : [])));
   const unanswered = paused.filter((call) => !answered.has(call.callId));

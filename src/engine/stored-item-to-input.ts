@@ -1,6 +1,7 @@
 import type { InputItem } from '../protocol/input-items.ts';
 import type { StoredItem } from '../store/response-store.ts';
 import { qualifiedToolName } from '../executors/mcp/mcp-executor.ts';
+import { modelToolName } from './declared-tools.ts';
 
 /**
  * Reads a stored item — an earlier request's input or an earlier response's
@@ -25,7 +26,8 @@ export function storedItemToInput(item: StoredItem | InputItem): InputItem[] {
         },
       ];
     case 'function_call':
-      return [{ ...(item.id != null && { id: item.id }), type: 'function_call', call_id: item.call_id, name: item.name, arguments: item.arguments }];
+      // The model knows a namespaced function by the flat name it was offered.
+      return [{ ...(item.id != null && { id: item.id }), type: 'function_call', call_id: item.call_id, name: modelToolName({ name: item.name, ...(item.namespace && { namespace: item.namespace }) }), arguments: item.arguments }];
     case 'function_call_output':
       return [{ ...(item.id != null && { id: item.id }), type: 'function_call_output', call_id: item.call_id, output: item.output as Extract<InputItem, { type: 'function_call_output' }>['output'] }];
     case 'reasoning':

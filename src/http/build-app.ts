@@ -89,6 +89,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     executors: new ExecutorRegistry([...(options.executors ?? []), mcp]),
     limits: config.loop,
     defaultModel: config.defaultModel,
+    hostedTools: config.loop.hostedTools,
   });
 
   // The API speaks JSON only; any other body type is a 415, not a string handed to validation.
@@ -108,7 +109,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     await app.register(cors, {
       origin: config.server.corsOrigins.includes('*') ? '*' : config.server.corsOrigins,
       methods: ['GET', 'POST', 'DELETE', 'OPTIONS'],
-      exposedHeaders: ['x-request-id'],
+      exposedHeaders: ['x-request-id', 'x-loopgate-omitted-tools'],
       maxAge: 600,
     });
   }

@@ -29,6 +29,38 @@ export const FunctionToolParam = z.object({
   strict: z.boolean().nullish(),
 });
 
+/** Functions grouped under a namespace (Codex's `multi_agent_v1`, …); calls carry `namespace` beside the function's own name. */
+export const NamespaceToolParam = z.object({
+  type: z.literal('namespace'),
+  name: ToolName,
+  description: z.string().max(REQUEST_LIMITS.maxDescriptionChars).nullish(),
+  tools: z.array(FunctionToolParam).max(REQUEST_LIMITS.maxTools),
+});
+
+/**
+ * Tools OpenAI runs on its own servers (or, for `tool_search`, asks the client
+ * to run) that no upstream behind this gateway can. What happens to them is
+ * the operator's policy (`tools.hosted`): left out of what the model sees and
+ * reported, or refused.
+ */
+export const HOSTED_TOOL_TYPES = [
+  'web_search',
+  'web_search_preview',
+  'web_search_2025_08_26',
+  'web_search_preview_2025_03_11',
+  'file_search',
+  'code_interpreter',
+  'image_generation',
+  'computer',
+  'computer_use_preview',
+  'local_shell',
+  'shell',
+  'apply_patch',
+  'tool_search',
+  'programmatic_tool_calling',
+] as const;
+export const HostedToolParam = z.object({ type: z.enum(HOSTED_TOOL_TYPES) }).loose();
+
 /** A remote MCP server named in the request (OpenAI-compatible). */
 export const McpToolParam = z.object({
   type: z.literal('mcp'),
@@ -77,7 +109,7 @@ export const CreateResponseRequest = z.object({
   previous_response_id: z.string().max(REQUEST_LIMITS.maxIdChars).nullish(),
   // Every value OpenAI defines; those about hosted tools the gateway does not run have nothing to include.
   include: z.array(z.enum(INCLUDABLE)).nullish(),
-  tools: z.array(z.discriminatedUnion('type', [FunctionToolParam, McpToolParam])).max(REQUEST_LIMITS.maxTools).nullish(),
+  tools: z.array(z.union([z.discriminatedUnion('type', [FunctionToolParam, McpToolParam, NamespaceToolParam]), HostedToolParam])).max(REQUEST_LIMITS.maxTools).nullish(),
   tool_choice: ToolChoiceParam.nullish(),
   metadata: Metadata.nullish(),
   text: z.object({ format: TextFormatParam.nullish(), verbosity: z.enum(['low', 'medium', 'high']).nullish() }).nullish(),
@@ -118,5 +150,7 @@ export const CreateResponseRequest = z.object({
 export type CreateResponseRequest = z.infer<typeof CreateResponseRequest>;
 export type FunctionToolParam = z.infer<typeof FunctionToolParam>;
 export type McpToolParam = z.infer<typeof McpToolParam>;
+export type NamespaceToolParam = z.infer<typeof NamespaceToolParam>;
+export type HostedToolParam = z.infer<typeof HostedToolParam>;
 export type ToolChoiceParam = z.infer<typeof ToolChoiceParam>;
 export type TextFormatParam = z.infer<typeof TextFormatParam>;

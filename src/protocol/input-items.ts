@@ -75,6 +75,8 @@ export const FunctionCallItem = z.object({
   call_id: callId,
   name: ToolName,
   arguments: z.string().max(MAX_TEXT),
+  /** The namespace tool the function belongs to, as OpenAI shows namespaced calls. */
+  namespace: ToolName.nullish(),
   status: callStatus,
 });
 export const FunctionCallOutputItem = z.object({

@@ -28,6 +28,8 @@ export interface FunctionCallOutputItem {
   id: string;
   call_id: string;
   name: string;
+  /** The namespace tool the function belongs to (the model called it `<namespace>__<name>`). */
+  namespace?: string;
   arguments: string;
   status: ItemStatus;
 }

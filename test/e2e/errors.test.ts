@@ -46,7 +46,7 @@ describe('client errors', () => {
     ['function_call_output without output', { model: 'm', input: [{ type: 'function_call_output', call_id: 'c' }] }, 'input[0].output'],
     ['bad assistant phase', { model: 'm', input: [{ role: 'assistant', content: 'x', phase: 'draft' }] }, 'input[0].phase'],
     ['second item broken', { model: 'm', input: [{ role: 'user', content: 'ok' }, { role: 'user', content: [{ type: 'input_text' }] }] }, 'input[1].content[0].text'],
-    ['tool of an unknown type', { model: 'm', input: 'x', tools: [{ type: 'web_search' }] }, 'tools[0].type'],
+    ['tool of an unknown type', { model: 'm', input: 'x', tools: [{ type: 'teleport' }] }, 'tools[0].type'],
     ['tool without a name', { model: 'm', input: 'x', tools: [{ type: 'function' }] }, 'tools[0].name'],
     ['tool parameters not an object', { model: 'm', input: 'x', tools: [{ type: 'function', name: 'f', parameters: 'x' }] }, 'tools[0].parameters'],
     ['tool_choice string unknown', { model: 'm', input: 'x', tool_choice: 'sometimes' }, 'tool_choice'],

@@ -35,8 +35,10 @@ export function registerResponsesRoute(app: FastifyInstance, options: ResponsesR
       request.log.info('client disconnected before the response started');
       return reply;
     }
+    // Tools the model was not offered are said, never silently dropped (README: hosted tools).
+    if (run.omittedTools.length > 0) reply.header('x-loopgate-omitted-tools', run.omittedTools.join(','));
     const finished = (response: ResponseResource | null) => {
-      if (response && summary) summary.write(request.log, response, { tenant: request.tenant, provider: run.provider, upstreamModel: run.upstreamModel, stream: body.stream === true });
+      if (response && summary) summary.write(request.log, response, { tenant: request.tenant, provider: run.provider, upstreamModel: run.upstreamModel, stream: body.stream === true, omittedTools: run.omittedTools });
     };
     if (body.stream) {
       finished(await streamEvents(request, reply, run.events, options.keepAliveIntervalMs, summary));

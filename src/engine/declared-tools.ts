@@ -1,0 +1,66 @@
+import { invalidRequest } from '../errors/gateway-error.ts';
+import type { CreateResponseRequest, FunctionToolParam } from '../protocol/create-response-request.ts';
+
+/** What happens to hosted tools no upstream here can run: left out of what the model sees (and reported), or refused. */
+export type HostedToolPolicy = 'omit' | 'reject';
+
+/** A call's name as the client knows it: the function's own name, and its namespace if it has one. */
+export interface ClientToolName {
+  name: string;
+  namespace?: string;
+}
+
+/** The request's client-side tools, as the model is offered them. */
+export interface DeclaredTools {
+  /** Function tools for the model; a namespace's functions under `<namespace>__<name>`. */
+  functions: FunctionToolParam[];
+  /** Model-facing name → the name and namespace the client gets back, for namespaced functions. */
+  namespaced: ReadonlyMap<string, ClientToolName>;
+  /** Hosted tools left out (by type), for the response header and the log. */
+  omitted: string[];
+}
+
+const SEPARATOR = '__';
+const MODEL_TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+/** The name the model calls a namespaced function by. */
+export function modelToolName(tool: ClientToolName): string {
+  return tool.namespace ? `${tool.namespace}${SEPARATOR}${tool.name}` : tool.name;
+}
+
+/**
+ * Reads the request's `tools` into what the model is offered: function tools
+ * as they are, each namespace's functions flattened under names that cannot
+ * collide, hosted tools by the policy; MCP servers are the MCP executor's.
+ */
+export function declareTools(tools: CreateResponseRequest['tools'], hostedPolicy: HostedToolPolicy): DeclaredTools {
+  const functions: FunctionToolParam[] = [];
+  const namespaced = new Map<string, ClientToolName>();
+  const omitted: string[] = [];
+  (tools ?? []).forEach((tool, index) => {
+    switch (tool.type) {
+      case 'function':
+        functions.push(tool);
+        return;
+      case 'mcp':
+        return;
+      case 'namespace':
+        tool.tools.forEach((inner, innerIndex) => {
+          const name = modelToolName({ namespace: tool.name, name: inner.name });
+          if (!MODEL_TOOL_NAME.test(name)) throw invalidRequest(`The namespaced tool name '${name}' is longer than the 64 characters models accept.`, `tools[${index}].tools[${innerIndex}].name`, 'invalid_value');
+          const description = [tool.description, inner.description].filter(Boolean).join('\n\n');
+          functions.push({ ...inner, name, ...(description && { description }) });
+          namespaced.set(name, { namespace: tool.name, name: inner.name });
+        });
+        return;
+      default:
+        if (hostedPolicy === 'reject') {
+          throw invalidRequest(`The hosted tool '${tool.type}' cannot run behind this gateway (it is configured to refuse such tools rather than leave them out).`, `tools[${index}].type`, 'unsupported_tool');
+        }
+        omitted.push(tool.type);
+    }
+  });
+  const clash = functions.find((tool, index) => functions.findIndex((other) => other.name === tool.name) !== index);
+  if (clash) throw invalidRequest(`Two tools are offered to the model as '${clash.name}'; tool names must be unique.`, 'tools', 'duplicate_tool_name');
+  return { functions, namespaced, omitted };
+}

@@ -1,0 +1,68 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startGateway, type RunningGateway } from '../support/gateway.ts';
+import { assertErrorEnvelope, assertValidResponse } from '../support/openresponses-schema.ts';
+import { flavors } from '../support/provider-flavors.ts';
+import { ScriptedChatUpstream } from '../support/scripted-chat-upstream.ts';
+
+const spawnAgent = { type: 'function', name: 'spawn_agent', description: 'Starts a helper.', strict: false, parameters: { type: 'object', properties: { task: { type: 'string' } } } };
+const namespace = { type: 'namespace', name: 'multi_agent_v1', description: 'Agents that work beside you.', tools: [spawnAgent] };
+const execCommand = { type: 'function', name: 'exec_command', description: 'Runs a command.', strict: false, parameters: { type: 'object', properties: { cmd: { type: 'string' } } } };
+
+/** The tool kinds Codex CLI sends beside plain functions: namespaces, and hosted tools no upstream here runs. */
+describe.each(flavors)('Codex tool kinds over $name', (flavor) => {
+  const upstream = new ScriptedChatUpstream();
+  let gateway: RunningGateway;
+  let strict: RunningGateway;
+  const post = async (to: RunningGateway, body: Record<string, unknown>) => {
+    const response = await fetch(`${to.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: flavor.model, ...body }) });
+    return { status: response.status, headers: response.headers, body: (await response.json()) as any };
+  };
+  const offered = () => (upstream.requests.at(-1)!.body.tools as any[]).map((tool) => tool.function?.name ?? tool.name);
+
+  beforeAll(async () => {
+    const url = await upstream.start();
+    gateway = await startGateway(url, flavor.config(url));
+    strict = await startGateway(url, { ...flavor.config(url), loop: { hostedTools: 'reject' } });
+  });
+  afterAll(async () => {
+    await Promise.all([gateway.close(), strict.close()]);
+    await upstream.close();
+  });
+
+  it('a namespace\'s functions are offered under flat names, and calls come back with their namespace', async () => {
+    upstream.setScript((request) => flavor.render(request, { calls: [{ id: 'call_ns', name: 'multi_agent_v1__spawn_agent', args: { task: 'lint' } }] }));
+    const paused = await post(gateway, { input: 'delegate', tools: [execCommand, namespace], store: false });
+    expect(paused.status).toBe(200);
+    expect(offered()).toEqual(['exec_command', 'multi_agent_v1__spawn_agent']);
+    const call = paused.body.output.find((item: any) => item.type === 'function_call');
+    expect(call).toMatchObject({ name: 'spawn_agent', namespace: 'multi_agent_v1', call_id: 'call_ns', arguments: '{"task":"lint"}' });
+    assertValidResponse(paused.body);
+
+    // Codex resends the whole history: the call as it got it, then its output.
+    upstream.setScript((request) => flavor.render(request, { text: 'delegated' }));
+    const resumed = await post(gateway, {
+      tools: [execCommand, namespace],
+      store: false,
+      input: [{ role: 'user', content: 'delegate' }, { type: 'function_call', call_id: 'call_ns', name: 'spawn_agent', namespace: 'multi_agent_v1', arguments: '{"task":"lint"}' }, { type: 'function_call_output', call_id: 'call_ns', output: 'agent 7 started' }],
+    });
+    expect(resumed.status).toBe(200);
+    expect(flavor.seen(upstream.requests.at(-1)!)).toEqual([
+      { kind: 'user', text: 'delegate' },
+      { kind: 'call', id: 'call_ns', name: 'multi_agent_v1__spawn_agent', args: { task: 'lint' } },
+      { kind: 'result', id: 'call_ns', content: 'agent 7 started' },
+    ]);
+  });
+
+  it('hosted tools are left out of what the model sees and named in x-loopgate-omitted-tools; the strict policy refuses them', async () => {
+    upstream.setScript((request) => flavor.render(request, { text: 'no search needed' }));
+    const answered = await post(gateway, { input: 'x', tools: [execCommand, { type: 'web_search', external_web_access: false }, { type: 'tool_search', execution: 'client' }] });
+    expect(answered.status).toBe(200);
+    expect(offered()).toEqual(['exec_command']);
+    expect(answered.headers.get('x-loopgate-omitted-tools')).toBe('web_search,tool_search');
+
+    const refused = await post(strict, { input: 'x', tools: [execCommand, { type: 'web_search' }] });
+    expect(refused.status).toBe(400);
+    assertErrorEnvelope(refused.body);
+    expect(refused.body.error).toMatchObject({ code: 'unsupported_tool', param: 'tools[1].type' });
+  });
+});
