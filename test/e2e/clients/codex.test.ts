@@ -1,0 +1,91 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startGateway, type RunningGateway } from '../../support/gateway.ts';
+import { flavors, type ModelTurn } from '../../support/provider-flavors.ts';
+import { ScriptedChatUpstream, type RecordedRequest } from '../../support/scripted-chat-upstream.ts';
+
+const CODEX = fileURLToPath(new URL('../../../node_modules/.bin/codex', import.meta.url));
+
+/** Runs `codex exec` (the real CLI from @openai/codex) with its own CODEX_HOME pointing at the gateway. */
+function codexExec(home: string, workdir: string, prompt: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(CODEX, ['exec', '--skip-git-repo-check', '--dangerously-bypass-approvals-and-sandbox', '--color', 'never', prompt], {
+      cwd: workdir,
+      env: { PATH: process.env.PATH ?? '', HOME: home, CODEX_HOME: home, LOOPGATE_KEY: 'client-key', RUST_LOG: 'error' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (piece) => (stdout += piece));
+    child.stderr.on('data', (piece) => (stderr += piece));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 45_000);
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** Codex CLI, as installed, against the gateway over each upstream: its default tool set accepted, a shell round trip. */
+describe.each(flavors)('Codex CLI over $name', (flavor) => {
+  const upstream = new ScriptedChatUpstream();
+  let gateway: RunningGateway;
+  let home: string;
+  let workdir: string;
+  const script = (turn: (request: RecordedRequest, results: string[]) => ModelTurn) =>
+    upstream.setScript((request) => flavor.render(request, turn(request, flavor.seen(request).flatMap((seen) => (seen.kind === 'result' ? [seen.content] : [])))));
+
+  beforeAll(async () => {
+    const url = await upstream.start();
+    gateway = await startGateway(url, flavor.config(url));
+    home = mkdtempSync(join(tmpdir(), 'loopgate-codex-home-'));
+    workdir = mkdtempSync(join(tmpdir(), 'loopgate-codex-work-'));
+    writeFileSync(
+      join(home, 'config.toml'),
+      [
+        `model = "${flavor.model}"`,
+        'model_provider = "loopgate"',
+        'check_for_update_on_startup = false',
+        '[model_providers.loopgate]',
+        'name = "loopgate"',
+        `base_url = "${gateway.baseURL}"`,
+        'wire_api = "responses"',
+        'env_key = "LOOPGATE_KEY"',
+        '',
+      ].join('\n'),
+    );
+  });
+  afterAll(async () => {
+    await gateway.close();
+    await upstream.close();
+    rmSync(home, { recursive: true, force: true });
+    rmSync(workdir, { recursive: true, force: true });
+  });
+
+  it('one turn: every tool Codex sends is accepted, the answer is printed', async () => {
+    script(() => ({ text: 'Hello from the gateway.' }));
+    const before = upstream.requests.length;
+    const run = await codexExec(home, workdir, 'Say hello.');
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain('Hello from the gateway.');
+    const sent = upstream.requests.slice(before).at(-1)!;
+    const offered = (sent.body.tools as any[]).map((tool) => tool.function?.name ?? tool.name);
+    expect(offered).toContain('exec_command');
+    expect(offered.some((name: string) => name.startsWith('multi_agent_v1__'))).toBe(true);
+  }, 60_000);
+
+  it('a shell round trip: the model runs a command through Codex and sees its output', async () => {
+    script((_request, results) => (results.length === 0 ? { calls: [{ id: 'call_sh', name: 'exec_command', args: { cmd: 'echo written-by-codex > marker.txt && echo shell-ok' } }] } : { text: 'The command ran.' }));
+    const run = await codexExec(home, workdir, 'Write the marker file.');
+    expect(run.code, run.stderr).toBe(0);
+    expect(readFileSync(join(workdir, 'marker.txt'), 'utf8').trim()).toBe('written-by-codex');
+    expect(run.stdout).toContain('The command ran.');
+    const results = flavor.seen(upstream.requests.at(-1)!).filter((seen) => seen.kind === 'result');
+    expect(JSON.stringify(results)).toContain('shell-ok');
+  }, 60_000);
+});
