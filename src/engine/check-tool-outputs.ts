@@ -2,7 +2,10 @@ import { invalidRequest } from '../errors/gateway-error.ts';
 import type { InputItem } from '../protocol/input-items.ts';
 
 /** Which output item answers which call item: one row per kind of client-answered call. */
-const ANSWERS: readonly { output: InputItem['type']; call: InputItem['type'] }[] = [{ output: 'function_call_output', call: 'function_call' }];
+const ANSWERS: readonly { output: InputItem['type']; call: InputItem['type'] }[] = [
+  { output: 'function_call_output', call: 'function_call' },
+  { output: 'custom_tool_call_output', call: 'custom_tool_call' },
+];
 
 /**
  * Every tool output the client sends must answer a call the model made in

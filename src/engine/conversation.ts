@@ -68,8 +68,12 @@ async function resolveInput(store: ResponseStore, tenant: string, input: CreateR
   });
 }
 
-function idPrefix(type: InputItem['type']): 'msg' | 'fc' | 'fco' | 'rs' | 'cmp' {
+function idPrefix(type: InputItem['type']): 'msg' | 'fc' | 'fco' | 'rs' | 'cmp' | 'ctc' | 'ctco' {
   switch (type) {
+    case 'custom_tool_call':
+      return 'ctc';
+    case 'custom_tool_call_output':
+      return 'ctco';
     case 'function_call':
       return 'fc';
     case 'function_call_output':

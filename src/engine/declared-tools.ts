@@ -1,20 +1,21 @@
 import { invalidRequest } from '../errors/gateway-error.ts';
-import type { CreateResponseRequest, FunctionToolParam } from '../protocol/create-response-request.ts';
+import type { CreateResponseRequest, CustomToolParam, FunctionToolParam } from '../protocol/create-response-request.ts';
 
 /** What happens to hosted tools no upstream here can run: left out of what the model sees (and reported), or refused. */
 export type HostedToolPolicy = 'omit' | 'reject';
 
-/** A call's name as the client knows it: the function's own name, and its namespace if it has one. */
+/** A call's name as the client knows it: the tool's own name, its namespace if it has one, and whether it is a freeform (`custom`) tool. */
 export interface ClientToolName {
   name: string;
   namespace?: string;
+  custom?: boolean;
 }
 
 /** The request's client-side tools, as the model is offered them. */
 export interface DeclaredTools {
   /** Function tools for the model; a namespace's functions under `<namespace>__<name>`. */
   functions: FunctionToolParam[];
-  /** Model-facing name → the name and namespace the client gets back, for namespaced functions. */
+  /** Model-facing name → how the client gets the call back, for namespaced and freeform tools. */
   namespaced: ReadonlyMap<string, ClientToolName>;
   /** Hosted tools left out (by type), for the response header and the log. */
   omitted: string[];
@@ -22,6 +23,22 @@ export interface DeclaredTools {
 
 const SEPARATOR = '__';
 const MODEL_TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+/**
+ * A freeform tool as a function for upstreams that only know functions: one
+ * string parameter, `input`, carrying the text; its grammar or format is
+ * described to the model.
+ */
+function customAsFunction(tool: CustomToolParam, name: string): FunctionToolParam {
+  const format = tool.format?.type === 'grammar' ? `The input must follow this ${tool.format.syntax} grammar:\n${tool.format.definition}` : 'The input is free text.';
+  return {
+    type: 'function',
+    name,
+    description: [tool.description, format].filter(Boolean).join('\n\n'),
+    parameters: { type: 'object', properties: { input: { type: 'string', description: 'The raw input for the tool.' } }, required: ['input'], additionalProperties: false },
+    strict: false,
+  };
+}
 
 /** The name the model calls a namespaced function by. */
 export function modelToolName(tool: ClientToolName): string {
@@ -42,15 +59,20 @@ export function declareTools(tools: CreateResponseRequest['tools'], hostedPolicy
       case 'function':
         functions.push(tool);
         return;
+      case 'custom':
+        functions.push(customAsFunction(tool, tool.name));
+        namespaced.set(tool.name, { name: tool.name, custom: true });
+        return;
       case 'mcp':
         return;
       case 'namespace':
         tool.tools.forEach((inner, innerIndex) => {
           const name = modelToolName({ namespace: tool.name, name: inner.name });
           if (!MODEL_TOOL_NAME.test(name)) throw invalidRequest(`The namespaced tool name '${name}' is longer than the 64 characters models accept.`, `tools[${index}].tools[${innerIndex}].name`, 'invalid_value');
-          const description = [tool.description, inner.description].filter(Boolean).join('\n\n');
-          functions.push({ ...inner, name, ...(description && { description }) });
-          namespaced.set(name, { namespace: tool.name, name: inner.name });
+          const offered = inner.type === 'custom' ? customAsFunction(inner, name) : { ...inner, name };
+          const description = [tool.description, offered.description].filter(Boolean).join('\n\n');
+          functions.push({ ...offered, ...(description && { description }) });
+          namespaced.set(name, { namespace: tool.name, name: inner.name, ...(inner.type === 'custom' && { custom: true }) });
         });
         return;
       default:

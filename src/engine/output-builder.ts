@@ -1,5 +1,5 @@
 import type { ClientToolName } from './declared-tools.ts';
-import type { FunctionCallOutputItem, FunctionCallResultItem, ItemStatus, MessageOutputItem, OutputItem, ReasoningOutputItem } from '../protocol/output-items.ts';
+import type { CustomToolCallOutputItem, FunctionCallOutputItem, FunctionCallResultItem, ItemStatus, MessageOutputItem, OutputItem, ReasoningOutputItem } from '../protocol/output-items.ts';
 import type { ResponseStreamEventBody } from '../protocol/stream-events.ts';
 import type { TokenLogprob, TurnEvent } from '../providers/provider.ts';
 import { assertNever } from '../util/assert-never.ts';
@@ -39,6 +39,7 @@ export class OutputBuilder {
   readonly #isHidden: (toolName: string) => boolean;
   readonly #clientName: (toolName: string) => ClientToolName | null;
   #turnCalls: { callId: string; name: string; item: FunctionCallOutputItem | null }[] = [];
+  readonly #customAdded = new Set<string>();
 
   /**
    * `isHidden` names tools whose calls must not appear as `function_call`
@@ -54,6 +55,7 @@ export class OutputBuilder {
   startTurn(): void {
     this.#turnCalls = [];
     this.#hidden.clear();
+    this.#customAdded.clear();
   }
 
   /** Every call the current turn produced, shown or hidden, in the order the model made them. */
@@ -105,7 +107,8 @@ export class OutputBuilder {
         this.#closeReasoning(emit);
         return;
       case 'tool_call.start': {
-        if (this.#isHidden(event.name)) {
+        // A freeform tool's text is only known once its arguments are complete: collected, then added whole (closeAll).
+        if (this.#isHidden(event.name) || this.#clientName(event.name)?.custom) {
           this.#hidden.set(event.callId, { callId: event.callId, name: event.name, arguments: '' });
           this.#turnCalls.push({ callId: event.callId, name: event.name, item: null });
           return;
@@ -141,12 +144,26 @@ export class OutputBuilder {
   closeAll(status: ItemStatus, emit: Emit): void {
     this.#closeReasoning(emit);
     this.#closeMessage(status, emit);
+    this.#addCustomCalls(status, emit);
     for (const call of this.#calls.values()) {
       call.item.status = status;
       emit({ type: 'response.function_call_arguments.done', item_id: call.item.id, output_index: call.index, arguments: call.item.arguments });
       emit({ type: 'response.output_item.done', output_index: call.index, item: call.item });
     }
     this.#calls.clear();
+  }
+
+  /** The turn's freeform tool calls as `custom_tool_call` items, their text taken from the `input` argument. */
+  #addCustomCalls(status: ItemStatus, emit: Emit): void {
+    for (const call of this.#turnCalls) {
+      const shown = call.item === null ? this.#clientName(call.name) : null;
+      const collected = this.#hidden.get(call.callId);
+      if (!shown?.custom || !collected || this.#customAdded.has(call.callId)) continue;
+      this.#customAdded.add(call.callId);
+      const item: CustomToolCallOutputItem = { type: 'custom_tool_call', id: newId('ctc'), call_id: call.callId, name: shown.name, ...(shown.namespace && { namespace: shown.namespace }), input: customInput(collected.arguments), status };
+      const index = this.#add(item, emit);
+      emit({ type: 'response.output_item.done', output_index: index, item });
+    }
   }
 
   #add(item: OutputItem, emit: Emit): number {
@@ -237,4 +254,15 @@ function snapshot(item: OutputItem): OutputItem {
     default:
       return { ...item };
   }
+}
+
+/** The text of a freeform call: the `input` the model was asked for, or its arguments as they are when it did not comply. */
+function customInput(args: string): string {
+  try {
+    const parsed: unknown = JSON.parse(args);
+    if (parsed && typeof parsed === 'object' && typeof (parsed as { input?: unknown }).input === 'string') return (parsed as { input: string }).input;
+  } catch {
+    // not JSON
+  }
+  return args;
 }

@@ -40,10 +40,13 @@ export function planResume(previous: ConversationTurn | null, input: readonly St
   if (!previous || (previous.status !== 'requires_action' && previous.status !== 'completed')) return null;
 
   const answeredInPrevious = new Set(previous.output.flatMap((item) => (item.type === 'function_call_output' ? [item.call_id] : [])));
-  const paused: ToolCall[] = previous.output.flatMap((item) =>
-    item.type === 'function_call' && !answeredInPrevious.has(item.call_id) ? [{ callId: item.call_id, name: modelToolName({ name: item.name, ...(item.namespace && { namespace: item.namespace }) }), arguments: item.arguments }] : [],
-  );
-  const answered = new Set(input.flatMap((item) => (item.type === 'function_call_output' ? [item.call_id] : [])));
+  const paused: ToolCall[] = previous.output.flatMap((item) => {
+    if (item.type !== 'function_call' && item.type !== 'custom_tool_call') return [];
+    if (answeredInPrevious.has(item.call_id)) return [];
+    const name = modelToolName({ name: item.name, ...(item.namespace && { namespace: item.namespace }) });
+    return [{ callId: item.call_id, name, arguments: item.type === 'custom_tool_call' ? JSON.stringify({ input: item.input }) : item.arguments }];
+  });
+  const answered = new Set(input.flatMap((item) => (item.type === 'function_call_output' || item.type === 'custom_tool_call_output' ? [item.call_id] : [])));
   const unanswered = paused.filter((call) => !answered.has(call.callId));
   if (approvals.length === 0 && unanswered.length === paused.length) return paused.length > 0 ? { calls: [], closed: paused } : null;
 

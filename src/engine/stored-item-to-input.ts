@@ -30,6 +30,11 @@ export function storedItemToInput(item: StoredItem | InputItem): InputItem[] {
       return [{ ...(item.id != null && { id: item.id }), type: 'function_call', call_id: item.call_id, name: modelToolName({ name: item.name, ...(item.namespace && { namespace: item.namespace }) }), arguments: item.arguments }];
     case 'function_call_output':
       return [{ ...(item.id != null && { id: item.id }), type: 'function_call_output', call_id: item.call_id, output: item.output as Extract<InputItem, { type: 'function_call_output' }>['output'] }];
+    // A freeform tool is a function with one string parameter for the model.
+    case 'custom_tool_call':
+      return [{ ...(item.id != null && { id: item.id }), type: 'function_call', call_id: item.call_id, name: modelToolName({ name: item.name, ...(item.namespace && { namespace: item.namespace }) }), arguments: JSON.stringify({ input: item.input }) }];
+    case 'custom_tool_call_output':
+      return [{ ...(item.id != null && { id: item.id }), type: 'function_call_output', call_id: item.call_id, output: item.output }];
     case 'reasoning':
       return [{ ...(item.id != null && { id: item.id }), type: 'reasoning', summary: item.summary, ...(item.encrypted_content != null && { encrypted_content: item.encrypted_content }) }];
     case 'mcp_call': {

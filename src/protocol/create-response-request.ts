@@ -29,12 +29,30 @@ export const FunctionToolParam = z.object({
   strict: z.boolean().nullish(),
 });
 
+/**
+ * A freeform tool (Codex's `apply_patch`): the model writes plain text,
+ * optionally following a grammar. Upstreams without such tools are offered a
+ * function with one string parameter, `input`.
+ */
+export const CustomToolParam = z.object({
+  type: z.literal('custom'),
+  name: ToolName,
+  description: z.string().max(REQUEST_LIMITS.maxDescriptionChars).nullish(),
+  format: z
+    .discriminatedUnion('type', [
+      z.object({ type: z.literal('text') }),
+      z.object({ type: z.literal('grammar'), syntax: z.enum(['lark', 'regex']), definition: z.string().max(REQUEST_LIMITS.maxDescriptionChars) }),
+    ])
+    .nullish(),
+  defer_loading: z.boolean().nullish(),
+});
+
 /** Functions grouped under a namespace (Codex's `multi_agent_v1`, …); calls carry `namespace` beside the function's own name. */
 export const NamespaceToolParam = z.object({
   type: z.literal('namespace'),
   name: ToolName,
   description: z.string().max(REQUEST_LIMITS.maxDescriptionChars).nullish(),
-  tools: z.array(FunctionToolParam).max(REQUEST_LIMITS.maxTools),
+  tools: z.array(z.discriminatedUnion('type', [FunctionToolParam, CustomToolParam])).max(REQUEST_LIMITS.maxTools),
 });
 
 /**
@@ -109,7 +127,7 @@ export const CreateResponseRequest = z.object({
   previous_response_id: z.string().max(REQUEST_LIMITS.maxIdChars).nullish(),
   // Every value OpenAI defines; those about hosted tools the gateway does not run have nothing to include.
   include: z.array(z.enum(INCLUDABLE)).nullish(),
-  tools: z.array(z.union([z.discriminatedUnion('type', [FunctionToolParam, McpToolParam, NamespaceToolParam]), HostedToolParam])).max(REQUEST_LIMITS.maxTools).nullish(),
+  tools: z.array(z.union([z.discriminatedUnion('type', [FunctionToolParam, McpToolParam, NamespaceToolParam, CustomToolParam]), HostedToolParam])).max(REQUEST_LIMITS.maxTools).nullish(),
   tool_choice: ToolChoiceParam.nullish(),
   metadata: Metadata.nullish(),
   text: z.object({ format: TextFormatParam.nullish(), verbosity: z.enum(['low', 'medium', 'high']).nullish() }).nullish(),
@@ -151,6 +169,7 @@ export type CreateResponseRequest = z.infer<typeof CreateResponseRequest>;
 export type FunctionToolParam = z.infer<typeof FunctionToolParam>;
 export type McpToolParam = z.infer<typeof McpToolParam>;
 export type NamespaceToolParam = z.infer<typeof NamespaceToolParam>;
+export type CustomToolParam = z.infer<typeof CustomToolParam>;
 export type HostedToolParam = z.infer<typeof HostedToolParam>;
 export type ToolChoiceParam = z.infer<typeof ToolChoiceParam>;
 export type TextFormatParam = z.infer<typeof TextFormatParam>;

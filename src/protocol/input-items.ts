@@ -89,6 +89,24 @@ export const FunctionCallOutputItem = z.object({
   ]),
   status: callStatus,
 });
+/** A freeform tool call as OpenAI shows it, resent by the client. */
+export const CustomToolCallItem = z.object({
+  id: itemId,
+  type: z.literal('custom_tool_call'),
+  call_id: callId,
+  name: ToolName,
+  input: z.string().max(MAX_TEXT),
+  namespace: ToolName.nullish(),
+  status: callStatus,
+});
+export const CustomToolCallOutputItem = z.object({
+  id: itemId,
+  type: z.literal('custom_tool_call_output'),
+  call_id: callId,
+  output: z.union([z.string().max(MAX_TEXT), z.array(z.discriminatedUnion('type', [InputTextPart, InputImagePart, InputFilePart])).max(REQUEST_LIMITS.maxContentParts)]),
+  status: callStatus,
+});
+
 export const ReasoningItem = z.object({
   id: itemId,
   type: z.literal('reasoning'),
@@ -138,6 +156,8 @@ const ItemUnion = z.discriminatedUnion('type', [
   MessageItem,
   FunctionCallItem,
   FunctionCallOutputItem,
+  CustomToolCallItem,
+  CustomToolCallOutputItem,
   ReasoningItem,
   CompactionItem,
   ItemReference,

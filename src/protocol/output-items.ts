@@ -42,6 +42,17 @@ export interface FunctionCallResultItem {
   status: ItemStatus;
 }
 
+/** A call of a freeform (`custom`) tool: the model's text as `input`. OpenAI's shape; the OpenResponses schema has none. */
+export interface CustomToolCallOutputItem {
+  type: 'custom_tool_call';
+  id: string;
+  call_id: string;
+  name: string;
+  namespace?: string;
+  input: string;
+  status: ItemStatus;
+}
+
 export interface ReasoningTextContent {
   type: 'reasoning_text';
   text: string;
@@ -90,4 +101,4 @@ export interface McpApprovalRequestItem {
   arguments: string;
 }
 
-export type OutputItem = MessageOutputItem | FunctionCallOutputItem | FunctionCallResultItem | ReasoningOutputItem | McpListToolsItem | McpCallItem | McpApprovalRequestItem;
+export type OutputItem = MessageOutputItem | FunctionCallOutputItem | FunctionCallResultItem | CustomToolCallOutputItem | ReasoningOutputItem | McpListToolsItem | McpCallItem | McpApprovalRequestItem;

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseSseText } from '../support/event-invariants.ts';
 import { startGateway, type RunningGateway } from '../support/gateway.ts';
 import { assertErrorEnvelope, assertValidResponse } from '../support/openresponses-schema.ts';
 import { flavors } from '../support/provider-flavors.ts';
@@ -50,6 +51,34 @@ describe.each(flavors)('Codex tool kinds over $name', (flavor) => {
       { kind: 'user', text: 'delegate' },
       { kind: 'call', id: 'call_ns', name: 'multi_agent_v1__spawn_agent', args: { task: 'lint' } },
       { kind: 'result', id: 'call_ns', content: 'agent 7 started' },
+    ]);
+  });
+
+  it('a custom (freeform) tool: offered as a function with one string, returned as custom_tool_call, its output accepted back', async () => {
+    const applyPatch = { type: 'custom', name: 'apply_patch', description: 'Edits files.', format: { type: 'grammar', syntax: 'lark', definition: 'start: begin_patch hunk+ end_patch' } };
+    const patch = '*** Begin Patch\n*** Add File: hello.txt\n+hi\n*** End Patch';
+    upstream.setScript((request) => flavor.render(request, { calls: [{ id: 'call_patch', name: 'apply_patch', args: { input: patch } }] }));
+    for (const stream of [false, true]) {
+      const response = await fetch(`${gateway.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: flavor.model, input: 'patch it', tools: [execCommand, applyPatch], stream }) });
+      expect(response.status).toBe(200);
+      const text = await response.text();
+      const final = stream ? parseSseText(text).events.at(-1)!.response : JSON.parse(text);
+      expect(final.output.filter((item: any) => item.type === 'function_call')).toEqual([]);
+      expect(final.output.find((item: any) => item.type === 'custom_tool_call')).toMatchObject({ call_id: 'call_patch', name: 'apply_patch', input: patch, status: 'completed' });
+    }
+    const sentTool = (upstream.requests.at(-1)!.body.tools as any[]).find((tool) => (tool.function?.name ?? tool.name) === 'apply_patch');
+    expect(JSON.stringify(sentTool)).toContain('lark grammar');
+
+    upstream.setScript((request) => flavor.render(request, { text: 'patched' }));
+    const resumed = await post(gateway, {
+      tools: [execCommand, applyPatch],
+      input: [{ role: 'user', content: 'patch it' }, { type: 'custom_tool_call', call_id: 'call_patch', name: 'apply_patch', input: patch }, { type: 'custom_tool_call_output', call_id: 'call_patch', output: 'Done!' }],
+    });
+    expect(resumed.status).toBe(200);
+    expect(flavor.seen(upstream.requests.at(-1)!)).toEqual([
+      { kind: 'user', text: 'patch it' },
+      { kind: 'call', id: 'call_patch', name: 'apply_patch', args: { input: patch } },
+      { kind: 'result', id: 'call_patch', content: 'Done!' },
     ]);
   });
 

@@ -142,6 +142,9 @@ function convertConversation(instructions: string | null, items: InputItem[], hi
       case 'mcp_list_tools':
       case 'mcp_call':
       case 'mcp_approval_request':
+      case 'custom_tool_call':
+      case 'custom_tool_call_output':
+        // The engine turns MCP and custom tool items into calls and outputs before they reach a provider.
         break;
       default:
         assertNever(item);
