@@ -11,9 +11,10 @@ import { ScriptedChatUpstream, type RecordedRequest } from '../../support/script
 const CODEX = fileURLToPath(new URL('../../../node_modules/.bin/codex', import.meta.url));
 
 /** Runs `codex exec` (the real CLI from @openai/codex) with its own CODEX_HOME pointing at the gateway. */
-function codexExec(home: string, workdir: string, prompt: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function codexExec(home: string, workdir: string, prompt: string, extra: { before?: string[]; options?: string[] } = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(CODEX, ['exec', '--skip-git-repo-check', '--dangerously-bypass-approvals-and-sandbox', '--color', 'never', prompt], {
+    const args = ['exec', ...(extra.before ?? []), '--skip-git-repo-check', '--dangerously-bypass-approvals-and-sandbox', ...(extra.options ?? []), prompt];
+    const child = spawn(CODEX, args, {
       cwd: workdir,
       env: { PATH: process.env.PATH ?? '', HOME: home, CODEX_HOME: home, LOOPGATE_KEY: 'client-key', RUST_LOG: 'error' },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -88,4 +89,27 @@ describe.each(flavors)('Codex CLI over $name', (flavor) => {
     const results = flavor.seen(upstream.requests.at(-1)!).filter((seen) => seen.kind === 'result');
     expect(JSON.stringify(results)).toContain('shell-ok');
   }, 60_000);
+
+  it('--output-schema: the schema reaches the upstream as structured output, the JSON is printed', async () => {
+    writeFileSync(join(workdir, 'schema.json'), JSON.stringify({ type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'], additionalProperties: false }));
+    script(() => ({ text: JSON.stringify({ answer: 'forty-two' }) }));
+    const run = await codexExec(home, workdir, 'Answer in JSON.', { options: ['--output-schema', join(workdir, 'schema.json')] });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain('{"answer":"forty-two"}');
+    const body = upstream.requests.at(-1)!.body;
+    expect(JSON.stringify(body.response_format ?? body.output_config)).toContain('"answer"');
+  }, 60_000);
+
+  it('resume: a later exec continues the session, resending the earlier turns', async () => {
+    script(() => ({ text: 'First answer.' }));
+    expect((await codexExec(home, workdir, 'Remember the word pelican.')).code).toBe(0);
+    script(() => ({ text: 'The word was pelican.' }));
+    const run = await codexExec(home, workdir, 'Which word?', { before: ['resume', '--last'] });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain('The word was pelican.');
+    const seen = flavor.seen(upstream.requests.at(-1)!).flatMap((entry) => ('text' in entry && entry.kind !== 'system' ? [entry.text] : []));
+    expect(seen.join('\n')).toContain('Remember the word pelican.');
+    expect(seen).toContain('First answer.');
+    expect(seen.at(-1)).toContain('Which word?');
+  }, 90_000);
 });
