@@ -4,6 +4,7 @@ import type { ResponseStreamEventBody } from '../protocol/stream-events.ts';
 import type { TokenLogprob, TurnEvent } from '../providers/provider.ts';
 import { assertNever } from '../util/assert-never.ts';
 import { newId } from '../util/ids.ts';
+import { jsonStringField } from '../util/json-string-field.ts';
 
 type Emit = (event: ResponseStreamEventBody) => void;
 
@@ -160,7 +161,7 @@ export class OutputBuilder {
       const collected = this.#hidden.get(call.callId);
       if (!shown?.custom || !collected || this.#customAdded.has(call.callId)) continue;
       this.#customAdded.add(call.callId);
-      const item: CustomToolCallOutputItem = { type: 'custom_tool_call', id: newId('ctc'), call_id: call.callId, name: shown.name, ...(shown.namespace && { namespace: shown.namespace }), input: customInput(collected.arguments), status };
+      const item: CustomToolCallOutputItem = { type: 'custom_tool_call', id: newId('ctc'), call_id: call.callId, name: shown.name, ...(shown.namespace && { namespace: shown.namespace }), input: jsonStringField(collected.arguments, 'input') ?? collected.arguments, status };
       const index = this.#add(item, emit);
       emit({ type: 'response.output_item.done', output_index: index, item });
     }
@@ -254,15 +255,4 @@ function snapshot(item: OutputItem): OutputItem {
     default:
       return { ...item };
   }
-}
-
-/** The text of a freeform call: the `input` the model was asked for, or its arguments as they are when it did not comply. */
-function customInput(args: string): string {
-  try {
-    const parsed: unknown = JSON.parse(args);
-    if (parsed && typeof parsed === 'object' && typeof (parsed as { input?: unknown }).input === 'string') return (parsed as { input: string }).input;
-  } catch {
-    // not JSON
-  }
-  return args;
 }

@@ -2,7 +2,7 @@ import { invalidRequest } from '../errors/gateway-error.ts';
 import { refuseUnsupportedParameters } from '../protocol/unsupported-parameters.ts';
 import type { ExecutorRegistry } from '../executors/executor-registry.ts';
 import type { ToolContext } from '../executors/tool-executor.ts';
-import type { CreateResponseRequest, FunctionToolParam } from '../protocol/create-response-request.ts';
+import type { CreateResponseRequest } from '../protocol/create-response-request.ts';
 import type { InputItem } from '../protocol/input-items.ts';
 import type { OutputItem } from '../protocol/output-items.ts';
 import type { ResponseResource } from '../protocol/response-resource.ts';

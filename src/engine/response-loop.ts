@@ -4,6 +4,7 @@ import type { ToolCall, ToolContext, ToolExecutor } from '../executors/tool-exec
 import type { McpCallItem, OutputItem } from '../protocol/output-items.ts';
 import type { ResponseResource } from '../protocol/response-resource.ts';
 import { newId } from '../util/ids.ts';
+import { jsonStringField } from '../util/json-string-field.ts';
 import type { ResponseStreamEvent, ResponseStreamEventBody, TerminalEventType } from '../protocol/stream-events.ts';
 import type { Provider, TurnFinish, TurnRequest, TurnStream } from '../providers/provider.ts';
 import type { ClientToolName } from './declared-tools.ts';
@@ -127,7 +128,7 @@ async function* runLoop(loop: ResponseLoop): AsyncGenerator<ResponseStreamEvent[
         emit,
       );
       return (output, isError) => {
-        if (isError) slot.item.error = errorMessage(output);
+        if (isError) slot.item.error = jsonStringField(output, 'error') ?? output;
         else slot.item.output = output;
         slot.item.status = 'completed';
         builder.finishItem(slot, emit);
@@ -269,16 +270,6 @@ async function* runLoop(loop: ResponseLoop): AsyncGenerator<ResponseStreamEvent[
   }
 }
 
-/** The message of an error output (`{"error": …}`), or the output itself. */
-function errorMessage(output: string): string {
-  try {
-    const parsed: unknown = JSON.parse(output);
-    if (parsed && typeof parsed === 'object' && typeof (parsed as { error?: unknown }).error === 'string') return (parsed as { error: string }).error;
-  } catch {
-    // not JSON: the text is the message
-  }
-  return output;
-}
 
 async function* finishResponse(
   loop: ResponseLoop,

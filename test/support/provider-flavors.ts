@@ -1,4 +1,4 @@
-import { chunk, sse, usageChunk, type RecordedRequest, type UpstreamReply } from './scripted-chat-upstream.ts';
+import { chunk, sse, usageChunk, type RecordedRequest, type ScriptedChatUpstream, type UpstreamReply } from './scripted-chat-upstream.ts';
 
 /** One model turn, said once, rendered in each upstream's own wire format. */
 export interface ModelTurn {
@@ -101,3 +101,8 @@ export const anthropic: ProviderFlavor = {
 };
 
 export const flavors: ProviderFlavor[] = [openaiChat, anthropic];
+
+/** Scripts `upstream` to answer each call in `flavor`'s wire format, from the tool results the model has seen so far. */
+export function scriptModel(upstream: ScriptedChatUpstream, flavor: ProviderFlavor, turn: (request: RecordedRequest, results: string[]) => ModelTurn): void {
+  upstream.setScript((request) => flavor.render(request, turn(request, flavor.seen(request).flatMap((seen) => (seen.kind === 'result' ? [seen.content] : [])))));
+}

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { startGateway, type RunningGateway } from '../../support/gateway.ts';
 import { McpTestServer } from '../../support/mcp-test-server.ts';
-import { flavors, type ModelTurn } from '../../support/provider-flavors.ts';
+import { flavors, scriptModel, type ModelTurn } from '../../support/provider-flavors.ts';
 import { ScriptedChatUpstream, type RecordedRequest } from '../../support/scripted-chat-upstream.ts';
 
 // Traces would be exported to OpenAI; nothing leaves the machine in tests.
@@ -20,8 +20,7 @@ describe.each(flavors)('Agents SDK over $name', (flavor) => {
   let gateway: RunningGateway;
   let runner: Runner;
   let mcpUrl: string;
-  const script = (turn: (request: RecordedRequest, results: string[]) => ModelTurn) =>
-    upstream.setScript((request) => flavor.render(request, turn(request, flavor.seen(request).flatMap((seen) => (seen.kind === 'result' ? [seen.content] : [])))));
+  const script = (turn: (request: RecordedRequest, results: string[]) => ModelTurn) => scriptModel(upstream, flavor, turn);
 
   beforeAll(async () => {
     const [url, serverUrl] = await Promise.all([upstream.start(), mcp.start()]);

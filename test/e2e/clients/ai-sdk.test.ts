@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { startGateway, type RunningGateway } from '../../support/gateway.ts';
 import { McpTestServer } from '../../support/mcp-test-server.ts';
-import { flavors, type ModelTurn } from '../../support/provider-flavors.ts';
+import { flavors, scriptModel, type ModelTurn } from '../../support/provider-flavors.ts';
 import { ScriptedChatUpstream, type RecordedRequest } from '../../support/scripted-chat-upstream.ts';
 
 /** `openai.tools.mcp`, typed as `ai`'s Tool (the two packages pin different provider-utils typings). */
@@ -19,12 +19,7 @@ describe.each(flavors)('AI SDK over $name', (flavor) => {
   let gateway: RunningGateway;
   let mcpUrl: string;
   let openai: ReturnType<typeof createOpenAI>;
-  /** Scripts the upstream: each model turn from what it has seen so far. */
-  const script = (turn: (request: RecordedRequest, results: string[]) => ModelTurn) =>
-    upstream.setScript((request) => {
-      const results = flavor.seen(request).flatMap((seen) => (seen.kind === 'result' ? [seen.content] : []));
-      return flavor.render(request, turn(request, results));
-    });
+  const script = (turn: (request: RecordedRequest, results: string[]) => ModelTurn) => scriptModel(upstream, flavor, turn);
 
   beforeAll(async () => {
     const [url, serverUrl] = await Promise.all([upstream.start(), mcp.start()]);

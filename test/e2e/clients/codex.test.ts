@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../../support/gateway.ts';
-import { flavors, type ModelTurn } from '../../support/provider-flavors.ts';
+import { flavors, scriptModel, type ModelTurn } from '../../support/provider-flavors.ts';
 import { ScriptedChatUpstream, type RecordedRequest } from '../../support/scripted-chat-upstream.ts';
 
 const CODEX = fileURLToPath(new URL('../../../node_modules/.bin/codex', import.meta.url));
@@ -38,8 +38,7 @@ describe.each(flavors)('Codex CLI over $name', (flavor) => {
   let gateway: RunningGateway;
   let home: string;
   let workdir: string;
-  const script = (turn: (request: RecordedRequest, results: string[]) => ModelTurn) =>
-    upstream.setScript((request) => flavor.render(request, turn(request, flavor.seen(request).flatMap((seen) => (seen.kind === 'result' ? [seen.content] : [])))));
+  const script = (turn: (request: RecordedRequest, results: string[]) => ModelTurn) => scriptModel(upstream, flavor, turn);
 
   beforeAll(async () => {
     const url = await upstream.start();

@@ -3,7 +3,7 @@ import { ChatOpenAI } from '@langchain/openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { startGateway, type RunningGateway } from '../../support/gateway.ts';
-import { flavors, type ModelTurn } from '../../support/provider-flavors.ts';
+import { flavors, scriptModel, type ModelTurn } from '../../support/provider-flavors.ts';
 import { ScriptedChatUpstream, type RecordedRequest } from '../../support/scripted-chat-upstream.ts';
 
 const weather = { name: 'get_weather', description: 'Weather in a city', schema: z.object({ city: z.string() }) };
@@ -14,8 +14,7 @@ describe.each(flavors)('LangChain over $name', (flavor) => {
   let gateway: RunningGateway;
   const chat = (options: { streaming?: boolean } = {}) =>
     new ChatOpenAI({ model: flavor.model, apiKey: 'client-key', useResponsesApi: true, maxRetries: 0, configuration: { baseURL: gateway.baseURL }, ...options });
-  const script = (turn: (request: RecordedRequest, results: string[]) => ModelTurn) =>
-    upstream.setScript((request) => flavor.render(request, turn(request, flavor.seen(request).flatMap((seen) => (seen.kind === 'result' ? [seen.content] : [])))));
+  const script = (turn: (request: RecordedRequest, results: string[]) => ModelTurn) => scriptModel(upstream, flavor, turn);
 
   beforeAll(async () => {
     const url = await upstream.start();

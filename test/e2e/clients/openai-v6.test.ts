@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { assertEventStreamInvariants } from '../../support/event-invariants.ts';
 import { startGateway, type RunningGateway } from '../../support/gateway.ts';
 import { assertValidResponse } from '../../support/openresponses-schema.ts';
-import { flavors, type ModelTurn } from '../../support/provider-flavors.ts';
+import { flavors, scriptModel, type ModelTurn } from '../../support/provider-flavors.ts';
 import { ScriptedChatUpstream, type RecordedRequest } from '../../support/scripted-chat-upstream.ts';
 
 /** openai v6 — still the most installed major — beside v7 (test/e2e/openai-sdk.test.ts), over each upstream. */
@@ -13,8 +13,7 @@ describe.each(flavors)('openai v6 over $name', (flavor) => {
   const upstream = new ScriptedChatUpstream();
   let gateway: RunningGateway;
   let client: OpenAI;
-  const script = (turn: (request: RecordedRequest, results: string[]) => ModelTurn) =>
-    upstream.setScript((request) => flavor.render(request, turn(request, flavor.seen(request).flatMap((seen) => (seen.kind === 'result' ? [seen.content] : [])))));
+  const script = (turn: (request: RecordedRequest, results: string[]) => ModelTurn) => scriptModel(upstream, flavor, turn);
 
   beforeAll(async () => {
     const url = await upstream.start();
