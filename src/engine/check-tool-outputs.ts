@@ -5,6 +5,7 @@ import type { InputItem } from '../protocol/input-items.ts';
 const ANSWERS: readonly { output: InputItem['type']; call: InputItem['type'] }[] = [
   { output: 'function_call_output', call: 'function_call' },
   { output: 'custom_tool_call_output', call: 'custom_tool_call' },
+  { output: 'tool_search_output', call: 'tool_search_call' },
 ];
 
 /**
@@ -18,11 +19,15 @@ const ANSWERS: readonly { output: InputItem['type']; call: InputItem['type'] }[]
 export function checkToolOutputs(history: readonly InputItem[], input: readonly InputItem[]): void {
   for (const { output, call } of ANSWERS) {
     const calls = new Set<string>();
-    for (const item of [...history, ...input]) if (item.type === call) calls.add((item as { call_id: string }).call_id);
+    for (const item of [...history, ...input]) {
+      const callId = item.type === call ? (item as { call_id?: string | null }).call_id : null;
+      if (callId) calls.add(callId);
+    }
     input.forEach((item, index) => {
       if (item.type !== output) return;
-      const callId = (item as { call_id: string }).call_id;
-      if (calls.has(callId)) return;
+      const callId = (item as { call_id?: string | null }).call_id;
+      // OpenAI lets a tool search output name no call (a search the server ran); there is nothing to match.
+      if (callId == null || calls.has(callId)) return;
       throw invalidRequest(
         `No ${call} with call_id '${callId}' is in this conversation: a ${output} must answer a call the model made (continue with previous_response_id, or send the ${call} item too).`,
         `input[${index}].call_id`,

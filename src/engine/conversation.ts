@@ -1,5 +1,5 @@
-import { notFound } from '../errors/gateway-error.ts';
-import type { CreateResponseRequest } from '../protocol/create-response-request.ts';
+import { invalidRequest, notFound } from '../errors/gateway-error.ts';
+import { LoadableToolParam, type CreateResponseRequest } from '../protocol/create-response-request.ts';
 import type { InputItem } from '../protocol/input-items.ts';
 import type { OutputItem } from '../protocol/output-items.ts';
 import type { ConversationTurn, ResponseStore, StoredInputItem } from '../store/response-store.ts';
@@ -17,6 +17,8 @@ export interface Conversation {
   previous: ConversationTurn | null;
   /** Every output item of the earlier responses, oldest first (listings to reuse, approvals to answer). */
   previousOutput: OutputItem[];
+  /** Tools a client-run tool search of this conversation loaded (stored turns and this input). */
+  loadedTools: LoadableToolParam[];
 }
 
 /**
@@ -26,6 +28,7 @@ export interface Conversation {
  */
 export async function buildConversation(store: ResponseStore, tenant: string, request: CreateResponseRequest): Promise<Conversation> {
   const history: InputItem[] = [];
+  const searchOutputs: { item: StoredInputItem; param: string }[] = [];
   let previous: ConversationTurn | null = null;
   const previousOutput: OutputItem[] = [];
   const previousId = request.previous_response_id;
@@ -36,7 +39,10 @@ export async function buildConversation(store: ResponseStore, tenant: string, re
       throw notFound(message, 'previous_response_not_found', 'previous_response_id');
     }
     for (const turn of turns) {
-      for (const item of turn.inputItems) history.push(...storedItemToInput(item));
+      for (const item of turn.inputItems) {
+        history.push(...storedItemToInput(item));
+        if (item.type === 'tool_search_output') searchOutputs.push({ item, param: 'previous_response_id' });
+      }
       for (const item of turn.output) history.push(...storedItemToInput(item));
       previousOutput.push(...turn.output);
     }
@@ -49,7 +55,10 @@ export async function buildConversation(store: ResponseStore, tenant: string, re
     previous = openTurnOf(input);
     if (previous) previousOutput.push(...previous.output);
   }
-  return { history, input, previous, previousOutput };
+  input.forEach((item, index) => {
+    if (item.type === 'tool_search_output') searchOutputs.push({ item, param: `input[${index}]` });
+  });
+  return { history, input, previous, previousOutput, loadedTools: searchOutputs.flatMap(({ item, param }) => toolsLoadedBy(item, param)) };
 }
 
 async function resolveInput(store: ResponseStore, tenant: string, input: CreateResponseRequest['input']): Promise<StoredInputItem[]> {
@@ -68,10 +77,14 @@ async function resolveInput(store: ResponseStore, tenant: string, input: CreateR
   });
 }
 
-function idPrefix(type: InputItem['type']): 'msg' | 'fc' | 'fco' | 'rs' | 'cmp' | 'ctc' | 'ctco' {
+function idPrefix(type: InputItem['type']): 'msg' | 'fc' | 'fco' | 'rs' | 'cmp' | 'ctc' | 'ctco' | 'tsc' | 'tso' {
   switch (type) {
     case 'custom_tool_call':
       return 'ctc';
+    case 'tool_search_call':
+      return 'tsc';
+    case 'tool_search_output':
+      return 'tso';
     case 'custom_tool_call_output':
       return 'ctco';
     case 'function_call':
@@ -85,4 +98,14 @@ function idPrefix(type: InputItem['type']): 'msg' | 'fc' | 'fco' | 'rs' | 'cmp' 
     default:
       return 'msg';
   }
+}
+
+/** The tools a `tool_search_output` loads, each checked as a tool the request itself could have declared. */
+function toolsLoadedBy(item: StoredInputItem, param: string): LoadableToolParam[] {
+  if (item.type !== 'tool_search_output') return [];
+  return item.tools.map((tool, index) => {
+    const parsed = LoadableToolParam.safeParse(tool);
+    if (!parsed.success) throw invalidRequest(`A tool search loaded a tool this gateway cannot offer (only function, namespace and custom tools): ${parsed.error.issues[0]?.message ?? 'invalid'}.`, `${param}.tools[${index}]`, 'unsupported_tool');
+    return parsed.data;
+  });
 }

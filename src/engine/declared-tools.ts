@@ -1,15 +1,19 @@
 import { invalidRequest } from '../errors/gateway-error.ts';
-import type { CreateResponseRequest, CustomToolParam, FunctionToolParam } from '../protocol/create-response-request.ts';
+import type { ClientToolSearchParam, CreateResponseRequest, CustomToolParam, FunctionToolParam, LoadableToolParam } from '../protocol/create-response-request.ts';
 
 /** What happens to hosted tools no upstream here can run: left out of what the model sees (and reported), or refused. */
 export type HostedToolPolicy = 'omit' | 'reject';
 
-/** A call's name as the client knows it: the tool's own name, its namespace if it has one, and whether it is a freeform (`custom`) tool. */
+/** A call's name as the client knows it: the tool's own name, its namespace if it has one, and its kind when it is not a function. */
 export interface ClientToolName {
   name: string;
   namespace?: string;
-  custom?: boolean;
+  /** `custom`: shown as `custom_tool_call`; `tool_search`: shown as `tool_search_call`. */
+  kind?: 'custom' | 'tool_search';
 }
+
+/** The name the model calls a client-run tool search by. */
+export const TOOL_SEARCH_NAME = 'tool_search';
 
 /** The request's client-side tools, as the model is offered them. */
 export interface DeclaredTools {
@@ -48,40 +52,61 @@ export function modelToolName(tool: ClientToolName): string {
 /**
  * Reads the request's `tools` into what the model is offered: function tools
  * as they are, each namespace's functions flattened under names that cannot
- * collide, hosted tools by the policy; MCP servers are the MCP executor's.
+ * collide, freeform tools as functions with one string, a client-run tool
+ * search as a function, hosted tools by the policy; MCP servers are the MCP
+ * executor's. Tools marked `defer_loading` wait until a tool search of the
+ * conversation loaded them (`loaded`); loaded tools are offered from then on.
  */
-export function declareTools(tools: CreateResponseRequest['tools'], hostedPolicy: HostedToolPolicy): DeclaredTools {
+export function declareTools(tools: CreateResponseRequest['tools'], hostedPolicy: HostedToolPolicy, loaded: readonly LoadableToolParam[] = []): DeclaredTools {
   const functions: FunctionToolParam[] = [];
   const namespaced = new Map<string, ClientToolName>();
   const omitted: string[] = [];
-  (tools ?? []).forEach((tool, index) => {
+  const loadedNames = new Set(loaded.map((tool) => tool.name));
+
+  const declare = (tool: NonNullable<CreateResponseRequest['tools']>[number], param: string): void => {
     switch (tool.type) {
       case 'function':
         functions.push(tool);
         return;
       case 'custom':
         functions.push(customAsFunction(tool, tool.name));
-        namespaced.set(tool.name, { name: tool.name, custom: true });
+        namespaced.set(tool.name, { name: tool.name, kind: 'custom' });
         return;
       case 'mcp':
         return;
       case 'namespace':
         tool.tools.forEach((inner, innerIndex) => {
           const name = modelToolName({ namespace: tool.name, name: inner.name });
-          if (!MODEL_TOOL_NAME.test(name)) throw invalidRequest(`The namespaced tool name '${name}' is longer than the 64 characters models accept.`, `tools[${index}].tools[${innerIndex}].name`, 'invalid_value');
+          if (!MODEL_TOOL_NAME.test(name)) throw invalidRequest(`The namespaced tool name '${name}' is longer than the 64 characters models accept.`, `${param}.tools[${innerIndex}].name`, 'invalid_value');
           const offered = inner.type === 'custom' ? customAsFunction(inner, name) : { ...inner, name };
           const description = [tool.description, offered.description].filter(Boolean).join('\n\n');
           functions.push({ ...offered, ...(description && { description }) });
-          namespaced.set(name, { namespace: tool.name, name: inner.name, ...(inner.type === 'custom' && { custom: true }) });
+          namespaced.set(name, { namespace: tool.name, name: inner.name, ...(inner.type === 'custom' && { kind: 'custom' as const }) });
         });
         return;
-      default:
-        if (hostedPolicy === 'reject') {
-          throw invalidRequest(`The hosted tool '${tool.type}' cannot run behind this gateway (it is configured to refuse such tools rather than leave them out).`, `tools[${index}].type`, 'unsupported_tool');
-        }
-        omitted.push(tool.type);
     }
+    if (tool.type === 'tool_search' && 'execution' in tool && tool.execution === 'client') {
+      const search = tool as ClientToolSearchParam;
+      const parameters = search.parameters ?? { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] };
+      functions.push({ type: 'function', name: TOOL_SEARCH_NAME, description: search.description ?? 'Searches for more tools; the tools it finds are offered from then on.', parameters, strict: false });
+      namespaced.set(TOOL_SEARCH_NAME, { name: TOOL_SEARCH_NAME, kind: 'tool_search' });
+      return;
+    }
+    if (hostedPolicy === 'reject') {
+      throw invalidRequest(`The hosted tool '${tool.type}' cannot run behind this gateway (it is configured to refuse such tools rather than leave them out).`, `${param}.type`, 'unsupported_tool');
+    }
+    omitted.push(tool.type);
+  };
+
+  const listed = new Set<string>();
+  (tools ?? []).forEach((tool, index) => {
+    if ('name' in tool && typeof tool.name === 'string') listed.add(tool.name);
+    // A deferred tool waits for a tool search to load it.
+    if ('defer_loading' in tool && tool.defer_loading && !loadedNames.has((tool as { name: string }).name)) return;
+    declare(tool, `tools[${index}]`);
   });
+  for (const tool of loaded) if (!listed.has(tool.name)) declare(tool, 'tool_search_output');
+
   const clash = functions.find((tool, index) => functions.findIndex((other) => other.name === tool.name) !== index);
   if (clash) throw invalidRequest(`Two tools are offered to the model as '${clash.name}'; tool names must be unique.`, 'tools', 'duplicate_tool_name');
   return { functions, namespaced, omitted };

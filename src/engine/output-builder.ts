@@ -1,5 +1,5 @@
 import type { ClientToolName } from './declared-tools.ts';
-import type { CustomToolCallOutputItem, FunctionCallOutputItem, FunctionCallResultItem, ItemStatus, MessageOutputItem, OutputItem, ReasoningOutputItem } from '../protocol/output-items.ts';
+import type { CustomToolCallOutputItem, FunctionCallOutputItem, ToolSearchCallOutputItem, FunctionCallResultItem, ItemStatus, MessageOutputItem, OutputItem, ReasoningOutputItem } from '../protocol/output-items.ts';
 import type { ResponseStreamEventBody } from '../protocol/stream-events.ts';
 import type { TokenLogprob, TurnEvent } from '../providers/provider.ts';
 import { assertNever } from '../util/assert-never.ts';
@@ -109,7 +109,7 @@ export class OutputBuilder {
         return;
       case 'tool_call.start': {
         // A freeform tool's text is only known once its arguments are complete: collected, then added whole (closeAll).
-        if (this.#isHidden(event.name) || this.#clientName(event.name)?.custom) {
+        if (this.#isHidden(event.name) || this.#clientName(event.name)?.kind) {
           this.#hidden.set(event.callId, { callId: event.callId, name: event.name, arguments: '' });
           this.#turnCalls.push({ callId: event.callId, name: event.name, item: null });
           return;
@@ -154,14 +154,22 @@ export class OutputBuilder {
     this.#calls.clear();
   }
 
-  /** The turn's freeform tool calls as `custom_tool_call` items, their text taken from the `input` argument. */
+  /**
+   * The turn's calls of tools that are not functions for the client, added
+   * whole once their arguments are complete: freeform calls as
+   * `custom_tool_call` (the text from the `input` argument), tool searches as
+   * `tool_search_call`.
+   */
   #addCustomCalls(status: ItemStatus, emit: Emit): void {
     for (const call of this.#turnCalls) {
       const shown = call.item === null ? this.#clientName(call.name) : null;
       const collected = this.#hidden.get(call.callId);
-      if (!shown?.custom || !collected || this.#customAdded.has(call.callId)) continue;
+      if (!shown?.kind || !collected || this.#customAdded.has(call.callId)) continue;
       this.#customAdded.add(call.callId);
-      const item: CustomToolCallOutputItem = { type: 'custom_tool_call', id: newId('ctc'), call_id: call.callId, name: shown.name, ...(shown.namespace && { namespace: shown.namespace }), input: jsonStringField(collected.arguments, 'input') ?? collected.arguments, status };
+      const item: CustomToolCallOutputItem | ToolSearchCallOutputItem =
+        shown.kind === 'custom'
+          ? { type: 'custom_tool_call', id: newId('ctc'), call_id: call.callId, name: shown.name, ...(shown.namespace && { namespace: shown.namespace }), input: jsonStringField(collected.arguments, 'input') ?? collected.arguments, status }
+          : { type: 'tool_search_call', id: newId('tsc'), call_id: call.callId, arguments: parseArguments(collected.arguments), execution: 'client', status };
       const index = this.#add(item, emit);
       emit({ type: 'response.output_item.done', output_index: index, item });
     }
@@ -254,5 +262,14 @@ function snapshot(item: OutputItem): OutputItem {
       return { ...item, summary: [] };
     default:
       return { ...item };
+  }
+}
+
+/** A call's arguments as the object they encode (the raw text when they are not JSON). */
+function parseArguments(text: string): unknown {
+  try {
+    return JSON.parse(text || '{}');
+  } catch {
+    return text;
   }
 }

@@ -97,7 +97,7 @@ export class ResponseEngine {
     // A response that must be stored is not worth a model call the store could not keep.
     if (request.store !== false && !store.isReady()) await store.ensureWritable();
 
-    const { history, input, previous, previousOutput } = await buildConversation(store, options.tenant, request);
+    const { history, input, previous, previousOutput, loadedTools } = await buildConversation(store, options.tenant, request);
     if (history.length === 0 && input.length === 0 && !request.instructions) {
       throw invalidRequest("Missing required parameter: 'input'.", 'input', 'missing_required_parameter');
     }
@@ -108,7 +108,7 @@ export class ResponseEngine {
       parallel: request.parallel_tool_calls !== false,
       maxToolCalls: request.max_tool_calls ?? null,
     };
-    const declared = declareTools(request.tools, this.#options.hostedTools ?? 'omit');
+    const declared = declareTools(request.tools, this.#options.hostedTools ?? 'omit', loadedTools);
     const functionTools = declared.functions;
     const mcpServers = (request.tools ?? []).flatMap((tool, index) => (tool.type === 'mcp' ? [{ tool, index }] : []));
     const deadline = new ResponseDeadline(options.signal, limits.deadlineMs, this.#inFlight);

@@ -27,6 +27,8 @@ export const FunctionToolParam = z.object({
   parameters: z.record(z.string(), z.unknown()).nullish(),
   // OpenAI's API and openai-node take `boolean | null`; LangChain's bindTools sends null.
   strict: z.boolean().nullish(),
+  /** Offered only once a client-run tool search has loaded it. */
+  defer_loading: z.boolean().nullish(),
 });
 
 /**
@@ -53,6 +55,19 @@ export const NamespaceToolParam = z.object({
   name: ToolName,
   description: z.string().max(REQUEST_LIMITS.maxDescriptionChars).nullish(),
   tools: z.array(z.discriminatedUnion('type', [FunctionToolParam, CustomToolParam])).max(REQUEST_LIMITS.maxTools),
+  defer_loading: z.boolean().nullish(),
+});
+
+/** What a client-run tool search may load (`tool_search_output.tools`). */
+export const LoadableToolParam = z.discriminatedUnion('type', [FunctionToolParam, NamespaceToolParam, CustomToolParam]);
+export type LoadableToolParam = z.infer<typeof LoadableToolParam>;
+
+/** Tool search the client runs (`execution: "client"`): the model asks, the client answers with the tools to load. */
+export const ClientToolSearchParam = z.object({
+  type: z.literal('tool_search'),
+  execution: z.literal('client'),
+  description: z.string().max(REQUEST_LIMITS.maxDescriptionChars).nullish(),
+  parameters: z.record(z.string(), z.unknown()).nullish(),
 });
 
 /**
@@ -127,7 +142,7 @@ export const CreateResponseRequest = z.object({
   previous_response_id: z.string().max(REQUEST_LIMITS.maxIdChars).nullish(),
   // Every value OpenAI defines; those about hosted tools the gateway does not run have nothing to include.
   include: z.array(z.enum(INCLUDABLE)).nullish(),
-  tools: z.array(z.union([z.discriminatedUnion('type', [FunctionToolParam, McpToolParam, NamespaceToolParam, CustomToolParam]), HostedToolParam])).max(REQUEST_LIMITS.maxTools).nullish(),
+  tools: z.array(z.union([z.discriminatedUnion('type', [FunctionToolParam, McpToolParam, NamespaceToolParam, CustomToolParam]), ClientToolSearchParam, HostedToolParam])).max(REQUEST_LIMITS.maxTools).nullish(),
   tool_choice: ToolChoiceParam.nullish(),
   metadata: Metadata.nullish(),
   text: z.object({ format: TextFormatParam.nullish(), verbosity: z.enum(['low', 'medium', 'high']).nullish() }).nullish(),
@@ -170,6 +185,7 @@ export type FunctionToolParam = z.infer<typeof FunctionToolParam>;
 export type McpToolParam = z.infer<typeof McpToolParam>;
 export type NamespaceToolParam = z.infer<typeof NamespaceToolParam>;
 export type CustomToolParam = z.infer<typeof CustomToolParam>;
+export type ClientToolSearchParam = z.infer<typeof ClientToolSearchParam>;
 export type HostedToolParam = z.infer<typeof HostedToolParam>;
 export type ToolChoiceParam = z.infer<typeof ToolChoiceParam>;
 export type TextFormatParam = z.infer<typeof TextFormatParam>;

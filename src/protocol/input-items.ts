@@ -107,6 +107,25 @@ export const CustomToolCallOutputItem = z.object({
   status: callStatus,
 });
 
+/** A tool search the model asked the client to run, resent. */
+export const ToolSearchCallItem = z.object({
+  id: itemId,
+  type: z.literal('tool_search_call'),
+  call_id: callId.nullish(),
+  arguments: z.unknown(),
+  execution: z.enum(['server', 'client']).nullish(),
+  status: callStatus,
+});
+/** What the client's tool search loaded: tools offered to the model from then on (their shapes are checked when offered). */
+export const ToolSearchOutputItem = z.object({
+  id: itemId,
+  type: z.literal('tool_search_output'),
+  call_id: callId.nullish(),
+  tools: z.array(z.object({ type: z.string() }).loose()).max(REQUEST_LIMITS.maxTools),
+  execution: z.enum(['server', 'client']).nullish(),
+  status: callStatus,
+});
+
 export const ReasoningItem = z.object({
   id: itemId,
   type: z.literal('reasoning'),
@@ -158,6 +177,8 @@ const ItemUnion = z.discriminatedUnion('type', [
   FunctionCallOutputItem,
   CustomToolCallItem,
   CustomToolCallOutputItem,
+  ToolSearchCallItem,
+  ToolSearchOutputItem,
   ReasoningItem,
   CompactionItem,
   ItemReference,

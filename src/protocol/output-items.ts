@@ -53,6 +53,16 @@ export interface CustomToolCallOutputItem {
   status: ItemStatus;
 }
 
+/** A tool search the client runs (OpenAI's shape); answered with a `tool_search_output` that loads tools. */
+export interface ToolSearchCallOutputItem {
+  type: 'tool_search_call';
+  id: string;
+  call_id: string;
+  arguments: unknown;
+  execution: 'client';
+  status: ItemStatus;
+}
+
 export interface ReasoningTextContent {
   type: 'reasoning_text';
   text: string;
@@ -101,4 +111,4 @@ export interface McpApprovalRequestItem {
   arguments: string;
 }
 
-export type OutputItem = MessageOutputItem | FunctionCallOutputItem | FunctionCallResultItem | CustomToolCallOutputItem | ReasoningOutputItem | McpListToolsItem | McpCallItem | McpApprovalRequestItem;
+export type OutputItem = MessageOutputItem | FunctionCallOutputItem | FunctionCallResultItem | CustomToolCallOutputItem | ToolSearchCallOutputItem | ReasoningOutputItem | McpListToolsItem | McpCallItem | McpApprovalRequestItem;

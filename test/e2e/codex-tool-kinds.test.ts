@@ -82,9 +82,30 @@ describe.each(flavors)('Codex tool kinds over $name', (flavor) => {
     ]);
   });
 
+  it('a tool search the client runs: deferred tools wait, the search call comes back as tool_search_call, what it loads is offered from then on', async () => {
+    const deploy = { type: 'function', name: 'deploy', description: 'Deploys.', parameters: { type: 'object', properties: {} }, defer_loading: true };
+    const tools = [execCommand, { type: 'tool_search', execution: 'client', description: 'Finds more tools.' }, deploy];
+    upstream.setScript((request) => flavor.render(request, { calls: [{ id: 'call_search', name: 'tool_search', args: { query: 'deploy' } }] }));
+    const searched = await post(gateway, { input: 'ship it', tools });
+    expect(searched.status).toBe(200);
+    expect(searched.headers.get('x-loopgate-omitted-tools')).toBeNull();
+    expect(offered()).toEqual(['exec_command', 'tool_search']);
+    const call = searched.body.output.find((item: any) => item.type === 'tool_search_call');
+    expect(call).toMatchObject({ call_id: 'call_search', arguments: { query: 'deploy' }, execution: 'client', status: 'completed' });
+
+    upstream.setScript((request) => flavor.render(request, { text: 'deploying' }));
+    const loaded = await post(gateway, {
+      tools,
+      input: [{ role: 'user', content: 'ship it' }, call, { type: 'tool_search_output', call_id: 'call_search', execution: 'client', status: 'completed', tools: [deploy] }],
+    });
+    expect(loaded.status).toBe(200);
+    expect(offered()).toEqual(['exec_command', 'tool_search', 'deploy']);
+    expect(flavor.seen(upstream.requests.at(-1)!)).toContainEqual({ kind: 'result', id: 'call_search', content: '{"loaded":["deploy"]}' });
+  });
+
   it('hosted tools are left out of what the model sees and named in x-loopgate-omitted-tools; the strict policy refuses them', async () => {
     upstream.setScript((request) => flavor.render(request, { text: 'no search needed' }));
-    const answered = await post(gateway, { input: 'x', tools: [execCommand, { type: 'web_search', external_web_access: false }, { type: 'tool_search', execution: 'client' }] });
+    const answered = await post(gateway, { input: 'x', tools: [execCommand, { type: 'web_search', external_web_access: false }, { type: 'tool_search' }] });
     expect(answered.status).toBe(200);
     expect(offered()).toEqual(['exec_command']);
     expect(answered.headers.get('x-loopgate-omitted-tools')).toBe('web_search,tool_search');

@@ -144,7 +144,9 @@ function convertConversation(instructions: string | null, items: InputItem[], hi
       case 'mcp_approval_request':
       case 'custom_tool_call':
       case 'custom_tool_call_output':
-        // The engine turns MCP and custom tool items into calls and outputs before they reach a provider.
+      case 'tool_search_call':
+      case 'tool_search_output':
+        // The engine turns MCP, custom tool and tool search items into calls and outputs before they reach a provider.
         break;
       default:
         assertNever(item);
