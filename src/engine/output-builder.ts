@@ -6,7 +6,7 @@ import { assertNever } from '../util/assert-never.ts';
 import { newId } from '../util/ids.ts';
 import { jsonStringField } from '../util/json-string-field.ts';
 
-type Emit = (event: ResponseStreamEventBody) => void;
+export type Emit = (event: ResponseStreamEventBody) => void;
 
 interface OpenMessage {
   item: MessageOutputItem;

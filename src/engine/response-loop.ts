@@ -1,14 +1,13 @@
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { ExecutorRegistry } from '../executors/executor-registry.ts';
 import type { ToolCall, ToolContext, ToolExecutor } from '../executors/tool-executor.ts';
-import type { McpCallItem, OutputItem } from '../protocol/output-items.ts';
+import type { OutputItem } from '../protocol/output-items.ts';
 import type { ResponseResource } from '../protocol/response-resource.ts';
-import { newId } from '../util/ids.ts';
-import { jsonStringField } from '../util/json-string-field.ts';
 import type { ResponseStreamEvent, ResponseStreamEventBody, TerminalEventType } from '../protocol/stream-events.ts';
 import type { Provider, TurnFinish, TurnRequest, TurnStream } from '../providers/provider.ts';
 import type { ClientToolName } from './declared-tools.ts';
 import type { LoopObserver } from './loop-observer.ts';
+import { callItemsFor } from './call-items.ts';
 import { OutputBuilder } from './output-builder.ts';
 import { errorOutput, planToolCalls, type PlannedCall, type ToolPolicy } from './plan-tool-calls.ts';
 import { NOT_RUN_MESSAGE, type ResumePlan } from './resume-paused-turn.ts';
@@ -113,30 +112,14 @@ async function* runLoop(loop: ResponseLoop): AsyncGenerator<ResponseStreamEvent[
   emit({ type: 'response.created', response: { ...response, output: [] } });
   emit({ type: 'response.in_progress', response: { ...response, output: [] } });
 
-  const presentationOf = (name: string) => loop.toolContext.offered.get(name)?.presentation ?? { kind: 'function' as const };
-  const builder = new OutputBuilder((name) => presentationOf(name).kind === 'mcp', (name) => loop.namespaced?.get(name) ?? null);
+  const itemsOf = (name: string) => callItemsFor(loop.toolContext.offered.get(name)?.presentation ?? { kind: 'function' });
+  const builder = new OutputBuilder((name) => itemsOf(name).hidesCall, (name) => loop.namespaced?.get(name) ?? null);
   const usage = new UsageTotal();
   const tools = { run: 0, consecutiveFailures: 0 };
   let ending: Ending | null = null;
 
-  /** Adds the item a call's result goes into: a `function_call_output`, or an `mcp_call` for MCP-presented tools. */
-  function openResult(call: ToolCall, approvalRequestId?: string): (output: string, isError: boolean) => void {
-    const presentation = presentationOf(call.name);
-    if (presentation.kind === 'mcp') {
-      const slot = builder.beginItem<McpCallItem>(
-        { type: 'mcp_call', id: newId('mcp'), server_label: presentation.serverLabel, name: presentation.toolName, arguments: call.arguments, status: 'in_progress', ...(approvalRequestId && { approval_request_id: approvalRequestId }) },
-        emit,
-      );
-      return (output, isError) => {
-        if (isError) slot.item.error = jsonStringField(output, 'error') ?? output;
-        else slot.item.output = output;
-        slot.item.status = 'completed';
-        builder.finishItem(slot, emit);
-      };
-    }
-    const slot = builder.beginToolOutput(call.callId, emit);
-    return (output) => builder.finishToolOutput(slot, output, emit);
-  }
+  /** Adds the item a call's result goes into (its kind decides which: call-items.ts). */
+  const openResult = (call: ToolCall, approvalRequestId?: string) => itemsOf(call.name).openResult(builder, call, emit, approvalRequestId);
 
   /** Runs planned calls, streaming each output as its result arrives; returns false when a limit ended the loop. */
   async function* execute(planned: readonly PlannedCall[], closed: readonly ToolCall[], turn: number): AsyncGenerator<ResponseStreamEvent[], boolean> {
@@ -242,9 +225,8 @@ async function* runLoop(loop: ResponseLoop): AsyncGenerator<ResponseStreamEvent[
         const runNow = planned.filter((entry) => (waitsForClient ? entry.route === 'rejected' : entry.route !== 'approval'));
         if (!(yield* execute(runNow, [], turn))) break;
         for (const { call } of approvals) {
-          const presentation = presentationOf(call.name);
-          if (presentation.kind !== 'mcp') continue;
-          builder.addItem({ type: 'mcp_approval_request', id: newId('mcpr'), server_label: presentation.serverLabel, name: presentation.toolName, arguments: call.arguments }, emit);
+          const request = itemsOf(call.name).approvalRequest(call);
+          if (request) builder.addItem(request, emit);
         }
         if (pending.length > 0) yield drain();
         ending = { status: 'requires_action' };
