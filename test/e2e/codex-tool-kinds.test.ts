@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseSseText } from '../support/event-invariants.ts';
 import { startGateway, type RunningGateway } from '../support/gateway.ts';
-import { assertErrorEnvelope, assertValidResponse } from '../support/openresponses-schema.ts';
+import { assertErrorEnvelope, assertValidResponse, assertValidResponseWithOpenAIItems } from '../support/openresponses-schema.ts';
 import { flavors } from '../support/provider-flavors.ts';
 import { ScriptedChatUpstream } from '../support/scripted-chat-upstream.ts';
 
@@ -16,7 +16,9 @@ describe.each(flavors)('Codex tool kinds over $name', (flavor) => {
   let strict: RunningGateway;
   const post = async (to: RunningGateway, body: Record<string, unknown>) => {
     const response = await fetch(`${to.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: flavor.model, ...body }) });
-    return { status: response.status, headers: response.headers, body: (await response.json()) as any };
+    const answer = { status: response.status, headers: response.headers, body: (await response.json()) as any };
+    if (answer.status === 200) assertValidResponseWithOpenAIItems(answer.body);
+    return answer;
   };
   const offered = () => (upstream.requests.at(-1)!.body.tools as any[]).map((tool) => tool.function?.name ?? tool.name);
 

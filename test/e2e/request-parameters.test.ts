@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../support/gateway.ts';
-import { assertErrorEnvelope } from '../support/openresponses-schema.ts';
+import { assertErrorEnvelope, assertValidResponse } from '../support/openresponses-schema.ts';
 import { ScriptedChatUpstream, textCompletion } from '../support/scripted-chat-upstream.ts';
 
 /** What OpenAI's API accepts is accepted; what the gateway cannot serve is a 400 that names it; nothing is dropped silently. */
@@ -9,7 +9,9 @@ describe('request parameters', () => {
   let gateway: RunningGateway;
   const post = async (body: Record<string, unknown>) => {
     const response = await fetch(`${gateway.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', input: 'x', ...body }) });
-    return { status: response.status, body: (await response.json()) as any };
+    const answer = { status: response.status, body: (await response.json()) as any };
+    if (answer.status === 200) assertValidResponse(answer.body);
+    return answer;
   };
   const refused = async (body: Record<string, unknown>, expected: { param: string; code: string; mentions: string }) => {
     const { status, body: answer } = await post(body);

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../support/gateway.ts';
 import { McpTestServer } from '../support/mcp-test-server.ts';
+import { assertValidResponseWithOpenAIItems } from '../support/openresponses-schema.ts';
 import { MockExecutor } from '../support/scripted-provider.ts';
 import { ScriptedChatUpstream, textCompletion, type RecordedRequest, type UpstreamReply } from '../support/scripted-chat-upstream.ts';
 
@@ -23,7 +24,9 @@ describe('stateless continuations', () => {
   let mcpTool: Record<string, unknown>;
   const post = async (body: Record<string, unknown>) => {
     const response = await fetch(`${gateway.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', ...body }) });
-    return { status: response.status, body: (await response.json()) as any };
+    const answer = { status: response.status, body: (await response.json()) as any };
+    if (answer.status === 200) assertValidResponseWithOpenAIItems(answer.body);
+    return answer;
   };
 
   beforeAll(async () => {

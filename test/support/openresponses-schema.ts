@@ -64,6 +64,15 @@ export function assertValidResponse(value: unknown): void {
   check('ResponseResource', value, 'response');
 }
 
+/** OpenAI's item kinds the gateway emits that the OpenResponses schema does not define (README: MCP, custom tools, tool search). */
+const OPENAI_ONLY_ITEMS = /^(mcp_|custom_tool_call|tool_search_)/;
+
+/** Throws unless `value` is a valid `ResponseResource` once OpenAI's own item kinds are set aside; every other item is checked. */
+export function assertValidResponseWithOpenAIItems(value: unknown): void {
+  const response = value as { output: { type: string }[] };
+  assertValidResponse({ ...response, output: response.output.filter((item) => !OPENAI_ONLY_ITEMS.test(item.type)) });
+}
+
 /** Throws unless `item` is a valid output-shaped item (`ItemField`), as listed by input_items. */
 export function assertValidItem(item: unknown): void {
   check('ItemField', item, 'item');
