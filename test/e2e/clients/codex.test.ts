@@ -89,6 +89,23 @@ describe.each(flavors)('Codex CLI over $name', (flavor) => {
     expect(JSON.stringify(results)).toContain('shell-ok');
   }, 60_000);
 
+  it('an apply_patch round trip: the freeform call reaches Codex as custom_tool_call, the file is written, the result goes back to the model', async () => {
+    const patch = ['*** Begin Patch', '*** Add File: patched.txt', '+written by apply_patch', '*** End Patch'].join('\n');
+    script((_request, results) => (results.length === 0 ? { calls: [{ id: 'call_patch', name: 'apply_patch', args: { input: patch } }] } : { text: 'The patch is applied.' }));
+    const before = upstream.requests.length;
+    const run = await codexExec(home, workdir, 'Create patched.txt.', { options: ['--model', 'gpt-5.5'] });
+    expect(run.code, run.stderr).toBe(0);
+    expect(readFileSync(join(workdir, 'patched.txt'), 'utf8').trim()).toBe('written by apply_patch');
+    expect(run.stdout).toContain('The patch is applied.');
+    // Codex offers apply_patch as a freeform tool: the model sees a function taking one string, its grammar described.
+    const offered = (upstream.requests[before]!.body.tools as any[]).find((tool) => (tool.function?.name ?? tool.name) === 'apply_patch');
+    expect(JSON.stringify(offered)).toContain('grammar');
+    const seen = flavor.seen(upstream.requests.at(-1)!);
+    expect(seen).toContainEqual({ kind: 'call', id: 'call_patch', name: 'apply_patch', args: { input: patch } });
+    const result = seen.find((entry) => entry.kind === 'result' && entry.id === 'call_patch');
+    expect(JSON.stringify(result)).toContain('patched.txt');
+  }, 60_000);
+
   it('--output-schema: the schema reaches the upstream as structured output, the JSON is printed', async () => {
     writeFileSync(join(workdir, 'schema.json'), JSON.stringify({ type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'], additionalProperties: false }));
     script(() => ({ text: JSON.stringify({ answer: 'forty-two' }) }));
