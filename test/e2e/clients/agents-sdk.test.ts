@@ -5,11 +5,22 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { startGateway, type RunningGateway } from '../../support/gateway.ts';
 import { McpTestServer } from '../../support/mcp-test-server.ts';
-import { flavors, scriptModel, type ModelTurn } from '../../support/provider-flavors.ts';
+import { flavors, scriptModel, type ModelTurn, type Seen } from '../../support/provider-flavors.ts';
 import { ScriptedChatUpstream, type RecordedRequest } from '../../support/scripted-chat-upstream.ts';
 
 // Traces would be exported to OpenAI; nothing leaves the machine in tests.
 setTracingDisabled(true);
+
+/** The names of the tools the gateway offered the model, in either upstream's wire format. */
+const offeredTools = (request: RecordedRequest): string[] => ((request.body.tools ?? []) as any[]).map((offered) => offered.function?.name ?? offered.name);
+
+/** The MCP call the model made and the result it was shown (the gateway names the call after its mcp_call item). */
+function mcpRoundTrip(request: RecordedRequest, seenOf: (request: RecordedRequest) => Seen[]): { args: unknown; result: string | undefined } {
+  const seen = seenOf(request);
+  const call = seen.find((entry) => entry.kind === 'call' && entry.name === 'calc__add') as Extract<Seen, { kind: 'call' }> | undefined;
+  const result = seen.find((entry) => entry.kind === 'result' && entry.id === call?.id) as Extract<Seen, { kind: 'result' }> | undefined;
+  return { args: call?.args, result: result?.content };
+}
 
 const weather = tool({ name: 'get_weather', description: 'Weather in a city', parameters: z.object({ city: z.string() }), execute: async ({ city }) => `windy in ${city}` });
 
@@ -20,13 +31,19 @@ describe.each(flavors)('Agents SDK over $name', (flavor) => {
   let gateway: RunningGateway;
   let runner: Runner;
   let mcpUrl: string;
+  /** Bodies of the Responses requests the SDK sent the gateway. */
+  const sent: any[] = [];
+  const recordingFetch: typeof fetch = async (input, init) => {
+    if (typeof init?.body === 'string') sent.push(JSON.parse(init.body));
+    return fetch(input, init);
+  };
   const script = (turn: (request: RecordedRequest, results: string[]) => ModelTurn) => scriptModel(upstream, flavor, turn);
 
   beforeAll(async () => {
     const [url, serverUrl] = await Promise.all([upstream.start(), mcp.start()]);
     mcpUrl = serverUrl;
     gateway = await startGateway(url, { ...flavor.config(url), mcp: { allowedUrls: [`${new URL(serverUrl).origin}/`] } });
-    const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'client-key', maxRetries: 0 });
+    const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'client-key', maxRetries: 0, fetch: recordingFetch });
     runner = new Runner({ modelProvider: new OpenAIProvider({ openAIClient: client as never, useResponses: true }), tracingDisabled: true });
   });
   afterAll(async () => {
@@ -49,13 +66,21 @@ describe.each(flavors)('Agents SDK over $name', (flavor) => {
       finalOutput = (await runner.run(agent, 'Weather in Dublin?')).finalOutput;
     }
     expect(finalOutput).toBe('Dublin is windy in Dublin.');
-    expect(flavor.seen(upstream.requests.at(-1)!)).toContainEqual({ kind: 'result', id: 'call_ag', content: 'windy in Dublin' });
+    expect(sent.at(-1).stream ?? false).toBe(stream);
+    const last = upstream.requests.at(-1)!;
+    expect(offeredTools(last)).toEqual(['get_weather']);
+    expect(flavor.seen(last)).toContainEqual({ kind: 'call', id: 'call_ag', name: 'get_weather', args: { city: 'Dublin' } });
+    expect(flavor.seen(last)).toContainEqual({ kind: 'result', id: 'call_ag', content: 'windy in Dublin' });
   });
 
   it('structured output (outputType)', async () => {
     script(() => ({ text: JSON.stringify({ city: 'Cork', celsius: 11 }) }));
     const agent = new Agent({ name: 'structured', model: flavor.model, outputType: z.object({ city: z.string(), celsius: z.number() }) });
     expect((await runner.run(agent, 'Weather in Cork as JSON.')).finalOutput).toEqual({ city: 'Cork', celsius: 11 });
+    expect(sent.at(-1).text.format.type).toBe('json_schema');
+    const body = upstream.requests.at(-1)!.body;
+    const schema = flavor.name === 'anthropic' ? body.output_config.format.schema : body.response_format.json_schema.schema;
+    expect(Object.keys(schema.properties)).toEqual(['city', 'celsius']);
   });
 
   it('previousResponseId', async () => {
@@ -65,14 +90,22 @@ describe.each(flavors)('Agents SDK over $name', (flavor) => {
     script(() => ({ text: 'You are Grace.' }));
     const second = await runner.run(agent, 'Who am I?', { previousResponseId: first.lastResponseId });
     expect(second.finalOutput).toBe('You are Grace.');
+    expect(sent.at(-1).previous_response_id).toBe(first.lastResponseId);
     expect(flavor.seen(upstream.requests.at(-1)!).flatMap((seen) => ('text' in seen && seen.kind !== 'system' ? [seen.text] : []))).toEqual(['I am Grace.', 'Noted, Grace.', 'Who am I?']);
   });
 
   it('hosted MCP without approval', async () => {
     script((_request, results) => (results.length === 0 ? { calls: [{ id: 'call_h', name: 'calc__add', args: { a: 5, b: 6 } }] } : { text: `It is ${results[0]}.` }));
     const agent = new Agent({ name: 'mcp', model: flavor.model, tools: [hostedMcpTool({ serverLabel: 'calc', serverUrl: mcpUrl, requireApproval: 'never' })] });
+    const sentBefore = sent.length;
     expect((await runner.run(agent, 'Add 5 and 6.')).finalOutput).toBe('It is 11.');
     expect(mcp.calls.at(-1)).toEqual({ name: 'add', args: { a: 5, b: 6 } });
+    // The gateway ran the call itself: one request from the SDK, the MCP tool offered upstream and its result shown to the model.
+    expect(sent.length).toBe(sentBefore + 1);
+    expect(sent.at(-1).tools).toEqual([expect.objectContaining({ type: 'mcp', server_label: 'calc', require_approval: 'never' })]);
+    const last = upstream.requests.at(-1)!;
+    expect(offeredTools(last)).toContain('calc__add');
+    expect(mcpRoundTrip(last, flavor.seen)).toEqual({ args: { a: 5, b: 6 }, result: '11' });
   });
 
   it('hosted MCP with an approval: the SDK resends the turn statelessly and the approved call runs', async () => {
@@ -85,5 +118,11 @@ describe.each(flavors)('Agents SDK over $name', (flavor) => {
     const resumed = await runner.run(agent, paused.state);
     expect(resumed.finalOutput).toBe('It is 42.');
     expect(mcp.calls.length).toBe(callsBefore + 1);
+    expect(mcp.calls.at(-1)).toEqual({ name: 'add', args: { a: 30, b: 12 } });
+    // The resume is stateless: the whole turn resent, no previous_response_id.
+    const resume = sent.at(-1);
+    expect(resume.previous_response_id).toBeUndefined();
+    expect((resume.input as any[]).map((item) => item.type ?? 'message')).toEqual(['message', 'mcp_list_tools', 'mcp_approval_request', 'mcp_approval_response']);
+    expect(mcpRoundTrip(upstream.requests.at(-1)!, flavor.seen)).toEqual({ args: { a: 30, b: 12 }, result: '42' });
   });
 });
