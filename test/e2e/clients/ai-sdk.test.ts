@@ -4,12 +4,23 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { startGateway, type RunningGateway } from '../../support/gateway.ts';
 import { McpTestServer } from '../../support/mcp-test-server.ts';
-import { flavors, scriptModel, type ModelTurn } from '../../support/provider-flavors.ts';
+import { flavors, scriptModel, type ModelTurn, type Seen } from '../../support/provider-flavors.ts';
 import { ScriptedChatUpstream, type RecordedRequest } from '../../support/scripted-chat-upstream.ts';
 
 /** `openai.tools.mcp`, typed as `ai`'s Tool (the two packages pin different provider-utils typings). */
 function mcpTool(openai: ReturnType<typeof createOpenAI>, args: Parameters<ReturnType<typeof createOpenAI>['tools']['mcp']>[0]): Tool {
   return openai.tools.mcp(args) as unknown as Tool;
+}
+
+/** The names of the tools the gateway offered the model, in either upstream's wire format. */
+const offeredTools = (request: RecordedRequest): string[] => ((request.body.tools ?? []) as any[]).map((offered) => offered.function?.name ?? offered.name);
+
+/** The MCP call the model made and the result it was shown (the gateway names the call after its mcp_call item). */
+function mcpRoundTrip(request: RecordedRequest, seenOf: (request: RecordedRequest) => Seen[]): { args: unknown; result: string | undefined } {
+  const seen = seenOf(request);
+  const call = seen.find((entry) => entry.kind === 'call' && entry.name === 'calc__add') as Extract<Seen, { kind: 'call' }> | undefined;
+  const result = seen.find((entry) => entry.kind === 'result' && entry.id === call?.id) as Extract<Seen, { kind: 'result' }> | undefined;
+  return { args: call?.args, result: result?.content };
 }
 
 /** The Vercel AI SDK (`ai` + `@ai-sdk/openai`, `openai.responses(model)`) against the gateway, over each upstream. */
@@ -19,13 +30,19 @@ describe.each(flavors)('AI SDK over $name', (flavor) => {
   let gateway: RunningGateway;
   let mcpUrl: string;
   let openai: ReturnType<typeof createOpenAI>;
+  /** Bodies of the Responses requests the SDK sent the gateway. */
+  const sent: any[] = [];
+  const recordingFetch: typeof fetch = async (input, init) => {
+    if (typeof init?.body === 'string') sent.push(JSON.parse(init.body));
+    return fetch(input, init);
+  };
   const script = (turn: (request: RecordedRequest, results: string[]) => ModelTurn) => scriptModel(upstream, flavor, turn);
 
   beforeAll(async () => {
     const [url, serverUrl] = await Promise.all([upstream.start(), mcp.start()]);
     mcpUrl = serverUrl;
     gateway = await startGateway(url, { ...flavor.config(url), mcp: { allowedUrls: [`${new URL(serverUrl).origin}/`] } });
-    openai = createOpenAI({ baseURL: gateway.baseURL, apiKey: 'client-key' });
+    openai = createOpenAI({ baseURL: gateway.baseURL, apiKey: 'client-key', fetch: recordingFetch });
   });
   afterAll(async () => {
     await gateway.close();
@@ -51,7 +68,9 @@ describe.each(flavors)('AI SDK over $name', (flavor) => {
     }
     expect(text).toBe('One, two, three.');
     expect(parts).toContain('finish');
+    expect(sent.at(-1).stream).toBe(true);
     expect(upstream.requests.at(-1)!.body.stream).toBe(true);
+    expect(flavor.seen(upstream.requests.at(-1)!)).toContainEqual({ kind: 'user', text: 'Count.' });
   });
 
   it('multi-step tools: the SDK runs the tool and sends the result back', async () => {
@@ -64,15 +83,20 @@ describe.each(flavors)('AI SDK over $name', (flavor) => {
     });
     expect(result.text).toBe('It is sunny in Paris.');
     expect(result.steps).toHaveLength(2);
-    expect(flavor.seen(upstream.requests.at(-1)!)).toContainEqual({ kind: 'result', id: 'call_w', content: 'sunny in Paris' });
+    const last = upstream.requests.at(-1)!;
+    expect(offeredTools(last)).toEqual(['weather']);
+    expect(flavor.seen(last)).toContainEqual({ kind: 'call', id: 'call_w', name: 'weather', args: { city: 'Paris' } });
+    expect(flavor.seen(last)).toContainEqual({ kind: 'result', id: 'call_w', content: 'sunny in Paris' });
   });
 
   it('generateObject', async () => {
     script(() => ({ text: JSON.stringify({ city: 'Paris', celsius: 14 }) }));
     const { object } = await generateObject({ model: openai.responses(flavor.model), schema: z.object({ city: z.string(), celsius: z.number() }), prompt: 'Weather as JSON.' });
     expect(object).toEqual({ city: 'Paris', celsius: 14 });
+    expect(sent.at(-1).text.format.type).toBe('json_schema');
     const body = upstream.requests.at(-1)!.body;
-    expect(JSON.stringify(body.response_format ?? body.output_config)).toContain('celsius');
+    const schema = flavor.name === 'anthropic' ? body.output_config.format.schema : body.response_format.json_schema.schema;
+    expect(Object.keys(schema.properties)).toEqual(['city', 'celsius']);
   });
 
   it('previousResponseId continues a stored conversation', async () => {
@@ -81,6 +105,7 @@ describe.each(flavors)('AI SDK over $name', (flavor) => {
     script(() => ({ text: 'You are Ada.' }));
     const second = await generateText({ model: openai.responses(flavor.model), prompt: 'Who am I?', providerOptions: { openai: { previousResponseId: first.providerMetadata!.openai!.responseId as string } } });
     expect(second.text).toBe('You are Ada.');
+    expect(sent.at(-1).previous_response_id).toBe(first.providerMetadata!.openai!.responseId);
     expect(flavor.seen(upstream.requests.at(-1)!).map((seen) => ('text' in seen ? seen.text : seen.kind))).toEqual(['I am Ada.', 'Hi Ada.', 'Who am I?']);
   });
 
@@ -93,6 +118,29 @@ describe.each(flavors)('AI SDK over $name', (flavor) => {
     });
     expect(result.text).toBe('The sum is 5.');
     expect(mcp.calls.at(-1)).toEqual({ name: 'add', args: { a: 2, b: 3 } });
+    // The SDK parsed the gateway's mcp items as provider-executed tool parts.
+    expect(result.content).toContainEqual(expect.objectContaining({ type: 'tool-result', providerExecuted: true }));
+    expect(sent.at(-1).tools).toEqual([expect.objectContaining({ type: 'mcp', server_label: 'calc', require_approval: 'never' })]);
+    const last = upstream.requests.at(-1)!;
+    expect(offeredTools(last)).toContain('calc__add');
+    expect(mcpRoundTrip(last, flavor.seen)).toEqual({ args: { a: 2, b: 3 }, result: '5' });
+  });
+
+  it('openai.tools.mcp streamed: the SDK accepts the MCP items as they stream', async () => {
+    script((_request, results) => (results.length === 0 ? { calls: [{ id: 'call_s', name: 'calc__add', args: { a: 7, b: 8 } }] } : { text: `The sum is ${results[0]}.` }));
+    const result = streamText({ model: openai.responses(flavor.model), prompt: 'Add 7 and 8.', tools: { calc: mcpTool(openai, { serverLabel: 'calc', serverUrl: mcpUrl, requireApproval: 'never' }) } });
+    let text = '';
+    const toolResults: unknown[] = [];
+    for await (const part of result.fullStream) {
+      if (part.type === 'error') throw part.error;
+      if (part.type === 'text-delta') text += part.text;
+      if (part.type === 'tool-result') toolResults.push(part.output);
+    }
+    expect(text).toBe('The sum is 15.');
+    expect(toolResults).toHaveLength(1);
+    expect(sent.at(-1).stream).toBe(true);
+    expect(mcp.calls.at(-1)).toEqual({ name: 'add', args: { a: 7, b: 8 } });
+    expect(mcpRoundTrip(upstream.requests.at(-1)!, flavor.seen)).toEqual({ args: { a: 7, b: 8 }, result: '15' });
   });
 
   it('openai.tools.mcp with approval: the SDK answers [user, item_reference(mcpr_…), mcp_approval_response] and the call runs', async () => {
@@ -113,6 +161,12 @@ describe.each(flavors)('AI SDK over $name', (flavor) => {
       ],
     });
     expect(mcp.calls.length).toBe(callsBefore + 1);
+    expect(mcp.calls.at(-1)).toEqual({ name: 'add', args: { a: 40, b: 2 } });
     expect(second.text).toBe('The sum is 42.');
+    // The answer came statelessly, pointing at the stored approval request.
+    const answer = sent.at(-1);
+    expect(answer.previous_response_id).toBeUndefined();
+    expect((answer.input as any[]).map((item) => item.type ?? item.role)).toEqual(['user', 'item_reference', 'mcp_approval_response']);
+    expect(mcpRoundTrip(upstream.requests.at(-1)!, flavor.seen)).toEqual({ args: { a: 40, b: 2 }, result: '42' });
   });
 });
