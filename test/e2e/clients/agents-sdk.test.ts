@@ -94,6 +94,16 @@ describe.each(flavors)('Agents SDK over $name', (flavor) => {
     expect(flavor.seen(upstream.requests.at(-1)!).flatMap((seen) => ('text' in seen && seen.kind !== 'system' ? [seen.text] : []))).toEqual(['I am Grace.', 'Noted, Grace.', 'Who am I?']);
   });
 
+  it('conversationId is refused with a 400 naming conversation, never answered without the earlier turns', async () => {
+    const requestsBefore = upstream.requests.length;
+    const agent = new Agent({ name: 'conversing', model: flavor.model });
+    const failure = await runner.run(agent, 'Who am I?', { conversationId: 'conv_123' }).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((failure as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('conversation');
+    expect(sent.at(-1).conversation).toBe('conv_123');
+    expect(upstream.requests.length).toBe(requestsBefore);
+  });
+
   it('hosted MCP without approval', async () => {
     script((_request, results) => (results.length === 0 ? { calls: [{ id: 'call_h', name: 'calc__add', args: { a: 5, b: 6 } }] } : { text: `It is ${results[0]}.` }));
     const agent = new Agent({ name: 'mcp', model: flavor.model, tools: [hostedMcpTool({ serverLabel: 'calc', serverUrl: mcpUrl, requireApproval: 'never' })] });
@@ -106,6 +116,20 @@ describe.each(flavors)('Agents SDK over $name', (flavor) => {
     const last = upstream.requests.at(-1)!;
     expect(offeredTools(last)).toContain('calc__add');
     expect(mcpRoundTrip(last, flavor.seen)).toEqual({ args: { a: 5, b: 6 }, result: '11' });
+  });
+
+  it('hosted MCP streamed', async () => {
+    script((_request, results) => (results.length === 0 ? { calls: [{ id: 'call_hs', name: 'calc__add', args: { a: 9, b: 9 } }] } : { text: `It is ${results[0]}.` }));
+    const agent = new Agent({ name: 'mcp-streamed', model: flavor.model, tools: [hostedMcpTool({ serverLabel: 'calc', serverUrl: mcpUrl, requireApproval: 'never' })] });
+    const streamed = await runner.run(agent, 'Add 9 and 9.', { stream: true });
+    const items: string[] = [];
+    for await (const event of streamed) if (event.type === 'run_item_stream_event') items.push(event.item.type);
+    await streamed.completed;
+    expect(streamed.finalOutput).toBe('It is 18.');
+    expect(items).toContain('tool_call_item');
+    expect(sent.at(-1).stream).toBe(true);
+    expect(mcp.calls.at(-1)).toEqual({ name: 'add', args: { a: 9, b: 9 } });
+    expect(mcpRoundTrip(upstream.requests.at(-1)!, flavor.seen)).toEqual({ args: { a: 9, b: 9 }, result: '18' });
   });
 
   it('hosted MCP with an approval: the SDK resends the turn statelessly and the approved call runs', async () => {
