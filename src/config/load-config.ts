@@ -56,6 +56,7 @@ export const GatewayConfig = z.object({
       ttlSeconds: z.int().positive().default(2_592_000),
       maxEntries: z.int().positive().default(10_000),
       commandTimeoutMs: z.int().positive().default(1_000),
+      connectTimeoutMs: z.int().positive().default(2_000),
     })
     .prefault({}),
   loop: z

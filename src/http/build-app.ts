@@ -116,7 +116,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   registerAuthentication(app, config.auth.apiKeys);
   registerErrorHandling(app);
   const drain = registerGracefulDrain(app, { graceMs: config.server.shutdownGraceMs, stopResponses: () => engine.shutDown() });
-  registerHealthRoutes(app, () => readiness({ draining: () => drain.draining, providers, store, mcpServers: () => mcp.status() }));
+  registerHealthRoutes(app, () => readiness({ draining: () => drain.draining, providers, providerTypes: config.providers, store, mcpServers: () => mcp.status() }));
   registerModelsRoute(app, router, config.defaultModel);
   registerResponsesRoute(app, { engine, keepAliveIntervalMs: config.server.keepAliveIntervalMs });
   registerStoredResponsesRoutes(app, store);

@@ -1,14 +1,16 @@
 import type { OperatorServerStatus } from '../executors/mcp/operator-tool-catalog.ts';
 import type { Provider } from '../providers/provider.ts';
-import type { ResponseStore } from '../store/response-store.ts';
+import type { ResponseStore, StoreHealth } from '../store/response-store.ts';
 
 /** What `/readyz` answers: ready or not (and why), and the state of each dependency. */
 export interface Readiness {
   ready: boolean;
   reason?: string;
   dependencies: {
-    store: { kind: ResponseStore['kind']; state: 'ready' | 'unavailable' };
-    providers: { name: string; state: 'configured' }[];
+    /** `reason` when unavailable: see `StoreHealth`. */
+    store: { kind: ResponseStore['kind'] } & StoreHealth;
+    /** `type`: the provider's kind from the configuration (null for providers built elsewhere). */
+    providers: { name: string; type: string | null; state: 'configured' }[];
     mcp_servers: OperatorServerStatus[];
   };
 }
@@ -16,6 +18,8 @@ export interface Readiness {
 export interface ReadinessSources {
   draining(): boolean;
   providers: ReadonlyMap<string, Provider>;
+  /** Each configured provider's `type`, by name. */
+  providerTypes: Readonly<Record<string, { type: string }>>;
   store: ResponseStore;
   mcpServers(): OperatorServerStatus[];
 }
@@ -28,10 +32,11 @@ export interface ReadinessSources {
  * probe must not spend upstream quota); their failures show as 502s.
  */
 export function readiness(sources: ReadinessSources): Readiness {
-  const storeReady = sources.store.isReady();
+  const storeHealth = sources.store.health();
+  const storeReady = storeHealth.state === 'ready';
   const dependencies: Readiness['dependencies'] = {
-    store: { kind: sources.store.kind, state: storeReady ? 'ready' : 'unavailable' },
-    providers: [...sources.providers.keys()].map((name) => ({ name, state: 'configured' })),
+    store: { kind: sources.store.kind, ...storeHealth },
+    providers: [...sources.providers.keys()].map((name) => ({ name, type: sources.providerTypes[name]?.type ?? null, state: 'configured' })),
     mcp_servers: sources.mcpServers(),
   };
   if (sources.draining()) return { ready: false, reason: 'shutting down', dependencies };

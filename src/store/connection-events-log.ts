@@ -47,7 +47,7 @@ export class ConnectionEventsLog {
 
   /** An error from the client: a failed connection attempt or a refusal. */
   failed(error: Error): void {
-    const reason = reasonOf(error);
+    const reason = connectionFailureReason(error);
     const now = Date.now();
     if (!this.#down) {
       this.#down = true;
@@ -64,9 +64,10 @@ export class ConnectionEventsLog {
   }
 }
 
-type Reason = 'authentication_failed' | 'connection_refused' | 'timeout' | 'host_not_found' | 'error';
+/** Why a Redis connection failed, in words an operator (and `/readyz`) can use. */
+export type ConnectionFailureReason = 'authentication_failed' | 'connection_refused' | 'timeout' | 'host_not_found' | 'error';
 
-function reasonOf(error: Error): Reason {
+export function connectionFailureReason(error: Error): ConnectionFailureReason {
   const code = (error as { code?: unknown }).code;
   if (/WRONGPASS|NOAUTH|invalid password|AUTH/i.test(error.message)) return 'authentication_failed';
   if (code === 'ECONNREFUSED') return 'connection_refused';
@@ -75,7 +76,7 @@ function reasonOf(error: Error): Reason {
   return 'error';
 }
 
-function describe(reason: Reason): string {
+function describe(reason: ConnectionFailureReason): string {
   switch (reason) {
     case 'authentication_failed':
       return 'authentication failed (check the password or user in REDIS_URL)';

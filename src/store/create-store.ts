@@ -7,7 +7,14 @@ import type { StoreLogger } from './connection-events-log.ts';
 /** Redis when a URL is configured, the embedded memory store otherwise. */
 export function createStore(config: GatewayConfig['store'], log?: StoreLogger): ResponseStore {
   if (config.redisUrl) {
-    return new RedisResponseStore({ url: config.redisUrl, keyPrefix: config.keyPrefix, ttlSeconds: config.ttlSeconds, commandTimeoutMs: config.commandTimeoutMs, ...(log && { log }) });
+    return new RedisResponseStore({
+      url: config.redisUrl,
+      keyPrefix: config.keyPrefix,
+      ttlSeconds: config.ttlSeconds,
+      commandTimeoutMs: config.commandTimeoutMs,
+      connectTimeoutMs: config.connectTimeoutMs,
+      ...(log && { log }),
+    });
   }
   return new MemoryResponseStore({ maxEntries: config.maxEntries, ttlSeconds: config.ttlSeconds });
 }

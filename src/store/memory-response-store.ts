@@ -1,4 +1,4 @@
-import type { ConversationTurn, ResponseStore, StoredItem, StoredResponse } from './response-store.ts';
+import type { ConversationTurn, ResponseStore, StoreHealth, StoredItem, StoredResponse } from './response-store.ts';
 import { MAX_CHAIN_DEPTH } from './response-store.ts';
 
 export interface MemoryStoreOptions {
@@ -87,6 +87,10 @@ export class MemoryResponseStore implements ResponseStore {
 
   isReady(): boolean {
     return true;
+  }
+
+  health(): StoreHealth {
+    return { state: 'ready' };
   }
 
   async close(): Promise<void> {

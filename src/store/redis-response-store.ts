@@ -1,16 +1,19 @@
 import { Redis } from 'ioredis';
-import type { ConversationTurn, ResponseStore, StoredItem, StoredResponse } from './response-store.ts';
+import type { ConversationTurn, ResponseStore, StoreHealth, StoredItem, StoredResponse } from './response-store.ts';
 import { MAX_CHAIN_DEPTH, storeUnavailable } from './response-store.ts';
-import { ConnectionEventsLog, type StoreLogger } from './connection-events-log.ts';
+import { ConnectionEventsLog, connectionFailureReason, type ConnectionFailureReason, type StoreLogger } from './connection-events-log.ts';
 import { maskUrl } from '../config/mask-secrets.ts';
 
 export interface RedisStoreOptions {
   url: string;
   keyPrefix: string;
   ttlSeconds: number;
-  /** Longest a single command may take before it fails (the gateway never waits on Redis longer). */
+  /**
+   * Longest a single command may take before it fails (the gateway never waits on Redis longer);
+   * a connection on which nothing arrives for this long while a command waits is dropped and redialled.
+   */
   commandTimeoutMs: number;
-  /** Longest connecting may take; defaults to the command timeout. */
+  /** Longest one connection attempt (TCP and TLS) may take; defaults to the command timeout. */
   connectTimeoutMs?: number;
   /** Where connection problems and recoveries are reported. */
   log?: StoreLogger;
@@ -71,19 +74,27 @@ interface ChainCommands {
  * indexes each item for `item_reference`. Everything expires after the TTL.
  *
  * Faults: commands time out, nothing queues while disconnected (a request
- * fails at once instead of hanging), and the client reconnects by itself.
+ * fails at once instead of hanging), and the client reconnects by itself. A
+ * Redis that stops answering on an open connection (hung, black-holed) gets
+ * the connection dropped after one command timeout of silence, so it shows as
+ * down (logged, in `/readyz`, refused before a model call) instead of
+ * failing each request only after its model call.
  */
 export class RedisResponseStore implements ResponseStore {
   readonly kind = 'redis';
   readonly redis: Redis & ChainCommands;
   readonly #options: RedisStoreOptions;
   #readyWait: Promise<void> | null = null;
+  /** Why the last connection attempt failed; null once connected. */
+  #lastFailure: ConnectionFailureReason | null = null;
 
   constructor(options: RedisStoreOptions) {
     this.#options = options;
     this.redis = new Redis(options.url, {
       commandTimeout: options.commandTimeoutMs,
       connectTimeout: options.connectTimeoutMs ?? options.commandTimeoutMs,
+      // ioredis's own dead-connection detection: no byte back for this long while a command waits.
+      socketTimeout: options.commandTimeoutMs,
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
       retryStrategy: (attempt) => Math.min(50 * 2 ** attempt, 1_000),
@@ -92,8 +103,14 @@ export class RedisResponseStore implements ResponseStore {
     // Errors surface on the commands that hit them; the connection's own story is logged, rate-limited.
     // (Without an error listener, ioredis would print each reconnect failure to the console.)
     const events = options.log ? new ConnectionEventsLog(options.log, { component: 'store', redis: maskUrl(options.url) }) : null;
-    this.redis.on('error', (error: Error) => events?.failed(error));
-    this.redis.on('ready', () => events?.ready());
+    this.redis.on('error', (error: Error) => {
+      this.#lastFailure = connectionFailureReason(error);
+      events?.failed(error);
+    });
+    this.redis.on('ready', () => {
+      this.#lastFailure = null;
+      events?.ready();
+    });
     this.redis.on('close', () => events?.lost());
     this.redis.defineCommand('loopgatePut', { lua: PUT_SCRIPT });
     this.redis.defineCommand('loopgateChain', { numberOfKeys: 0, lua: CHAIN_SCRIPT });
@@ -136,6 +153,11 @@ export class RedisResponseStore implements ResponseStore {
 
   isReady(): boolean {
     return this.redis.status === 'ready';
+  }
+
+  health(): StoreHealth {
+    if (this.isReady()) return { state: 'ready' };
+    return { state: 'unavailable', reason: this.#lastFailure ?? 'connecting' };
   }
 
   async ensureWritable(): Promise<void> {

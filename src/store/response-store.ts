@@ -45,8 +45,10 @@ export interface ResponseStore {
   /** Stored items by id (for `item_reference`); unknown ids are absent from the map. */
   items(tenant: string, ids: string[]): Promise<Map<string, StoredItem>>;
   delete(tenant: string, id: string): Promise<boolean>;
-  /** Whether the store can serve requests right now (for readiness). */
+  /** Whether the store can serve requests right now (cheap: checked before each stored request). */
   isReady(): boolean;
+  /** The same, with the reason when it cannot (for `/readyz`). */
+  health(): StoreHealth;
   /**
    * Resolves when a write can be taken now (waiting a little for a
    * reconnecting store), else rejects with 503 `store_unavailable` — checked
@@ -55,6 +57,13 @@ export interface ResponseStore {
   ensureWritable(): Promise<void>;
   close(): Promise<void>;
 }
+
+/**
+ * A store's state as `/readyz` reports it. Reasons: `authentication_failed`,
+ * `connection_refused`, `timeout`, `host_not_found`, `error` (another
+ * connection error), `connecting` (no answer yet, nothing failed so far).
+ */
+export type StoreHealth = { state: 'ready' } | { state: 'unavailable'; reason: string };
 
 /** Longest `previous_response_id` chain the gateway will follow. */
 export const MAX_CHAIN_DEPTH = 10_000;

@@ -76,8 +76,9 @@ describe.each(flavors)('the gateway\'s own misconfiguration is a 502 that names 
     expect(errorLines().length).toBe(before);
   });
 
-  it('refused on a later turn of the loop: the response ends failed with upstream_auth_failed (JSON and stream)', async () => {
+  it('refused on a later turn of the loop: the response ends failed with upstream_auth_failed (JSON and stream), logged once', async () => {
     for (const stream of [false, true]) {
+      const before = errorLines().length;
       let turn = 0;
       upstream.setScript((request) => (++turn === 1 ? flavor.render(request, { calls: [{ id: 'call_1', name: 'lookup', args: {} }] }) : refusals[flavor.name].auth(401)));
       const answer = await post({ input: 'x', stream, tools: [{ type: 'function', name: 'lookup', parameters: { type: 'object' } }] });
@@ -86,6 +87,7 @@ describe.each(flavors)('the gateway\'s own misconfiguration is a 502 that names 
       assertValidResponse(response);
       expect(response.status).toBe('failed');
       expect(response.error.code).toBe('upstream_auth_failed');
+      expect(errorLines().slice(before)).toEqual([expect.objectContaining({ base_url: baseUrl, code: 'upstream_auth_failed' })]);
     }
   });
 });

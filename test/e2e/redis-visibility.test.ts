@@ -4,8 +4,6 @@ import { freePort, startRedisServer } from '../support/redis.ts';
 import { ScriptedChatUpstream, textReply } from '../support/scripted-chat-upstream.ts';
 import { sleep, waitFor } from '../support/wait-for.ts';
 
-
-
 /** Redis connection trouble, as an operator reads it in the log: named, rate-limited, never with the password. */
 describe('Redis problems are visible', () => {
   const running: { close(): Promise<void> }[] = [];
@@ -31,19 +29,22 @@ describe('Redis problems are visible', () => {
     expect(errors[0]).toMatchObject({ reason: 'connection_refused', redis: `redis://127.0.0.1:${port}` });
   });
 
-  it('a wrong password: an authentication failure, the password never written; the request is a 503 without a model call', async () => {
+  it.each([
+    ['a wrong password (WRONGPASS)', 'wrong-horse-staple'],
+    ['no password (NOAUTH)', null],
+  ])('%s: an authentication failure, the password never written; the request is a 503 without a model call', async (_case, password) => {
     const server = await startRedisServer(undefined, 'right-horse-battery');
     running.push({ close: server.stop });
-    const { gateway, upstream, lines, storeLines } = await startWith(`redis://:wrong-horse-staple@127.0.0.1:${server.port}`);
+    const { gateway, upstream, lines, storeLines } = await startWith(`redis://${password ? `:${password}@` : ''}127.0.0.1:${server.port}`);
     await waitFor(() => storeLines().some((line) => line.level === 50));
-    expect(storeLines().find((line) => line.level === 50)).toMatchObject({ reason: 'authentication_failed' });
+    expect(storeLines().filter((line) => line.level === 50)).toEqual([expect.objectContaining({ reason: 'authentication_failed', redis: expect.stringContaining(`127.0.0.1:${server.port}`) })]);
     const response = await fetch(`${gateway.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', input: 'x' }) });
     expect(response.status).toBe(503);
     expect(((await response.json()) as any).error.code).toBe('store_unavailable');
     expect(upstream.requests).toHaveLength(0);
     const ready = (await (await fetch(`${gateway.origin}/readyz`)).json()) as any;
-    expect(ready.dependencies.store).toEqual({ kind: 'redis', state: 'unavailable' });
-    expect(JSON.stringify(lines)).not.toContain('wrong-horse-staple');
+    expect(ready.dependencies.store).toEqual({ kind: 'redis', state: 'unavailable', reason: 'authentication_failed' });
+    for (const secret of ['wrong-horse-staple', 'right-horse-battery']) expect(JSON.stringify(lines)).not.toContain(secret);
   });
 
   it('dropped and back: a lost line, a few lines while down, a back line; requests work again', async () => {

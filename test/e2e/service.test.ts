@@ -39,7 +39,7 @@ describe('service endpoints', () => {
     expect(await (await fetch(`${gateway.origin}/healthz`)).json()).toEqual({ status: 'ok' });
     const ready = await fetch(`${gateway.origin}/readyz`);
     expect(ready.status).toBe(200);
-    expect(await ready.json()).toEqual({ status: 'ready', dependencies: { store: { kind: 'memory', state: 'ready' }, providers: [{ name: 'openai', state: 'configured' }], mcp_servers: [] } });
+    expect(await ready.json()).toEqual({ status: 'ready', dependencies: { store: { kind: 'memory', state: 'ready' }, providers: [{ name: 'openai', type: 'openai-chat', state: 'configured' }], mcp_servers: [] } });
   });
 
   it('CORS: allowed origins get preflight and exposed headers, others do not', async () => {
