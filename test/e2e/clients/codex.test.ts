@@ -5,10 +5,18 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../../support/gateway.ts';
+import { OutboundRecorder } from '../../support/outbound-recorder.ts';
 import { flavors, scriptModel, type ModelTurn } from '../../support/provider-flavors.ts';
 import { ScriptedChatUpstream, type RecordedRequest } from '../../support/scripted-chat-upstream.ts';
 
 const CODEX = fileURLToPath(new URL('../../../node_modules/.bin/codex', import.meta.url));
+/** Every connection Codex makes beyond loopback ends here (it honours HTTPS_PROXY); the tests expect none. */
+const outbound = new OutboundRecorder();
+let proxyEnvironment: Record<string, string> = {};
+beforeAll(async () => {
+  proxyEnvironment = OutboundRecorder.proxyEnvironment(await outbound.start());
+});
+afterAll(() => outbound.close());
 
 /** Runs `codex exec` (the real CLI from @openai/codex) with its own CODEX_HOME pointing at the gateway. */
 function codexExec(home: string, workdir: string, prompt: string, extra: { before?: string[]; options?: string[] } = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
@@ -16,7 +24,7 @@ function codexExec(home: string, workdir: string, prompt: string, extra: { befor
     const args = ['exec', ...(extra.before ?? []), '--skip-git-repo-check', '--dangerously-bypass-approvals-and-sandbox', ...(extra.options ?? []), prompt];
     const child = spawn(CODEX, args, {
       cwd: workdir,
-      env: { PATH: process.env.PATH ?? '', HOME: home, CODEX_HOME: home, LOOPGATE_KEY: 'client-key', RUST_LOG: 'error' },
+      env: { PATH: process.env.PATH ?? '', HOME: home, CODEX_HOME: home, LOOPGATE_KEY: 'client-key', RUST_LOG: 'error', ...proxyEnvironment },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -38,11 +46,12 @@ describe.each(flavors)('Codex CLI over $name', (flavor) => {
   let gateway: RunningGateway;
   let home: string;
   let workdir: string;
+  const logLines: string[] = [];
   const script = (turn: (request: RecordedRequest, results: string[]) => ModelTurn) => scriptModel(upstream, flavor, turn);
 
   beforeAll(async () => {
     const url = await upstream.start();
-    gateway = await startGateway(url, flavor.config(url));
+    gateway = await startGateway(url, { ...flavor.config(url), logLevel: 'info' }, {}, [], { write: (line) => void logLines.push(line) });
     home = mkdtempSync(join(tmpdir(), 'loopgate-codex-home-'));
     workdir = mkdtempSync(join(tmpdir(), 'loopgate-codex-work-'));
     writeFileSync(
@@ -50,7 +59,12 @@ describe.each(flavors)('Codex CLI over $name', (flavor) => {
       [
         `model = "${flavor.model}"`,
         'model_provider = "loopgate"',
+        // No update check, no plugin sync from GitHub and ChatGPT, no analytics: only the gateway is reached.
         'check_for_update_on_startup = false',
+        '[features]',
+        'plugins = false',
+        '[analytics]',
+        'enabled = false',
         '[model_providers.loopgate]',
         'name = "loopgate"',
         `base_url = "${gateway.baseURL}"`,
@@ -67,16 +81,25 @@ describe.each(flavors)('Codex CLI over $name', (flavor) => {
     rmSync(workdir, { recursive: true, force: true });
   });
 
-  it('one turn: every tool Codex sends is accepted, the answer is printed', async () => {
+  // Codex's tool set depends on the model: an unknown name gets its fallback set (namespaced multi-agent tools),
+  // a model from its catalog the freeform apply_patch and a client-run tool_search; both send hosted web_search.
+  it.each([
+    { model: flavor.model, expected: ['exec_command', 'multi_agent_v1__spawn_agent'] },
+    { model: 'gpt-5.5', expected: ['exec_command', 'apply_patch', 'tool_search'] },
+  ])('one turn with $model: every tool Codex sends is accepted, the answer is printed', async ({ model, expected }) => {
     script(() => ({ text: 'Hello from the gateway.' }));
     const before = upstream.requests.length;
-    const run = await codexExec(home, workdir, 'Say hello.');
+    const logsBefore = logLines.length;
+    const run = await codexExec(home, workdir, 'Say hello.', { options: ['--model', model] });
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toContain('Hello from the gateway.');
     const sent = upstream.requests.slice(before).at(-1)!;
     const offered = (sent.body.tools as any[]).map((tool) => tool.function?.name ?? tool.name);
-    expect(offered).toContain('exec_command');
-    expect(offered.some((name: string) => name.startsWith('multi_agent_v1__'))).toBe(true);
+    expect(offered).toEqual(expect.arrayContaining(expected));
+    const summary = logLines.slice(logsBefore).map((line) => JSON.parse(line)).find((entry) => entry.response_id);
+    // Hosted web_search cannot run here: left out of what the model sees, named in the response's log line.
+    expect(summary).toMatchObject({ status: 'completed', omitted_tools: ['web_search'] });
+    expect(offered).not.toContain('web_search');
   }, 60_000);
 
   it('a shell round trip: the model runs a command through Codex and sees its output', async () => {
@@ -128,4 +151,8 @@ describe.each(flavors)('Codex CLI over $name', (flavor) => {
     expect(seen).toContain('First answer.');
     expect(seen.at(-1)).toContain('Which word?');
   }, 90_000);
+
+  it('Codex reached no host but the gateway (no update check, plugin sync or analytics)', () => {
+    expect(outbound.attempts).toEqual([]);
+  });
 });
