@@ -94,13 +94,7 @@ export function errorFromUpstreamFrame(provider: string, code: string, message: 
 export function errorFromTransport(provider: string, error: unknown): GatewayError {
   const code = transportCode(error);
   if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'ETIMEDOUT') {
-    return new GatewayError({
-      status: 504,
-      type: 'upstream_error',
-      code: 'upstream_timeout',
-      message: `The upstream '${provider}' did not answer in time.`,
-      cause: error,
-    });
+    return upstreamTimedOut(provider, `The upstream '${provider}' did not answer in time.`, error);
   }
   if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EHOSTUNREACH' || code === 'ENETUNREACH') {
     return new GatewayError({
@@ -120,8 +114,13 @@ export function errorFromTransport(provider: string, error: unknown): GatewayErr
   });
 }
 
-/** The most specific error code along the cause chain (undici wraps socket errors). */
-function transportCode(error: unknown): string | null {
+/** A 504 `upstream_timeout`: one of the provider's time bounds ran out. */
+export function upstreamTimedOut(provider: string, message: string, cause?: unknown): GatewayError {
+  return new GatewayError({ status: 504, type: 'upstream_error', code: 'upstream_timeout', message, cause });
+}
+
+/** The most specific error code along the cause chain (undici wraps socket errors); null when none has one. */
+export function transportCode(error: unknown): string | null {
   let found: string | null = null;
   let current: unknown = error;
   for (let depth = 0; depth < 4 && current && typeof current === 'object'; depth++) {

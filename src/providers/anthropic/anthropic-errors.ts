@@ -1,6 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { GatewayError } from '../../errors/gateway-error.ts';
-import { errorFromTransport, misconfigurationError, modelNotFound } from '../upstream-errors.ts';
+import { errorFromTransport, misconfigurationError, modelNotFound, transportCode } from '../upstream-errors.ts';
 
 /** HTTP statuses for Anthropic's error types, for errors that arrive inside a stream. */
 const STATUS_BY_TYPE: Record<string, number> = {
@@ -31,6 +31,8 @@ export function errorFromAnthropic(provider: string, error: unknown): GatewayErr
     const message = body?.error?.message ?? error.message;
     return errorFromAnthropicType(provider, type, message, error.status ?? null);
   }
+  // The SDK lets transport failures while reading a stream through as they are (undici's `terminated`, its cause a body timeout or a reset).
+  if (transportCode(error)) return errorFromTransport(provider, error);
   return new GatewayError({ status: 502, type: 'upstream_error', code: 'upstream_error', message: `The upstream '${provider}' failed.`, cause: error });
 }
 

@@ -1,7 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { Agent, fetch as undiciFetch } from 'undici';
 import type { ModelInfo, Provider, TurnEvent, TurnRequest, TurnStream } from '../provider.ts';
-import { reportMisconfiguration, type ProviderLogger } from '../upstream-errors.ts';
+import { reportMisconfiguration, upstreamTimedOut, type ProviderLogger } from '../upstream-errors.ts';
 import { errorFromAnthropic, errorFromAnthropicType } from './anthropic-errors.ts';
 import { AnthropicStreamTranslator, type AnthropicStreamEvent } from './anthropic-stream-translator.ts';
 import { convertToAnthropicRequest, type AnthropicBlock, type AnthropicRequest } from './convert-to-anthropic-request.ts';
@@ -13,7 +13,7 @@ export interface AnthropicProviderOptions {
   /** `max_tokens` when the request sets no `max_output_tokens`. */
   defaultMaxTokens: number;
   connections: number;
-  /** Longest a whole upstream call may take. */
+  /** Longest a whole upstream call may take, its stream read to the end (each `pause_turn` continuation is a call). */
   timeoutMs: number;
   /** TCP (and TLS) connect; until the response headers; longest silence inside a stream. */
   connectTimeoutMs?: number;
@@ -27,6 +27,13 @@ export interface AnthropicProviderOptions {
 const MAX_CONTINUATIONS = 5;
 
 type EventIterator = AsyncIterator<AnthropicStreamEvent>;
+
+/** One upstream call being read: its events, those read ahead while opening, and its `timeoutMs` deadline. */
+interface OpenedCall {
+  iterator: EventIterator;
+  buffered: AnthropicStreamEvent[];
+  deadline: AbortSignal;
+}
 
 /**
  * Claude through Anthropic's Messages API, on the official SDK. Always
@@ -86,12 +93,15 @@ export class AnthropicProvider implements Provider {
    * Opens a stream and reads it up to the first content block, so an error
    * that arrives after Anthropic's 200 but before any content (say
    * `overloaded_error`) still becomes an HTTP status for the client.
+   * The SDK's own `timeout` stops at the response headers; the deadline
+   * here bounds the whole call, stream included.
    */
-  async #open(body: AnthropicRequest, signal: AbortSignal): Promise<{ iterator: EventIterator; buffered: AnthropicStreamEvent[] }> {
+  async #open(body: AnthropicRequest, signal: AbortSignal): Promise<OpenedCall> {
     let iterator: EventIterator;
     const buffered: AnthropicStreamEvent[] = [];
+    const deadline = AbortSignal.timeout(this.#options.timeoutMs);
     try {
-      const stream = await this.#client.messages.create(body as unknown as Anthropic.MessageCreateParamsStreaming, { signal });
+      const stream = await this.#client.messages.create(body as unknown as Anthropic.MessageCreateParamsStreaming, { signal: AbortSignal.any([signal, deadline]) });
       iterator = (stream as unknown as AsyncIterable<AnthropicStreamEvent>)[Symbol.asyncIterator]();
       for (;;) {
         const next = await iterator.next();
@@ -100,16 +110,22 @@ export class AnthropicProvider implements Provider {
         if (next.value.type === 'error') throw errorFromAnthropicType(this.name, next.value.error?.type ?? null, next.value.error?.message ?? 'The upstream reported an error.', null);
         if (next.value.type !== 'message_start' && next.value.type !== 'ping') break;
       }
+      // An aborted SDK stream ends quietly, as if complete.
+      if (deadline.aborted) throw this.#timedOut();
     } catch (error) {
       if (signal.aborted) throw error;
-      const mapped = errorFromAnthropic(this.name, error);
+      const mapped = deadline.aborted ? this.#timedOut(error) : errorFromAnthropic(this.name, error);
       reportMisconfiguration(this.#options.log, mapped, this.name, this.#options.baseUrl);
       throw mapped;
     }
-    return { iterator, buffered };
+    return { iterator, buffered, deadline };
   }
 
-  async *#events(body: AnthropicRequest, first: { iterator: EventIterator; buffered: AnthropicStreamEvent[] }, signal: AbortSignal): AsyncGenerator<TurnEvent> {
+  #timedOut(cause?: unknown) {
+    return upstreamTimedOut(this.name, `The upstream '${this.name}' did not finish within ${this.#options.timeoutMs} ms (timeoutMs).`, cause);
+  }
+
+  async *#events(body: AnthropicRequest, first: OpenedCall, signal: AbortSignal): AsyncGenerator<TurnEvent> {
     const usage = { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, reasoningTokens: 0 };
     let opened = first;
     let request = body;
@@ -137,8 +153,13 @@ export class AnthropicProvider implements Provider {
         }
       } catch (error) {
         if (signal.aborted) throw error;
-        const mapped = errorFromAnthropic(this.name, error);
+        const mapped = opened.deadline.aborted ? this.#timedOut(error) : errorFromAnthropic(this.name, error);
         yield { type: 'error', code: mapped.code ?? 'upstream_error', message: mapped.message };
+        return;
+      }
+      if (opened.deadline.aborted && !signal.aborted) {
+        const timedOut = this.#timedOut();
+        yield { type: 'error', code: timedOut.code ?? 'upstream_timeout', message: timedOut.message };
         return;
       }
       const messageUsage = translator.usage();
@@ -169,7 +190,7 @@ export class AnthropicProvider implements Provider {
 }
 
 /** Serves the events read while opening first, then the rest of the stream. */
-function nextEvent(opened: { iterator: EventIterator; buffered: AnthropicStreamEvent[] }): Promise<IteratorResult<AnthropicStreamEvent>> {
+function nextEvent(opened: OpenedCall): Promise<IteratorResult<AnthropicStreamEvent>> {
   const buffered = opened.buffered.shift();
   return buffered ? Promise.resolve({ done: false, value: buffered }) : opened.iterator.next();
 }
