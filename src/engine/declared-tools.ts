@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { invalidRequest } from '../errors/gateway-error.ts';
 import type { ClientToolSearchParam, CreateResponseRequest, CustomToolParam, FunctionToolParam, LoadableToolParam } from '../protocol/create-response-request.ts';
 
@@ -44,9 +45,18 @@ function customAsFunction(tool: CustomToolParam, name: string): FunctionToolPara
   };
 }
 
-/** The name the model calls a namespaced function by. */
+/**
+ * The name the model calls a namespaced function by: `<namespace>__<name>`,
+ * or, when that is longer than the 64 characters models accept, its first
+ * 55 characters and a hash of the whole (the same every time, so history
+ * resent later maps to the same name).
+ */
 export function modelToolName(tool: ClientToolName): string {
-  return tool.namespace ? `${tool.namespace}${SEPARATOR}${tool.name}` : tool.name;
+  if (!tool.namespace) return tool.name;
+  const joined = `${tool.namespace}${SEPARATOR}${tool.name}`;
+  if (MODEL_TOOL_NAME.test(joined)) return joined;
+  const hash = createHash('sha256').update(`${tool.namespace}\0${tool.name}`).digest('hex').slice(0, 8);
+  return `${joined.replace(/[^a-zA-Z0-9_-]/g, '_').slice(0, 55)}_${hash}`;
 }
 
 /**
@@ -75,9 +85,8 @@ export function declareTools(tools: CreateResponseRequest['tools'], hostedPolicy
       case 'mcp':
         return;
       case 'namespace':
-        tool.tools.forEach((inner, innerIndex) => {
+        tool.tools.forEach((inner) => {
           const name = modelToolName({ namespace: tool.name, name: inner.name });
-          if (!MODEL_TOOL_NAME.test(name)) throw invalidRequest(`The namespaced tool name '${name}' is longer than the 64 characters models accept.`, `${param}.tools[${innerIndex}].name`, 'invalid_value');
           const offered = inner.type === 'custom' ? customAsFunction(inner, name) : { ...inner, name };
           const description = [tool.description, offered.description].filter(Boolean).join('\n\n');
           functions.push({ ...offered, ...(description && { description }) });

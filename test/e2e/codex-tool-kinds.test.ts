@@ -56,6 +56,44 @@ describe.each(flavors)('Codex tool kinds over $name', (flavor) => {
     ]);
   });
 
+  it('a namespace whose flat names would pass 64 characters, holding a freeform tool: offered under short stable names, calls come back with their namespace', async () => {
+    const space = 'n'.repeat(40);
+    const longFunction = { type: 'function', name: 'f'.repeat(30), parameters: { type: 'object', properties: {} } };
+    const freeform = { type: 'custom', name: 'edit', description: 'Edits.', format: { type: 'text' } };
+    const tools = [{ type: 'namespace', name: space, description: 'Long.', tools: [longFunction, freeform] }];
+    upstream.setScript((request) => flavor.render(request, { text: 'listing only' }));
+    expect((await post(gateway, { input: 'x', tools })).status).toBe(200);
+    const [functionName, freeformName] = offered();
+    expect(functionName).toMatch(/^n{40}__f{13}_[0-9a-f]{8}$/);
+    expect(functionName).toHaveLength(64);
+    expect(freeformName).toBe(`${space}__edit`);
+
+    upstream.setScript((request) => flavor.render(request, { calls: [{ id: 'call_long', name: functionName, args: {} }, { id: 'call_edit', name: freeformName, args: { input: 'new text' } }] }));
+    const paused = await post(gateway, { input: 'go', tools });
+    expect(paused.status).toBe(200);
+    expect(paused.body.output.find((item: any) => item.type === 'function_call')).toMatchObject({ call_id: 'call_long', name: longFunction.name, namespace: space });
+    expect(paused.body.output.find((item: any) => item.type === 'custom_tool_call')).toMatchObject({ call_id: 'call_edit', name: 'edit', namespace: space, input: 'new text' });
+
+    // Resent as the client got them, the calls reach the model under the names it used.
+    upstream.setScript((request) => flavor.render(request, { text: 'done' }));
+    const resumed = await post(gateway, {
+      tools,
+      input: [
+        { role: 'user', content: 'go' },
+        { type: 'function_call', call_id: 'call_long', name: longFunction.name, namespace: space, arguments: '{}' },
+        { type: 'custom_tool_call', call_id: 'call_edit', name: 'edit', namespace: space, input: 'new text' },
+        { type: 'function_call_output', call_id: 'call_long', output: 'ok' },
+        { type: 'custom_tool_call_output', call_id: 'call_edit', output: 'edited' },
+      ],
+    });
+    expect(resumed.status).toBe(200);
+    const calls = flavor.seen(upstream.requests.at(-1)!).filter((seen) => seen.kind === 'call');
+    expect(calls).toEqual([
+      { kind: 'call', id: 'call_long', name: functionName, args: {} },
+      { kind: 'call', id: 'call_edit', name: freeformName, args: { input: 'new text' } },
+    ]);
+  });
+
   it('a custom (freeform) tool: offered as a function with one string, returned as custom_tool_call, its output accepted back', async () => {
     const applyPatch = { type: 'custom', name: 'apply_patch', description: 'Edits files.', format: { type: 'grammar', syntax: 'lark', definition: 'start: begin_patch hunk+ end_patch' } };
     const patch = '*** Begin Patch\n*** Add File: hello.txt\n+hi\n*** End Patch';
