@@ -1,12 +1,7 @@
 import { invalidRequest } from '../errors/gateway-error.ts';
 import type { InputItem } from '../protocol/input-items.ts';
+import { CLIENT_CALL_ANSWERS } from './client-call-kinds.ts';
 
-/** Which output item answers which call item: one row per kind of client-answered call. */
-const ANSWERS: readonly { output: InputItem['type']; call: InputItem['type'] }[] = [
-  { output: 'function_call_output', call: 'function_call' },
-  { output: 'custom_tool_call_output', call: 'custom_tool_call' },
-  { output: 'tool_search_output', call: 'tool_search_call' },
-];
 
 /**
  * Every tool output the client sends must answer a call the model made in
@@ -17,7 +12,7 @@ const ANSWERS: readonly { output: InputItem['type']; call: InputItem['type'] }[]
  * client would blame on the gateway.
  */
 export function checkToolOutputs(history: readonly InputItem[], input: readonly InputItem[]): void {
-  for (const { output, call } of ANSWERS) {
+  for (const { answer: output, call } of CLIENT_CALL_ANSWERS) {
     const calls = new Set<string>();
     for (const item of [...history, ...input]) {
       const callId = item.type === call ? (item as { call_id?: string | null }).call_id : null;

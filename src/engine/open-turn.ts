@@ -1,10 +1,11 @@
 import type { OutputItem } from '../protocol/output-items.ts';
 import type { ConversationTurn, StoredInputItem } from '../store/response-store.ts';
+import { CLIENT_ANSWER_TYPES, CLIENT_CALL_TYPES } from './client-call-kinds.ts';
 
 /** What the model produced in a turn (as a client resends it). */
-const MODEL_ITEMS = new Set<StoredInputItem['type']>(['function_call', 'custom_tool_call', 'tool_search_call', 'mcp_approval_request', 'mcp_list_tools', 'mcp_call', 'reasoning']);
+const MODEL_ITEMS = new Set<string>([...CLIENT_CALL_TYPES, 'mcp_approval_request', 'mcp_list_tools', 'mcp_call', 'reasoning']);
 /** What answers a turn's calls. */
-const ANSWERS = new Set<StoredInputItem['type']>(['function_call_output', 'custom_tool_call_output', 'tool_search_output', 'mcp_approval_response']);
+const ANSWERS = new Set<string>([...CLIENT_ANSWER_TYPES, 'mcp_approval_response']);
 
 /**
  * The paused turn a stateless request continues: clients that keep the
@@ -23,7 +24,7 @@ export function openTurnOf(input: readonly StoredInputItem[]): ConversationTurn 
   let start = end;
   while (start > 0 && (MODEL_ITEMS.has(input[start - 1]!.type) || isAssistantMessage(input[start - 1]!))) start--;
   const output = input.slice(start, end) as unknown as OutputItem[];
-  if (!output.some((item) => item.type === 'function_call' || item.type === 'custom_tool_call' || item.type === 'tool_search_call' || item.type === 'mcp_approval_request')) return null;
+  if (!output.some((item) => CLIENT_CALL_TYPES.has(item.type) || item.type === 'mcp_approval_request')) return null;
   return { responseId: '(resent in the input)', status: 'requires_action', inputItems: [], output };
 }
 

@@ -1,10 +1,10 @@
+import { clientCallItem } from './client-call-kinds.ts';
 import type { ClientToolName } from './declared-tools.ts';
-import type { CustomToolCallOutputItem, FunctionCallOutputItem, ToolSearchCallOutputItem, FunctionCallResultItem, ItemStatus, MessageOutputItem, OutputItem, ReasoningOutputItem } from '../protocol/output-items.ts';
+import type { FunctionCallOutputItem, FunctionCallResultItem, ItemStatus, MessageOutputItem, OutputItem, ReasoningOutputItem } from '../protocol/output-items.ts';
 import type { ResponseStreamEventBody } from '../protocol/stream-events.ts';
 import type { TokenLogprob, TurnEvent } from '../providers/provider.ts';
 import { assertNever } from '../util/assert-never.ts';
 import { newId } from '../util/ids.ts';
-import { jsonStringField } from '../util/json-string-field.ts';
 
 export type Emit = (event: ResponseStreamEventBody) => void;
 
@@ -154,22 +154,14 @@ export class OutputBuilder {
     this.#calls.clear();
   }
 
-  /**
-   * The turn's calls of tools that are not functions for the client, added
-   * whole once their arguments are complete: freeform calls as
-   * `custom_tool_call` (the text from the `input` argument), tool searches as
-   * `tool_search_call`.
-   */
+  /** The turn's calls of tools that are not functions for the client, added whole once their arguments are complete (client-call-kinds.ts). */
   #addCustomCalls(status: ItemStatus, emit: Emit): void {
     for (const call of this.#turnCalls) {
       const shown = call.item === null ? this.#clientName(call.name) : null;
       const collected = this.#hidden.get(call.callId);
       if (!shown?.kind || !collected || this.#customAdded.has(call.callId)) continue;
       this.#customAdded.add(call.callId);
-      const item: CustomToolCallOutputItem | ToolSearchCallOutputItem =
-        shown.kind === 'custom'
-          ? { type: 'custom_tool_call', id: newId('ctc'), call_id: call.callId, name: shown.name, ...(shown.namespace && { namespace: shown.namespace }), input: jsonStringField(collected.arguments, 'input') ?? collected.arguments, status }
-          : { type: 'tool_search_call', id: newId('tsc'), call_id: call.callId, arguments: parseArguments(collected.arguments), execution: 'client', status };
+      const item = clientCallItem({ ...shown, kind: shown.kind }, collected, status);
       const index = this.#add(item, emit);
       emit({ type: 'response.output_item.done', output_index: index, item });
     }
@@ -262,14 +254,5 @@ function snapshot(item: OutputItem): OutputItem {
       return { ...item, summary: [] };
     default:
       return { ...item };
-  }
-}
-
-/** A call's arguments as the object they encode (the raw text when they are not JSON). */
-function parseArguments(text: string): unknown {
-  try {
-    return JSON.parse(text || '{}');
-  } catch {
-    return text;
   }
 }

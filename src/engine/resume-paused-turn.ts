@@ -4,7 +4,7 @@ import { qualifiedToolName } from '../executors/mcp/mcp-executor.ts';
 import type { ToolCall, ToolContext } from '../executors/tool-executor.ts';
 import type { McpApprovalRequestItem } from '../protocol/output-items.ts';
 import type { ConversationTurn, StoredInputItem } from '../store/response-store.ts';
-import { modelToolName, TOOL_SEARCH_NAME } from './declared-tools.ts';
+import { modelCallOf, modelOutputOf } from './client-call-kinds.ts';
 import { planToolCalls, type PlannedCall, type ToolPolicy } from './plan-tool-calls.ts';
 
 /** What the gateway owes a paused turn before the model can be called again. */
@@ -41,13 +41,10 @@ export function planResume(previous: ConversationTurn | null, input: readonly St
 
   const answeredInPrevious = new Set(previous.output.flatMap((item) => (item.type === 'function_call_output' ? [item.call_id] : [])));
   const paused: ToolCall[] = previous.output.flatMap((item) => {
-    if (item.type === 'tool_search_call') return answeredInPrevious.has(item.call_id) ? [] : [{ callId: item.call_id, name: TOOL_SEARCH_NAME, arguments: JSON.stringify(item.arguments ?? {}) }];
-    if (item.type !== 'function_call' && item.type !== 'custom_tool_call') return [];
-    if (answeredInPrevious.has(item.call_id)) return [];
-    const name = modelToolName({ name: item.name, ...(item.namespace && { namespace: item.namespace }) });
-    return [{ callId: item.call_id, name, arguments: item.type === 'custom_tool_call' ? JSON.stringify({ input: item.input }) : item.arguments }];
+    const call = modelCallOf(item);
+    return call && !answeredInPrevious.has(call.callId) ? [call] : [];
   });
-  const answered = new Set(input.flatMap((item) => (item.type === 'function_call_output' || item.type === 'custom_tool_call_output' || item.type === 'tool_search_output' ? [item.call_id ?? ''] : [])));
+  const answered = new Set(input.flatMap((item) => modelOutputOf(item)?.callId ?? []));
   const unanswered = paused.filter((call) => !answered.has(call.callId));
   if (approvals.length === 0 && unanswered.length === paused.length) return paused.length > 0 ? { calls: [], closed: paused } : null;
 

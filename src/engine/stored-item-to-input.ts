@@ -1,7 +1,7 @@
 import type { InputItem } from '../protocol/input-items.ts';
 import type { StoredItem } from '../store/response-store.ts';
 import { qualifiedToolName } from '../executors/mcp/mcp-executor.ts';
-import { modelToolName, TOOL_SEARCH_NAME } from './declared-tools.ts';
+import { modelCallOf, modelOutputOf } from './client-call-kinds.ts';
 
 /**
  * Reads a stored item — an earlier request's input or an earlier response's
@@ -25,21 +25,19 @@ export function storedItemToInput(item: StoredItem | InputItem): InputItem[] {
           ...(item.phase !== undefined && { phase: item.phase }),
         },
       ];
+    // Calls the client answers, and their answers, as the model made and saw them (client-call-kinds.ts).
     case 'function_call':
-      // The model knows a namespaced function by the flat name it was offered.
-      return [{ ...(item.id != null && { id: item.id }), type: 'function_call', call_id: item.call_id, name: modelToolName({ name: item.name, ...(item.namespace && { namespace: item.namespace }) }), arguments: item.arguments }];
-    case 'function_call_output':
-      return [{ ...(item.id != null && { id: item.id }), type: 'function_call_output', call_id: item.call_id, output: item.output as Extract<InputItem, { type: 'function_call_output' }>['output'] }];
-    // A freeform tool is a function with one string parameter for the model.
     case 'custom_tool_call':
-      return [{ ...(item.id != null && { id: item.id }), type: 'function_call', call_id: item.call_id, name: modelToolName({ name: item.name, ...(item.namespace && { namespace: item.namespace }) }), arguments: JSON.stringify({ input: item.input }) }];
+    case 'tool_search_call': {
+      const call = modelCallOf(item)!;
+      return [{ ...(item.id != null && { id: item.id }), type: 'function_call', call_id: call.callId, name: call.name, arguments: call.arguments }];
+    }
+    case 'function_call_output':
     case 'custom_tool_call_output':
-      return [{ ...(item.id != null && { id: item.id }), type: 'function_call_output', call_id: item.call_id, output: item.output }];
-    // A client-run tool search is a function call for the model; its output names what it loaded.
-    case 'tool_search_call':
-      return [{ ...(item.id != null && { id: item.id }), type: 'function_call', call_id: item.call_id ?? item.id ?? 'tool_search', name: TOOL_SEARCH_NAME, arguments: JSON.stringify(item.arguments ?? {}) }];
-    case 'tool_search_output':
-      return [{ ...(item.id != null && { id: item.id }), type: 'function_call_output', call_id: item.call_id ?? 'tool_search', output: JSON.stringify({ loaded: item.tools.map((tool) => (tool as { name?: string }).name ?? tool.type) }) }];
+    case 'tool_search_output': {
+      const answer = modelOutputOf(item)!;
+      return [{ ...(item.id != null && { id: item.id }), type: 'function_call_output', call_id: answer.callId, output: answer.output }];
+    }
     case 'reasoning':
       return [{ ...(item.id != null && { id: item.id }), type: 'reasoning', summary: item.summary, ...(item.encrypted_content != null && { encrypted_content: item.encrypted_content }) }];
     case 'mcp_call': {
