@@ -5,6 +5,7 @@ import type { OutputItem } from '../protocol/output-items.ts';
 import type { ConversationTurn, ResponseStore, StoredInputItem } from '../store/response-store.ts';
 import { newId } from '../util/ids.ts';
 import { checkToolOutputs } from './check-tool-outputs.ts';
+import { CLIENT_CALL_TYPES } from './client-call-kinds.ts';
 import { openTurnOf } from './open-turn.ts';
 import { storedItemToInput } from './stored-item-to-input.ts';
 
@@ -70,8 +71,8 @@ async function resolveInput(store: ResponseStore, tenant: string, input: CreateR
     if (item.type === 'item_reference') {
       const stored = found.get(item.id);
       if (!stored) throw notFound(`Item with id '${item.id}' not found.`, 'item_not_found', `input[${index}].id`);
-      // MCP items stand for themselves (a call, a listing, an approval request to answer); everything else is one item.
-      return { ...(stored.type.startsWith('mcp_') ? stored : storedItemToInput(stored)[0]), id: item.id } as StoredInputItem;
+      // MCP items and client-answered calls stand for themselves (a call to answer, a listing, an approval request); everything else is one item.
+      return { ...(stored.type.startsWith('mcp_') || CLIENT_CALL_TYPES.has(stored.type) ? stored : storedItemToInput(stored)[0]), id: item.id } as StoredInputItem;
     }
     return { ...item, id: item.id ?? newId(idPrefix(item.type)) } as StoredInputItem;
   });
