@@ -111,13 +111,15 @@ export const McpToolParam = z.object({
 });
 
 const SpecificFunction = z.object({ type: z.literal('function'), name: z.string() });
+/** A custom (freeform) tool named as OpenAI allows (the AI SDK sends it): the model is offered it as a function of the same name, so it is chosen as one. */
+const SpecificCustom = z.object({ type: z.literal('custom'), name: z.string() }).transform(({ name }) => ({ type: 'function' as const, name }));
 const ToolChoiceMode = z.enum(['none', 'auto', 'required']);
 const AllowedTools = z.object({
   type: z.literal('allowed_tools'),
-  tools: z.array(SpecificFunction).min(1).max(128),
+  tools: z.array(z.discriminatedUnion('type', [SpecificFunction, SpecificCustom])).min(1).max(128),
   mode: ToolChoiceMode.optional(),
 });
-export const ToolChoiceParam = z.union([ToolChoiceMode, z.discriminatedUnion('type', [SpecificFunction, AllowedTools])]);
+export const ToolChoiceParam = z.union([ToolChoiceMode, z.discriminatedUnion('type', [SpecificFunction, SpecificCustom, AllowedTools])]);
 
 const JsonSchemaFormat = z.object({
   type: z.literal('json_schema'),

@@ -74,4 +74,16 @@ describe.each(flavors)('AI SDK custom tool over $name', (flavor) => {
     expect(seen).toContainEqual({ kind: 'call', id: 'call_note', name: 'write_note', args: { input: 'note: buy milk' } });
     expect(seen).toContainEqual({ kind: 'result', id: 'call_note', content: expect.stringContaining('saved 14 characters') });
   });
+
+  it('toolChoice naming the custom tool: the SDK sends tool_choice {type: "custom"}, the upstream is told to call that function', async () => {
+    scriptNote();
+    received.length = 0;
+    // One step: a forced choice holds for every step, and the scripted model answers with text once it has a result.
+    const result = await generateText({ model: openai.responses(flavor.model), prompt: 'Write a note.', tools: { write_note: noteTool() }, toolChoice: { type: 'tool', toolName: 'write_note' } });
+    expect(received).toEqual(['note: buy milk']);
+    expect(result.toolResults.map((toolResult) => toolResult.output)).toEqual(['saved 14 characters']);
+    expect(sent.at(-1).tool_choice).toEqual({ type: 'custom', name: 'write_note' });
+    const forced = upstream.requests.at(-1)!.body.tool_choice;
+    expect(forced).toEqual(flavor.name === 'anthropic' ? { type: 'tool', name: 'write_note' } : { type: 'function', function: { name: 'write_note' } });
+  });
 });
