@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../../support/gateway.ts';
+import { McpTestServer } from '../../support/mcp-test-server.ts';
 import { OutboundRecorder } from '../../support/outbound-recorder.ts';
 import { flavors, scriptModel, type ModelTurn } from '../../support/provider-flavors.ts';
 import { ScriptedChatUpstream, type RecordedRequest } from '../../support/scripted-chat-upstream.ts';
@@ -127,6 +128,29 @@ describe.each(flavors)('Codex CLI over $name', (flavor) => {
     expect(seen).toContainEqual({ kind: 'call', id: 'call_patch', name: 'apply_patch', args: { input: patch } });
     const result = seen.find((entry) => entry.kind === 'result' && entry.id === 'call_patch');
     expect(JSON.stringify(result)).toContain('patched.txt');
+  }, 60_000);
+
+  it('a tool_search round trip: the search reaches Codex as tool_search_call, the MCP tools it loads are offered from then on, and a call of one runs in Codex', async () => {
+    // Codex defers its MCP servers' tools behind tool_search: it answers a search with a tool_search_output holding a namespace.
+    const mcp = new McpTestServer();
+    const mcpUrl = await mcp.start();
+    script((_request, results) => {
+      if (results.length === 0) return { calls: [{ id: 'call_search', name: 'tool_search', args: { query: 'add two numbers' } }] };
+      if (results.length === 1) return { calls: [{ id: 'call_add', name: 'mcp__calc__add', args: { a: 2, b: 3 } }] };
+      return { text: `The sum is ${results[1]}.` };
+    });
+    const before = upstream.requests.length;
+    const run = await codexExec(home, workdir, 'Add 2 and 3 with a tool.', { options: ['--model', 'gpt-5.5', '-c', `mcp_servers.calc.url="${mcpUrl}"`] });
+    await mcp.close();
+    expect(run.code, run.stderr).toBe(0);
+    const offered = (request: RecordedRequest) => (request.body.tools as any[]).map((tool) => tool.function?.name ?? tool.name);
+    expect(offered(upstream.requests[before]!)).not.toContain('mcp__calc__add');
+    expect(offered(upstream.requests.at(-1)!)).toContain('mcp__calc__add');
+    expect(mcp.calls).toContainEqual({ name: 'add', args: { a: 2, b: 3 } });
+    const seen = flavor.seen(upstream.requests.at(-1)!);
+    expect(seen).toContainEqual({ kind: 'result', id: 'call_search', content: '{"loaded":["mcp__calc"]}' });
+    expect(JSON.stringify(seen.find((entry) => entry.kind === 'result' && entry.id === 'call_add'))).toContain('5');
+    expect(run.stdout).toContain('The sum is');
   }, 60_000);
 
   it('--output-schema: the schema reaches the upstream as structured output, the JSON is printed', async () => {
