@@ -9,8 +9,7 @@ import type { Emit, OutputBuilder } from './output-builder.ts';
  * place per kind so the loop never branches on kinds: whether the model's
  * call appears as a `function_call` item, which item its result goes into,
  * and which item asks the client to approve it. (Kinds the client runs —
- * namespaced functions, freeform tools, tool search — are shown by the
- * OutputBuilder from the request's declared tools.)
+ * functions, freeform tools, tool search — are in client-call-kinds.ts.)
  */
 export interface CallItems {
   /** The model's call is not shown as a `function_call`: the result item stands for it. */

@@ -149,6 +149,9 @@ describe.each(flavors)('Codex tool kinds over $name', (flavor) => {
     expect(answered.status).toBe(200);
     expect(offered()).toEqual(['exec_command']);
     expect(answered.headers.get('x-loopgate-omitted-tools')).toBe('web_search,tool_search');
+    const streamed = await fetch(`${gateway.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: flavor.model, input: 'x', stream: true, tools: [execCommand, { type: 'web_search' }] }) });
+    expect(streamed.headers.get('x-loopgate-omitted-tools')).toBe('web_search');
+    expect(parseSseText(await streamed.text()).events.at(-1)!.type).toBe('response.completed');
 
     const refused = await post(strict, { input: 'x', tools: [execCommand, { type: 'web_search' }] });
     expect(refused.status).toBe(400);

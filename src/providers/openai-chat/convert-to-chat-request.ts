@@ -106,7 +106,6 @@ function convertMessages(instructions: string | null, items: InputItem[], histor
       case 'tool_search_call':
       case 'tool_search_output':
         // The engine turns MCP, custom tool and tool search items into calls and outputs before they reach a provider.
-        // The engine turns MCP items into calls and outputs before they reach a provider.
         return;
       case 'item_reference':
         throw invalidRequest(`Item reference '${item.id}' was not resolved.`, `${param}.id`, 'item_not_found');
