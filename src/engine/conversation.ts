@@ -2,6 +2,7 @@ import { invalidRequest, notFound } from '../errors/gateway-error.ts';
 import { LoadableToolParam, type CreateResponseRequest } from '../protocol/create-response-request.ts';
 import type { InputItem } from '../protocol/input-items.ts';
 import type { OutputItem } from '../protocol/output-items.ts';
+import { REQUEST_LIMITS } from '../protocol/request-limits.ts';
 import type { ConversationTurn, ResponseStore, StoredInputItem } from '../store/response-store.ts';
 import { newId } from '../util/ids.ts';
 import { checkToolOutputs } from './check-tool-outputs.ts';
@@ -59,7 +60,23 @@ export async function buildConversation(store: ResponseStore, tenant: string, re
   input.forEach((item, index) => {
     if (item.type === 'tool_search_output') searchOutputs.push({ item, param: `input[${index}]` });
   });
-  return { history, input, previous, previousOutput, loadedTools: searchOutputs.flatMap(({ item, param }) => toolsLoadedBy(item, param)) };
+  return { history, input, previous, previousOutput, loadedTools: loadedToolsOf(searchOutputs) };
+}
+
+/** What the conversation's tool searches loaded, at most `maxTools` of them (each function of a namespace counted), like the request's own tools. */
+function loadedToolsOf(searchOutputs: readonly { item: StoredInputItem; param: string }[]): LoadableToolParam[] {
+  const loaded: LoadableToolParam[] = [];
+  let count = 0;
+  for (const { item, param } of searchOutputs) {
+    for (const tool of toolsLoadedBy(item, param)) {
+      count += tool.type === 'namespace' ? tool.tools.length : 1;
+      if (count > REQUEST_LIMITS.maxTools) {
+        throw invalidRequest(`Tool searches of this conversation load more than ${REQUEST_LIMITS.maxTools} tools (each function of a namespace counted).`, `${param}.tools`, 'array_above_max_length');
+      }
+      loaded.push(tool);
+    }
+  }
+  return loaded;
 }
 
 async function resolveInput(store: ResponseStore, tenant: string, input: CreateResponseRequest['input']): Promise<StoredInputItem[]> {

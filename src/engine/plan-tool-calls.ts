@@ -1,5 +1,7 @@
 import type { ExecutorRegistry } from '../executors/executor-registry.ts';
-import type { ToolCall, ToolContext, ToolExecutor } from '../executors/tool-executor.ts';
+import type { CallPresentation, ToolCall, ToolContext, ToolExecutor } from '../executors/tool-executor.ts';
+import { jsonTextTooDeep } from '../protocol/json-depth.ts';
+import { REQUEST_LIMITS } from '../protocol/request-limits.ts';
 
 /** What the loop does with one call the model made. */
 export type PlannedCall =
@@ -7,8 +9,12 @@ export type PlannedCall =
   | { call: ToolCall; route: 'client' }
   /** An MCP call the client must approve first: the response pauses with an `mcp_approval_request`. */
   | { call: ToolCall; route: 'approval' }
-  /** Never executed: the model sees `error` as the call's output. */
-  | { call: ToolCall; route: 'rejected'; error: string; approvalRequestId?: string };
+  /**
+   * Never executed: the model sees `error` as the call's output. `presentation`
+   * says how the client sees it when its tool is not offered in this request
+   * (an approved MCP call whose tool is gone is still an `mcp_call`).
+   */
+  | { call: ToolCall; route: 'rejected'; error: string; approvalRequestId?: string; presentation?: CallPresentation };
 
 export interface ToolPolicy {
   /** Tool names `tool_choice.allowed_tools` permits; null when every declared tool is allowed. */
@@ -20,7 +26,8 @@ export interface ToolPolicy {
 /**
  * Applies the request's tool policy to the calls of one turn and routes the
  * rest: `allowed_tools` is a hard limit, a tool nobody can run is an error,
- * and server-run calls need arguments that parse as a JSON object.
+ * and server-run calls need arguments that parse as a JSON object no deeper
+ * than a request may nest (executors serialise them again).
  */
 export function planToolCalls(calls: readonly ToolCall[], registry: ExecutorRegistry, context: ToolContext, policy: ToolPolicy): PlannedCall[] {
   return calls.map((call): PlannedCall => {
@@ -32,9 +39,8 @@ export function planToolCalls(calls: readonly ToolCall[], registry: ExecutorRegi
     if (executor.runsOnClient) return { call, route: 'client' };
     const presentation = context.offered.get(call.name)?.presentation;
     if (presentation?.kind === 'mcp' && presentation.requiresApproval && !policy.approved?.has(call.callId)) return { call, route: 'approval' };
-    if (!isJsonObject(call.arguments)) {
-      return { call, route: 'rejected', error: `The arguments for '${call.name}' are not a valid JSON object: ${truncate(call.arguments)}` };
-    }
+    const problem = argumentsProblem(call.arguments);
+    if (problem) return { call, route: 'rejected', error: `The arguments for '${call.name}' ${problem}: ${truncate(call.arguments)}` };
     return { call, route: 'server', executor };
   });
 }
@@ -44,12 +50,14 @@ export function errorOutput(message: string): string {
   return JSON.stringify({ error: message });
 }
 
-function isJsonObject(text: string): boolean {
+/** Why a server-run call's arguments cannot be used, in words that follow "The arguments …", or null when they can. */
+export function argumentsProblem(text: string): string | null {
+  if (jsonTextTooDeep(text, REQUEST_LIMITS.maxJsonDepth)) return `nest objects and arrays more than ${REQUEST_LIMITS.maxJsonDepth} levels deep`;
   try {
     const value: unknown = JSON.parse(text || '{}');
-    return value !== null && typeof value === 'object' && !Array.isArray(value);
+    return value !== null && typeof value === 'object' && !Array.isArray(value) ? null : 'are not a valid JSON object';
   } catch {
-    return false;
+    return 'are not a valid JSON object';
   }
 }
 

@@ -1,6 +1,6 @@
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { ExecutorRegistry } from '../executors/executor-registry.ts';
-import type { ToolCall, ToolContext, ToolExecutor } from '../executors/tool-executor.ts';
+import type { CallPresentation, ToolCall, ToolContext, ToolExecutor } from '../executors/tool-executor.ts';
 import type { OutputItem } from '../protocol/output-items.ts';
 import type { ResponseResource } from '../protocol/response-resource.ts';
 import type { ResponseStreamEvent, ResponseStreamEventBody, TerminalEventType } from '../protocol/stream-events.ts';
@@ -119,12 +119,13 @@ async function* runLoop(loop: ResponseLoop): AsyncGenerator<ResponseStreamEvent[
   let ending: Ending | null = null;
 
   /** Adds the item a call's result goes into (its kind decides which: call-items.ts). */
-  const openResult = (call: ToolCall, approvalRequestId?: string) => itemsOf(call.name).openResult(builder, call, emit, approvalRequestId);
+  const openResult = (call: ToolCall, approvalRequestId?: string, presentation?: CallPresentation) =>
+    (presentation ? callItemsFor(presentation) : itemsOf(call.name)).openResult(builder, call, emit, approvalRequestId);
 
   /** Runs planned calls, streaming each output as its result arrives; returns false when a limit ended the loop. */
   async function* execute(planned: readonly PlannedCall[], closed: readonly ToolCall[], turn: number): AsyncGenerator<ResponseStreamEvent[], boolean> {
     const handles = new Map<string, (output: string, isError: boolean) => void>();
-    for (const entry of planned) handles.set(entry.call.callId, openResult(entry.call, 'approvalRequestId' in entry ? entry.approvalRequestId : undefined));
+    for (const entry of planned) handles.set(entry.call.callId, openResult(entry.call, 'approvalRequestId' in entry ? entry.approvalRequestId : undefined, 'presentation' in entry ? entry.presentation : undefined));
     for (const call of closed) handles.set(call.callId, openResult(call));
     for (const entry of planned) if (entry.route === 'rejected') finish(entry.call, errorOutput(entry.error), true);
     for (const call of closed) finish(call, errorOutput(NOT_RUN_MESSAGE), false);

@@ -5,7 +5,7 @@ import type { ToolCall, ToolContext } from '../executors/tool-executor.ts';
 import type { McpApprovalRequestItem } from '../protocol/output-items.ts';
 import type { ConversationTurn, StoredInputItem } from '../store/response-store.ts';
 import { modelCallOf, modelOutputOf } from './client-call-kinds.ts';
-import { planToolCalls, type PlannedCall, type ToolPolicy } from './plan-tool-calls.ts';
+import { argumentsProblem, planToolCalls, type PlannedCall, type ToolPolicy } from './plan-tool-calls.ts';
 
 /** What the gateway owes a paused turn before the model can be called again. */
 export interface ResumePlan {
@@ -98,6 +98,11 @@ function planApproval(
     );
   }
   const [planned] = planToolCalls([call], registry, context, { ...policy, approved: new Set([call.callId]) });
-  if (planned!.route === 'server' || planned!.route === 'rejected') return { ...planned!, approvalRequestId: request.id };
-  return { call, route: 'rejected', error: `The tool '${request.name}' of '${request.server_label}' is not available in this request.`, approvalRequestId: request.id };
+  if (planned!.route === 'server') return { ...planned!, approvalRequestId: request.id };
+  // The client sees this error on its mcp_call: in its own names, never the model's `server__tool`.
+  const problem = argumentsProblem(request.arguments);
+  const error = problem
+    ? `The arguments of the approved call '${request.name}' ${problem}.`
+    : `The tool '${request.name}' of the MCP server '${request.server_label}' is not available in this request (the server no longer lists it, or allowed_tools leaves it out).`;
+  return { call, route: 'rejected', error, approvalRequestId: request.id, presentation: { kind: 'mcp', serverLabel: request.server_label, toolName: request.name, requiresApproval: true } };
 }

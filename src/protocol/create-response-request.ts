@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { jsonSchemaObject } from './bounded-fields.ts';
 import { InputItem, ToolName } from './input-items.ts';
 import { REQUEST_LIMITS } from './request-limits.ts';
 import { UNSUPPORTED_PARAMETERS } from './unsupported-parameters.ts';
@@ -24,7 +25,7 @@ export const FunctionToolParam = z.object({
   type: z.literal('function'),
   name: ToolName,
   description: z.string().max(REQUEST_LIMITS.maxDescriptionChars).nullish(),
-  parameters: z.record(z.string(), z.unknown()).nullish(),
+  parameters: jsonSchemaObject.nullish(),
   // OpenAI's API and openai-node take `boolean | null`; LangChain's bindTools sends null.
   strict: z.boolean().nullish(),
   /** Offered only once a client-run tool search has loaded it. */
@@ -67,7 +68,7 @@ export const ClientToolSearchParam = z.object({
   type: z.literal('tool_search'),
   execution: z.literal('client'),
   description: z.string().max(REQUEST_LIMITS.maxDescriptionChars).nullish(),
-  parameters: z.record(z.string(), z.unknown()).nullish(),
+  parameters: jsonSchemaObject.nullish(),
 });
 
 /**
@@ -94,18 +95,20 @@ export const HOSTED_TOOL_TYPES = [
 ] as const;
 export const HostedToolParam = z.object({ type: z.enum(HOSTED_TOOL_TYPES) }).loose();
 
+const mcpToolNames = z.array(z.string().max(REQUEST_LIMITS.maxIdChars)).max(REQUEST_LIMITS.maxTools);
+
 /** A remote MCP server named in the request (OpenAI-compatible). */
 export const McpToolParam = z.object({
   type: z.literal('mcp'),
   server_label: z.string().min(1).max(64).regex(/^[a-zA-Z0-9_-]+$/, 'must match ^[a-zA-Z0-9_-]+$'),
   server_url: z.string().min(1).max(REQUEST_LIMITS.maxUrlChars),
   server_description: z.string().max(REQUEST_LIMITS.maxDescriptionChars).nullish(),
-  headers: z.record(z.string(), z.string()).nullish(),
-  allowed_tools: z.union([z.array(z.string()), z.object({ tool_names: z.array(z.string()).optional() })]).nullish(),
+  headers: z.record(z.string().max(REQUEST_LIMITS.maxIdChars), z.string().max(REQUEST_LIMITS.maxUrlChars)).nullish(),
+  allowed_tools: z.union([mcpToolNames, z.object({ tool_names: mcpToolNames.optional() })]).nullish(),
   require_approval: z
     .union([
       z.enum(['always', 'never']),
-      z.object({ always: z.object({ tool_names: z.array(z.string()).optional() }).optional(), never: z.object({ tool_names: z.array(z.string()).optional() }).optional() }),
+      z.object({ always: z.object({ tool_names: mcpToolNames.optional() }).optional(), never: z.object({ tool_names: mcpToolNames.optional() }).optional() }),
     ])
     .nullish(),
 });
@@ -125,7 +128,7 @@ const JsonSchemaFormat = z.object({
   type: z.literal('json_schema'),
   name: z.string().max(64).regex(/^[a-zA-Z0-9_-]+$/, 'must match ^[a-zA-Z0-9_-]+$').optional(),
   description: z.string().max(REQUEST_LIMITS.maxDescriptionChars).optional(),
-  schema: z.record(z.string(), z.unknown()).optional(),
+  schema: jsonSchemaObject.optional(),
   strict: z.boolean().nullish(),
 });
 export const TextFormatParam = z.discriminatedUnion('type', [
@@ -144,7 +147,11 @@ export const CreateResponseRequest = z.object({
   previous_response_id: z.string().max(REQUEST_LIMITS.maxIdChars).nullish(),
   // Every value OpenAI defines; those about hosted tools the gateway does not run have nothing to include.
   include: z.array(z.enum(INCLUDABLE)).nullish(),
-  tools: z.array(z.union([z.discriminatedUnion('type', [FunctionToolParam, McpToolParam, NamespaceToolParam, CustomToolParam]), ClientToolSearchParam, HostedToolParam])).max(REQUEST_LIMITS.maxTools).nullish(),
+  tools: z
+    .array(z.union([z.discriminatedUnion('type', [FunctionToolParam, McpToolParam, NamespaceToolParam, CustomToolParam]), ClientToolSearchParam, HostedToolParam]))
+    .max(REQUEST_LIMITS.maxTools)
+    .superRefine(atMostMaxToolsWithNamespaces)
+    .nullish(),
   tool_choice: ToolChoiceParam.nullish(),
   metadata: Metadata.nullish(),
   text: z.object({ format: TextFormatParam.nullish(), verbosity: z.enum(['low', 'medium', 'high']).nullish() }).nullish(),
@@ -181,6 +188,17 @@ export const CreateResponseRequest = z.object({
 })
   // Like OpenAI's API: a parameter nobody defines is an error, not a silent drop.
   .strict();
+
+/** Each namespace's functions count as tools: a thousand namespaces of a thousand functions are not a thousand tools. */
+function atMostMaxToolsWithNamespaces(tools: readonly { type: string; tools?: unknown }[], context: z.core.$RefinementCtx): void {
+  const count = tools.reduce((total, tool) => total + (tool.type === 'namespace' && Array.isArray(tool.tools) ? tool.tools.length : 1), 0);
+  if (count <= REQUEST_LIMITS.maxTools) return;
+  context.addIssue({
+    code: 'custom',
+    message: `too many tools. Expected at most ${REQUEST_LIMITS.maxTools} tools, each function of a namespace counted, but got ${count} instead`,
+    params: { code: 'array_above_max_length' },
+  });
+}
 
 export type CreateResponseRequest = z.infer<typeof CreateResponseRequest>;
 export type FunctionToolParam = z.infer<typeof FunctionToolParam>;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { jsonArgumentsText, jsonSchemaObject } from './bounded-fields.ts';
 import { REQUEST_LIMITS } from './request-limits.ts';
 
 /**
@@ -74,7 +75,7 @@ export const FunctionCallItem = z.object({
   type: z.literal('function_call'),
   call_id: callId,
   name: ToolName,
-  arguments: z.string().max(MAX_TEXT),
+  arguments: jsonArgumentsText,
   /** The namespace tool the function belongs to, as OpenAI shows namespaced calls. */
   namespace: ToolName.nullish(),
   status: callStatus,
@@ -147,29 +148,41 @@ export const ItemReference = z.object({ type: z.literal('item_reference'), id: z
 export const McpApprovalResponseItem = z.object({
   id: itemId,
   type: z.literal('mcp_approval_response'),
-  approval_request_id: z.string().min(1),
+  approval_request_id: z.string().min(1).max(REQUEST_LIMITS.maxIdChars),
   approve: z.boolean(),
   reason: z.string().max(MAX_TEXT).nullish(),
 });
+// MCP items the gateway itself returned, resent by stateless clients (names and labels as MCP servers and OpenAI spell them).
+const mcpId = z.string().max(REQUEST_LIMITS.maxIdChars);
+const mcpName = z.string().max(REQUEST_LIMITS.maxIdChars);
 const McpListToolsInput = z.object({
-  id: z.string(),
+  id: mcpId,
   type: z.literal('mcp_list_tools'),
-  server_label: z.string(),
-  tools: z.array(z.object({ name: z.string(), description: z.string().nullish(), input_schema: z.record(z.string(), z.unknown()), annotations: z.record(z.string(), z.unknown()).nullish() })),
-  error: z.string().nullish(),
+  server_label: mcpName,
+  tools: z
+    .array(
+      z.object({
+        name: mcpName,
+        description: z.string().max(REQUEST_LIMITS.maxDescriptionChars).nullish(),
+        input_schema: jsonSchemaObject,
+        annotations: z.record(z.string(), z.unknown()).nullish(),
+      }),
+    )
+    .max(REQUEST_LIMITS.maxTools),
+  error: z.string().max(MAX_TEXT).nullish(),
 });
 const McpCallInput = z.object({
-  id: z.string(),
+  id: mcpId,
   type: z.literal('mcp_call'),
-  server_label: z.string(),
-  name: z.string(),
-  arguments: z.string(),
-  output: z.string().nullish(),
-  error: z.string().nullish(),
+  server_label: mcpName,
+  name: mcpName,
+  arguments: jsonArgumentsText,
+  output: z.string().max(MAX_TEXT).nullish(),
+  error: z.string().max(MAX_TEXT).nullish(),
   status: callStatus,
-  approval_request_id: z.string().nullish(),
+  approval_request_id: mcpId.nullish(),
 });
-const McpApprovalRequestInput = z.object({ id: z.string(), type: z.literal('mcp_approval_request'), server_label: z.string(), name: z.string(), arguments: z.string() });
+const McpApprovalRequestInput = z.object({ id: mcpId, type: z.literal('mcp_approval_request'), server_label: mcpName, name: mcpName, arguments: jsonArgumentsText });
 
 const ItemUnion = z.discriminatedUnion('type', [
   MessageItem,

@@ -14,8 +14,9 @@ export function parseRequest<T extends z.ZodType>(schema: T, body: unknown): z.i
   }
   const tooDeep = findTooDeep(body, REQUEST_LIMITS.maxJsonDepth);
   if (tooDeep) {
-    const param = formatParam(tooDeep);
-    throw invalidRequest(`The request nests objects and arrays more than ${REQUEST_LIMITS.maxJsonDepth} levels deep, at '${shorten(param ?? '')}'.`, param, 'nesting_too_deep');
+    // The deepest field's path is itself over a hundred levels long: its start says where, an ellipsis that it goes on.
+    const param = shorten(formatParam(tooDeep) ?? '');
+    throw invalidRequest(`The request nests objects and arrays more than ${REQUEST_LIMITS.maxJsonDepth} levels deep, at '${param}'.`, param, 'nesting_too_deep');
   }
   const result = schema.safeParse(body);
   if (result.success) return result.data;
@@ -31,6 +32,9 @@ function toGatewayError(issues: readonly Issue[], body: unknown): GatewayError {
   const unsupportedKind = unsupportedDiscriminator(issue, path, body);
   if (unsupportedKind) return unsupportedKind;
   const param = formatParam(path);
+  const overLimit = aboveMaxLength(issue, param, valueAt(body, path));
+  if (overLimit) return overLimit;
+  if (issue.code === 'custom' && typeof issue.params?.code === 'string') return invalidRequest(`Invalid '${param}': ${issue.message}.`, param, issue.params.code);
   const where = param ? `'${param}'` : 'the request body';
   const code = valueAt(body, path) === undefined ? 'missing_required_parameter' : 'invalid_value';
   const message = code === 'missing_required_parameter' ? `Missing required parameter: ${where}.` : `Invalid value for ${where}: ${describe(issue)}`;
@@ -52,7 +56,11 @@ function mostSpecific(issues: readonly Issue[], prefix: PathKey[]): { issue: Iss
       if (branches.length > 0) {
         const inner = branches.map((branch) => mostSpecific(branch, path));
         candidate = inner.reduce((a, b) => (b.path.length > a.path.length ? b : a));
-        if (candidate.path.length === path.length) candidate = { issue, path };
+        if (candidate.path.length === path.length) {
+          // No branch got inside the value: the one whose type it has (an array too long, not "expected string") speaks, if exactly one does.
+          const ofItsType = inner.filter((branch) => branch.path.length === path.length && branch.issue.code !== 'invalid_type');
+          candidate = ofItsType.length === 1 ? ofItsType[0]! : { issue, path };
+        }
       }
     }
     if (!best || candidate.path.length > best.path.length) best = candidate;
@@ -94,6 +102,18 @@ function unsupportedDiscriminator(issue: Issue, path: readonly PathKey[], body: 
   return invalidRequest(`Unsupported ${key} '${value.length > 64 ? `${value.slice(0, 64)}…` : value}' at '${param}': this gateway does not implement it.`, param, 'unsupported_type');
 }
 
+/** A string or array over its bound (request-limits.ts), in OpenAI's words and codes. */
+function aboveMaxLength(issue: Issue, param: string | null, value: unknown): GatewayError | null {
+  if (issue.code !== 'too_big' || (issue.origin !== 'string' && issue.origin !== 'array')) return null;
+  const length = typeof value === 'string' || Array.isArray(value) ? value.length : '?';
+  const [what, article] = issue.origin === 'string' ? ['string', 'a'] : ['array', 'an'];
+  return invalidRequest(
+    `Invalid '${param ?? 'body'}': ${what} too long. Expected ${article} ${what} with maximum length ${String(issue.maximum)}, but got ${article} ${what} with length ${length} instead.`,
+    param,
+    `${what}_above_max_length`,
+  );
+}
+
 function describe(issue: Issue): string {
   if (issue.code === 'invalid_union') {
     if ('discriminator' in issue && issue.discriminator) return `unsupported ${String(issue.discriminator)}.`;
@@ -103,7 +123,9 @@ function describe(issue: Issue): string {
   return `${issue.message}.`;
 }
 
-/** A long parameter path with its middle elided, for messages (the `param` field keeps it whole). */
+/** A parameter path of at most about 120 characters: whole segments from its start, then an ellipsis. */
 function shorten(param: string): string {
-  return param.length > 120 ? `${param.slice(0, 80)}…${param.slice(-30)}` : param;
+  if (param.length <= 120) return param;
+  const cut = Math.max(param.lastIndexOf('.', 118), param.lastIndexOf('[', 118));
+  return `${param.slice(0, cut > 0 ? cut : 118)}…`;
 }

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REQUEST_LIMITS } from '../../src/protocol/request-limits.ts';
 import { startGateway, type RunningGateway } from '../support/gateway.ts';
 import { assertErrorEnvelope, assertValidResponse } from '../support/openresponses-schema.ts';
+import { McpTestServer } from '../support/mcp-test-server.ts';
 import { MockExecutor } from '../support/scripted-provider.ts';
 import { ScriptedChatUpstream, textCompletion, type RecordedRequest, type UpstreamReply } from '../support/scripted-chat-upstream.ts';
 
@@ -79,6 +80,29 @@ describe('every input is bounded before it is used', () => {
     const oneMore = (max - 3) / 2 + 1;
     const error = await rejected({ model: 'm', input: 'x', tools: [{ ...fn('deep'), parameters: nestedSchema(oneMore) }] }, /^tools\[0\]\.parameters\.properties\.a\./, 'nesting_too_deep');
     expect(error.message).toContain(`${max} levels`);
+    // The deepest field's path is a hundred segments long: whole segments from the start, then an ellipsis.
+    expect(error.param!.length).toBeLessThanOrEqual(121);
+    expect(error.param).toMatch(/\.(properties|a)…$/);
+    expect(error.message).toContain(error.param!);
+  });
+
+  it('nesting depth of JSON inside resent arguments: at the limit accepted, one level more a 400 on input[i].arguments', async () => {
+    const max = REQUEST_LIMITS.maxJsonDepth;
+    const argumentsOf = (depth: number) => `${'['.repeat(depth)}"]]]{{{"${']'.repeat(depth)}`;
+    const resent = (args: string) => ({
+      model: 'm',
+      tools: [fn('f')],
+      input: [{ role: 'user', content: 'x' }, { type: 'function_call', call_id: 'call_1', name: 'f', arguments: args }, { type: 'function_call_output', call_id: 'call_1', output: 'ok' }],
+    });
+    expect((await post(resent(argumentsOf(max)))).status).toBe(200);
+    const error = await rejected(resent(argumentsOf(max + 1)), 'input[1].arguments', 'nesting_too_deep');
+    expect(error.message).toContain(`${max} levels`);
+    // An approval request resent by a stateless client carries arguments too.
+    await rejected(
+      { model: 'm', input: [{ role: 'user', content: 'x' }, { type: 'mcp_approval_request', id: 'mcpr_1', server_label: 's', name: 't', arguments: argumentsOf(5_000) }, { type: 'mcp_approval_response', approval_request_id: 'mcpr_1', approve: true }] },
+      'input[1].arguments',
+      'nesting_too_deep',
+    );
   });
 
   it('thousands of levels, where the stack used to overflow, are a 400 in every place', async () => {
@@ -96,17 +120,40 @@ describe('every input is bounded before it is used', () => {
     await raw(`{"model":"m","input":"x","metadata":${'{"__proto__":'.repeat(20_000)}1${'}'.repeat(20_000)}}`);
   });
 
-  it('counts and sizes: input items, tools, content parts and strings over their limits are 400s naming the parameter', async () => {
-    await rejected({ model: 'm', input: Array.from({ length: REQUEST_LIMITS.maxInputItems + 1 }, () => ({ role: 'user', content: 'x' })) }, 'input', 'invalid_value');
-    await rejected({ model: 'm', input: 'x', tools: Array.from({ length: REQUEST_LIMITS.maxTools + 1 }, (_, index) => fn(`t${index}`)) }, 'tools', 'invalid_value');
-    await rejected({ model: 'm', input: [{ role: 'user', content: Array.from({ length: REQUEST_LIMITS.maxContentParts + 1 }, () => ({ type: 'input_text', text: 'x' })) }] }, 'input[0].content', 'invalid_value');
-    await rejected({ model: 'm', input: 'x', instructions: 'i'.repeat(REQUEST_LIMITS.maxTextChars + 1) }, 'instructions', 'invalid_value');
-    await rejected({ model: 'm', input: 'x', tools: [{ ...fn('t'), description: 'd'.repeat(REQUEST_LIMITS.maxDescriptionChars + 1) }] }, 'tools[0].description', 'invalid_value');
-    await rejected({ model: 'm', previous_response_id: 'r'.repeat(REQUEST_LIMITS.maxIdChars + 1), input: 'x' }, 'previous_response_id', 'invalid_value');
-    // At the limits themselves, accepted.
-    const atLimits = await post({ model: 'm', input: [{ role: 'user', content: Array.from({ length: REQUEST_LIMITS.maxContentParts }, () => ({ type: 'input_text', text: 'x' })) }], tools: Array.from({ length: 64 }, (_, index) => fn(`t${index}`)) });
-    expect(atLimits.status).toBe(200);
-  });
+  it('counts and sizes: each limit itself is accepted, one more is a 400 naming the parameter in OpenAI\'s codes', async () => {
+    const L = REQUEST_LIMITS;
+    const items = (count: number) => Array.from({ length: count }, () => ({ role: 'user', content: 'x' }));
+    const tools = (count: number) => Array.from({ length: count }, (_, index) => fn(`t${index}`));
+    const namespace = (name: string, count: number) => ({ type: 'namespace', name, description: 'd', tools: tools(count) });
+    const parts = (count: number) => [{ role: 'user', content: Array.from({ length: count }, () => ({ type: 'input_text', text: 'x' })) }];
+    /** A schema whose JSON text is exactly `chars` long. */
+    const schemaOf = (chars: number) => ({ type: 'object', description: 'd'.repeat(chars - JSON.stringify({ type: 'object', description: '' }).length) });
+    const resentCall = (args: string, output: string) => [{ role: 'user', content: 'x' }, { type: 'function_call', call_id: 'call_1', name: 'f', arguments: args }, { type: 'function_call_output', call_id: 'call_1', output }];
+    const mcpTool = (headers: Record<string, string>) => ({ type: 'mcp', server_label: 's', server_url: 'https://mcp.invalid/mcp', headers });
+    const cases: { name: string; body: (size: number) => Record<string, unknown>; limit: number; param: string; code: string }[] = [
+      { name: 'input items', body: (n) => ({ input: items(n) }), limit: L.maxInputItems, param: 'input', code: 'array_above_max_length' },
+      { name: 'tools', body: (n) => ({ input: 'x', tools: tools(n) }), limit: L.maxTools, param: 'tools', code: 'array_above_max_length' },
+      { name: 'functions of namespaces', body: (n) => ({ input: 'x', tools: [namespace('a', L.maxTools / 2), namespace('b', n - L.maxTools / 2)] }), limit: L.maxTools, param: 'tools', code: 'array_above_max_length' },
+      { name: 'content parts', body: (n) => ({ input: parts(n) }), limit: L.maxContentParts, param: 'input[0].content', code: 'array_above_max_length' },
+      { name: 'instructions', body: (n) => ({ input: 'x', instructions: 'i'.repeat(n) }), limit: L.maxTextChars, param: 'instructions', code: 'string_above_max_length' },
+      { name: 'arguments', body: (n) => ({ input: resentCall(`"${'a'.repeat(n - 2)}"`, 'ok'), tools: [fn('f')] }), limit: L.maxTextChars, param: 'input[1].arguments', code: 'string_above_max_length' },
+      { name: 'a tool output', body: (n) => ({ input: resentCall('{}', 'o'.repeat(n)), tools: [fn('f')] }), limit: L.maxTextChars, param: 'input[2].output', code: 'string_above_max_length' },
+      { name: 'a tool description', body: (n) => ({ input: 'x', tools: [{ ...fn('t'), description: 'd'.repeat(n) }] }), limit: L.maxDescriptionChars, param: 'tools[0].description', code: 'string_above_max_length' },
+      { name: 'a tool schema', body: (n) => ({ input: 'x', tools: [{ ...fn('t'), parameters: schemaOf(n) }] }), limit: L.maxSchemaChars, param: 'tools[0].parameters', code: 'schema_too_large' },
+      { name: 'an output schema', body: (n) => ({ input: 'x', text: { format: { type: 'json_schema', name: 'out', schema: schemaOf(n) } } }), limit: L.maxSchemaChars, param: 'text.format.schema', code: 'schema_too_large' },
+      { name: 'previous_response_id', body: (n) => ({ input: 'x', previous_response_id: 'r'.repeat(n) }), limit: L.maxIdChars, param: 'previous_response_id', code: 'string_above_max_length' },
+      { name: 'an MCP header', body: (n) => ({ input: 'x', tools: [mcpTool({ authorization: 'b'.repeat(n) })] }), limit: L.maxUrlChars, param: 'tools[0].headers.authorization', code: 'string_above_max_length' },
+    ];
+    for (const { name, body, limit, param, code } of cases) {
+      const error = await rejected({ model: 'm', ...body(limit + 1) }, param, code);
+      expect(error.message, name).toContain(String(limit));
+      // At the limit the body is accepted (an id that long names no stored response: a 404, not a 400).
+      const atLimit = await post({ model: 'm', ...body(limit) });
+      expect(atLimit.status, name).toBe(param === 'previous_response_id' ? 404 : 200);
+    }
+    await rejected({ model: 'm', input: 'x', metadata: Object.fromEntries(Array.from({ length: 17 }, (_, index) => [`k${index}`, 'v'])) }, 'metadata', 'invalid_value');
+    await rejected({ model: 'm', input: 'x', metadata: { a: 'v'.repeat(513) } }, 'metadata.a', 'string_above_max_length');
+  }, 60_000);
 
   it('a function_call_output that answers no call of the conversation is a 400 on its call_id; stateless resends keep working', async () => {
     upstream.setScript(() => textCompletion('ok'));
@@ -127,6 +174,29 @@ describe('every input is bounded before it is used', () => {
     const paused = await post({ model: 'm', input: 'x', tools: [fn('get_weather'), fn('lookup')] });
     expect(paused.body.output.filter((item: any) => item.type === 'function_call').length).toBeGreaterThan(0);
     await rejected({ model: 'm', previous_response_id: paused.body.id, input: [{ type: 'function_call_output', call_id: 'call_9', output: '1' }] }, 'input[0].call_id', 'unknown_call_id');
+
+    // Calls named by item_reference (the AI SDK's stored multi-turn) count like resent ones.
+    const [weather, lookup] = paused.body.output.filter((item: any) => item.type === 'function_call');
+    upstream.setScript(() => textCompletion('ok'));
+    const referenced = await post({
+      model: 'm',
+      tools: [fn('get_weather'), fn('lookup')],
+      input: [{ role: 'user', content: 'x' }, { type: 'item_reference', id: weather.id }, { type: 'item_reference', id: lookup.id }, { type: 'function_call_output', call_id: weather.call_id, output: '14' }, { type: 'function_call_output', call_id: lookup.call_id, output: 'found' }],
+    });
+    expect(referenced.status).toBe(200);
+    const sent = upstream.requests.at(-1)!.body.messages as any[];
+    expect(sent.filter((message) => message.role === 'tool').map((message) => message.tool_call_id)).toEqual([weather.call_id, lookup.call_id]);
+    await rejected({ model: 'm', input: [{ type: 'item_reference', id: weather.id }, { type: 'function_call_output', call_id: 'call_elsewhere', output: '1' }] }, 'input[1].call_id', 'unknown_call_id');
+
+    // The same rule for a freeform tool's output: it must answer a custom_tool_call.
+    const patch = { type: 'custom', name: 'apply_patch', description: 'Edits files.' };
+    await rejected({ model: 'm', tools: [patch], input: [{ role: 'user', content: 'x' }, { type: 'custom_tool_call_output', call_id: 'call_nowhere', output: 'done' }] }, 'input[1].call_id', 'unknown_call_id');
+    const freeform = await post({
+      model: 'm',
+      tools: [patch],
+      input: [{ role: 'user', content: 'x' }, { type: 'custom_tool_call', call_id: 'call_p', name: 'apply_patch', input: '*** Begin Patch' }, { type: 'custom_tool_call_output', call_id: 'call_p', output: 'done' }],
+    });
+    expect(freeform.status).toBe(200);
   });
 
   it('answering only some calls of a paused response is a 400, whether or not the tools are sent again', async () => {
@@ -165,5 +235,60 @@ describe('every input is bounded before it is used', () => {
     } finally {
       await looping.close();
     }
+  });
+});
+
+describe('approved MCP calls are answered in the client\'s names', () => {
+  const upstream = new ScriptedChatUpstream();
+  const mcp = new McpTestServer();
+  let gateway: RunningGateway;
+  let calc: (extra?: Record<string, unknown>) => Record<string, unknown>;
+  const post = async (body: Record<string, unknown>) => {
+    const response = await fetch(`${gateway.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', ...body }) });
+    return { status: response.status, body: (await response.json()) as any };
+  };
+  /** The model calls calc's `add` until it sees a result. */
+  const callsAdd = (request: RecordedRequest): UpstreamReply => {
+    const results = (request.body.messages as any[]).filter((message) => message.role === 'tool');
+    if (results.length > 0) return textCompletion(`saw ${results.map((message) => message.content).join(' | ')}`);
+    return { kind: 'json', body: { choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: [{ id: 'call_add', type: 'function', function: { name: 'calc__add', arguments: '{"a":1,"b":2}' } }] }, finish_reason: 'tool_calls' }] } };
+  };
+
+  beforeAll(async () => {
+    const [upstreamUrl, mcpUrl] = await Promise.all([upstream.start(), mcp.start()]);
+    calc = (extra = {}) => ({ type: 'mcp', server_label: 'calc', server_url: mcpUrl, require_approval: 'always', ...extra });
+    gateway = await startGateway(upstreamUrl, { mcp: { allowedUrls: [`${new URL(mcpUrl).origin}/`] } });
+    upstream.setScript(callsAdd);
+  });
+  afterAll(async () => {
+    await gateway.close();
+    await Promise.all([upstream.close(), mcp.close()]);
+  });
+
+  it('the server still named but the tool no longer allowed: the mcp_call error names the tool and server, never calc__add; nothing runs', async () => {
+    const paused = await post({ input: 'add', tools: [calc()] });
+    const request = paused.body.output.find((item: any) => item.type === 'mcp_approval_request');
+    expect(request).toMatchObject({ server_label: 'calc', name: 'add' });
+    const calls = mcp.calls.length;
+    const resumed = await post({ previous_response_id: paused.body.id, tools: [calc({ allowed_tools: ['slow'] })], input: [{ type: 'mcp_approval_response', approval_request_id: request.id, approve: true }] });
+    expect(resumed.status).toBe(200);
+    const call = resumed.body.output.find((item: any) => item.type === 'mcp_call');
+    expect(call).toMatchObject({ approval_request_id: request.id, name: 'add', server_label: 'calc' });
+    expect(call.error).toMatch(/'add'.*'calc'/);
+    expect(JSON.stringify(resumed.body.output)).not.toContain('calc__add');
+    expect(mcp.calls.length).toBe(calls);
+  });
+
+  it('a stateless approval (the Agents SDK\'s resend) without the server named is a 400 on the approval response', async () => {
+    const paused = await post({ input: 'add', tools: [calc()], store: false });
+    const [listing, request] = paused.body.output;
+    const upstreamBefore = upstream.requests.length;
+    const refused = await post({ input: [{ role: 'user', content: 'add' }, listing, request, { type: 'mcp_approval_response', approval_request_id: request.id, approve: true }] });
+    expect(refused.status).toBe(400);
+    assertErrorEnvelope(refused.body);
+    expect(refused.body.error).toMatchObject({ code: 'mcp_server_not_named', param: 'input[3]' });
+    expect(refused.body.error.message).toContain("'calc'");
+    expect(refused.body.error.message).not.toContain('calc__add');
+    expect(upstream.requests.length).toBe(upstreamBefore);
   });
 });

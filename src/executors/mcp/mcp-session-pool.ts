@@ -2,6 +2,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { findTooDeep } from '../../protocol/json-depth.ts';
+import { REQUEST_LIMITS } from '../../protocol/request-limits.ts';
 import type { ToolResult } from '../tool-executor.ts';
 
 /** Where an MCP server is and how to reach it. */
@@ -51,6 +53,7 @@ export class McpTimeoutError extends Error {
 }
 
 const MAX_DESCRIPTION_CHARS = 4_096;
+const MAX_LIST_PAGES = 100;
 
 /**
  * One MCP client session per server (URL + headers), connected on first use
@@ -122,9 +125,12 @@ export class McpSession {
     const value = this.#connect().then(async (client) => {
       const listed: McpTool[] = [];
       let cursor: string | undefined;
+      let pages = 0;
       do {
         const page = await client.listTools(cursor ? { cursor } : undefined, { timeout: this.#options.listTimeoutMs ?? DEFAULT_LIST_TIMEOUT_MS });
-        for (const tool of page.tools) {
+        for (const tool of page.tools.slice(0, REQUEST_LIMITS.maxTools - listed.length)) {
+          // Bounded like a request's own tools: a schema nested deeper would overflow the stack wherever it is serialised (upstream body, event, store).
+          if (findTooDeep(tool.inputSchema, REQUEST_LIMITS.maxJsonDepth) || findTooDeep(tool.annotations, REQUEST_LIMITS.maxJsonDepth)) continue;
           listed.push({
             name: tool.name,
             description: tool.description ? truncate(tool.description, MAX_DESCRIPTION_CHARS) : null,
@@ -133,7 +139,8 @@ export class McpSession {
           });
         }
         cursor = page.nextCursor;
-      } while (cursor);
+        // A server that pages forever (or lists thousands) is cut off at what a request may declare.
+      } while (cursor && listed.length < REQUEST_LIMITS.maxTools && ++pages < MAX_LIST_PAGES);
       return listed;
     });
     this.#tools = { value, expiresAt: Date.now() + this.#options.listTtlMs };

@@ -1,5 +1,7 @@
 import { invalidRequest } from '../../errors/gateway-error.ts';
 import type { FunctionCallOutputPart, InputItem, UserContentPart } from '../../protocol/input-items.ts';
+import { parseJsonWithinDepth } from '../../protocol/json-depth.ts';
+import { REQUEST_LIMITS } from '../../protocol/request-limits.ts';
 import { assertNever } from '../../util/assert-never.ts';
 import { orderToolOutputs } from '../order-tool-outputs.ts';
 import type { TurnRequest } from '../provider.ts';
@@ -202,7 +204,8 @@ function isErrorOutput(output: string): boolean {
 
 function parseArguments(text: string): unknown {
   try {
-    const value: unknown = JSON.parse(text || '{}');
+    // Deeper than a request may nest, the SDK's serialiser would overflow: such arguments count as not JSON.
+    const value: unknown = parseJsonWithinDepth(text || '{}', REQUEST_LIMITS.maxJsonDepth);
     return value !== null && typeof value === 'object' ? value : {};
   } catch {
     return {};
