@@ -1,5 +1,7 @@
 import type { InputItem } from '../protocol/input-items.ts';
+import { parseJsonWithinDepth } from '../protocol/json-depth.ts';
 import type { CustomToolCallOutputItem, ItemStatus, OutputItem, ToolSearchCallOutputItem } from '../protocol/output-items.ts';
+import { REQUEST_LIMITS } from '../protocol/request-limits.ts';
 import { newId } from '../util/ids.ts';
 import { jsonStringField } from '../util/json-string-field.ts';
 import { modelToolName, TOOL_SEARCH_NAME, type ClientToolName } from './declared-tools.ts';
@@ -97,7 +99,8 @@ export function clientCallItem(shown: ClientToolName & { kind: 'custom' | 'tool_
 /** A call's arguments as the object they encode (the raw text when they are not JSON). */
 function parseArguments(text: string): unknown {
   try {
-    return JSON.parse(text || '{}');
+    // Deeper than a request may nest, the object would overflow whatever serialises the item: kept as text.
+    return parseJsonWithinDepth(text || '{}', REQUEST_LIMITS.maxJsonDepth);
   } catch {
     return text;
   }
