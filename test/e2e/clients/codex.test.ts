@@ -48,11 +48,12 @@ describe.each(flavors)('Codex CLI over $name', (flavor) => {
   let home: string;
   let workdir: string;
   const logLines: string[] = [];
+  let upstreamUrl: string;
   const script = (turn: (request: RecordedRequest, results: string[]) => ModelTurn) => scriptModel(upstream, flavor, turn);
 
   beforeAll(async () => {
-    const url = await upstream.start();
-    gateway = await startGateway(url, { ...flavor.config(url), logLevel: 'info' }, {}, [], { write: (line) => void logLines.push(line) });
+    upstreamUrl = await upstream.start();
+    gateway = await startGateway(upstreamUrl, { ...flavor.config(upstreamUrl), logLevel: 'info' }, {}, [], { write: (line) => void logLines.push(line) });
     home = mkdtempSync(join(tmpdir(), 'loopgate-codex-home-'));
     workdir = mkdtempSync(join(tmpdir(), 'loopgate-codex-work-'));
     writeFileSync(
@@ -161,6 +162,21 @@ describe.each(flavors)('Codex CLI over $name', (flavor) => {
     expect(run.stdout).toContain('{"answer":"forty-two"}');
     const body = upstream.requests.at(-1)!.body;
     expect(JSON.stringify(body.response_format ?? body.output_config)).toContain('"answer"');
+  }, 60_000);
+
+  it('the strict hosted-tool policy: Codex gets the 400 naming web_search, prints it and stops (no hang, no model call)', async () => {
+    const strict = await startGateway(upstreamUrl, { ...flavor.config(upstreamUrl), loop: { hostedTools: 'reject' } });
+    try {
+      const before = upstream.requests.length;
+      const started = Date.now();
+      const run = await codexExec(home, workdir, 'Search the web.', { options: ['--model', 'gpt-5.5', '-c', `model_providers.loopgate.base_url="${strict.baseURL}"`] });
+      expect(run.code).not.toBe(0);
+      expect(run.stdout + run.stderr).toContain("The hosted tool 'web_search' cannot run behind this gateway");
+      expect(Date.now() - started).toBeLessThan(30_000);
+      expect(upstream.requests.length).toBe(before);
+    } finally {
+      await strict.close();
+    }
   }, 60_000);
 
   it('resume: a later exec continues the session, resending the earlier turns', async () => {
