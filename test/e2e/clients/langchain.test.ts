@@ -1,6 +1,6 @@
-import { HumanMessage, ToolMessage, type AIMessage, type AIMessageChunk } from '@langchain/core/messages';
+import { HumanMessage, SystemMessage, ToolMessage, type AIMessage, type AIMessageChunk } from '@langchain/core/messages';
 import { ChatOpenAI } from '@langchain/openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { startGateway, type RunningGateway } from '../../support/gateway.ts';
 import { flavors, scriptModel, type ModelTurn } from '../../support/provider-flavors.ts';
@@ -8,12 +8,25 @@ import { ScriptedChatUpstream, type RecordedRequest } from '../../support/script
 
 const weather = { name: 'get_weather', description: 'Weather in a city', schema: z.object({ city: z.string() }) };
 
+/** The tools the gateway offered the model, as name and JSON schema, in either upstream's wire format. */
+const offeredTools = (request: RecordedRequest): { name: string; schema: any }[] =>
+  ((request.body.tools ?? []) as any[]).map((offered) => ({ name: offered.function?.name ?? offered.name, schema: offered.function?.parameters ?? offered.input_schema }));
+
+/** The JSON schema the upstream was told to answer in, in either upstream's wire format. */
+const requestedSchema = (request: RecordedRequest): any => request.body.output_config?.format?.schema ?? request.body.response_format?.json_schema?.schema;
+
 /** LangChain's ChatOpenAI with `useResponsesApi: true` against the gateway, over each upstream. */
 describe.each(flavors)('LangChain over $name', (flavor) => {
   const upstream = new ScriptedChatUpstream();
   let gateway: RunningGateway;
+  /** Bodies of the Responses requests LangChain sent the gateway. */
+  const sent: any[] = [];
+  const recordingFetch: typeof fetch = async (input, init) => {
+    if (typeof init?.body === 'string') sent.push(JSON.parse(init.body));
+    return fetch(input, init);
+  };
   const chat = (options: { streaming?: boolean } = {}) =>
-    new ChatOpenAI({ model: flavor.model, apiKey: 'client-key', useResponsesApi: true, maxRetries: 0, configuration: { baseURL: gateway.baseURL }, ...options });
+    new ChatOpenAI({ model: flavor.model, apiKey: 'client-key', useResponsesApi: true, maxRetries: 0, configuration: { baseURL: gateway.baseURL, fetch: recordingFetch }, ...options });
   const script = (turn: (request: RecordedRequest, results: string[]) => ModelTurn) => scriptModel(upstream, flavor, turn);
 
   beforeAll(async () => {
@@ -24,20 +37,36 @@ describe.each(flavors)('LangChain over $name', (flavor) => {
     await gateway.close();
     await upstream.close();
   });
-
-  it('invoke', async () => {
-    script(() => ({ text: 'Hello from the gateway.' }));
-    const answer = await chat().invoke('Say hello.');
-    expect(answer.text).toBe('Hello from the gateway.');
-    expect(flavor.seen(upstream.requests.at(-1)!)).toContainEqual({ kind: 'user', text: 'Say hello.' });
+  beforeEach(() => {
+    sent.length = 0;
+    upstream.requests.length = 0;
   });
 
-  it('stream', async () => {
+  it('invoke: the system and user messages reach the model, the answer and usage come back', async () => {
+    script(() => ({ text: 'Hello from the gateway.' }));
+    const answer = await chat().invoke([new SystemMessage('Be brief.'), new HumanMessage('Say hello.')]);
+    expect(answer.text).toBe('Hello from the gateway.');
+    expect(answer.id).toMatch(/^resp_/);
+    expect(answer.usage_metadata).toMatchObject({ input_tokens: 10, output_tokens: 5, total_tokens: 15 });
+    expect(sent).toEqual([expect.objectContaining({ model: flavor.model, stream: false })]);
+    expect(upstream.requests).toHaveLength(1);
+    expect(upstream.requests[0]!.body.model).toBe(flavor.model);
+    expect(flavor.seen(upstream.requests[0]!)).toEqual([
+      { kind: 'system', text: 'Be brief.' },
+      { kind: 'user', text: 'Say hello.' },
+    ]);
+  });
+
+  it('stream: text arrives in chunks, the upstream is streamed', async () => {
     script(() => ({ text: 'Streaming works.' }));
-    let text = '';
-    for await (const chunk of await chat().stream('Stream something.')) text += chunk.text;
-    expect(text).toBe('Streaming works.');
-    expect(upstream.requests.at(-1)!.body.stream).toBe(true);
+    let merged: AIMessageChunk | undefined;
+    for await (const chunk of await chat().stream('Stream something.')) merged = merged ? merged.concat(chunk) : chunk;
+    expect(merged!.text).toBe('Streaming works.');
+    expect(merged!.usage_metadata).toMatchObject({ input_tokens: 10, output_tokens: 5 });
+    expect(sent).toEqual([expect.objectContaining({ stream: true })]);
+    expect(upstream.requests).toHaveLength(1);
+    expect(upstream.requests[0]!.body.stream).toBe(true);
+    expect(flavor.seen(upstream.requests[0]!)).toEqual([{ kind: 'user', text: 'Stream something.' }]);
   });
 
   it.each([false, true])('bindTools round trip (streamed: %s): strict: null is accepted, the tool result reaches the model', async (streamed) => {
@@ -53,14 +82,33 @@ describe.each(flavors)('LangChain over $name', (flavor) => {
       first = await model.invoke([question]);
     }
     expect(first.tool_calls).toEqual([expect.objectContaining({ name: 'get_weather', args: { city: 'Oslo' }, id: 'call_lc' })]);
+    // LangChain declares its tools with `strict: null`, which OpenAI accepts.
+    expect(sent[0].tools).toEqual([expect.objectContaining({ type: 'function', name: 'get_weather', strict: null })]);
+    expect(sent[0].stream).toBe(streamed);
+    expect(offeredTools(upstream.requests[0]!)).toEqual([{ name: 'get_weather', schema: expect.objectContaining({ properties: { city: { type: 'string' } }, required: ['city'] }) }]);
+
     const answer = await model.invoke([question, first, new ToolMessage({ tool_call_id: 'call_lc', content: '3°C and snow' })]);
     expect(answer.text).toBe('Oslo: 3°C and snow');
-    expect(flavor.seen(upstream.requests.at(-1)!)).toContainEqual({ kind: 'result', id: 'call_lc', content: '3°C and snow' });
+    // LangChain resends the call and its output statelessly, without previous_response_id.
+    expect(sent[1].previous_response_id).toBeUndefined();
+    expect(sent[1].input.map((item: any) => item.type)).toEqual(['message', 'function_call', 'function_call_output']);
+    expect(upstream.requests).toHaveLength(2);
+    expect(flavor.seen(upstream.requests[1]!)).toEqual([
+      { kind: 'user', text: 'Weather in Oslo?' },
+      { kind: 'call', id: 'call_lc', name: 'get_weather', args: { city: 'Oslo' } },
+      { kind: 'result', id: 'call_lc', content: '3°C and snow' },
+    ]);
+    expect(offeredTools(upstream.requests[1]!).map((offered) => offered.name)).toEqual(['get_weather']);
   });
 
-  it('withStructuredOutput', async () => {
+  it('withStructuredOutput: the schema reaches the model, the parsed object comes back', async () => {
     script(() => ({ text: JSON.stringify({ city: 'Lima', celsius: 19 }) }));
     const structured = chat().withStructuredOutput(z.object({ city: z.string(), celsius: z.number() }), { name: 'weather' });
     expect(await structured.invoke('Weather in Lima as JSON.')).toEqual({ city: 'Lima', celsius: 19 });
+    expect(sent[0].text.format).toMatchObject({ type: 'json_schema', name: 'weather', strict: true });
+    expect(upstream.requests).toHaveLength(1);
+    const schema = requestedSchema(upstream.requests[0]!);
+    expect(Object.keys(schema.properties)).toEqual(['city', 'celsius']);
+    expect(schema.required).toEqual(['city', 'celsius']);
   });
 });
