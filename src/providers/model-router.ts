@@ -40,7 +40,8 @@ export class ModelRouter {
   }
 
   resolve(model: string): ModelRoute {
-    const alias = this.#aliases[model];
+    // Own keys only: a model named `__proto__` or `constructor` is a name like any other.
+    const alias = Object.hasOwn(this.#aliases, model) ? this.#aliases[model] : undefined;
     if (alias) return { provider: this.#providers.get(alias.provider)!, upstreamModel: alias.model ?? model };
     if (model.startsWith('anthropic/')) {
       if (!this.#anthropic) throw invalidRequest(`The model '${model}' needs an Anthropic provider; set ANTHROPIC_API_KEY.`, 'model', 'model_not_found');

@@ -155,6 +155,15 @@ describe('every input is bounded before it is used', () => {
     await rejected({ model: 'm', input: 'x', metadata: { a: 'v'.repeat(513) } }, 'metadata.a', 'string_above_max_length');
   }, 60_000);
 
+  it('names that are keys of every object (a model called __proto__, constructor, toString) are names like others', async () => {
+    upstream.setScript(() => textCompletion('ok'));
+    for (const model of ['__proto__', 'constructor', 'toString', 'hasOwnProperty']) {
+      const answer = await post({ model, input: 'x', metadata: { constructor: 'c', toString: 't' } });
+      expect(answer.status, model).toBe(200);
+      expect(upstream.requests.at(-1)!.body.model).toBe(model);
+    }
+  });
+
   it('a function_call_output that answers no call of the conversation is a 400 on its call_id; stateless resends keep working', async () => {
     upstream.setScript(() => textCompletion('ok'));
     const before = upstream.requests.length;
