@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CreateResponseRequest } from '../../src/protocol/create-response-request.ts';
 import type { InputItem } from '../../src/protocol/input-items.ts';
-import { convertToAnthropicRequest } from '../../src/providers/anthropic/convert-to-anthropic-request.ts';
+import { convertToAnthropicRequest, JSON_OBJECT_INSTRUCTION } from '../../src/providers/anthropic/convert-to-anthropic-request.ts';
 import { encodeRedactedThinking, encodeThinking } from '../../src/providers/anthropic/reasoning-blocks.ts';
 import type { TurnRequest } from '../../src/providers/provider.ts';
 import { turnRequest } from '../support/turn-request.ts';
@@ -99,6 +99,15 @@ describe('convertToAnthropicRequest', () => {
     expect(allowed.tools!.map((tool) => tool.name)).toEqual(['g']);
     expect(allowed.tool_choice).toEqual({ type: 'any' });
     expect(convertToAnthropicRequest(turn(), options)).not.toHaveProperty('tool_choice');
+  });
+
+  it('json_object (and json_schema without a schema) has no native form: the model is told in the system prompt, after the instructions', () => {
+    const jsonMode = convertToAnthropicRequest(turn({ instructions: 'Be brief.', textFormat: { type: 'json_object' } }), options);
+    expect(jsonMode.system).toBe(`Be brief.\n\n${JSON_OBJECT_INSTRUCTION}`);
+    expect(jsonMode).not.toHaveProperty('output_config');
+    expect(convertToAnthropicRequest(turn({ textFormat: { type: 'json_schema', name: 'p' } }), options).system).toBe(JSON_OBJECT_INSTRUCTION);
+    expect(convertToAnthropicRequest(turn({ textFormat: { type: 'json_schema', name: 'p', schema: { type: 'object' } } }), options)).not.toHaveProperty('system');
+    expect(convertToAnthropicRequest(turn({ textFormat: { type: 'text' } }), options)).not.toHaveProperty('system');
   });
 
   it('json_schema output, max_output_tokens, effort → thinking with room for the answer', () => {

@@ -42,13 +42,19 @@ export interface AnthropicRequestOptions {
   defaultMaxTokens: number;
 }
 
+/** What `text.format: json_object` becomes for Claude. */
+export const JSON_OBJECT_INSTRUCTION = 'Respond with one valid JSON object and nothing else: no prose, no code fences.';
+
 const THINKING_BUDGET: Record<string, number> = { low: 2_048, medium: 8_192, high: 16_384, xhigh: 32_000 };
 
 /** Translates one turn into a Messages API request (PROTOCOL-NOTES §5, §6). */
 export function convertToAnthropicRequest(request: TurnRequest, options: AnthropicRequestOptions): AnthropicRequest {
   const { system, messages } = convertConversation(request.instructions, request.items, request.historyLength);
   const body: AnthropicRequest = { model: request.model, max_tokens: request.maxOutputTokens ?? options.defaultMaxTokens, messages, stream: true };
-  if (system) body.system = system;
+  const wantsJsonObject = request.textFormat?.type === 'json_object' || (request.textFormat?.type === 'json_schema' && !request.textFormat.schema);
+  // JSON mode has no native form (structured outputs need a closed schema): the model is told instead.
+  const fullSystem = wantsJsonObject ? [system, JSON_OBJECT_INSTRUCTION].filter(Boolean).join('\n\n') : system;
+  if (fullSystem) body.system = fullSystem;
 
   const allowed = typeof request.toolChoice === 'object' && request.toolChoice?.type === 'allowed_tools' ? new Set(request.toolChoice.tools.map((tool) => tool.name)) : null;
   // allowed_tools has no native form: the model is only shown the allowed tools.

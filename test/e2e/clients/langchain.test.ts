@@ -2,6 +2,7 @@ import { HumanMessage, SystemMessage, ToolMessage, type AIMessage, type AIMessag
 import { ChatOpenAI } from '@langchain/openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { JSON_OBJECT_INSTRUCTION } from '../../../src/providers/anthropic/convert-to-anthropic-request.ts';
 import { startGateway, type RunningGateway } from '../../support/gateway.ts';
 import { flavors, scriptModel, type ModelTurn } from '../../support/provider-flavors.ts';
 import { ScriptedChatUpstream, type RecordedRequest } from '../../support/scripted-chat-upstream.ts';
@@ -110,5 +111,16 @@ describe.each(flavors)('LangChain over $name', (flavor) => {
     const schema = requestedSchema(upstream.requests[0]!);
     expect(Object.keys(schema.properties)).toEqual(['city', 'celsius']);
     expect(schema.required).toEqual(['city', 'celsius']);
+  });
+
+  it('withStructuredOutput in jsonMode: the upstream is asked for a JSON object (natively, or told so where it has no JSON mode)', async () => {
+    script(() => ({ text: JSON.stringify({ city: 'Quito', celsius: 14 }) }));
+    const structured = chat().withStructuredOutput(z.object({ city: z.string(), celsius: z.number() }), { name: 'weather', method: 'jsonMode' });
+    expect(await structured.invoke('Weather in Quito as JSON.')).toEqual({ city: 'Quito', celsius: 14 });
+    expect(sent[0].text.format).toEqual({ type: 'json_object' });
+    expect(upstream.requests).toHaveLength(1);
+    const body = upstream.requests[0]!.body;
+    if (flavor.name === 'anthropic') expect(body.system).toBe(JSON_OBJECT_INSTRUCTION);
+    else expect(body.response_format).toEqual({ type: 'json_object' });
   });
 });
