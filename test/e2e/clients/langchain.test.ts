@@ -102,6 +102,21 @@ describe.each(flavors)('LangChain over $name', (flavor) => {
     expect(offeredTools(upstream.requests[1]!).map((offered) => offered.name)).toEqual(['get_weather']);
   });
 
+  it('previous_response_id call option: the stored turn reaches the model before the new message', async () => {
+    script(() => ({ text: 'Hi Ada.' }));
+    const first = await chat().invoke('I am Ada.');
+    script(() => ({ text: 'You are Ada.' }));
+    const second = await chat().invoke([new HumanMessage('Who am I?')], { previous_response_id: first.id });
+    expect(second.text).toBe('You are Ada.');
+    expect(sent[1]).toMatchObject({ previous_response_id: first.id, input: [expect.objectContaining({ role: 'user', content: 'Who am I?' })] });
+    expect(upstream.requests).toHaveLength(2);
+    expect(flavor.seen(upstream.requests[1]!)).toEqual([
+      { kind: 'user', text: 'I am Ada.' },
+      { kind: 'assistant', text: 'Hi Ada.' },
+      { kind: 'user', text: 'Who am I?' },
+    ]);
+  });
+
   it('withStructuredOutput: the schema reaches the model, the parsed object comes back', async () => {
     script(() => ({ text: JSON.stringify({ city: 'Lima', celsius: 19 }) }));
     const structured = chat().withStructuredOutput(z.object({ city: z.string(), celsius: z.number() }), { name: 'weather' });
