@@ -150,4 +150,17 @@ describe.each(flavors)('openai v6 over $name', (flavor) => {
     expect(unknown.code).toBe('previous_response_not_found');
     expect(upstream.requests).toHaveLength(0);
   });
+
+  it.each([false, true])('an upstream refusing at once is the SDK\'s APIError with the gateway\'s status (streamed: %s)', async (streamed) => {
+    const { reply, status } = flavor.failAtOnce();
+    upstream.setScript(() => reply);
+    const attempt = streamed
+      ? client.responses.stream({ model: flavor.model, input: 'x' }).finalResponse()
+      : client.responses.create({ model: flavor.model, input: 'x' });
+    const error = await attempt.catch((caught) => caught);
+    expect(error).toBeInstanceOf(OpenAI.APIError);
+    expect(error.status).toBe(status);
+    expect(error.message).not.toContain('sk-');
+    expect(upstream.requests).toHaveLength(1);
+  });
 });
