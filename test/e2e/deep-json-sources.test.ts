@@ -89,6 +89,47 @@ describe.each(flavors)('JSON nested past the limit from outside the request neve
     await Promise.all([upstream.close(), mcp.close()]);
   });
 
+  it(`a request nested ${REQUEST_LIMITS.maxJsonDepth} levels deep wherever it can nest is answered streamed and not, stored, and read back`, async () => {
+    upstream.setScript((request) => flavor.render(request, { text: '{"a":"fine"}' }));
+    const max = REQUEST_LIMITS.maxJsonDepth;
+    /** Arrays nested `levels` deep. */
+    const arrays = (levels: number): unknown => (levels === 1 ? [] : [arrays(levels - 1)]);
+    /** An object schema nested `levels` objects deep ({type, properties: {a: …}}): 2 × levels + 1 levels of JSON. */
+    const schema = (levels: number): unknown => (levels === 0 ? { type: 'string' } : { type: 'object', properties: { a: schema(levels - 1) } });
+    const levelsBelow = (depthOfParent: number) => (max - depthOfParent - 1) / 2;
+    const body = {
+      // body → tools → tools[0] → parameters, and body → text → format → schema: three levels above each schema.
+      tools: [{ type: 'function', name: 'f', parameters: schema(levelsBelow(3)) }],
+      text: { format: { type: 'json_schema', name: 'out', schema: schema(levelsBelow(3)) } },
+      client_metadata: { a: arrays(max - 2) },
+      input: [
+        { role: 'user', content: 'x' },
+        { type: 'function_call', call_id: 'call_f', name: 'f', arguments: JSON.stringify({ a: arrays(max - 1) }) },
+        { type: 'function_call_output', call_id: 'call_f', output: 'ok' },
+        { type: 'tool_search_call', call_id: 'call_s', arguments: { a: arrays(max - 4) }, execution: 'client' },
+        { type: 'tool_search_output', call_id: 'call_s', execution: 'client', tools: [] },
+      ],
+    };
+    for (const stream of [false, true]) {
+      const answer = await post({ ...body, stream });
+      expect(answer.status).toBe(200);
+      const response = stream ? JSON.parse(/event: response\.completed\ndata: (.*)\n/.exec(answer.body)![1]!).response : answer.body;
+      assertValidResponseWithOpenAIItems(response);
+      const sent = JSON.stringify(upstream.requests.at(-1)!.body);
+      expect(sent).toContain(JSON.stringify(schema(levelsBelow(3))));
+      const stored = await gateway.app.inject({ method: 'GET', url: `/v1/responses/${response.id}` });
+      expect(stored.statusCode).toBe(200);
+      expect(stored.json().tools[0].parameters).toEqual(schema(levelsBelow(3)));
+      const items = await gateway.app.inject({ method: 'GET', url: `/v1/responses/${response.id}/input_items?order=asc` });
+      expect(items.statusCode).toBe(200);
+      expect(items.json().data.map((item: any) => item.type)).toEqual(['message', 'function_call', 'function_call_output', 'tool_search_call', 'tool_search_output']);
+    }
+    // One level more in any of these places is refused before anything reads it.
+    const refused = await post({ ...body, client_metadata: { a: arrays(max - 1) } });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toMatchObject({ code: 'nesting_too_deep', param: expect.stringMatching(/^client_metadata\.a\[0\]/) });
+  });
+
   it('an MCP tool whose schema nests too deep is left out of the listing; the others are offered', async () => {
     upstream.setScript((request) => flavor.render(request, { text: 'listed' }));
     for (const stream of [false, true]) {
