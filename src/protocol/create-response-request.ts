@@ -150,7 +150,7 @@ export const CreateResponseRequest = z.object({
   tools: z
     .array(z.union([z.discriminatedUnion('type', [FunctionToolParam, McpToolParam, NamespaceToolParam, CustomToolParam]), ClientToolSearchParam, HostedToolParam]))
     .max(REQUEST_LIMITS.maxTools)
-    .superRefine(atMostMaxToolsWithNamespaces)
+    .superRefine(toolsWithinLimits)
     .nullish(),
   tool_choice: ToolChoiceParam.nullish(),
   metadata: Metadata.nullish(),
@@ -189,15 +189,28 @@ export const CreateResponseRequest = z.object({
   // Like OpenAI's API: a parameter nobody defines is an error, not a silent drop.
   .strict();
 
-/** Each namespace's functions count as tools: a thousand namespaces of a thousand functions are not a thousand tools. */
-function atMostMaxToolsWithNamespaces(tools: readonly { type: string; tools?: unknown }[], context: z.core.$RefinementCtx): void {
+/**
+ * Each namespace's functions count as tools (a thousand namespaces of a
+ * thousand functions are not a thousand tools), and MCP servers are counted
+ * apart: each costs a connection.
+ */
+function toolsWithinLimits(tools: readonly { type: string; tools?: unknown }[], context: z.core.$RefinementCtx): void {
   const count = tools.reduce((total, tool) => total + (tool.type === 'namespace' && Array.isArray(tool.tools) ? tool.tools.length : 1), 0);
-  if (count <= REQUEST_LIMITS.maxTools) return;
-  context.addIssue({
-    code: 'custom',
-    message: `too many tools. Expected at most ${REQUEST_LIMITS.maxTools} tools, each function of a namespace counted, but got ${count} instead`,
-    params: { code: 'array_above_max_length' },
-  });
+  if (count > REQUEST_LIMITS.maxTools) {
+    context.addIssue({
+      code: 'custom',
+      message: `too many tools. Expected at most ${REQUEST_LIMITS.maxTools} tools, each function of a namespace counted, but got ${count} instead`,
+      params: { code: 'array_above_max_length' },
+    });
+  }
+  const servers = tools.filter((tool) => tool.type === 'mcp').length;
+  if (servers > REQUEST_LIMITS.maxMcpServers) {
+    context.addIssue({
+      code: 'custom',
+      message: `too many MCP servers. Expected at most ${REQUEST_LIMITS.maxMcpServers} tools of type 'mcp', but got ${servers} instead`,
+      params: { code: 'array_above_max_length' },
+    });
+  }
 }
 
 export type CreateResponseRequest = z.infer<typeof CreateResponseRequest>;

@@ -26,6 +26,12 @@ export const REQUEST_LIMITS = {
    */
   maxTools: 1_000,
   /**
+   * MCP servers named in one request's `tools`: each is a connection and a
+   * listing before the model is called. Real clients name a handful; the
+   * session pool (`mcp.maxSessions`, 256) holds several such requests at once.
+   */
+  maxMcpServers: 64,
+  /**
    * Characters of one JSON Schema as JSON text: a tool's `parameters`, a
    * structured output's `text.format.schema`. Real ones are a few KB; this
    * is a quarter of a million tokens, more than any model's context.

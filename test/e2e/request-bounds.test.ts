@@ -142,6 +142,7 @@ describe('every input is bounded before it is used', () => {
       { name: 'a tool schema', body: (n) => ({ input: 'x', tools: [{ ...fn('t'), parameters: schemaOf(n) }] }), limit: L.maxSchemaChars, param: 'tools[0].parameters', code: 'schema_too_large' },
       { name: 'an output schema', body: (n) => ({ input: 'x', text: { format: { type: 'json_schema', name: 'out', schema: schemaOf(n) } } }), limit: L.maxSchemaChars, param: 'text.format.schema', code: 'schema_too_large' },
       { name: 'previous_response_id', body: (n) => ({ input: 'x', previous_response_id: 'r'.repeat(n) }), limit: L.maxIdChars, param: 'previous_response_id', code: 'string_above_max_length' },
+      { name: 'MCP servers', body: (n) => ({ input: 'x', tools: Array.from({ length: n }, (_, index) => ({ ...mcpTool({}), server_label: `s${index}` })) }), limit: L.maxMcpServers, param: 'tools', code: 'array_above_max_length' },
       { name: 'an MCP header', body: (n) => ({ input: 'x', tools: [mcpTool({ authorization: 'b'.repeat(n) })] }), limit: L.maxUrlChars, param: 'tools[0].headers.authorization', code: 'string_above_max_length' },
     ];
     for (const { name, body, limit, param, code } of cases) {
