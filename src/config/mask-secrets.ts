@@ -8,7 +8,7 @@ const SECRET_KEY = /^(api_?key|key|password|secret|token|authorization)$/i;
 /** Keys whose every value is a secret (MCP servers' headers carry credentials). */
 const SECRET_CONTAINER = /^headers$/i;
 /** Query parameters that commonly carry credentials. */
-const SECRET_QUERY_PARAMETER = /key|token|secret|password|passwd|auth|sig/i;
+export const SECRET_QUERY_PARAMETER = /key|token|secret|password|passwd|auth|sig/i;
 
 /** Whether the value at this configuration path is (or holds) a secret and must never be shown. */
 export function isSecretPath(path: ConfigPath): boolean {

@@ -11,6 +11,7 @@ import type { ModelRoute, ModelRouter } from '../providers/model-router.ts';
 import type { TurnRequest, TurnStream } from '../providers/provider.ts';
 import type { ConversationTurn, ResponseStore, StoredInputItem } from '../store/response-store.ts';
 import { newId } from '../util/ids.ts';
+import type { SecretRedactor } from '../util/secret-redactor.ts';
 import { buildConversation } from './conversation.ts';
 import { declareTools, type DeclaredTools, type HostedToolPolicy } from './declared-tools.ts';
 import { initialResponse } from './initial-response.ts';
@@ -32,6 +33,8 @@ export interface ResponseEngineOptions {
   defaultModel: string | null;
   /** Hosted tools (web_search, …) no upstream here runs: left out and reported (default), or refused. */
   hostedTools?: HostedToolPolicy;
+  /** Configured credentials, blanked out of a failed response's message (an upstream may echo its key). */
+  secrets?: SecretRedactor;
 }
 
 export interface CreateResponseOptions {
@@ -169,7 +172,10 @@ export class ResponseEngine {
       deadline,
       observer: safeObserver(options.observers ?? []),
       hooks: {
-        beforeTerminal: (final) => this.#persist(request, options.tenant, final, input),
+        beforeTerminal: (final) => {
+          if (final.error && this.#options.secrets) final.error.message = this.#options.secrets.redact(final.error.message);
+          return this.#persist(request, options.tenant, final, input);
+        },
         onHookFailure: request.stream ? 'fail-response' : 'throw',
       },
     });

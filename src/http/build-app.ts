@@ -1,5 +1,6 @@
 import cors from '@fastify/cors';
 import Fastify, { type FastifyInstance } from 'fastify';
+import { configuredSecrets } from '../config/configured-secrets.ts';
 import type { GatewayConfig } from '../config/load-config.ts';
 import { ResponseEngine } from '../engine/response-engine.ts';
 import { createProviders } from '../providers/create-providers.ts';
@@ -13,6 +14,7 @@ import { McpSessionPool } from '../executors/mcp/mcp-session-pool.ts';
 import { createStore } from '../store/create-store.ts';
 import type { ResponseStore } from '../store/response-store.ts';
 import { newId } from '../util/ids.ts';
+import { SecretRedactor } from '../util/secret-redactor.ts';
 import { registerAuthentication } from './authenticate.ts';
 import { registerErrorHandling } from './error-handler.ts';
 import { registerGracefulDrain } from './graceful-drain.ts';
@@ -40,11 +42,14 @@ const CLIENT_REQUEST_ID = /^[\w.:-]{1,128}$/;
 /** Builds the gateway: providers, engine and HTTP routes, ready to `listen()`. */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { config } = options;
+  // An upstream or server echoing a configured credential back must not carry it into logs, errors or stored responses.
+  const secrets = new SecretRedactor(configuredSecrets(config));
   const app = Fastify({
     logger: {
       level: config.logLevel,
       // Nothing logs headers today; should anything start to, credentials stay out.
       redact: { paths: ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers.cookie', 'headers.authorization', 'headers["x-api-key"]'], censor: '[redacted]' },
+      ...(secrets.active && { hooks: { streamWrite: (line: string) => secrets.redact(line) } }),
       ...(options.logStream && { stream: options.logStream }),
     },
     bodyLimit: config.server.bodyLimitBytes,
@@ -90,6 +95,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     limits: config.loop,
     defaultModel: config.defaultModel,
     hostedTools: config.loop.hostedTools,
+    secrets,
   });
 
   // The API speaks JSON only; any other body type is a 415, not a string handed to validation.
@@ -114,7 +120,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     });
   }
   registerAuthentication(app, config.auth.apiKeys);
-  registerErrorHandling(app);
+  registerErrorHandling(app, secrets);
   const drain = registerGracefulDrain(app, { graceMs: config.server.shutdownGraceMs, stopResponses: () => engine.shutDown() });
   registerHealthRoutes(app, () => readiness({ draining: () => drain.draining, providers, providerTypes: config.providers, store, mcpServers: () => mcp.status() }));
   registerModelsRoute(app, router, config.defaultModel);

@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { GatewayError } from '../errors/gateway-error.ts';
+import { SecretRedactor } from '../util/secret-redactor.ts';
 
 /**
  * The one place errors become HTTP: the OpenResponses envelope
@@ -7,7 +8,7 @@ import { GatewayError } from '../errors/gateway-error.ts';
  * the gateway raised it, Fastify did (bad JSON, too large, wrong content
  * type), or a bug did (500, details only in the log).
  */
-export function registerErrorHandling(app: FastifyInstance): void {
+export function registerErrorHandling(app: FastifyInstance, secrets: SecretRedactor = SecretRedactor.none): void {
   app.setErrorHandler((error: FastifyError | GatewayError, request, reply) => {
     const gatewayError = error instanceof GatewayError ? error : fromFrameworkError(error);
     const fields = { status: gatewayError.status, code: gatewayError.code, param: gatewayError.param };
@@ -18,7 +19,10 @@ export function registerErrorHandling(app: FastifyInstance): void {
     else request.log.info(fields, gatewayError.message);
     // A failed request must not be retried blindly by SDKs when a retry cannot help.
     if (!gatewayError.retryable) reply.header('x-should-retry', 'false');
-    return reply.code(gatewayError.status).headers(gatewayError.headers).send(gatewayError.toBody());
+    // Upstream messages pass through (the client can fix its request); a credential an upstream echoed does not.
+    const body = gatewayError.toBody();
+    body.error.message = secrets.redact(body.error.message);
+    return reply.code(gatewayError.status).headers(gatewayError.headers).send(body);
   });
 
   app.setNotFoundHandler((request, reply) => {

@@ -4,6 +4,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { findTooDeep } from '../../protocol/json-depth.ts';
 import { REQUEST_LIMITS } from '../../protocol/request-limits.ts';
+import { headerSecrets, SecretRedactor } from '../../util/secret-redactor.ts';
 import type { ToolResult } from '../tool-executor.ts';
 
 /** Where an MCP server is and how to reach it. */
@@ -102,6 +103,8 @@ export class McpSession {
   readonly #target: McpServerTarget;
   readonly #options: McpSessionPoolOptions;
   readonly #onGone: () => void;
+  /** The server's own credentials, should it echo them (in an error or a result): they stop here. */
+  readonly #secrets: SecretRedactor;
   #client: Promise<Client> | null = null;
   #live: Client | null = null;
   #tools: { value: Promise<McpTool[]>; expiresAt: number } | null = null;
@@ -111,6 +114,7 @@ export class McpSession {
     this.#target = target;
     this.#options = options;
     this.#onGone = onGone;
+    this.#secrets = Object.keys(target.headers).length > 0 ? new SecretRedactor(headerSecrets(target.headers)) : SecretRedactor.none;
   }
 
   /** Grows each time the server says its tools changed (`tools/list_changed`), so holders of a listing know it is stale. */
@@ -142,6 +146,8 @@ export class McpSession {
         // A server that pages forever (or lists thousands) is cut off at what a request may declare.
       } while (cursor && listed.length < REQUEST_LIMITS.maxTools && ++pages < MAX_LIST_PAGES);
       return listed;
+    }).catch((error: unknown) => {
+      throw this.#secrets.redactError(error);
     });
     this.#tools = { value, expiresAt: Date.now() + this.#options.listTtlMs };
     value.catch(() => {
@@ -160,9 +166,10 @@ export class McpSession {
         .map((part: { type: string; text?: string }) => (part.type === 'text' ? (part.text ?? '') : JSON.stringify(part)))
         .join('\n');
       const output = truncate(text || (result.structuredContent ? JSON.stringify(result.structuredContent) : ''), this.#options.maxOutputChars);
-      return { output, isError: result.isError === true };
+      return { output: this.#secrets.redact(output), isError: result.isError === true };
     } catch (error) {
-      return { output: JSON.stringify({ error: `MCP call '${name}' failed: ${error instanceof Error ? error.message : String(error)}` }), isError: true };
+      const message = this.#secrets.redact(error instanceof Error ? error.message : String(error));
+      return { output: JSON.stringify({ error: `MCP call '${name}' failed: ${message}` }), isError: true };
     }
   }
 
