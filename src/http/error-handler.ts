@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { GatewayError } from '../errors/gateway-error.ts';
 import { SecretRedactor } from '../util/secret-redactor.ts';
+import { GatewayLogController } from './log-controller.ts';
 
 /**
  * The one place errors become HTTP: the OpenResponses envelope
@@ -11,12 +12,14 @@ import { SecretRedactor } from '../util/secret-redactor.ts';
 export function registerErrorHandling(app: FastifyInstance, secrets: SecretRedactor = SecretRedactor.none): void {
   app.setErrorHandler((error: FastifyError | GatewayError, request, reply) => {
     const gatewayError = error instanceof GatewayError ? error : fromFrameworkError(error);
-    const fields = { status: gatewayError.status, code: gatewayError.code, param: gatewayError.param };
+    // This is the request's one line at info (log-controller.ts), so it says which request too.
+    const fields = { method: request.method, url: request.url, status: gatewayError.status, code: gatewayError.code, param: gatewayError.param, duration_ms: Math.round(reply.elapsedTime) };
     // A bug is an error with its stack; a failure the gateway raised on purpose (upstream down, store away) is
     // a warning — its cause, when the operator must act, was logged at error where it is known (providers, store).
     if (!(error instanceof GatewayError) && gatewayError.status >= 500) request.log.error({ ...fields, err: error }, 'request failed');
     else if (gatewayError.status >= 500) request.log.warn(fields, gatewayError.message);
     else request.log.info(fields, gatewayError.message);
+    GatewayLogController.lineWritten(request);
     // A failed request must not be retried blindly by SDKs when a retry cannot help.
     if (!gatewayError.retryable) reply.header('x-should-retry', 'false');
     // Upstream messages pass through (the client can fix its request); a credential an upstream echoed does not.

@@ -4,10 +4,19 @@ import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
  * Fastify's request lines, made fit for operators: one line per request, at
  * info, when it completes (method, path, status, duration) instead of two;
  * the incoming line only at debug; and none at info for routes that write
- * their own summary (`POST /v1/responses` writes one line per response).
+ * their own summary (`POST /v1/responses` writes one line per response) or
+ * for requests refused with an error (the error handler's line says why).
  * Probe routes set their own log level (health-routes.ts).
  */
 export class GatewayLogController extends LogController {
+  /** Requests whose line was already written (a refusal, by the error handler): their completion is detail. */
+  static readonly #logged = new WeakSet<FastifyRequest>();
+
+  /** Says this request's one info line is written; its completion is then logged at debug only. */
+  static lineWritten(request: FastifyRequest): void {
+    GatewayLogController.#logged.add(request);
+  }
+
   override incomingRequest(request: FastifyRequest): void {
     if (this.isLogDisabled(request)) return;
     request.log.debug({ method: request.method, url: request.url }, 'incoming request');
@@ -17,7 +26,7 @@ export class GatewayLogController extends LogController {
     if (this.isLogDisabled(request)) return;
     const fields = { method: request.method, url: request.url, status: reply.statusCode, duration_ms: Math.round(reply.elapsedTime) };
     if (error) reply.log.error({ ...fields, err: error }, 'request errored');
-    else if ((request.routeOptions.config as { ownLogLine?: boolean } | undefined)?.ownLogLine) reply.log.debug(fields, 'request completed');
+    else if ((request.routeOptions.config as { ownLogLine?: boolean } | undefined)?.ownLogLine || GatewayLogController.#logged.has(request)) reply.log.debug(fields, 'request completed');
     else reply.log.info(fields, 'request completed');
   }
 }

@@ -110,11 +110,28 @@ describe('logs for operators', () => {
     expect(lines.filter((line) => /client disconnected/.test(line.msg))).toHaveLength(1);
   });
 
-  it('a refused request is one info line with its status and code; probes write nothing at info', async () => {
+  it('a refused request is one line with its method, path, status, code and duration (and tenant and model when the upstream refused); probes write nothing at info', async () => {
     const bad = await fetch(`${gateway.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', input: 'x', temperature: 'hot' }) });
     expect(bad.status).toBe(400);
     const requestId = bad.headers.get('x-request-id');
-    expect(lines.filter((line) => line.request_id === requestId && line.level >= 30)).toEqual([expect.objectContaining({ level: 30, status: 400, code: 'invalid_value', param: 'temperature' })]);
+    expect(lines.filter((line) => line.request_id === requestId && line.level >= 30)).toEqual([
+      expect.objectContaining({ level: 30, method: 'POST', url: '/v1/responses', status: 400, code: 'invalid_value', param: 'temperature', duration_ms: expect.any(Number) }),
+    ]);
+
+    // Failed before the response started (the upstream refused at once): no response line, so the refusal says whose request it was.
+    upstream.setScript(() => ({ kind: 'json', status: 500, body: { error: { message: 'boom' } } }));
+    const failed = await fetch(`${gateway.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', input: 'x', stream: true }) });
+    expect(failed.status).toBe(502);
+    expect(lines.filter((line) => line.request_id === failed.headers.get('x-request-id') && line.level >= 30)).toEqual([
+      expect.objectContaining({ level: 40, method: 'POST', url: '/v1/responses', status: 502, code: 'upstream_error', tenant: 'default', model: 'm', stream: true }),
+    ]);
+
+    // Any route: a refusal is the request's one line.
+    const badQuery = await fetch(`${gateway.baseURL}/responses/resp_x/input_items?limit=abc`);
+    expect(badQuery.status).toBe(400);
+    expect(lines.filter((line) => line.request_id === badQuery.headers.get('x-request-id') && line.level >= 30)).toEqual([
+      expect.objectContaining({ level: 30, method: 'GET', url: '/v1/responses/resp_x/input_items?limit=abc', status: 400, param: 'limit' }),
+    ]);
 
     lines.length = 0;
     for (let index = 0; index < 3; index++) {

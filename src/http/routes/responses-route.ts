@@ -31,7 +31,11 @@ export function registerResponsesRoute(app: FastifyInstance, options: ResponsesR
       // Throws before anything is sent when the upstream fails at once: the client gets a real status.
       run = await options.engine.createResponse(body, { tenant: request.tenant, signal, observers });
     } catch (error) {
-      if (!signal.aborted) throw error;
+      if (!signal.aborted) {
+        // No response line follows: the refusal's line (error-handler.ts) says whose request it was and for what.
+        request.log = request.log.child({ tenant: request.tenant, model: body.model ?? null, stream: body.stream === true });
+        throw error;
+      }
       request.log.info('client disconnected before the response started');
       return reply;
     }
