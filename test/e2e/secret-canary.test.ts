@@ -97,6 +97,22 @@ describe('secrets never leak', () => {
     await record(await post({ model: 'm', input: 'x' }));
     await record(await post({ model: 'm', input: 'x', stream: true }));
     await record(await post({ model: 'claude-sonnet-test', input: 'x' }));
+    // Upstreams quoting the credential they were sent, in a refusal the client sees and in a failure mid-response (stored).
+    anthropic.setScript((request) => ({ kind: 'json', status: 400, body: { type: 'error', error: { type: 'invalid_request_error', message: `bad request for key ${String(request.headers['x-api-key'])}` } } }));
+    await record(await post({ model: 'claude-sonnet-test', input: 'x' }));
+    openai.setScript((request) => ({ kind: 'json', status: 400, body: { error: { message: `no such thing for ${String(request.headers.authorization)}` } } }));
+    await record(await post({ model: 'm', input: 'x' }));
+    const toolThenEcho = callsTool('ops__add', { a: 1, b: 1 });
+    openai.setScript((request) =>
+      (request.body.messages as any[]).some((message) => message.role === 'tool')
+        ? { kind: 'json', status: 500, body: { error: { message: `overloaded, key ${String(request.headers.authorization)}` } } }
+        : toolThenEcho(request),
+    );
+    const failedMidway = await post({ model: 'm', input: 'add' });
+    const failedBody = await failedMidway.text();
+    seen.push(failedBody);
+    expect(JSON.parse(failedBody).status).toBe('failed');
+    ids.push(JSON.parse(failedBody).id);
     // A client that leaves mid-stream.
     openai.setScript(() => ({ kind: 'sse', pauseMs: 50, pieces: sse([chunk({ role: 'assistant', content: '' }), ...'slowly'.split('').map((char) => chunk({ content: char })), chunk({}, 'stop')]) }));
     const leaving = await post({ model: 'm', input: 'x', stream: true });
