@@ -3,13 +3,15 @@ import type { AddressInfo } from 'node:net';
 
 /**
  * A loopback TCP proxy that a test can cut and restore, to take a real
- * service (Redis) away from the gateway and give it back.
+ * service (Redis, an MCP server) away from the gateway and give it back, or
+ * turn into a black hole that accepts connections and never answers.
  */
 export class TcpProxy {
   readonly #target: { host: string; port: number };
   readonly #sockets = new Set<Socket>();
   #server: Server | null = null;
   #port = 0;
+  #blackHole = false;
 
   constructor(targetUrl: string) {
     const url = new URL(targetUrl);
@@ -20,8 +22,18 @@ export class TcpProxy {
     return `redis://127.0.0.1:${this.#port}`;
   }
 
+  get port(): number {
+    return this.#port;
+  }
+
   async start(): Promise<void> {
     this.#server = createServer((client) => {
+      if (this.#blackHole) {
+        this.#sockets.add(client);
+        client.on('close', () => this.#sockets.delete(client));
+        client.on('error', () => {});
+        return;
+      }
       const upstream = connect(this.#target.port, this.#target.host);
       for (const socket of [client, upstream]) {
         this.#sockets.add(socket);
@@ -47,6 +59,17 @@ export class TcpProxy {
   /** Listens again on the same port. */
   async restore(): Promise<void> {
     await this.start();
+  }
+
+  /** Drops every connection; new ones are accepted and never get a byte, until `forward()`. */
+  blackHole(): void {
+    this.#blackHole = true;
+    for (const socket of this.#sockets) socket.destroy();
+  }
+
+  /** Forwards new connections again after `blackHole()`. */
+  forward(): void {
+    this.#blackHole = false;
   }
 
   async close(): Promise<void> {
