@@ -6,6 +6,7 @@ import { startGateway, type RunningGateway } from '../support/gateway.ts';
 import { McpTestServer } from '../support/mcp-test-server.ts';
 import { assertValidResponse } from '../support/openresponses-schema.ts';
 import { freePort } from '../support/redis.ts';
+import { TcpProxy } from '../support/tcp-proxy.ts';
 import { ScriptedChatUpstream, textReply, type RecordedRequest, type UpstreamReply } from '../support/scripted-chat-upstream.ts';
 import { waitFor } from '../support/wait-for.ts';
 
@@ -132,8 +133,10 @@ describe('MCP faults: no operator server can stall unrelated requests', () => {
     await waitFor(() => logs.about('late').some((line) => line.level === 40));
     expect((await client.responses.create({ model: 'm', input: 'x' })).output_text).toBe('ok');
     expect(upstream.requests.at(-1)!.body.tools).toBeUndefined();
-    const state = ((await (await fetch(`${gateway.origin}/readyz`)).json()) as any).dependencies.mcp_servers[0];
-    expect(state).toMatchObject({ name: 'late', state: 'unavailable' });
+    const ready = await fetch(`${gateway.origin}/readyz`);
+    expect(ready.status).toBe(200);
+    const state = ((await ready.json()) as any).dependencies.mcp_servers[0];
+    expect(state).toMatchObject({ name: 'late', origin: new URL(lateUrl).origin, state: 'unavailable', error: expect.any(String) });
 
     // Comes up on that port: the background retry finds it, one info line, its tools are offered again.
     const late = new McpTestServer();
@@ -175,6 +178,52 @@ describe('MCP faults: no operator server can stall unrelated requests', () => {
     expect(output.output).toMatch(/700 ms/);
     expect(elapsed).toBeGreaterThanOrEqual(650);
     expect(elapsed).toBeLessThan(5_000);
+  });
+
+  it('a tool call to a server that turned into a black hole after listing gets an error output within the server\'s timeoutMs', async () => {
+    const proxy = new TcpProxy(healthyUrl);
+    await proxy.start();
+    try {
+      upstream.setScript(modelCalling('proxied__add', { a: 1, b: 2 }));
+      const { gateway, client } = await start({ servers: [{ name: 'proxied', url: `http://127.0.0.1:${proxy.port}/mcp`, timeoutMs: 700 }], retryBaseMs: 60_000 });
+      await waitFor(async () => ((await (await fetch(`${gateway.origin}/readyz`)).json()) as any).dependencies.mcp_servers[0].state === 'ready');
+      proxy.blackHole();
+      const started = performance.now();
+      const response = await client.responses.create({ model: 'm', input: 'add them' });
+      const elapsed = performance.now() - started;
+      assertValidResponse(response);
+      const output = response.output.find((item) => item.type === 'function_call_output') as any;
+      expect(output.output).toMatch(/700 ms|timed out/);
+      expect(response.output_text).toMatch(/^saw: /);
+      expect(elapsed).toBeGreaterThanOrEqual(650);
+      expect(elapsed).toBeLessThan(3_000);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('a request-named server that never answers is listed within connectTimeoutMs and fails into its mcp_list_tools item', async () => {
+    upstream.setScript(textReply('answered without it'));
+    const { client } = await start({ allowedUrls: [`${new URL(blackHoleUrl).origin}/`], connectTimeoutMs: 800 });
+    const started = performance.now();
+    const response = await client.responses.create({
+      model: 'm',
+      input: 'hi',
+      tools: [{ type: 'mcp', server_label: 'void', server_url: blackHoleUrl, require_approval: 'never' }],
+    });
+    const elapsed = performance.now() - started;
+    expect(response.output[0]).toMatchObject({ type: 'mcp_list_tools', server_label: 'void', tools: [], error: expect.stringMatching(/800 ms/) });
+    expect(response.output_text).toBe('answered without it');
+    expect(elapsed).toBeGreaterThanOrEqual(750);
+    expect(elapsed).toBeLessThan(3_000);
+  });
+
+  it('timeout precedence: mcp.timeoutMs beyond loop.toolTimeoutMs is honoured for a server that sets none', async () => {
+    upstream.setScript(modelCalling('healthy__slow', { ms: 900, label: 'finished' }));
+    const { client } = await start({ servers: [{ name: 'healthy', url: healthyUrl }], timeoutMs: 5_000 }, { loop: { toolTimeoutMs: 300 } });
+    const response = await client.responses.create({ model: 'm', input: 'go' });
+    const output = response.output.find((item) => item.type === 'function_call_output') as any;
+    expect(output.output).toBe('slept 900 ms (finished)');
   });
 
   it('timeout precedence: a server\'s timeoutMs beyond loop.toolTimeoutMs is honoured', async () => {
