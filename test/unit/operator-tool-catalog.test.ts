@@ -11,15 +11,18 @@ import { sleep, waitFor } from '../support/wait-for.ts';
 class RawServer {
   readonly acceptedAt: number[] = [];
   readonly #sockets = new Set<Socket>();
+  readonly #behaviour: 'silent' | 'reset';
   #server: Server | null = null;
 
-  constructor(private readonly behaviour: 'silent' | 'reset') {}
+  constructor(behaviour: 'silent' | 'reset') {
+    this.#behaviour = behaviour;
+  }
 
   async start(): Promise<string> {
     this.#server = createServer((socket) => {
       this.acceptedAt.push(Date.now());
       socket.on('error', () => {});
-      if (this.behaviour === 'reset') return void socket.destroy();
+      if (this.#behaviour === 'reset') return void socket.destroy();
       this.#sockets.add(socket);
       socket.on('close', () => this.#sockets.delete(socket));
     });
