@@ -9,7 +9,10 @@ export interface StartupSummary {
   providers: { name: string; type: string; base_url: string }[];
   default_provider: string | null;
   default_model: string | null;
-  store: { kind: 'memory'; max_entries: number; ttl_seconds: number } | { kind: 'redis'; url: string; key_prefix: string; ttl_seconds: number };
+  store:
+    | { kind: 'memory'; max_entries: number; ttl_seconds: number }
+    | { kind: 'redis'; url: string; key_prefix: string; ttl_seconds: number }
+    | { kind: 'redis-cluster'; nodes: string[]; key_prefix: string; ttl_seconds: number };
   mcp_servers: { name: string; origin: string }[];
   auth: { enabled: boolean; keys: number; tenants: number };
   limits: { max_turns: number; deadline_ms: number; tool_timeout_ms: number; body_limit_bytes: number; shutdown_grace_ms: number };
@@ -24,9 +27,7 @@ export function describeStartup(config: GatewayConfig, runtime: { version: strin
     providers: Object.entries(config.providers).map(([name, provider]) => ({ name, type: provider.type, base_url: maskUrl(provider.baseUrl) })),
     default_provider: effectiveDefaultProvider(config),
     default_model: config.defaultModel,
-    store: store.redisUrl
-      ? { kind: 'redis', url: maskUrl(store.redisUrl), key_prefix: store.keyPrefix, ttl_seconds: store.ttlSeconds }
-      : { kind: 'memory', max_entries: store.maxEntries, ttl_seconds: store.ttlSeconds },
+    store: describeStore(store),
     mcp_servers: config.mcp.servers.map((mcpServer) => ({ name: mcpServer.name, origin: new URL(mcpServer.url).origin })),
     auth: { enabled: auth.apiKeys.length > 0, keys: auth.apiKeys.length, tenants: new Set(auth.apiKeys.map((entry) => entry.tenant)).size },
     limits: {
@@ -37,6 +38,13 @@ export function describeStartup(config: GatewayConfig, runtime: { version: strin
       shutdown_grace_ms: server.shutdownGraceMs,
     },
   };
+}
+
+/** As create-store.ts chooses: the cluster when nodes are configured, else a single Redis, else memory. */
+function describeStore(store: GatewayConfig['store']): StartupSummary['store'] {
+  if (store.clusterNodes.length > 0) return { kind: 'redis-cluster', nodes: store.clusterNodes.map(maskUrl), key_prefix: store.keyPrefix, ttl_seconds: store.ttlSeconds };
+  if (store.redisUrl) return { kind: 'redis', url: maskUrl(store.redisUrl), key_prefix: store.keyPrefix, ttl_seconds: store.ttlSeconds };
+  return { kind: 'memory', max_entries: store.maxEntries, ttl_seconds: store.ttlSeconds };
 }
 
 /** As the gateway routes (build-app.ts): the default provider when configured, else Anthropic's. */

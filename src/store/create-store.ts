@@ -4,11 +4,12 @@ import { RedisResponseStore } from './redis-response-store.ts';
 import type { ResponseStore } from './response-store.ts';
 import type { StoreLogger } from './connection-events-log.ts';
 
-/** Redis when a URL is configured, the embedded memory store otherwise. */
+/** Redis when a URL or cluster nodes are configured (the cluster wins), the embedded memory store otherwise. */
 export function createStore(config: GatewayConfig['store'], log?: StoreLogger): ResponseStore {
-  if (config.redisUrl) {
+  if (config.redisUrl || config.clusterNodes.length > 0) {
     return new RedisResponseStore({
-      url: config.redisUrl,
+      url: config.redisUrl ?? '',
+      clusterNodes: config.clusterNodes,
       keyPrefix: config.keyPrefix,
       ttlSeconds: config.ttlSeconds,
       commandTimeoutMs: config.commandTimeoutMs,

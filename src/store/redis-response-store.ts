@@ -1,11 +1,16 @@
-import { Redis } from 'ioredis';
+import { Cluster } from 'ioredis';
+import { connectRedis, type RedisClient } from './redis-client.ts';
+import { RedisKeys } from './redis-keys.ts';
 import type { ConversationTurn, ResponseStore, StoreHealth, StoredItem, StoredResponse } from './response-store.ts';
 import { MAX_CHAIN_DEPTH, storeUnavailable } from './response-store.ts';
 import { ConnectionEventsLog, connectionFailureReason, type ConnectionFailureReason, type StoreLogger } from './connection-events-log.ts';
 import { maskUrl } from '../config/mask-secrets.ts';
 
 export interface RedisStoreOptions {
+  /** A single Redis; ignored when `clusterNodes` is set. */
   url: string;
+  /** Seed nodes of a Redis Cluster (URLs): when set, the store runs on the cluster. */
+  clusterNodes?: readonly string[];
   keyPrefix: string;
   ttlSeconds: number;
   /**
@@ -36,23 +41,30 @@ return 1
 /**
  * Walks a `previous_response_id` chain inside Redis, so rebuilding a
  * conversation of any depth costs one round trip. Returns the turns newest
- * first and the id of the first missing link, if any.
- * (It reads keys it derives itself, so it needs a single Redis, not a cluster.)
+ * first and the id of the first missing link, if any. KEYS[1]: the first
+ * response's key (it routes the script on a cluster); the later links' keys
+ * are derived from ARGV[1], the tenant's response key prefix — all in the
+ * tenant's hash slot, so on the same node. ARGV: prefix, first id, limit.
  */
 const CHAIN_SCRIPT = `
 local prefix, id, limit = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local key = KEYS[1]
 local turns = {}
 for _ = 1, limit do
-  local fields = redis.call('HMGET', prefix .. id, 'turn', 'prev')
+  local fields = redis.call('HMGET', key, 'turn', 'prev')
   if not fields[1] then return {turns, id} end
   turns[#turns + 1] = fields[1]
   if not fields[2] or fields[2] == '' then return {turns, false} end
   id = fields[2]
+  key = prefix .. id
 end
 return {turns, false}
 `;
 
-/** Deletes a response and the item index entries it owns, in one round trip. */
+/**
+ * Deletes a response and the item index entries it owns, in one round trip.
+ * KEYS[1]: the response; ARGV[1]: the tenant's item key prefix (same slot).
+ */
 const DELETE_SCRIPT = `
 local ids = redis.call('HGET', KEYS[1], 'items')
 if not ids then return 0 end
@@ -63,15 +75,17 @@ return 1
 
 interface ChainCommands {
   loopgatePut(...keysThenArgs: (string | number)[]): Promise<number>;
-  loopgateChain(prefix: string, id: string, limit: number): Promise<[string[], string | null]>;
+  loopgateChain(firstKey: string, prefix: string, id: string, limit: number): Promise<[string[], string | null]>;
   loopgateDelete(key: string, itemPrefix: string): Promise<number>;
 }
 
 /**
- * Responses in Redis, shared by every replica. Keys: `<prefix>r:<tenant>:<id>`
- * is a hash (`data`: the record, `turn`: what the chain needs of it, `prev`:
- * the link, `items`: its item ids); `<prefix>i:<tenant>:<id>`
- * indexes each item for `item_reference`. Everything expires after the TTL.
+ * Responses in Redis (a single server or a Redis Cluster), shared by every
+ * replica. Keys (redis-keys.ts): `RedisKeys.response` is a hash (`data`: the
+ * record, `turn`: what the chain needs of it, `prev`: the link, `items`: its
+ * item ids); `RedisKeys.item` indexes each item for `item_reference`.
+ * Everything expires after the TTL. A tenant's keys share the `{t:<tenant>}`
+ * hash tag, so every script touches one slot and is routed by its first key.
  *
  * Faults: commands time out, nothing queues while disconnected (a request
  * fails at once instead of hanging), and the client reconnects by itself. A
@@ -82,56 +96,64 @@ interface ChainCommands {
  */
 export class RedisResponseStore implements ResponseStore {
   readonly kind = 'redis';
-  readonly redis: Redis & ChainCommands;
+  readonly redis: RedisClient & ChainCommands;
   readonly #options: RedisStoreOptions;
+  readonly #keys: RedisKeys;
   #readyWait: Promise<void> | null = null;
   /** Why the last connection attempt failed; null once connected. */
   #lastFailure: ConnectionFailureReason | null = null;
 
   constructor(options: RedisStoreOptions) {
     this.#options = options;
-    this.redis = new Redis(options.url, {
-      commandTimeout: options.commandTimeoutMs,
-      connectTimeout: options.connectTimeoutMs ?? options.commandTimeoutMs,
-      // ioredis's own dead-connection detection: no byte back for this long while a command waits.
-      socketTimeout: options.commandTimeoutMs,
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      retryStrategy: (attempt) => Math.min(50 * 2 ** attempt, 1_000),
-      lazyConnect: false,
-    }) as Redis & ChainCommands;
+    this.#keys = new RedisKeys(options.keyPrefix);
+    const clusterNodes = options.clusterNodes ?? [];
+    this.redis = connectRedis({
+      url: options.url,
+      ...(clusterNodes.length > 0 && { clusterNodes }),
+      commandTimeoutMs: options.commandTimeoutMs,
+      ...(options.connectTimeoutMs !== undefined && { connectTimeoutMs: options.connectTimeoutMs }),
+    }) as RedisClient & ChainCommands;
     // Errors surface on the commands that hit them; the connection's own story is logged, rate-limited.
     // (Without an error listener, ioredis would print each reconnect failure to the console.)
-    const events = options.log ? new ConnectionEventsLog(options.log, { component: 'store', redis: maskUrl(options.url) }) : null;
+    const where = clusterNodes.length > 0 ? { redis_cluster: clusterNodes.map(maskUrl) } : { redis: maskUrl(options.url) };
+    const events = options.log ? new ConnectionEventsLog(options.log, { component: 'store', ...where }) : null;
     this.redis.on('error', (error: Error) => {
-      this.#lastFailure = connectionFailureReason(error);
-      events?.failed(error);
+      // A cluster that reaches no node says so in general terms; the last node's error says why.
+      const cause = (error as { lastNodeError?: Error }).lastNodeError ?? error;
+      this.#lastFailure = connectionFailureReason(cause);
+      events?.failed(cause);
     });
+    if (this.redis instanceof Cluster) {
+      // One node's failure (the cluster may stay ready): remembered as the reason should the cluster go down.
+      this.redis.on('node error', (error: Error) => {
+        this.#lastFailure = connectionFailureReason(error);
+      });
+    }
     this.redis.on('ready', () => {
       this.#lastFailure = null;
       events?.ready();
     });
     this.redis.on('close', () => events?.lost());
     this.redis.defineCommand('loopgatePut', { lua: PUT_SCRIPT });
-    this.redis.defineCommand('loopgateChain', { numberOfKeys: 0, lua: CHAIN_SCRIPT });
+    this.redis.defineCommand('loopgateChain', { numberOfKeys: 1, lua: CHAIN_SCRIPT });
     this.redis.defineCommand('loopgateDelete', { numberOfKeys: 1, lua: DELETE_SCRIPT });
   }
 
   async put(record: StoredResponse): Promise<void> {
     const items = [...record.inputItems, ...record.response.output];
     const turn: ConversationTurn = { responseId: record.response.id, status: record.response.status, inputItems: record.inputItems, output: record.response.output };
-    const keys = [this.#responseKey(record.tenant, record.response.id), ...items.map((item) => this.#itemKey(record.tenant, item.id))];
+    const keys = [this.#keys.response(record.tenant, record.response.id), ...items.map((item) => this.#keys.item(record.tenant, item.id))];
     const args = [this.#options.ttlSeconds, JSON.stringify(record), JSON.stringify(turn), record.previousResponseId ?? '', items.map((item) => item.id).join(','), ...items.map((item) => JSON.stringify(item))];
     await this.#run(() => this.redis.loopgatePut(keys.length, ...keys, ...args));
   }
 
   async get(tenant: string, id: string): Promise<StoredResponse | null> {
-    const data = await this.#run(() => this.redis.hget(this.#responseKey(tenant, id), 'data'));
+    const data = await this.#run(() => this.redis.hget(this.#keys.response(tenant, id), 'data'));
     return data ? (JSON.parse(data) as StoredResponse) : null;
   }
 
   async chain(tenant: string, id: string): Promise<{ turns: ConversationTurn[]; missing: string | null }> {
-    const [newestFirst, missing] = await this.#run(() => this.redis.loopgateChain(this.#responsePrefix(tenant), id, MAX_CHAIN_DEPTH));
+    const [newestFirst, missing] = await this.#run(() => this.redis.loopgateChain(this.#keys.response(tenant, id), this.#keys.responsePrefix(tenant), id, MAX_CHAIN_DEPTH));
     const turns = newestFirst.map((turn) => JSON.parse(turn) as ConversationTurn).reverse();
     return { turns, missing: missing || null };
   }
@@ -139,7 +161,7 @@ export class RedisResponseStore implements ResponseStore {
   async items(tenant: string, ids: string[]): Promise<Map<string, StoredItem>> {
     const found = new Map<string, StoredItem>();
     if (ids.length === 0) return found;
-    const values = await this.#run(() => this.redis.mget(ids.map((id) => this.#itemKey(tenant, id))));
+    const values = await this.#run(() => this.redis.mget(ids.map((id) => this.#keys.item(tenant, id))));
     values.forEach((value, index) => {
       if (value) found.set(ids[index]!, JSON.parse(value) as StoredItem);
     });
@@ -147,10 +169,11 @@ export class RedisResponseStore implements ResponseStore {
   }
 
   async delete(tenant: string, id: string): Promise<boolean> {
-    const deleted = await this.#run(() => this.redis.loopgateDelete(this.#responseKey(tenant, id), `${this.#options.keyPrefix}i:${tenant}:`));
+    const deleted = await this.#run(() => this.redis.loopgateDelete(this.#keys.response(tenant, id), this.#keys.itemPrefix(tenant)));
     return deleted === 1;
   }
 
+  /** A single Redis and a Cluster alike: `status` is 'ready' once commands can be sent (a Cluster: once it knows its slots). */
   isReady(): boolean {
     return this.redis.status === 'ready';
   }
@@ -170,18 +193,6 @@ export class RedisResponseStore implements ResponseStore {
 
   async close(): Promise<void> {
     this.redis.disconnect();
-  }
-
-  #responsePrefix(tenant: string): string {
-    return `${this.#options.keyPrefix}r:${tenant}:`;
-  }
-
-  #responseKey(tenant: string, id: string): string {
-    return this.#responsePrefix(tenant) + id;
-  }
-
-  #itemKey(tenant: string, id: string): string {
-    return `${this.#options.keyPrefix}i:${tenant}:${id}`;
   }
 
   /**
