@@ -52,6 +52,8 @@ export const GatewayConfig = z.object({
   store: z
     .object({
       redisUrl: redisUrl.nullable().default(null),
+      /** Seed nodes of a Redis Cluster; when set, the store runs on the cluster instead of `redisUrl`. */
+      clusterNodes: z.array(redisUrl).default([]),
       keyPrefix: z.string().default('loopgate:'),
       ttlSeconds: z.int().positive().default(2_592_000),
       maxEntries: z.int().positive().default(10_000),
@@ -67,6 +69,20 @@ export const GatewayConfig = z.object({
       maxConsecutiveToolFailures: z.int().min(0).default(0),
       pausedStatus: z.enum(['requires_action', 'completed']).default('requires_action'),
       hostedTools: z.enum(['omit', 'reject']).default('omit'),
+    })
+    .prefault({}),
+  background: z
+    .object({
+      /** An owner's lease on a running background response; a replica silent this long is presumed dead and its responses end as failed. */
+      leaseMs: z.int().min(500).default(5_000),
+      /** Most events kept per background response for resuming streams. */
+      maxEvents: z.int().positive().default(10_000),
+      /** Most bytes of events kept per background response. */
+      maxEventBytes: z.int().positive().default(8_388_608),
+      /** How long a background response's events are kept after its last one. */
+      eventsTtlSeconds: z.int().positive().default(3_600),
+      /** Longest `POST /v1/responses/{id}/cancel` waits for the response to end before answering with its state. */
+      cancelWaitMs: z.int().min(0).default(10_000),
     })
     .prefault({}),
   mcp: z

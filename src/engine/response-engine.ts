@@ -9,9 +9,10 @@ import type { ResponseResource } from '../protocol/response-resource.ts';
 import type { ResponseStreamEvent } from '../protocol/stream-events.ts';
 import type { ModelRoute, ModelRouter } from '../providers/model-router.ts';
 import type { TurnRequest, TurnStream } from '../providers/provider.ts';
-import type { ConversationTurn, ResponseStore, StoredInputItem } from '../store/response-store.ts';
+import type { ConversationTurn, ResponseStore, StoredInputItem, StoredResponse } from '../store/response-store.ts';
 import { newId } from '../util/ids.ts';
 import type { SecretRedactor } from '../util/secret-redactor.ts';
+import type { BackgroundRunner } from './background-runner.ts';
 import { buildConversation } from './conversation.ts';
 import { declareTools, type DeclaredTools, type HostedToolPolicy } from './declared-tools.ts';
 import { initialResponse } from './initial-response.ts';
@@ -35,6 +36,8 @@ export interface ResponseEngineOptions {
   hostedTools?: HostedToolPolicy;
   /** Configured credentials, blanked out of a failed response's message (an upstream may echo its key). */
   secrets?: SecretRedactor;
+  /** Runs `background: true` responses detached from their connection. */
+  background?: BackgroundRunner;
 }
 
 export interface CreateResponseOptions {
@@ -52,6 +55,16 @@ export interface ResponseRun {
   readonly provider: string;
   readonly upstreamModel: string;
   /** Hosted tools the request named that the model was not offered (the client is told in a header). */
+  readonly omittedTools: readonly string[];
+  /** A background response's record as first stored (status `queued`). */
+  readonly queued: StoredResponse | null;
+}
+
+/** A background response, stored as `queued` and running detached. */
+export interface BackgroundStart {
+  readonly record: StoredResponse;
+  readonly provider: string;
+  readonly upstreamModel: string;
   readonly omittedTools: readonly string[];
 }
 
@@ -84,6 +97,23 @@ export class ResponseEngine {
   }
 
   /**
+   * Starts a `background: true` response: validated and stored as `queued`
+   * before this returns, then run to the end by the background runner,
+   * whatever happens to the connection that asked for it. Failures of the
+   * model call itself end the response as `failed` (nothing is running that
+   * an HTTP status could still describe).
+   */
+  async createBackground(request: CreateResponseRequest, options: Omit<CreateResponseOptions, 'signal'>): Promise<BackgroundStart> {
+    const runner = this.#options.background;
+    if (!runner) throw invalidRequest('Background responses are not enabled on this gateway.', 'background', 'unsupported_parameter');
+    const controller = new AbortController();
+    const run = await this.createResponse(request, { ...options, signal: controller.signal });
+    const record = run.queued!;
+    await runner.start(record, run.events, () => controller.abort(new Error('The response was cancelled.')));
+    return { record, provider: run.provider, upstreamModel: run.upstreamModel, omittedTools: run.omittedTools };
+  }
+
+  /**
    * Validates what the schema cannot, assembles the conversation and starts
    * the first model call, returning once the upstream accepted it; a failure
    * before that rejects with a `GatewayError`, so the HTTP layer can still
@@ -94,7 +124,8 @@ export class ResponseEngine {
     const { router, store, limits } = this.#options;
     const model = request.model ?? this.#options.defaultModel;
     if (!model) throw invalidRequest("Missing required parameter: 'model' (no default model is configured).", 'model', 'missing_required_parameter');
-    if (request.background) throw invalidRequest('Background responses are not supported.', 'background', 'unsupported_parameter');
+    if (request.background && request.store === false) throw invalidRequest('Background responses must be stored: background=true requires store to be true (or left out).', 'background', 'invalid_value');
+    if (request.background && !this.#options.background) throw invalidRequest('Background responses are not enabled on this gateway.', 'background', 'unsupported_parameter');
     refuseUnsupportedParameters(request);
     const route = router.resolve(model);
     // A response that must be stored is not worth a model call the store could not keep.
@@ -154,8 +185,16 @@ export class ResponseEngine {
 
     const modelInput = [...history, ...input.flatMap(storedItemToInput)];
     const turnRequest = toTurnRequest(request, route.upstreamModel, modelInput, history.length, [...functionTools, ...[...offered.values()].map((tool) => tool.definition)]);
-    const firstTurn = resume ? null : await startFirstTurn(route, turnRequest, deadline);
+    // A background response starts its model call inside the loop: a refusal then ends it as `failed`.
+    const firstTurn = resume || request.background ? null : await startFirstTurn(route, turnRequest, deadline);
     const response: ResponseResource = initialResponse(request, newId('resp'), model, Math.floor(Date.now() / 1000));
+    let queued: StoredResponse | null = null;
+    if (request.background) {
+      response.status = 'queued';
+      response.background = true;
+      queued = { tenant: options.tenant, response: structuredClone(response), inputItems: input, previousResponseId: request.previous_response_id ?? null };
+      await this.#options.store.put(structuredClone(queued));
+    }
     const events = runResponseLoop({
       response,
       provider: route.provider,
@@ -179,7 +218,7 @@ export class ResponseEngine {
         onHookFailure: request.stream ? 'fail-response' : 'throw',
       },
     });
-    return { events, provider: route.provider.name, upstreamModel: route.upstreamModel, omittedTools: declared.omitted };
+    return { events, provider: route.provider.name, upstreamModel: route.upstreamModel, omittedTools: declared.omitted, queued };
   }
 
   async #persist(request: CreateResponseRequest, tenant: string, response: ResponseResource, input: StoredInputItem[]): Promise<void> {
@@ -224,6 +263,7 @@ function toTurnRequest(request: CreateResponseRequest, model: string, items: Tur
     safetyIdentifier: request.safety_identifier ?? null,
     promptCacheKey: request.prompt_cache_key ?? null,
     serviceTier: request.service_tier ?? null,
-    stream: request.stream === true,
+    // A background response streams from its upstream whatever the client asked: its events are what pollers and resumed streams read.
+    stream: request.stream === true || request.background === true,
   };
 }

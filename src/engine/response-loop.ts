@@ -109,7 +109,9 @@ async function* runLoop(loop: ResponseLoop): AsyncGenerator<ResponseStreamEvent[
   };
 
   const { response, observer } = loop;
+  // A background response is announced `queued`; it runs from here on.
   emit({ type: 'response.created', response: { ...response, output: [] } });
+  response.status = 'in_progress';
   emit({ type: 'response.in_progress', response: { ...response, output: [] } });
 
   const itemsOf = (name: string) => callItemsFor(loop.toolContext.offered.get(name)?.presentation ?? { kind: 'function' });

@@ -11,6 +11,10 @@ import type { ToolExecutor } from '../executors/tool-executor.ts';
 import { EgressPolicy } from '../executors/mcp/egress-policy.ts';
 import { McpExecutor } from '../executors/mcp/mcp-executor.ts';
 import { McpSessionPool } from '../executors/mcp/mcp-session-pool.ts';
+import type { ConversationStore } from '../store/conversation-store.ts';
+import { createConversationStore } from '../store/create-conversation-store.ts';
+import { BackgroundRunner } from '../engine/background-runner.ts';
+import { createBackgroundStores } from '../store/create-background-stores.ts';
 import { createStore } from '../store/create-store.ts';
 import type { ResponseStore } from '../store/response-store.ts';
 import { newId } from '../util/ids.ts';
@@ -22,6 +26,7 @@ import { GatewayLogController } from './log-controller.ts';
 import { readiness } from './readiness.ts';
 import { registerHealthRoutes } from './routes/health-routes.ts';
 import { registerModelsRoute } from './routes/models-route.ts';
+import { registerConversationsRoutes } from './routes/conversations-routes.ts';
 import { registerResponsesRoute } from './routes/responses-route.ts';
 import { registerStoredResponsesRoutes } from './routes/stored-responses-route.ts';
 
@@ -31,11 +36,16 @@ export interface AppOptions {
   providers?: Map<string, Provider>;
   /** The response store; built from the configuration when absent. */
   store?: ResponseStore;
+  /** The conversation store; built from the configuration when absent. */
+  conversations?: ConversationStore;
   /** Server-side tool executors, asked in order, before the MCP executor. */
   executors?: ToolExecutor[];
   /** Where log lines go instead of stdout (tests read them). */
   logStream?: { write(line: string): void };
 }
+
+/** After a forced stop, how long background responses get to store their final state. */
+const BACKGROUND_FINISH_MS = 5_000;
 
 const CLIENT_REQUEST_ID = /^[\w.:-]{1,128}$/;
 
@@ -70,6 +80,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const defaultProvider = config.defaultProvider && providers.has(config.defaultProvider) ? config.defaultProvider : anthropicProvider;
   const router = new ModelRouter(providers, config.models, defaultProvider, anthropicProvider);
   const store = options.store ?? createStore(config.store, app.log.child({ component: 'store' }));
+  const conversations = options.conversations ?? createConversationStore(config.store);
   const egress = new EgressPolicy({ allowedUrlPrefixes: config.mcp.allowedUrls });
   const mcpPool = new McpSessionPool({
     listTtlMs: config.mcp.listTtlMs,
@@ -88,6 +99,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     catalog: { listTtlMs: config.mcp.listTtlMs, listWaitMs: config.mcp.listWaitMs, retryBaseMs: config.mcp.retryBaseMs, retryMaxMs: config.mcp.retryMaxMs },
   });
   mcp.start();
+  const backgroundStores = createBackgroundStores(config);
+  const runner = new BackgroundRunner({ store, events: backgroundStores.events, registry: backgroundStores.registry, leaseMs: config.background.leaseMs, log: app.log.child({ component: 'background' }) });
   const engine = new ResponseEngine({
     router,
     store,
@@ -96,6 +109,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     defaultModel: config.defaultModel,
     hostedTools: config.loop.hostedTools,
     secrets,
+    background: runner,
   });
 
   // The API speaks JSON only; any other body type is a 415, not a string handed to validation.
@@ -124,11 +138,19 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const drain = registerGracefulDrain(app, { graceMs: config.server.shutdownGraceMs, stopResponses: () => engine.shutDown() });
   registerHealthRoutes(app, () => readiness({ draining: () => drain.draining, providers, providerTypes: config.providers, store, mcpServers: () => mcp.status() }));
   registerModelsRoute(app, router, config.defaultModel);
-  registerResponsesRoute(app, { engine, keepAliveIntervalMs: config.server.keepAliveIntervalMs });
-  registerStoredResponsesRoutes(app, store);
+  const backgroundSource = { events: backgroundStores.events, store, keepAliveIntervalMs: config.server.keepAliveIntervalMs };
+  registerResponsesRoute(app, { engine, keepAliveIntervalMs: config.server.keepAliveIntervalMs, background: backgroundSource });
+  registerStoredResponsesRoutes(app, store, { ...backgroundSource, runner, cancelWaitMs: config.background.cancelWaitMs });
+  registerConversationsRoutes(app, conversations);
 
   app.addHook('onClose', async () => {
-    await Promise.allSettled([...[...providers.values()].map((provider) => provider.close()), store.close(), mcpPool.close(), egress.close()]);
+    // Background responses have no connection to keep the server open: they get the same grace, then end (stored) before the stores close.
+    await runner.whenIdle(config.server.shutdownGraceMs);
+    engine.shutDown();
+    await runner.whenIdle(BACKGROUND_FINISH_MS);
+    runner.close();
+    await backgroundStores.close();
+    await Promise.allSettled([...[...providers.values()].map((provider) => provider.close()), store.close(), conversations.close(), mcpPool.close(), egress.close()]);
     mcp.close();
   });
   return app;

@@ -1,17 +1,20 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { collectResponse } from '../../engine/collect-response.ts';
 import { loggingObserver, type LoopObserver } from '../../engine/loop-observer.ts';
-import type { ResponseEngine, ResponseRun } from '../../engine/response-engine.ts';
+import type { BackgroundStart, ResponseEngine, ResponseRun } from '../../engine/response-engine.ts';
 import { CreateResponseRequest } from '../../protocol/create-response-request.ts';
 import { parseRequest } from '../../protocol/parse-request.ts';
 import type { ResponseResource } from '../../protocol/response-resource.ts';
 import type { ResponseStreamEvent } from '../../protocol/stream-events.ts';
+import { streamBackgroundEvents, type BackgroundStreamSource } from '../background-stream.ts';
 import { ResponseLog } from '../response-log.ts';
 import { SseWriter } from '../sse-writer.ts';
 
 export interface ResponsesRouteOptions {
   engine: ResponseEngine;
   keepAliveIntervalMs: number;
+  /** Where `background: true` responses are streamed from. */
+  background: BackgroundStreamSource;
 }
 
 /** Marks the route whose own summary line replaces Fastify's "request completed" (log-controller.ts). */
@@ -26,6 +29,7 @@ export function registerResponsesRoute(app: FastifyInstance, options: ResponsesR
     const log = request.log as typeof request.log & { isLevelEnabled?(level: string): boolean };
     const summary = log.isLevelEnabled?.('info') ? new ResponseLog() : null;
     const observers: LoopObserver[] = [...(summary ? [summary] : []), ...(log.isLevelEnabled?.('debug') ? [loggingObserver(log)] : [])];
+    if (body.background) return startBackground(request, reply, body, options, summary);
     let run: ResponseRun;
     try {
       // Throws before anything is sent when the upstream fails at once: the client gets a real status.
@@ -54,6 +58,28 @@ export function registerResponsesRoute(app: FastifyInstance, options: ResponsesR
     if (signal.aborted) return reply; // the client is gone; nothing to send
     return reply.send(response);
   });
+}
+
+/**
+ * `background: true`: answered at once with the `queued` response, or, with
+ * `stream: true`, with its events from the event log — a dropped connection
+ * stops the reading, not the response.
+ */
+async function startBackground(request: FastifyRequest, reply: FastifyReply, body: CreateResponseRequest, options: ResponsesRouteOptions, summary: ResponseLog | null): Promise<FastifyReply> {
+  let started: BackgroundStart;
+  try {
+    started = await options.engine.createBackground(body, { tenant: request.tenant });
+  } catch (error) {
+    request.log = request.log.child({ tenant: request.tenant, model: body.model ?? null, stream: body.stream === true, background: true });
+    throw error;
+  }
+  if (started.omittedTools.length > 0) reply.header('x-loopgate-omitted-tools', started.omittedTools.join(','));
+  const response = started.record.response;
+  // This request's line; the runner writes the response's own when it ends.
+  if (summary) request.log.info({ response_id: response.id, tenant: request.tenant, model: response.model, upstream_model: started.upstreamModel, provider: started.provider, status: response.status, background: true, stream: body.stream === true }, 'background response queued');
+  if (!body.stream) return reply.send(response);
+  await streamBackgroundEvents(request, reply, options.background, response.id, -1);
+  return reply;
 }
 
 function abortOnDisconnect(reply: FastifyReply): AbortSignal {

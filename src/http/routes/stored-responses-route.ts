@@ -3,6 +3,9 @@ import { z } from 'zod';
 import { invalidRequest, notFound } from '../../errors/gateway-error.ts';
 import { parseRequest } from '../../protocol/parse-request.ts';
 import type { ResponseStore } from '../../store/response-store.ts';
+import { isFinished, type BackgroundRunner } from '../../engine/background-runner.ts';
+import { eventsExpired } from '../../store/response-event-log.ts';
+import { streamBackgroundEvents, type BackgroundStreamSource } from '../background-stream.ts';
 import { inputItemView } from '../input-item-view.ts';
 
 const IncludeQuery = z.preprocess(
@@ -14,6 +17,8 @@ const RetrieveQuery = z.object({
   include: IncludeQuery,
   'include[]': IncludeQuery,
   stream: z.enum(['true', 'false']).optional(),
+  starting_after: z.coerce.number().int().min(0).optional(),
+  include_obfuscation: z.enum(['true', 'false']).optional(),
 });
 
 const ListQuery = z.object({
@@ -30,12 +35,34 @@ function responseNotFound(id: string) {
   return notFound(`Response with id '${id}' not found.`, 'response_not_found');
 }
 
-/** `GET` and `DELETE /v1/responses/{id}`, and `GET /v1/responses/{id}/input_items`. */
-export function registerStoredResponsesRoutes(app: FastifyInstance, store: ResponseStore): void {
-  app.get<{ Params: { id: string } }>('/v1/responses/:id', async (request) => {
+export interface BackgroundRoutesOptions extends BackgroundStreamSource {
+  runner: BackgroundRunner;
+  cancelWaitMs: number;
+}
+
+/**
+ * `GET` (JSON, or with `stream=true` a background response's events from
+ * `starting_after` on) and `DELETE /v1/responses/{id}`,
+ * `POST /v1/responses/{id}/cancel`, and `GET /v1/responses/{id}/input_items`.
+ */
+export function registerStoredResponsesRoutes(app: FastifyInstance, store: ResponseStore, background: BackgroundRoutesOptions): void {
+  app.get<{ Params: { id: string } }>('/v1/responses/:id', async (request, reply) => {
     const query = parseRequest(RetrieveQuery, request.query ?? {});
-    if (query.stream === 'true') throw invalidRequest('Streaming a stored response is not supported; retrieve it as JSON.', 'stream', 'unsupported_parameter');
     const record = await store.get(request.tenant, request.params.id);
+    if (!record) throw responseNotFound(request.params.id);
+    if (query.stream !== 'true') {
+      if (query.starting_after !== undefined) throw invalidRequest("'starting_after' applies only with stream=true.", 'starting_after', 'invalid_value');
+      return record.response;
+    }
+    if (!record.response.background) throw invalidRequest('This response cannot be streamed: it was not created with background=true. Retrieve it without stream=true.', 'stream', 'invalid_value');
+    const after = query.starting_after ?? -1;
+    if (isFinished(record.response) && (await background.events.lastSequence(request.tenant, record.response.id)) < 0) throw eventsExpired(record.response.id, null);
+    await streamBackgroundEvents(request, reply, background, record.response.id, after);
+    return reply;
+  });
+
+  app.post<{ Params: { id: string } }>('/v1/responses/:id/cancel', async (request) => {
+    const record = await background.runner.cancel({ tenant: request.tenant, id: request.params.id }, background.cancelWaitMs);
     if (!record) throw responseNotFound(request.params.id);
     return record.response;
   });

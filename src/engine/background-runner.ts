@@ -1,0 +1,207 @@
+import { invalidRequest } from '../errors/gateway-error.ts';
+import type { ResponseResource } from '../protocol/response-resource.ts';
+import type { ResponseStreamEvent } from '../protocol/stream-events.ts';
+import type { BackgroundRef, BackgroundRegistry } from '../store/background-registry.ts';
+import type { LoggedEvent, ResponseEventLog } from '../store/response-event-log.ts';
+import type { ResponseStore, StoredResponse } from '../store/response-store.ts';
+import type { StoreLogger } from '../store/connection-events-log.ts';
+
+export interface BackgroundOptions {
+  store: ResponseStore;
+  events: ResponseEventLog;
+  registry: BackgroundRegistry;
+  /** How long an owner's lease runs unrenewed; a replica silent this long is presumed dead. */
+  leaseMs: number;
+  log: StoreLogger;
+}
+
+interface Owned {
+  ref: BackgroundRef;
+  cancel(): void;
+}
+
+/** How often a cancel looks whether the response has ended. */
+const CANCEL_POLL_MS = 50;
+
+/** Ends that are not a state of their own: the loop (or the reaper) decided. */
+const TERMINAL_STATUSES = new Set<ResponseResource['status']>(['completed', 'failed', 'incomplete', 'cancelled', 'requires_action']);
+
+export function isFinished(response: ResponseResource): boolean {
+  return TERMINAL_STATUSES.has(response.status);
+}
+
+/**
+ * Runs background responses detached from any connection: each one's events
+ * go to the event log (for pollers, streams and resumes on any replica), its
+ * record is kept current in the store, and its lease is renewed while it
+ * runs. The same tick claims responses whose owner's lease lapsed (a replica
+ * that died) and ends them as `failed`, so none stays `in_progress` forever.
+ */
+export class BackgroundRunner {
+  readonly #options: BackgroundOptions;
+  readonly #owned = new Map<string, Owned>();
+  readonly #idleWaiters = new Set<() => void>();
+  readonly #tick: NodeJS.Timeout;
+  #ticking = false;
+
+  constructor(options: BackgroundOptions) {
+    this.#options = options;
+    options.registry.onCancel((ref) => this.#owned.get(keyOf(ref))?.cancel());
+    // Renew well inside the lease, so a slow Redis round trip or two never lets it lapse.
+    this.#tick = setInterval(() => void this.#renewAndReap(), Math.max(50, Math.floor(options.leaseMs / 5)));
+    this.#tick.unref();
+  }
+
+  /** How many background responses this replica runs now. */
+  get running(): number {
+    return this.#owned.size;
+  }
+
+  /** Whether this replica runs the response (a cancel can then act at once). */
+  owns(ref: BackgroundRef): boolean {
+    return this.#owned.has(keyOf(ref));
+  }
+
+  /** Cancels a response this replica runs; false when it runs elsewhere (or not at all). */
+  cancelLocal(ref: BackgroundRef): boolean {
+    const owned = this.#owned.get(keyOf(ref));
+    owned?.cancel();
+    return owned !== undefined;
+  }
+
+  /**
+   * Takes a response whose queued record is stored: leases it to this
+   * replica, then runs its events to the end in the background. Rejects
+   * (before anything runs) only when the lease cannot be taken.
+   */
+  async start(record: StoredResponse, events: AsyncGenerator<ResponseStreamEvent[]>, cancel: () => void): Promise<void> {
+    const ref = { tenant: record.tenant, id: record.response.id };
+    try {
+      await this.#options.registry.register(ref, this.#options.leaseMs);
+    } catch (error) {
+      cancel();
+      await events.return(undefined);
+      throw error;
+    }
+    this.#owned.set(keyOf(ref), { ref, cancel });
+    void this.#drive(ref, record, events);
+  }
+
+  /**
+   * `POST /v1/responses/{id}/cancel`: stops the response wherever it runs
+   * (here at once; elsewhere through the registry) and waits, at most
+   * `waitMs`, for its final record. A finished response is returned as it is
+   * (cancelling twice is idempotent); null when there is no such response.
+   */
+  async cancel(ref: BackgroundRef, waitMs: number): Promise<StoredResponse | null> {
+    const { store, registry } = this.#options;
+    let record = await store.get(ref.tenant, ref.id);
+    if (!record) return null;
+    if (!record.response.background) throw invalidRequest('Only responses created with background=true can be cancelled.', null, 'response_not_cancellable');
+    if (isFinished(record.response)) return record;
+    if (!this.cancelLocal(ref)) await registry.requestCancel(ref);
+    const deadline = Date.now() + waitMs;
+    while (record && !isFinished(record.response) && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, CANCEL_POLL_MS));
+      record = await store.get(ref.tenant, ref.id);
+    }
+    return record;
+  }
+
+  /** Resolves when no background response runs here any more, or after `timeoutMs`. */
+  whenIdle(timeoutMs: number): Promise<void> {
+    if (this.#owned.size === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.#idleWaiters.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, timeoutMs);
+      this.#idleWaiters.add(done);
+    });
+  }
+
+  close(): void {
+    clearInterval(this.#tick);
+  }
+
+  async #drive(ref: BackgroundRef, record: StoredResponse, events: AsyncGenerator<ResponseStreamEvent[]>): Promise<void> {
+    const { store, events: log } = this.#options;
+    const startedAt = performance.now();
+    try {
+      for await (const batch of events) {
+        const last = batch.at(-1)!;
+        if (last.type === 'response.completed' || last.type === 'response.failed' || last.type === 'response.incomplete') {
+          const final = last.response;
+          this.#options.log.info(
+            { response_id: ref.id, tenant: ref.tenant, model: final.model, status: final.status, ...(final.incomplete_details && { reason: final.incomplete_details.reason }), ...(final.error && { error_code: final.error.code }), background: true, input_tokens: final.usage?.input_tokens ?? 0, output_tokens: final.usage?.output_tokens ?? 0, duration_ms: Math.round(performance.now() - startedAt) },
+            'background response finished',
+          );
+        }
+        try {
+          await log.append(ref.tenant, ref.id, batch.map(toLoggedEvent));
+        } catch (error) {
+          // The record still ends right; only readers of the stream miss these events.
+          this.#options.log.error({ response_id: ref.id, err: error }, 'background response: events could not be kept');
+        }
+        if (batch.some((event) => event.type === 'response.in_progress')) {
+          await store.put(structuredClone({ ...record, response: { ...record.response, status: 'in_progress' } })).catch((error: unknown) => {
+            this.#options.log.warn({ response_id: ref.id, err: error }, 'background response: in_progress status not stored');
+          });
+        }
+      }
+    } catch (error) {
+      this.#options.log.error({ response_id: ref.id, err: error }, 'background response failed outside its event stream');
+    } finally {
+      this.#owned.delete(keyOf(ref));
+      await this.#options.registry.unregister(ref).catch(() => {});
+      if (this.#owned.size === 0) for (const wake of [...this.#idleWaiters]) wake();
+    }
+  }
+
+  async #renewAndReap(): Promise<void> {
+    if (this.#ticking) return;
+    this.#ticking = true;
+    const { registry, leaseMs } = this.#options;
+    try {
+      const owned = [...this.#owned.values()].map((entry) => entry.ref);
+      const { cancelled, lost } = await registry.renew(owned, leaseMs);
+      for (const ref of cancelled) this.#owned.get(keyOf(ref))?.cancel();
+      for (const ref of lost) {
+        this.#options.log.warn({ response_id: ref.id }, 'background response: lease lost (another replica ended it); stopping it here');
+        this.#owned.get(keyOf(ref))?.cancel();
+      }
+      for (const ref of await registry.claimExpired(20)) await this.#endOrphan(ref);
+    } catch (error) {
+      this.#options.log.warn({ err: error }, 'background responses: lease renewal failed; retrying');
+    } finally {
+      this.#ticking = false;
+    }
+  }
+
+  /** Ends a response whose owner died: stored as `failed`, its stream closed with the terminal event. */
+  async #endOrphan(ref: BackgroundRef): Promise<void> {
+    const { store, events } = this.#options;
+    const record = await store.get(ref.tenant, ref.id);
+    if (!record || isFinished(record.response)) return;
+    const response: ResponseResource = {
+      ...record.response,
+      status: 'failed',
+      completed_at: null,
+      error: { code: 'response_owner_lost', message: 'The gateway instance running this background response stopped before it finished; start it again.' },
+    };
+    await store.put({ ...record, response });
+    const sequence = (await events.lastSequence(ref.tenant, ref.id)) + 1;
+    await events.append(ref.tenant, ref.id, [toLoggedEvent({ type: 'response.failed', response, sequence_number: sequence })]);
+    this.#options.log.warn({ response_id: ref.id, tenant: ref.tenant }, 'background response: its owner stopped renewing its lease; ended as failed');
+  }
+}
+
+function toLoggedEvent(event: ResponseStreamEvent): LoggedEvent {
+  return { sequence: event.sequence_number, type: event.type, json: JSON.stringify(event) };
+}
+
+function keyOf(ref: BackgroundRef): string {
+  return `${ref.tenant}\n${ref.id}`;
+}

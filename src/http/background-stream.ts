@@ -1,0 +1,52 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { isFinished } from '../engine/background-runner.ts';
+import type { ResponseEventLog } from '../store/response-event-log.ts';
+import type { ResponseStore } from '../store/response-store.ts';
+import { SseWriter } from './sse-writer.ts';
+
+export interface BackgroundStreamSource {
+  events: ResponseEventLog;
+  store: ResponseStore;
+  keepAliveIntervalMs: number;
+}
+
+/**
+ * Streams a background response's events as SSE from the event log: those
+ * after `after` first, then the live ones until the terminal event —
+ * whichever replica runs it. The reader leaving stops only the reading; the
+ * response runs on. Checks first that the replay has no hole (a 400 while
+ * the status line can still say so).
+ */
+export async function streamBackgroundEvents(request: FastifyRequest, reply: FastifyReply, source: BackgroundStreamSource, id: string, after: number): Promise<void> {
+  const { events, store } = source;
+  const tenant = request.tenant;
+  await events.checkReplayable(tenant, id, after);
+  const controller = new AbortController();
+  reply.raw.once('close', () => controller.abort());
+  reply.hijack();
+  const writer = new SseWriter(reply.raw, reply.getHeaders() as Record<string, string>, source.keepAliveIntervalMs);
+  const stillRunning = async () => {
+    const record = await store.get(tenant, id);
+    return record !== null && !isFinished(record.response);
+  };
+  let connected = true;
+  try {
+    for await (const batch of events.follow(tenant, id, { after, signal: controller.signal, stillRunning })) {
+      for (const event of batch) {
+        const written = writer.event(event.type, event.json);
+        if (written !== true && !(await written)) {
+          connected = false;
+          break;
+        }
+      }
+      if (!connected) break;
+    }
+    if (connected && !controller.signal.aborted) await writer.write('data: [DONE]\n\n');
+  } catch (error) {
+    // Headers are out; ending the stream is all that is left (the client resumes from its last sequence number).
+    request.log.error({ err: error, response_id: id }, 'background event stream failed');
+  } finally {
+    controller.abort();
+    writer.end();
+  }
+}

@@ -1,0 +1,40 @@
+import type { GatewayConfig } from '../config/load-config.ts';
+import type { BackgroundRegistry } from './background-registry.ts';
+import { MemoryBackgroundRegistry } from './memory-background-registry.ts';
+import { MemoryEventLog } from './memory-event-log.ts';
+import { RedisBackgroundRegistry } from './redis-background-registry.ts';
+import { connectRedis } from './redis-client.ts';
+import { RedisEventLog } from './redis-event-log.ts';
+import { RedisKeys } from './redis-keys.ts';
+import type { ResponseEventLog } from './response-event-log.ts';
+
+export interface BackgroundStores {
+  events: ResponseEventLog;
+  registry: BackgroundRegistry;
+  close(): Promise<void>;
+}
+
+/** Event log and lease registry beside the response store: Redis (single or cluster) when it is configured, this process otherwise. */
+export function createBackgroundStores(config: Pick<GatewayConfig, 'store' | 'background'>): BackgroundStores {
+  const { store, background } = config;
+  const limits = { maxEvents: background.maxEvents, maxBytes: background.maxEventBytes, ttlSeconds: background.eventsTtlSeconds };
+  if (!store.redisUrl && store.clusterNodes.length === 0) {
+    const events = new MemoryEventLog(limits);
+    const registry = new MemoryBackgroundRegistry();
+    return { events, registry, close: async () => void (await Promise.all([events.close(), registry.close()])) };
+  }
+  const client = connectRedis({ url: store.redisUrl ?? '', clusterNodes: store.clusterNodes, commandTimeoutMs: store.commandTimeoutMs, connectTimeoutMs: store.connectTimeoutMs });
+  // Its outages are logged by the response store's own connection; this one only must not crash on them.
+  client.on('error', () => {});
+  const keys = new RedisKeys(store.keyPrefix);
+  const events = new RedisEventLog({ client, keys, limits, readyWaitMs: store.commandTimeoutMs });
+  const registry = new RedisBackgroundRegistry({ client, keys, readyWaitMs: store.commandTimeoutMs });
+  return {
+    events,
+    registry,
+    close: async () => {
+      await Promise.all([events.close(), registry.close()]);
+      client.disconnect();
+    },
+  };
+}

@@ -1,0 +1,118 @@
+import { eventsExpired, isTerminalEvent, type EventLogLimits, type FollowOptions, type LoggedEvent, type ResponseEventLog } from './response-event-log.ts';
+
+interface Log {
+  events: LoggedEvent[];
+  bytes: number;
+  /** Events dropped from the front so far (by the bounds). */
+  dropped: boolean;
+  expiresAt: number;
+  /** Readers waiting for the next append. */
+  waiters: Set<() => void>;
+}
+
+/** How often a quiet reader asks whether the response still runs. */
+const QUIET_CHECK_MS = 5_000;
+
+/** The embedded event log: the same bounds and replay as Redis Streams, in this process. */
+export class MemoryEventLog implements ResponseEventLog {
+  readonly #logs = new Map<string, Log>();
+  readonly #limits: EventLogLimits;
+  readonly #sweep: NodeJS.Timeout;
+
+  constructor(limits: EventLogLimits) {
+    this.#limits = limits;
+    this.#sweep = setInterval(() => this.#expire(), 60_000);
+    this.#sweep.unref();
+  }
+
+  async append(tenant: string, id: string, events: readonly LoggedEvent[]): Promise<void> {
+    const key = keyOf(tenant, id);
+    let log = this.#logs.get(key);
+    if (!log) this.#logs.set(key, (log = { events: [], bytes: 0, dropped: false, expiresAt: 0, waiters: new Set() }));
+    for (const event of events) {
+      log.events.push(event);
+      log.bytes += event.json.length;
+    }
+    let drop = 0;
+    while (log.events.length - drop > 1 && (log.events.length - drop > this.#limits.maxEvents || log.bytes > this.#limits.maxBytes)) log.bytes -= log.events[drop++]!.json.length;
+    if (drop > 0) {
+      log.events.splice(0, drop);
+      log.dropped = true;
+    }
+    log.expiresAt = Date.now() + this.#limits.ttlSeconds * 1000;
+    for (const wake of log.waiters) wake();
+    log.waiters.clear();
+  }
+
+  async lastSequence(tenant: string, id: string): Promise<number> {
+    return this.#live(keyOf(tenant, id))?.events.at(-1)?.sequence ?? -1;
+  }
+
+  async checkReplayable(tenant: string, id: string, after: number): Promise<void> {
+    const log = this.#live(keyOf(tenant, id));
+    const first = log?.events[0];
+    if (first && log.dropped && first.sequence > after + 1) throw eventsExpired(id, first.sequence);
+  }
+
+  async *follow(tenant: string, id: string, options: FollowOptions): AsyncGenerator<LoggedEvent[]> {
+    const key = keyOf(tenant, id);
+    let after = options.after;
+    for (;;) {
+      const log = this.#live(key);
+      const batch = log ? log.events.filter((event) => event.sequence > after) : [];
+      if (batch.length > 0) {
+        after = batch.at(-1)!.sequence;
+        yield batch;
+        if (isTerminalEvent(batch.at(-1)!.type)) return;
+        continue;
+      }
+      if (options.signal.aborted) return;
+      const woken = await this.#nextAppend(key, options.signal);
+      if (!woken && !options.signal.aborted && !(await options.stillRunning())) return;
+    }
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.#sweep);
+    for (const log of this.#logs.values()) for (const wake of log.waiters) wake();
+    this.#logs.clear();
+  }
+
+  /** Resolves true on the next append, false after a quiet while or on abort. */
+  #nextAppend(key: string, signal: AbortSignal): Promise<boolean> {
+    let log = this.#logs.get(key);
+    if (!log) this.#logs.set(key, (log = { events: [], bytes: 0, dropped: false, expiresAt: Date.now() + this.#limits.ttlSeconds * 1000, waiters: new Set() }));
+    const waiters = log.waiters;
+    return new Promise<boolean>((resolve) => {
+      const done = (woken: boolean) => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', onAbort);
+        waiters.delete(wake);
+        resolve(woken);
+      };
+      const wake = () => done(true);
+      const onAbort = () => done(false);
+      const timer = setTimeout(() => done(false), QUIET_CHECK_MS);
+      signal.addEventListener('abort', onAbort, { once: true });
+      waiters.add(wake);
+    });
+  }
+
+  #live(key: string): Log | null {
+    const log = this.#logs.get(key);
+    if (!log) return null;
+    if (log.expiresAt <= Date.now() && log.waiters.size === 0) {
+      this.#logs.delete(key);
+      return null;
+    }
+    return log;
+  }
+
+  #expire(): void {
+    for (const key of [...this.#logs.keys()]) this.#live(key);
+  }
+}
+
+function keyOf(tenant: string, id: string): string {
+  return `${tenant}\u0000${id}`;
+}

@@ -1,0 +1,129 @@
+import type { BackgroundRef, BackgroundRegistry, LeaseRenewal } from './background-registry.ts';
+import { duplicateForBlocking, runCommand, type RedisClient } from './redis-client.ts';
+import type { RedisKeys } from './redis-keys.ts';
+
+/*
+ * Leases live in one sorted set (member `<tenant>\n<id>`, score: expiry in
+ * Redis's own milliseconds, so replicas' clocks never matter) beside a hash
+ * of cancel requests; both carry the `{bg}` tag, so every script below
+ * touches one slot. KEYS[1]: the set, KEYS[2]: the hash.
+ */
+
+const NOW = `local t = redis.call('TIME') local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
+
+const REGISTER_SCRIPT = `${NOW}
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[1]), ARGV[2])
+redis.call('HDEL', KEYS[2], ARGV[2])
+return 1`;
+
+/** ARGV: lease ms, then members. Returns {lost members, cancelled members}. */
+const RENEW_SCRIPT = `${NOW}
+local expiry = now + tonumber(ARGV[1])
+local lost, cancelled = {}, {}
+for i = 2, #ARGV do
+  if redis.call('ZSCORE', KEYS[1], ARGV[i]) then
+    redis.call('ZADD', KEYS[1], 'XX', expiry, ARGV[i])
+    if redis.call('HEXISTS', KEYS[2], ARGV[i]) == 1 then cancelled[#cancelled + 1] = ARGV[i] end
+  else
+    lost[#lost + 1] = ARGV[i]
+  end
+end
+return {lost, cancelled}`;
+
+/** A cancel only for a response still running (anything else is a no-op). Returns 1 when recorded. */
+const CANCEL_SCRIPT = `
+if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end
+redis.call('HSET', KEYS[2], ARGV[1], '1')
+return 1`;
+
+/** ARGV: limit. Removes and returns members whose lease lapsed: each goes to exactly one caller. */
+const CLAIM_SCRIPT = `${NOW}
+local expired = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))
+for _, member in ipairs(expired) do
+  redis.call('ZREM', KEYS[1], member)
+  redis.call('HDEL', KEYS[2], member)
+end
+return expired`;
+
+interface RegistryCommands {
+  loopgateRegister(running: string, cancels: string, leaseMs: number, member: string): Promise<number>;
+  loopgateRenew(running: string, cancels: string, leaseMs: number, ...members: string[]): Promise<[string[], string[]]>;
+  loopgateCancel(running: string, cancels: string, member: string): Promise<number>;
+  loopgateClaim(running: string, cancels: string, limit: number): Promise<string[]>;
+}
+
+/** Leases and cancels in Redis (single or cluster); cancels also published for the owner to hear at once. */
+export class RedisBackgroundRegistry implements BackgroundRegistry {
+  readonly #client: RedisClient & RegistryCommands;
+  readonly #keys: RedisKeys;
+  readonly #listeners: ((ref: BackgroundRef) => void)[] = [];
+  readonly #readyWaitMs: number;
+  #subscriber: RedisClient | null = null;
+
+  constructor(options: { client: RedisClient; keys: RedisKeys; readyWaitMs: number }) {
+    this.#client = options.client as RedisClient & RegistryCommands;
+    this.#readyWaitMs = options.readyWaitMs;
+    this.#keys = options.keys;
+    this.#client.defineCommand('loopgateRegister', { numberOfKeys: 2, lua: REGISTER_SCRIPT });
+    this.#client.defineCommand('loopgateRenew', { numberOfKeys: 2, lua: RENEW_SCRIPT });
+    this.#client.defineCommand('loopgateCancel', { numberOfKeys: 2, lua: CANCEL_SCRIPT });
+    this.#client.defineCommand('loopgateClaim', { numberOfKeys: 2, lua: CLAIM_SCRIPT });
+  }
+
+  async register(ref: BackgroundRef, leaseMs: number): Promise<void> {
+    await this.#run(() => this.#client.loopgateRegister(this.#keys.running(), this.#keys.cancels(), leaseMs, memberOf(ref)));
+  }
+
+  async renew(owned: readonly BackgroundRef[], leaseMs: number): Promise<LeaseRenewal> {
+    if (owned.length === 0) return { cancelled: [], lost: [] };
+    const [lost, cancelled] = await this.#run(() => this.#client.loopgateRenew(this.#keys.running(), this.#keys.cancels(), leaseMs, ...owned.map(memberOf)));
+    return { lost: lost.map(refOf), cancelled: cancelled.map(refOf) };
+  }
+
+  async unregister(ref: BackgroundRef): Promise<void> {
+    const member = memberOf(ref);
+    await this.#run(() => this.#client.multi().zrem(this.#keys.running(), member).hdel(this.#keys.cancels(), member).exec());
+  }
+
+  async requestCancel(ref: BackgroundRef): Promise<void> {
+    const recorded = await this.#run(() => this.#client.loopgateCancel(this.#keys.running(), this.#keys.cancels(), memberOf(ref)));
+    if (recorded === 1) await this.#run(() => this.#client.publish(this.#keys.cancelChannel(), memberOf(ref)));
+  }
+
+  onCancel(listener: (ref: BackgroundRef) => void): void {
+    this.#listeners.push(listener);
+    if (this.#subscriber) return;
+    const subscriber = duplicateForBlocking(this.#client);
+    subscriber.on('error', () => {});
+    subscriber.on('message', (_channel: string, member: string) => {
+      const ref = refOf(member);
+      for (const each of this.#listeners) each(ref);
+    });
+    // Missed messages (a reconnect) are caught by the next lease renewal.
+    void subscriber.subscribe(this.#keys.cancelChannel()).catch(() => {});
+    this.#subscriber = subscriber;
+  }
+
+  async claimExpired(limit: number): Promise<BackgroundRef[]> {
+    const members = await this.#run(() => this.#client.loopgateClaim(this.#keys.running(), this.#keys.cancels(), limit));
+    return members.map(refOf);
+  }
+
+  async close(): Promise<void> {
+    this.#subscriber?.disconnect();
+    this.#subscriber = null;
+  }
+
+  #run<T>(command: () => Promise<T>): Promise<T> {
+    return runCommand(this.#client, this.#readyWaitMs, command);
+  }
+}
+
+function memberOf(ref: BackgroundRef): string {
+  return `${ref.tenant}\n${ref.id}`;
+}
+
+function refOf(member: string): BackgroundRef {
+  const split = member.indexOf('\n');
+  return { tenant: member.slice(0, split), id: member.slice(split + 1) };
+}

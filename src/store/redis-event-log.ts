@@ -1,0 +1,137 @@
+import { duplicateForBlocking, runCommand, type RedisClient } from './redis-client.ts';
+import type { RedisKeys } from './redis-keys.ts';
+import { storeUnavailable } from './response-store.ts';
+import { eventsExpired, isTerminalEvent, type EventLogLimits, type FollowOptions, type LoggedEvent, type ResponseEventLog } from './response-event-log.ts';
+
+/**
+ * Appends events and enforces both bounds in one round trip. Entry ids are
+ * `<sequence>-1`, so `starting_after=N` is simply `XREAD … <N>-1` and the
+ * first kept id tells whether anything was dropped. KEYS: the stream, its
+ * byte counter (same hash tag). ARGV: max events, max bytes, ttl seconds,
+ * then sequence, type, JSON per event.
+ */
+const APPEND_SCRIPT = `
+local maxEvents, maxBytes, ttl = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local bytes = tonumber(redis.call('GET', KEYS[2]) or '0')
+for i = 4, #ARGV, 3 do
+  redis.call('XADD', KEYS[1], ARGV[i] .. '-1', 't', ARGV[i + 1], 'd', ARGV[i + 2])
+  bytes = bytes + #ARGV[i + 2]
+end
+local length = redis.call('XLEN', KEYS[1])
+while length > 1 and (length > maxEvents or bytes > maxBytes) do
+  local oldest = redis.call('XRANGE', KEYS[1], '-', '+', 'COUNT', math.min(100, length - 1))
+  for _, entry in ipairs(oldest) do
+    if length <= 1 or (length <= maxEvents and bytes <= maxBytes) then break end
+    bytes = bytes - #entry[2][4]
+    redis.call('XDEL', KEYS[1], entry[1])
+    length = length - 1
+  end
+end
+redis.call('SET', KEYS[2], bytes, 'EX', ttl)
+redis.call('EXPIRE', KEYS[1], ttl)
+return length
+`;
+
+/** How long one blocking read waits before asking whether the response still runs. */
+const BLOCK_MS = 5_000;
+/** Most entries one read returns. */
+const READ_COUNT = 1_000;
+
+type StreamEntry = [id: string, fields: string[]];
+
+interface EventLogCommands {
+  loopgateAppendEvents(stream: string, bytes: string, ...args: (string | number)[]): Promise<number>;
+}
+
+/**
+ * Background responses' events in Redis Streams: `XADD` under both bounds,
+ * replay with `XRANGE`/`XREAD`, following with `XREAD BLOCK` on a connection
+ * of the reader's own (a blocked connection can serve nothing else), dropped
+ * when the reader goes.
+ */
+export class RedisEventLog implements ResponseEventLog {
+  readonly #client: RedisClient & EventLogCommands;
+  readonly #keys: RedisKeys;
+  readonly #limits: EventLogLimits;
+  readonly #readers = new Set<RedisClient>();
+  readonly #readyWaitMs: number;
+
+  constructor(options: { client: RedisClient; keys: RedisKeys; limits: EventLogLimits; readyWaitMs: number }) {
+    this.#client = options.client as RedisClient & EventLogCommands;
+    this.#readyWaitMs = options.readyWaitMs;
+    this.#keys = options.keys;
+    this.#limits = options.limits;
+    this.#client.defineCommand('loopgateAppendEvents', { numberOfKeys: 2, lua: APPEND_SCRIPT });
+  }
+
+  async append(tenant: string, id: string, events: readonly LoggedEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    const stream = this.#keys.events(tenant, id);
+    const args: (string | number)[] = [this.#limits.maxEvents, this.#limits.maxBytes, this.#limits.ttlSeconds];
+    for (const event of events) args.push(event.sequence, event.type, event.json);
+    await this.#run(() => this.#client.loopgateAppendEvents(stream, `${stream}:bytes`, ...args));
+  }
+
+  async lastSequence(tenant: string, id: string): Promise<number> {
+    const [last] = (await this.#run(() => this.#client.xrevrange(this.#keys.events(tenant, id), '+', '-', 'COUNT', 1))) as StreamEntry[];
+    return last ? sequenceOf(last[0]) : -1;
+  }
+
+  async checkReplayable(tenant: string, id: string, after: number): Promise<void> {
+    const [first] = (await this.#run(() => this.#client.xrange(this.#keys.events(tenant, id), '-', '+', 'COUNT', 1))) as StreamEntry[];
+    // Sequences start at 0: a first kept event after 0 means the front was dropped.
+    if (first && sequenceOf(first[0]) > Math.max(0, after + 1)) throw eventsExpired(id, sequenceOf(first[0]));
+  }
+
+  async *follow(tenant: string, id: string, options: FollowOptions): AsyncGenerator<LoggedEvent[]> {
+    const stream = this.#keys.events(tenant, id);
+    let cursor = `${Math.max(options.after, 0)}-${options.after < 0 ? 0 : 1}`;
+    const reader = duplicateForBlocking(this.#client);
+    reader.on('error', () => {});
+    this.#readers.add(reader);
+    const stop = () => reader.disconnect();
+    options.signal.addEventListener('abort', stop, { once: true });
+    try {
+      while (!options.signal.aborted) {
+        let reply: [string, StreamEntry[]][] | null;
+        try {
+          reply = (await reader.xread('COUNT', READ_COUNT, 'BLOCK', BLOCK_MS, 'STREAMS', stream, cursor)) as [string, StreamEntry[]][] | null;
+        } catch (error) {
+          if (options.signal.aborted) return;
+          throw storeUnavailable(error);
+        }
+        const entries = reply?.[0]?.[1] ?? [];
+        if (entries.length === 0) {
+          if (!(await options.stillRunning())) return;
+          continue;
+        }
+        cursor = entries.at(-1)![0];
+        const batch = entries.map(toLoggedEvent);
+        yield batch;
+        if (isTerminalEvent(batch.at(-1)!.type)) return;
+      }
+    } finally {
+      options.signal.removeEventListener('abort', stop);
+      this.#readers.delete(reader);
+      reader.disconnect();
+    }
+  }
+
+  async close(): Promise<void> {
+    for (const reader of this.#readers) reader.disconnect();
+    this.#readers.clear();
+  }
+
+  #run<T>(command: () => Promise<T>): Promise<T> {
+    return runCommand(this.#client, this.#readyWaitMs, command);
+  }
+}
+
+function sequenceOf(entryId: string): number {
+  return Number(entryId.slice(0, entryId.indexOf('-')));
+}
+
+function toLoggedEvent([entryId, fields]: StreamEntry): LoggedEvent {
+  // Fields are written as t, <type>, d, <json>.
+  return { sequence: sequenceOf(entryId), type: fields[1]!, json: fields[3]! };
+}

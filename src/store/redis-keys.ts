@@ -1,0 +1,81 @@
+/**
+ * Every Redis key loopgate writes, in one place, with the hash tags that make
+ * it work on a Redis Cluster:
+ * - `{t:<tenant>}` — a tenant's responses, items and conversations share one
+ *   slot, so a `previous_response_id` chain is walked, and a response with its
+ *   items (or a conversation with its new items) written, by one script. The
+ *   price: one tenant's stored state lives on one cluster shard (tenants spread
+ *   across shards; one very large tenant does not).
+ * - `{e:<tenant>:<id>}` — a background response's event stream, alone in its
+ *   slot: the bulk of the bytes and commands spreads across shards.
+ * - `{bg}` — the registry of running background responses and their cancel
+ *   requests: small, read by every replica's lease keeper in one command.
+ */
+export class RedisKeys {
+  readonly #prefix: string;
+
+  constructor(prefix: string) {
+    this.#prefix = prefix;
+  }
+
+  tenant(tenant: string): string {
+    return `${this.#prefix}{t:${tenant}}:`;
+  }
+
+  response(tenant: string, id: string): string {
+    return `${this.tenant(tenant)}r:${id}`;
+  }
+
+  /** Keys of a tenant's responses start with this (the chain script derives them). */
+  responsePrefix(tenant: string): string {
+    return `${this.tenant(tenant)}r:`;
+  }
+
+  itemPrefix(tenant: string): string {
+    return `${this.tenant(tenant)}i:`;
+  }
+
+  item(tenant: string, id: string): string {
+    return this.itemPrefix(tenant) + id;
+  }
+
+  /** A conversation's hash (`created_at`, `metadata`). */
+  conversation(tenant: string, id: string): string {
+    return `${this.tenant(tenant)}c:${id}`;
+  }
+
+  /** A conversation's item ids, in order (a list). */
+  conversationOrder(tenant: string, id: string): string {
+    return `${this.tenant(tenant)}co:${id}`;
+  }
+
+  /** A conversation's items by id (a hash of JSON). */
+  conversationItems(tenant: string, id: string): string {
+    return `${this.tenant(tenant)}cd:${id}`;
+  }
+
+  /** Held by the response appending to a conversation (one at a time). */
+  conversationLock(tenant: string, id: string): string {
+    return `${this.tenant(tenant)}cl:${id}`;
+  }
+
+  /** A background response's events (a stream). */
+  events(tenant: string, id: string): string {
+    return `${this.#prefix}{e:${tenant}:${id}}:events`;
+  }
+
+  /** Running background responses: member `<tenant>\n<id>`, score the owner's lease expiry (ms). */
+  running(): string {
+    return `${this.#prefix}{bg}:running`;
+  }
+
+  /** Cancel requests for running background responses: field `<tenant>\n<id>`. */
+  cancels(): string {
+    return `${this.#prefix}{bg}:cancel`;
+  }
+
+  /** Pub/sub channel on which a cancel reaches the owning replica at once. */
+  cancelChannel(): string {
+    return `${this.#prefix}cancel`;
+  }
+}
