@@ -1,0 +1,171 @@
+import OpenAI from 'openai';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startGateway, type RunningGateway } from '../support/gateway.ts';
+import { McpTestServer } from '../support/mcp-test-server.ts';
+import { assertValidResponse } from '../support/openresponses-schema.ts';
+import { openaiChat } from '../support/provider-flavors.ts';
+import { acquireRedis, type TestRedis } from '../support/redis.ts';
+import { startRedisCluster, type TestRedisCluster } from '../support/redis-cluster.ts';
+import { chunk, ScriptedChatUpstream, sse, textReply, usageChunk, type RecordedRequest, type UpstreamReply } from '../support/scripted-chat-upstream.ts';
+import { waitFor } from '../support/wait-for.ts';
+
+/** A streamed answer, one character per chunk, `pauseMs` apart: long enough to walk away from. */
+function slowText(text: string, pauseMs: number): (request: RecordedRequest) => UpstreamReply {
+  return () => ({ kind: 'sse', pauseMs, pieces: sse([chunk({ role: 'assistant', content: '' }), ...[...text].map((char) => chunk({ content: char })), chunk({}, 'stop'), usageChunk(5, text.length)]) });
+}
+
+/** The model calls `tool` once, then answers with what it saw. */
+function modelCalling(tool: string, args: Record<string, unknown>): (request: RecordedRequest) => UpstreamReply {
+  return (request) => {
+    const results = (request.body.messages as any[]).filter((message) => message.role === 'tool').map((message) => message.content);
+    return openaiChat.render(request, results.length === 0 ? { calls: [{ id: 'call_0', name: tool, args }] } : { text: `saw: ${results.join(' | ')}` });
+  };
+}
+
+type StoreKind = 'memory' | 'redis' | 'redis-cluster';
+
+/**
+ * Background responses through the official SDK: created on one replica,
+ * polled, resumed and cancelled on the other (one process on the memory
+ * store, where both roles are the same gateway).
+ */
+for (const storeKind of ['memory', 'redis', 'redis-cluster'] as const satisfies readonly StoreKind[]) {
+  describe(`background responses on the ${storeKind} store`, () => {
+    const upstream = new ScriptedChatUpstream(textReply('ok'));
+    const mcp = new McpTestServer();
+    let redis: TestRedis | null = null;
+    let cluster: TestRedisCluster | null = null;
+    let one: RunningGateway;
+    let other: RunningGateway;
+    let clientOne: OpenAI;
+    let clientOther: OpenAI;
+
+    beforeAll(async () => {
+      const upstreamUrl = await upstream.start();
+      const mcpUrl = await mcp.start();
+      let store: Record<string, unknown> = {};
+      if (storeKind === 'redis') {
+        redis = await acquireRedis();
+        store = { redisUrl: redis.url, keyPrefix: redis.prefix() };
+      } else if (storeKind === 'redis-cluster') {
+        cluster = await startRedisCluster();
+        store = { clusterNodes: cluster.nodes, keyPrefix: 'bg-test:' };
+      }
+      const overrides = { store, background: { leaseMs: 1_000 }, mcp: { servers: [{ name: 'tools', url: mcpUrl }] } };
+      one = await startGateway(upstreamUrl, overrides);
+      other = storeKind === 'memory' ? one : await startGateway(upstreamUrl, overrides);
+      clientOne = new OpenAI({ baseURL: one.baseURL, apiKey: 'k', maxRetries: 0 });
+      clientOther = new OpenAI({ baseURL: other.baseURL, apiKey: 'k', maxRetries: 0 });
+    });
+    afterAll(async () => {
+      await one.close();
+      if (other !== one) await other.close();
+      await upstream.close();
+      await mcp.close();
+      await redis?.cleanup();
+      await redis?.stop();
+      await cluster?.stop();
+    });
+    beforeEach(() => upstream.setScript(textReply('ok')));
+
+    it('answers queued at once, runs detached, and is polled to completed from the other replica', async () => {
+      upstream.setScript(slowText('polled answer', 20));
+      const queued = await clientOne.responses.create({ model: 'm', input: 'hi', background: true });
+      expect(queued.status).toBe('queued');
+      expect(queued.background).toBe(true);
+      expect(queued.output).toEqual([]);
+      let latest = await clientOther.responses.retrieve(queued.id);
+      expect(['queued', 'in_progress']).toContain(latest.status);
+      await waitFor(async () => (latest = await clientOther.responses.retrieve(queued.id)).status === 'completed', 10_000, 50);
+      expect(latest.output_text).toBe('polled answer');
+      expect(latest.background).toBe(true);
+      assertValidResponse(latest);
+    });
+
+    it('a background stream survives its connection: resumed on the other replica with starting_after, the deltas add up to the final text', async () => {
+      const text = 'resumable streams keep every event in order';
+      upstream.setScript(slowText(text, 15));
+      const first = await clientOne.responses.create({ model: 'm', input: 'hi', background: true, stream: true });
+      let id = '';
+      let lastSequence = -1;
+      let seen = '';
+      for await (const event of first) {
+        lastSequence = event.sequence_number;
+        if (event.type === 'response.created') {
+          id = event.response.id;
+          expect(event.response.status).toBe('queued');
+        }
+        if (event.type === 'response.output_text.delta') seen += event.delta;
+        if (seen.length >= 5) break; // walks away mid-answer
+      }
+      expect(id).not.toBe('');
+      const resumed = await clientOther.responses.retrieve(id, { stream: true, starting_after: lastSequence });
+      const sequences: number[] = [];
+      let final: OpenAI.Responses.Response | null = null;
+      for await (const event of resumed) {
+        sequences.push(event.sequence_number);
+        if (event.type === 'response.output_text.delta') seen += event.delta;
+        if (event.type === 'response.completed') final = event.response;
+      }
+      expect(sequences[0]).toBe(lastSequence + 1);
+      expect(sequences).toEqual(sequences.map((_, index) => lastSequence + 1 + index));
+      expect(final?.status).toBe('completed');
+      expect(seen).toBe(text);
+      // Raw stream events carry no output_text convenience: read the message itself.
+      expect(final?.output.flatMap((item) => (item.type === 'message' ? item.content : [])).map((part) => (part.type === 'output_text' ? part.text : '')).join('')).toBe(text);
+
+      // The SDK's own resume: responses.stream({response_id}) replays everything and rebuilds the response.
+      const replay = clientOther.responses.stream({ response_id: id });
+      const rebuilt = await replay.finalResponse();
+      expect(rebuilt.output_text).toBe(text);
+    });
+
+    it('a resume from before the kept events, or of a response that was not background, is a 400', async () => {
+      const plain = await clientOne.responses.create({ model: 'm', input: 'hi' });
+      const error = await clientOther.responses.retrieve(plain.id, { stream: true }).then(
+        () => null,
+        (caught: unknown) => caught,
+      );
+      expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+      expect((error as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('stream');
+    });
+
+    it('cancel from the other replica stops a running tool (the MCP server sees the abort) and stores cancelled; cancelling again returns the same', async () => {
+      upstream.setScript(modelCalling('tools__slow', { ms: 30_000, label: `bg-${storeKind}` }));
+      const queued = await clientOne.responses.create({ model: 'm', input: 'run the slow tool', background: true });
+      await waitFor(() => mcp.calls.some((call) => (call.args as { label?: string }).label === `bg-${storeKind}`), 10_000);
+      const started = Date.now();
+      const cancelled = await clientOther.responses.cancel(queued.id);
+      expect(Date.now() - started).toBeLessThan(5_000);
+      expect(cancelled.status).toBe('cancelled');
+      await waitFor(() => mcp.cancelledCalls.includes(`bg-${storeKind}`), 5_000);
+      const again = await clientOne.responses.cancel(queued.id);
+      expect(again.status).toBe('cancelled');
+      expect((await clientOther.responses.retrieve(queued.id)).status).toBe('cancelled');
+      // The stream of a cancelled response ends with its terminal event.
+      const events: string[] = [];
+      for await (const event of await clientOther.responses.retrieve(queued.id, { stream: true })) events.push(event.type);
+      expect(events.at(-1)).toBe('response.incomplete');
+    });
+
+    it('cancel of a response that was not background is a 400; of an unknown one a 404', async () => {
+      const plain = await clientOne.responses.create({ model: 'm', input: 'hi' });
+      await expect(clientOther.responses.cancel(plain.id)).rejects.toBeInstanceOf(OpenAI.BadRequestError);
+      await expect(clientOther.responses.cancel('resp_unknown')).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    });
+
+    it('background with store=false is a 400 naming background', async () => {
+      const error = await clientOne.responses.create({ model: 'm', input: 'hi', background: true, store: false }).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+      expect((error as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('background');
+    });
+
+    it('an upstream that refuses ends the background response as failed (it was already queued)', async () => {
+      upstream.setScript(() => ({ kind: 'json', status: 500, body: { error: { message: 'boom' } } }));
+      const queued = await clientOne.responses.create({ model: 'm', input: 'hi', background: true });
+      let latest = queued;
+      await waitFor(async () => (latest = await clientOther.responses.retrieve(queued.id)).status === 'failed', 10_000, 50);
+      expect(latest.error?.code).toBeTruthy();
+    });
+  });
+}
