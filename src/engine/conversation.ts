@@ -95,7 +95,8 @@ async function resolveInput(store: ResponseStore, tenant: string, input: CreateR
   });
 }
 
-function idPrefix(type: InputItem['type']): 'msg' | 'fc' | 'fco' | 'rs' | 'cmp' | 'ctc' | 'ctco' | 'tsc' | 'tso' {
+/** The id prefix of an input item the client sent without one. */
+export function idPrefix(type: InputItem['type']): 'msg' | 'fc' | 'fco' | 'rs' | 'cmp' | 'ctc' | 'ctco' | 'tsc' | 'tso' {
   switch (type) {
     case 'custom_tool_call':
       return 'ctc';

@@ -1,0 +1,144 @@
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ConversationStore } from '../../src/store/conversation-store.ts';
+import { connectRedis } from '../../src/store/redis-client.ts';
+import { RedisConversationStore } from '../../src/store/redis-conversation-store.ts';
+import { RedisKeys } from '../../src/store/redis-keys.ts';
+import { acquireRedis, type TestRedis } from '../support/redis.ts';
+import { conversation, describeConversationStoreContract, message } from './conversation-store-contract.ts';
+
+let redis: TestRedis;
+beforeAll(async () => {
+  redis = await acquireRedis();
+});
+afterAll(async () => {
+  await redis.cleanup();
+  await redis.stop();
+});
+
+const open = (keyPrefix = redis.prefix(), ttlSeconds = 60) =>
+  new RedisConversationStore({ client: connectRedis({ url: redis.url, commandTimeoutMs: 2_000 }), keys: new RedisKeys(keyPrefix), ttlSeconds, ownsClient: true });
+describeConversationStoreContract(
+  'redis',
+  async () => open(),
+  (store: ConversationStore) => store.close(),
+  (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+);
+
+describe('RedisConversationStore', () => {
+  const withRaw = async (body: (raw: Redis) => Promise<void>) => {
+    const raw = new Redis(redis.url);
+    try {
+      await body(raw);
+    } finally {
+      raw.disconnect();
+    }
+  };
+
+  it('keeps a conversation in the keys RedisKeys names, all with the TTL, renewed by each write', () =>
+    withRaw(async (raw) => {
+      const prefix = redis.prefix();
+      const keys = new RedisKeys(prefix);
+      const store = open(prefix, 100);
+      try {
+        await store.create('t', conversation('conv_a', { k: 'v' }), [message('msg_1'), message('msg_2')]);
+        expect(await raw.hgetall(keys.conversation('t', 'conv_a'))).toEqual({ created_at: '1700000000', metadata: '{"k":"v"}' });
+        expect(await raw.lrange(keys.conversationOrder('t', 'conv_a'), 0, -1)).toEqual(['msg_1', 'msg_2']);
+        expect(await raw.hkeys(keys.conversationItems('t', 'conv_a'))).toEqual(['msg_1', 'msg_2']);
+        const conversationKeys = [keys.conversation('t', 'conv_a'), keys.conversationOrder('t', 'conv_a'), keys.conversationItems('t', 'conv_a')];
+        for (const key of conversationKeys) {
+          const ttl = await raw.ttl(key);
+          expect(ttl).toBeGreaterThan(90);
+          expect(ttl).toBeLessThanOrEqual(100);
+        }
+        for (const key of conversationKeys) await raw.expire(key, 10);
+        await store.append('t', 'conv_a', [message('msg_3')]);
+        for (const key of conversationKeys) expect(await raw.ttl(key)).toBeGreaterThan(90);
+        for (const key of conversationKeys) await raw.expire(key, 10);
+        await store.update('t', 'conv_a', {});
+        for (const key of conversationKeys) expect(await raw.ttl(key)).toBeGreaterThan(90);
+        for (const key of conversationKeys) await raw.expire(key, 10);
+        await store.deleteItem('t', 'conv_a', 'msg_1');
+        for (const key of conversationKeys) expect(await raw.ttl(key)).toBeGreaterThan(90);
+
+        expect(await store.claim('t', 'conv_a', 'holder-1', 5_000)).toBe('claimed');
+        expect(await raw.get(keys.conversationLock('t', 'conv_a'))).toBe('holder-1');
+        const pttl = await raw.pttl(keys.conversationLock('t', 'conv_a'));
+        expect(pttl).toBeGreaterThan(4_000);
+        expect(pttl).toBeLessThanOrEqual(5_000);
+        for (const key of conversationKeys) await raw.expire(key, 10);
+        await store.appendAndRelease('t', 'conv_a', 'holder-1', [message('msg_4')]);
+        expect(await raw.exists(keys.conversationLock('t', 'conv_a'))).toBe(0);
+        for (const key of conversationKeys) expect(await raw.ttl(key)).toBeGreaterThan(90);
+
+        await store.claim('t', 'conv_a', 'holder-2', 5_000);
+        expect(await store.delete('t', 'conv_a')).toBe(true);
+        expect(await raw.exists(...conversationKeys, keys.conversationLock('t', 'conv_a'))).toBe(0);
+      } finally {
+        await store.close();
+      }
+    }));
+
+  it('all keys of a conversation share one cluster slot (hash tag of the tenant)', () => {
+    const keys = new RedisKeys('p:');
+    const all = [keys.conversation('t', 'c'), keys.conversationOrder('t', 'c'), keys.conversationItems('t', 'c'), keys.conversationLock('t', 'c')];
+    for (const key of all) expect(key).toContain('{t:t}');
+  });
+
+  it('each operation is one round trip (a script or one command)', async () => {
+    const store = open();
+    try {
+      await store.create('t', conversation('conv_a'), [message('msg_1')]);
+      const sent: string[] = [];
+      const client = store.redis as Redis;
+      const original = client.sendCommand.bind(client);
+      client.sendCommand = ((command: { name: string }) => {
+        sent.push(command.name);
+        return original(command as never);
+      }) as typeof client.sendCommand;
+      const operations: [string, () => Promise<unknown>][] = [
+        ['append', () => store.append('t', 'conv_a', [message('msg_2'), message('msg_3')])],
+        ['page', () => store.page('t', 'conv_a', { limit: 2, order: 'desc', after: 'msg_3' })],
+        ['items', () => store.items('t', 'conv_a')],
+        ['item', () => store.item('t', 'conv_a', 'msg_2')],
+        ['deleteItem', () => store.deleteItem('t', 'conv_a', 'msg_2')],
+        ['claim', () => store.claim('t', 'conv_a', 'h', 1_000)],
+        ['appendAndRelease', () => store.appendAndRelease('t', 'conv_a', 'h', [message('msg_4')])],
+        ['release', () => store.release('t', 'conv_a', 'h')],
+        ['update', () => store.update('t', 'conv_a', { a: 'b' })],
+        ['get', () => store.get('t', 'conv_a')],
+        ['delete', () => store.delete('t', 'conv_a')],
+      ];
+      for (const [name, run] of operations) {
+        sent.length = 0;
+        await run();
+        // A script not yet cached on the server costs an EVALSHA that fails, then its EVAL: count the successful one.
+        expect({ name, sent: sent.filter((command) => command !== 'evalsha' || !sent.includes('eval')).length }).toEqual({ name, sent: 1 });
+      }
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('fails with 503 store_unavailable when Redis cannot be reached', async () => {
+    const client = connectRedis({ url: 'redis://127.0.0.1:1', commandTimeoutMs: 200 });
+    client.on('error', () => {});
+    const store = new RedisConversationStore({ client, keys: new RedisKeys('p:'), ttlSeconds: 60, ownsClient: true, readyWaitMs: 100 });
+    try {
+      const error = await store.get('t', 'conv_a').catch((caught: unknown) => caught);
+      expect(error).toMatchObject({ status: 503, code: 'store_unavailable' });
+      await expect(store.appendAndRelease('t', 'conv_a', 'h', [message('m')])).rejects.toMatchObject({ status: 503, code: 'store_unavailable' });
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('does not close a client it does not own', async () => {
+    const client = connectRedis({ url: redis.url, commandTimeoutMs: 2_000 });
+    const store = new RedisConversationStore({ client, keys: new RedisKeys(redis.prefix()), ttlSeconds: 60 });
+    await store.create('t', conversation('conv_a'), []);
+    await store.close();
+    expect(await client.ping()).toBe('PONG');
+    client.disconnect();
+  });
+});
