@@ -58,7 +58,8 @@ export async function startGatewayProcess(env: Record<string, string>): Promise<
     stderr: () => stderr,
     notJson,
     async stop() {
-      if (child.exitCode !== null) return child.exitCode;
+      // A process killed by a signal has no exit code but is gone all the same.
+      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
       child.kill('SIGTERM');
       const [code] = await once(child, 'exit');
       return code as number | null;
