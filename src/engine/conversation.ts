@@ -3,7 +3,7 @@ import { LoadableToolParam, type CreateResponseRequest } from '../protocol/creat
 import type { InputItem } from '../protocol/input-items.ts';
 import type { OutputItem } from '../protocol/output-items.ts';
 import { REQUEST_LIMITS } from '../protocol/request-limits.ts';
-import type { ConversationTurn, ResponseStore, StoredInputItem } from '../store/response-store.ts';
+import type { ConversationTurn, ResponseStore, StoredInputItem, StoredItem } from '../store/response-store.ts';
 import { newId } from '../util/ids.ts';
 import { checkToolOutputs } from './check-tool-outputs.ts';
 import { CLIENT_CALL_TYPES } from './client-call-kinds.ts';
@@ -24,15 +24,21 @@ export interface Conversation {
 }
 
 /**
- * Assembles what the model sees: the `previous_response_id` chain (one store
+ * Assembles what the model sees: the conversation's items or the `previous_response_id` chain (one store
  * round trip whatever its depth), then the new input with `item_reference`s
  * resolved (one more). Instructions are never inherited.
  */
-export async function buildConversation(store: ResponseStore, tenant: string, request: CreateResponseRequest): Promise<Conversation> {
+export async function buildConversation(store: ResponseStore, tenant: string, request: CreateResponseRequest, conversationItems: readonly StoredItem[] | null = null): Promise<Conversation> {
   const history: InputItem[] = [];
   const searchOutputs: { item: StoredInputItem; param: string }[] = [];
   let previous: ConversationTurn | null = null;
   const previousOutput: OutputItem[] = [];
+  // A conversation's items come first, as they were added (`conversation` excludes previous_response_id).
+  for (const item of conversationItems ?? []) {
+    history.push(...storedItemToInput(item));
+    if (item.type === 'tool_search_output') searchOutputs.push({ item, param: 'conversation' });
+    if (item.type.startsWith('mcp_')) previousOutput.push(item as OutputItem);
+  }
   const previousId = request.previous_response_id;
   if (previousId) {
     const { turns, missing } = await store.chain(tenant, previousId);

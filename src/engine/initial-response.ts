@@ -16,6 +16,7 @@ export function initialResponse(request: CreateResponseRequest, id: string, mode
     incomplete_details: null,
     model,
     previous_response_id: request.previous_response_id ?? null,
+    ...(request.conversation != null && { conversation: { id: typeof request.conversation === 'string' ? request.conversation : request.conversation.id } }),
     instructions: request.instructions ?? null,
     output: [],
     error: null,

@@ -14,6 +14,8 @@ import { newId } from '../util/ids.ts';
 import type { SecretRedactor } from '../util/secret-redactor.ts';
 import type { BackgroundRunner } from './background-runner.ts';
 import { buildConversation } from './conversation.ts';
+import { ConversationClaim, conversationNotFound } from './conversation-claim.ts';
+import type { ConversationStore } from '../store/conversation-store.ts';
 import { declareTools, type DeclaredTools, type HostedToolPolicy } from './declared-tools.ts';
 import { initialResponse } from './initial-response.ts';
 import { safeObserver, type LoopObserver } from './loop-observer.ts';
@@ -36,6 +38,8 @@ export interface ResponseEngineOptions {
   hostedTools?: HostedToolPolicy;
   /** Configured credentials, blanked out of a failed response's message (an upstream may echo its key). */
   secrets?: SecretRedactor;
+  /** Conversations (`conversation` on a request): read before the response, appended to when it ends. */
+  conversations?: ConversationStore;
   /** Runs `background: true` responses detached from their connection. */
   background?: BackgroundRunner;
 }
@@ -127,11 +131,30 @@ export class ResponseEngine {
     if (request.background && request.store === false) throw invalidRequest('Background responses must be stored: background=true requires store to be true (or left out).', 'background', 'invalid_value');
     if (request.background && !this.#options.background) throw invalidRequest('Background responses are not enabled on this gateway.', 'background', 'unsupported_parameter');
     refuseUnsupportedParameters(request);
+    const conversationId = typeof request.conversation === 'string' ? request.conversation : (request.conversation?.id ?? null);
+    if (conversationId !== null && request.previous_response_id) {
+      throw invalidRequest("'conversation' and 'previous_response_id' cannot be used together: a conversation already carries the earlier turns.", 'conversation', 'invalid_value');
+    }
     const route = router.resolve(model);
     // A response that must be stored is not worth a model call the store could not keep.
     if (request.store !== false && !store.isReady()) await store.ensureWritable();
 
-    const { history, input, previous, previousOutput, loadedTools } = await buildConversation(store, options.tenant, request);
+    const responseId = newId('resp');
+    const claim = conversationId === null ? null : await ConversationClaim.take(this.#conversations(), options.tenant, conversationId, responseId);
+    try {
+      return await this.#prepare(request, options, { model, route, responseId, claim });
+    } catch (error) {
+      await claim?.abandon();
+      throw error;
+    }
+  }
+
+  async #prepare(request: CreateResponseRequest, options: CreateResponseOptions, taken: { model: string; route: ModelRoute; responseId: string; claim: ConversationClaim | null }): Promise<ResponseRun> {
+    const { store, limits } = this.#options;
+    const { model, route, responseId, claim } = taken;
+    const conversationItems = claim ? await this.#conversations().items(options.tenant, claim.conversationId) : null;
+    if (claim && conversationItems === null) throw conversationNotFound(claim.conversationId);
+    const { history, input, previous, previousOutput, loadedTools } = await buildConversation(store, options.tenant, request, conversationItems);
     if (history.length === 0 && input.length === 0 && !request.instructions) {
       throw invalidRequest("Missing required parameter: 'input'.", 'input', 'missing_required_parameter');
     }
@@ -147,7 +170,7 @@ export class ResponseEngine {
     const mcpServers = (request.tools ?? []).flatMap((tool, index) => (tool.type === 'mcp' ? [{ tool, index }] : []));
     const deadline = new ResponseDeadline(options.signal, limits.deadlineMs, this.#inFlight);
     try {
-      return await this.#start(request, options, { route, model, history, input, previous, previousOutput, declared, mcpServers, policy, deadline });
+      return await this.#start(request, options, { route, model, responseId, claim, history, input, previous, previousOutput, declared, mcpServers, policy, deadline });
     } catch (error) {
       deadline.dispose();
       throw error;
@@ -160,6 +183,8 @@ export class ResponseEngine {
     prepared: {
       route: ModelRoute;
       model: string;
+      responseId: string;
+      claim: ConversationClaim | null;
       history: InputItem[];
       input: StoredInputItem[];
       previous: ConversationTurn | null;
@@ -171,7 +196,7 @@ export class ResponseEngine {
     },
   ): Promise<ResponseRun> {
     const { executors, limits } = this.#options;
-    const { route, model, history, input, previous, previousOutput, declared, mcpServers, policy, deadline } = prepared;
+    const { route, model, responseId, claim, history, input, previous, previousOutput, declared, mcpServers, policy, deadline } = prepared;
     const functionTools = declared.functions;
     const signal = deadline.signal;
 
@@ -187,7 +212,7 @@ export class ResponseEngine {
     const turnRequest = toTurnRequest(request, route.upstreamModel, modelInput, history.length, [...functionTools, ...[...offered.values()].map((tool) => tool.definition)]);
     // A background response starts its model call inside the loop: a refusal then ends it as `failed`.
     const firstTurn = resume || request.background ? null : await startFirstTurn(route, turnRequest, deadline);
-    const response: ResponseResource = initialResponse(request, newId('resp'), model, Math.floor(Date.now() / 1000));
+    const response: ResponseResource = initialResponse(request, responseId, model, Math.floor(Date.now() / 1000));
     let queued: StoredResponse | null = null;
     if (request.background) {
       response.status = 'queued';
@@ -211,14 +236,21 @@ export class ResponseEngine {
       deadline,
       observer: safeObserver(options.observers ?? []),
       hooks: {
-        beforeTerminal: (final) => {
+        beforeTerminal: async (final) => {
           if (final.error && this.#options.secrets) final.error.message = this.#options.secrets.redact(final.error.message);
-          return this.#persist(request, options.tenant, final, input);
+          await this.#persist(request, options.tenant, final, input);
+          await claim?.finish(final, input);
         },
         onHookFailure: request.stream ? 'fail-response' : 'throw',
       },
     });
     return { events, provider: route.provider.name, upstreamModel: route.upstreamModel, omittedTools: declared.omitted, queued };
+  }
+
+  #conversations(): ConversationStore {
+    const conversations = this.#options.conversations;
+    if (!conversations) throw invalidRequest("'conversation' is not available on this gateway.", 'conversation', 'unsupported_parameter');
+    return conversations;
   }
 
   async #persist(request: CreateResponseRequest, tenant: string, response: ResponseResource, input: StoredInputItem[]): Promise<void> {

@@ -110,6 +110,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     hostedTools: config.loop.hostedTools,
     secrets,
     background: runner,
+    conversations,
   });
 
   // The API speaks JSON only; any other body type is a 415, not a string handed to validation.

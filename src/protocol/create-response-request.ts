@@ -145,6 +145,8 @@ export const CreateResponseRequest = z.object({
   model: z.string().min(1).max(REQUEST_LIMITS.maxIdChars).nullish(),
   input: z.union([z.string().max(REQUEST_LIMITS.maxTextChars), z.array(InputItem).max(REQUEST_LIMITS.maxInputItems)]).nullish(),
   previous_response_id: z.string().max(REQUEST_LIMITS.maxIdChars).nullish(),
+  /** A conversation (its id, or `{id}`): its items come before the input, and this response's items are added to it. */
+  conversation: z.union([z.string().min(1).max(REQUEST_LIMITS.maxIdChars), z.object({ id: z.string().min(1).max(REQUEST_LIMITS.maxIdChars) })]).nullish(),
   // Every value OpenAI defines; those about hosted tools the gateway does not run have nothing to include.
   include: z.array(z.enum(INCLUDABLE)).nullish(),
   tools: z

@@ -41,6 +41,8 @@ export interface ResponseResource {
   incomplete_details: { reason: string } | null;
   model: string;
   previous_response_id: string | null;
+  /** The conversation this response's items were added to (OpenAI's field; absent without one). */
+  conversation?: { id: string };
   instructions: string | null;
   output: OutputItem[];
   error: { code: string; message: string } | null;

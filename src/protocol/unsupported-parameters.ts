@@ -6,7 +6,6 @@ import { invalidRequest } from '../errors/gateway-error.ts';
  * believes it was honoured.
  */
 export const UNSUPPORTED_PARAMETERS = [
-  { name: 'conversation', why: 'The Conversations API is not supported yet: continue with previous_response_id, or send the earlier items in input.' },
   { name: 'prompt', why: 'Stored prompt templates are not supported: send instructions and input instead.' },
   { name: 'context_management', why: 'Server-side context management is not supported yet.' },
   { name: 'moderation', why: 'Moderation settings are not supported.' },

@@ -51,7 +51,6 @@ describe('request parameters', () => {
   });
 
   it('parameters OpenAI defines but the gateway does not serve are 400s naming them', async () => {
-    await refused({ conversation: 'conv_123' }, { param: 'conversation', code: 'unsupported_parameter', mentions: 'previous_response_id' });
     await refused({ prompt: { id: 'pmpt_1' } }, { param: 'prompt', code: 'unsupported_parameter', mentions: 'prompt' });
     await refused({ context_management: [{ type: 'compaction' }] }, { param: 'context_management', code: 'unsupported_parameter', mentions: 'context_management' });
   });

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
  * real wire format, and records what the gateway sent it.
  */
 export type UpstreamReply =
-  | { kind: 'json'; status?: number; body: unknown; headers?: Record<string, string> }
+  | { kind: 'json'; status?: number; body: unknown; headers?: Record<string, string>; delayMs?: number }
   /** Raw SSE text, written in the given pieces with an optional pause between them. */
   | { kind: 'sse'; pieces: string[]; pauseMs?: number; status?: number; endAfter?: boolean }
   | { kind: 'hang' }
@@ -71,6 +71,8 @@ export class ScriptedChatUpstream {
     const reply = this.#script(request);
     switch (reply.kind) {
       case 'json':
+        if (reply.delayMs) await new Promise((resolve) => setTimeout(resolve, reply.delayMs));
+        if (res.destroyed) return;
         res.writeHead(reply.status ?? 200, { 'content-type': 'application/json', ...reply.headers });
         res.end(typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body));
         return;

@@ -30,6 +30,7 @@ describe.each(flavors)('Agents SDK over $name', (flavor) => {
   const mcp = new McpTestServer();
   let gateway: RunningGateway;
   let runner: Runner;
+  let client: OpenAI;
   let mcpUrl: string;
   /** Bodies of the Responses requests the SDK sent the gateway. */
   const sent: any[] = [];
@@ -43,7 +44,7 @@ describe.each(flavors)('Agents SDK over $name', (flavor) => {
     const [url, serverUrl] = await Promise.all([upstream.start(), mcp.start()]);
     mcpUrl = serverUrl;
     gateway = await startGateway(url, { ...flavor.config(url), mcp: { allowedUrls: [`${new URL(serverUrl).origin}/`] } });
-    const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'client-key', maxRetries: 0, fetch: recordingFetch });
+    client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'client-key', maxRetries: 0, fetch: recordingFetch });
     runner = new Runner({ modelProvider: new OpenAIProvider({ openAIClient: client as never, useResponses: true }), tracingDisabled: true });
   });
   afterAll(async () => {
@@ -94,14 +95,29 @@ describe.each(flavors)('Agents SDK over $name', (flavor) => {
     expect(flavor.seen(upstream.requests.at(-1)!).flatMap((seen) => ('text' in seen && seen.kind !== 'system' ? [seen.text] : []))).toEqual(['I am Grace.', 'Noted, Grace.', 'Who am I?']);
   });
 
-  it('conversationId is refused with a 400 naming conversation, never answered without the earlier turns', async () => {
-    const requestsBefore = upstream.requests.length;
-    const agent = new Agent({ name: 'conversing', model: flavor.model });
-    const failure = await runner.run(agent, 'Who am I?', { conversationId: 'conv_123' }).catch((error: unknown) => error);
-    expect(failure).toBeInstanceOf(OpenAI.BadRequestError);
-    expect((failure as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('conversation');
-    expect(sent.at(-1).conversation).toBe('conv_123');
-    expect(upstream.requests.length).toBe(requestsBefore);
+  it('conversationId: each run sees the conversation so far, a tool round trip included, and the conversation keeps every item', async () => {
+    const conversation = await client.conversations.create({ items: [{ type: 'message', role: 'user', content: 'I am Grace.' }] });
+    const agent = new Agent({ name: 'conversing', model: flavor.model, tools: [weather] });
+    script((_request, results) => (results.length === 0 ? { calls: [{ id: 'call_cv', name: 'get_weather', args: { city: 'Galway' } }] } : { text: `Grace, Galway is ${results[0]}.` }));
+    const first = await runner.run(agent, 'Weather in Galway?', { conversationId: conversation.id });
+    expect(first.finalOutput).toBe('Grace, Galway is windy in Galway.');
+    expect(sent.at(-1).conversation).toBe(conversation.id);
+    expect(sent.at(-1)).not.toHaveProperty('previous_response_id');
+    script(() => ({ text: 'You are Grace.' }));
+    const second = await runner.run(agent, 'Who am I?', { conversationId: conversation.id });
+    expect(second.finalOutput).toBe('You are Grace.');
+    const seen = flavor.seen(upstream.requests.at(-1)!).filter((entry) => entry.kind !== 'system');
+    expect(seen).toEqual([
+      { kind: 'user', text: 'I am Grace.' },
+      { kind: 'user', text: 'Weather in Galway?' },
+      { kind: 'call', id: 'call_cv', name: 'get_weather', args: { city: 'Galway' } },
+      { kind: 'result', id: 'call_cv', content: 'windy in Galway' },
+      { kind: 'assistant', text: 'Grace, Galway is windy in Galway.' },
+      { kind: 'user', text: 'Who am I?' },
+    ]);
+    const items = [];
+    for await (const item of client.conversations.items.list(conversation.id, { order: 'asc' })) items.push(item.type);
+    expect(items).toEqual(['message', 'message', 'function_call', 'function_call_output', 'message', 'message', 'message']);
   });
 
   it('hosted MCP without approval', async () => {

@@ -1,0 +1,80 @@
+import { GatewayError, notFound } from '../errors/gateway-error.ts';
+import type { ResponseResource } from '../protocol/response-resource.ts';
+import type { ConversationStore } from '../store/conversation-store.ts';
+import type { StoredInputItem } from '../store/response-store.ts';
+
+/** How long a claim lasts unrenewed: a replica that dies mid-response blocks its conversation this long at most. */
+const CLAIM_TTL_MS = 15_000;
+const RENEW_EVERY_MS = 5_000;
+
+export function conversationNotFound(id: string): GatewayError {
+  return notFound(`Conversation with id '${id}' not found.`, 'conversation_not_found', 'conversation');
+}
+
+/**
+ * One response's hold on its conversation (`conversation` on
+ * `POST /v1/responses`): taken before the conversation's items are read,
+ * renewed while the response runs, and released when it ends — with the
+ * response's input and output appended in the same atomic step. A second
+ * response on a conversation that is taken is a 409; see ConversationStore.
+ *
+ * What is appended: input and output for every ending except `failed` (a
+ * failed response adds nothing, so a retry does not repeat the input);
+ * `incomplete` and `cancelled` responses keep what was said before they
+ * stopped, and a `requires_action` response its pending calls, which the next
+ * response's outputs answer.
+ */
+export class ConversationClaim {
+  readonly conversationId: string;
+  readonly #store: ConversationStore;
+  readonly #tenant: string;
+  readonly #holder: string;
+  readonly #renewal: NodeJS.Timeout;
+  #settled = false;
+
+  private constructor(store: ConversationStore, tenant: string, conversationId: string, holder: string) {
+    this.#store = store;
+    this.#tenant = tenant;
+    this.conversationId = conversationId;
+    this.#holder = holder;
+    this.#renewal = setInterval(() => void store.claim(tenant, conversationId, holder, CLAIM_TTL_MS).catch(() => {}), RENEW_EVERY_MS);
+    this.#renewal.unref();
+  }
+
+  /** Takes the conversation for response `holder`; 404 when it does not exist, 409 while another response runs in it. */
+  static async take(store: ConversationStore, tenant: string, conversationId: string, holder: string): Promise<ConversationClaim> {
+    const outcome = await store.claim(tenant, conversationId, holder, CLAIM_TTL_MS);
+    if (outcome === 'conversation_not_found') throw conversationNotFound(conversationId);
+    if (outcome === 'busy') {
+      throw new GatewayError({
+        status: 409,
+        type: 'invalid_request_error',
+        code: 'conversation_locked',
+        param: 'conversation',
+        message: `Another response is in progress in conversation '${conversationId}'; retry once it has finished.`,
+      });
+    }
+    return new ConversationClaim(store, tenant, conversationId, holder);
+  }
+
+  /** The response ended: its items join the conversation (see above) and the claim is released. */
+  async finish(response: ResponseResource, input: readonly StoredInputItem[]): Promise<void> {
+    if (this.#settle()) return;
+    if (response.status === 'failed') await this.#store.release(this.#tenant, this.conversationId, this.#holder);
+    else await this.#store.appendAndRelease(this.#tenant, this.conversationId, this.#holder, [...input, ...response.output]);
+  }
+
+  /** The response never started: release without appending (best effort; the claim lapses anyway). */
+  async abandon(): Promise<void> {
+    if (this.#settle()) return;
+    await this.#store.release(this.#tenant, this.conversationId, this.#holder).catch(() => {});
+  }
+
+  /** Stops renewing; true when already settled. */
+  #settle(): boolean {
+    clearInterval(this.#renewal);
+    const already = this.#settled;
+    this.#settled = true;
+    return already;
+  }
+}

@@ -1,0 +1,140 @@
+import OpenAI from 'openai';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startGateway, type RunningGateway } from '../support/gateway.ts';
+import { assertValidResponse } from '../support/openresponses-schema.ts';
+import { openaiChat } from '../support/provider-flavors.ts';
+import { acquireRedis, type TestRedis } from '../support/redis.ts';
+import { startRedisCluster, type TestRedisCluster } from '../support/redis-cluster.ts';
+import { chunk, ScriptedChatUpstream, sse, textCompletion, textReply, usageChunk, type RecordedRequest, type UpstreamReply } from '../support/scripted-chat-upstream.ts';
+import { waitFor } from '../support/wait-for.ts';
+
+/** The answer, streamed one character per `pauseMs` (or whole after as long, unstreamed). */
+function slowText(text: string, pauseMs: number): (request: RecordedRequest) => UpstreamReply {
+  return (request) => !request.body?.stream ? { ...(textCompletion(text) as Extract<UpstreamReply, { kind: 'json' }>), delayMs: pauseMs * text.length } : ({ kind: 'sse', pauseMs, pieces: sse([chunk({ role: 'assistant', content: '' }), ...[...text].map((char) => chunk({ content: char })), chunk({}, 'stop'), usageChunk(5, text.length)]) });
+}
+
+/** What the model was shown, as text per message (system prompts left out). */
+const shown = (request: RecordedRequest) => openaiChat.seen(request).flatMap((entry) => (entry.kind === 'user' || entry.kind === 'assistant' ? [`${entry.kind}: ${entry.text}`] : []));
+
+async function itemTexts(client: OpenAI, conversationId: string): Promise<string[]> {
+  const texts: string[] = [];
+  for await (const item of client.conversations.items.list(conversationId, { order: 'asc', limit: 3 })) {
+    if (item.type !== 'message') continue;
+    const text = item.content.map((part) => ('text' in part ? part.text : '')).join('');
+    texts.push(`${item.role}: ${text}`);
+  }
+  return texts;
+}
+
+/** `conversation` on POST /v1/responses, over every store, through the official SDK; the second gateway plays another replica. */
+for (const storeKind of ['memory', 'redis', 'redis-cluster'] as const) {
+  describe(`responses in a conversation on the ${storeKind} store`, () => {
+    const upstream = new ScriptedChatUpstream(textReply('ok'));
+    let redis: TestRedis | null = null;
+    let cluster: TestRedisCluster | null = null;
+    let one: RunningGateway;
+    let other: RunningGateway;
+    let clientOne: OpenAI;
+    let clientOther: OpenAI;
+
+    beforeAll(async () => {
+      const upstreamUrl = await upstream.start();
+      let store: Record<string, unknown> = {};
+      if (storeKind === 'redis') {
+        redis = await acquireRedis();
+        store = { redisUrl: redis.url, keyPrefix: redis.prefix() };
+      } else if (storeKind === 'redis-cluster') {
+        cluster = await startRedisCluster();
+        store = { clusterNodes: cluster.nodes, keyPrefix: 'conv-test:' };
+      }
+      one = await startGateway(upstreamUrl, { store });
+      other = storeKind === 'memory' ? one : await startGateway(upstreamUrl, { store });
+      clientOne = new OpenAI({ baseURL: one.baseURL, apiKey: 'k', maxRetries: 0 });
+      clientOther = new OpenAI({ baseURL: other.baseURL, apiKey: 'k', maxRetries: 0 });
+    });
+    afterAll(async () => {
+      await one.close();
+      if (other !== one) await other.close();
+      await upstream.close();
+      await redis?.cleanup();
+      await redis?.stop();
+      await cluster?.stop();
+    });
+    beforeEach(() => upstream.setScript(textReply('ok')));
+
+    it('the model sees the conversation, then the input; input and output are appended; any replica continues it', async () => {
+      const conversation = await clientOne.conversations.create({ items: [{ type: 'message', role: 'user', content: 'I am Ada.' }], metadata: { topic: 'names' } });
+      upstream.setScript(textReply('Hello Ada.'));
+      const first = await clientOne.responses.create({ model: 'm', conversation: conversation.id, input: 'Greet me.' });
+      assertValidResponse(first);
+      expect(first.conversation?.id).toBe(conversation.id);
+      expect(shown(upstream.requests.at(-1)!)).toEqual(['user: I am Ada.', 'user: Greet me.']);
+      upstream.setScript(textReply('You are Ada.'));
+      const second = await clientOther.responses.create({ model: 'm', conversation: { id: conversation.id }, input: 'Who am I?', stream: true });
+      for await (const _event of second) {
+        // drained
+      }
+      expect(shown(upstream.requests.at(-1)!)).toEqual(['user: I am Ada.', 'user: Greet me.', 'assistant: Hello Ada.', 'user: Who am I?']);
+      expect(await itemTexts(clientOther, conversation.id)).toEqual(['user: I am Ada.', 'user: Greet me.', 'assistant: Hello Ada.', 'user: Who am I?', 'assistant: You are Ada.']);
+    });
+
+    it('a second response while the first runs is a 409 conversation_locked; nothing interleaves and the conversation is free again after', async () => {
+      const conversation = await clientOne.conversations.create();
+      upstream.setScript(slowText('first answer', 30));
+      const running = clientOne.responses.create({ model: 'm', conversation: conversation.id, input: 'first question' });
+      await waitFor(() => upstream.requests.some((request) => shown(request).includes('user: first question')), 5_000);
+      const refused = await clientOther.responses.create({ model: 'm', conversation: conversation.id, input: 'second question' }).catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(OpenAI.ConflictError);
+      expect((refused as InstanceType<typeof OpenAI.ConflictError>).code).toBe('conversation_locked');
+      expect((await running).status).toBe('completed');
+      upstream.setScript(textReply('second answer'));
+      await clientOther.responses.create({ model: 'm', conversation: conversation.id, input: 'second question' });
+      expect(await itemTexts(clientOne, conversation.id)).toEqual(['user: first question', 'assistant: first answer', 'user: second question', 'assistant: second answer']);
+    });
+
+    it('many racing responses on one conversation: each either completes with its items appended whole, or is refused with nothing appended', async () => {
+      const conversation = await clientOne.conversations.create();
+      upstream.setScript(slowText('answer', 5));
+      const outcomes = await Promise.allSettled(
+        Array.from({ length: 6 }, (_, index) => (index % 2 === 0 ? clientOne : clientOther).responses.create({ model: 'm', conversation: conversation.id, input: `question ${index}` })),
+      );
+      const completed = outcomes.filter((outcome) => outcome.status === 'fulfilled');
+      expect(completed.length).toBeGreaterThanOrEqual(1);
+      for (const outcome of outcomes) if (outcome.status === 'rejected') expect(outcome.reason).toBeInstanceOf(OpenAI.ConflictError);
+      const texts = await itemTexts(clientOne, conversation.id);
+      expect(texts.length).toBe(completed.length * 2);
+      for (let index = 0; index < texts.length; index += 2) {
+        expect(texts[index]).toMatch(/^user: question \d$/);
+        expect(texts[index + 1]).toBe('assistant: answer');
+      }
+    });
+
+    it('a response that fails appends nothing and releases the conversation', async () => {
+      const conversation = await clientOne.conversations.create({ items: [{ type: 'message', role: 'user', content: 'kept' }] });
+      upstream.setScript(() => ({ kind: 'json', status: 500, body: { error: { message: 'boom' } } }));
+      await expect(clientOne.responses.create({ model: 'm', conversation: conversation.id, input: 'lost' })).rejects.toBeInstanceOf(OpenAI.APIError);
+      upstream.setScript(textReply('fine'));
+      await clientOne.responses.create({ model: 'm', conversation: conversation.id, input: 'again' });
+      expect(await itemTexts(clientOne, conversation.id)).toEqual(['user: kept', 'user: again', 'assistant: fine']);
+    });
+
+    it('a background response in a conversation appends its items when it ends', async () => {
+      const conversation = await clientOne.conversations.create();
+      upstream.setScript(slowText('later', 10));
+      const queued = await clientOne.responses.create({ model: 'm', conversation: conversation.id, input: 'take your time', background: true });
+      await waitFor(async () => (await clientOther.responses.retrieve(queued.id)).status === 'completed', 10_000, 50);
+      expect(await itemTexts(clientOther, conversation.id)).toEqual(['user: take your time', 'assistant: later']);
+    });
+
+    it('conversation with previous_response_id is a 400; an unknown conversation a 404', async () => {
+      const conversation = await clientOne.conversations.create();
+      const previous = await clientOne.responses.create({ model: 'm', input: 'hi' });
+      const both = await clientOne.responses.create({ model: 'm', conversation: conversation.id, previous_response_id: previous.id, input: 'x' }).catch((error: unknown) => error);
+      expect(both).toBeInstanceOf(OpenAI.BadRequestError);
+      expect((both as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('conversation');
+      const unknown = await clientOne.responses.create({ model: 'm', conversation: 'conv_missing', input: 'x' }).catch((error: unknown) => error);
+      expect(unknown).toBeInstanceOf(OpenAI.NotFoundError);
+      expect((unknown as InstanceType<typeof OpenAI.NotFoundError>).code).toBe('conversation_not_found');
+    });
+  });
+}
