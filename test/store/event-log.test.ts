@@ -1,0 +1,128 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MemoryEventLog } from '../../src/store/memory-event-log.ts';
+import { connectRedis, type RedisClient } from '../../src/store/redis-client.ts';
+import { RedisEventLog } from '../../src/store/redis-event-log.ts';
+import { RedisKeys } from '../../src/store/redis-keys.ts';
+import type { EventLogLimits, LoggedEvent, ResponseEventLog } from '../../src/store/response-event-log.ts';
+import { acquireRedis, type TestRedis } from '../support/redis.ts';
+import { startRedisCluster, type TestRedisCluster } from '../support/redis-cluster.ts';
+
+const event = (sequence: number, type = 'response.output_text.delta', size = 10): LoggedEvent => ({ sequence, type, json: JSON.stringify({ type, sequence_number: sequence, delta: 'x'.repeat(size) }) });
+const never = () => new AbortController().signal;
+
+async function collect(log: ResponseEventLog, id: string, after: number, signal = never()): Promise<number[]> {
+  const sequences: number[] = [];
+  for await (const batch of log.follow('t', id, { after, signal, stillRunning: async () => false })) sequences.push(...batch.map((entry) => entry.sequence));
+  return sequences;
+}
+
+type Make = (limits: EventLogLimits) => ResponseEventLog;
+
+/** The event log's contract, on the memory log, Redis Streams and Redis Streams on a cluster. */
+function contract(name: string, setUp: () => Promise<{ make: Make; tearDown(): Promise<void> }>) {
+  describe(`event log on ${name}`, () => {
+    let make: Make;
+    let tearDown: () => Promise<void>;
+    let counter = 0;
+    const nextId = () => `resp_${name}_${Date.now()}_${counter++}`;
+    beforeAll(async () => ({ make, tearDown } = await setUp()));
+    afterAll(async () => tearDown());
+
+    it('replays after a sequence number, then follows live events to the terminal one', async () => {
+      const log = make({ maxEvents: 100, maxBytes: 1_000_000, ttlSeconds: 60 });
+      const id = nextId();
+      await log.append('t', id, [event(0, 'response.created'), event(1), event(2)]);
+      const following = collect(log, id, 0);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      await log.append('t', id, [event(3)]);
+      await log.append('t', id, [event(4, 'response.completed')]);
+      expect(await following).toEqual([1, 2, 3, 4]);
+      expect(await collect(log, id, -1)).toEqual([0, 1, 2, 3, 4]);
+      expect(await log.lastSequence('t', id)).toBe(4);
+      expect(await log.lastSequence('other-tenant', id)).toBe(-1);
+    });
+
+    it('keeps at most maxEvents: the oldest go, the terminal event stays, and a replay from before them is refused', async () => {
+      const log = make({ maxEvents: 5, maxBytes: 1_000_000, ttlSeconds: 60 });
+      const id = nextId();
+      await log.append('t', id, Array.from({ length: 9 }, (_, index) => event(index)));
+      await log.append('t', id, [event(9, 'response.completed')]);
+      expect(await collect(log, id, 4)).toEqual([5, 6, 7, 8, 9]);
+      await log.checkReplayable('t', id, 4);
+      await expect(log.checkReplayable('t', id, 3)).rejects.toMatchObject({ status: 400, code: 'stream_events_expired', param: 'starting_after' });
+      await expect(log.checkReplayable('t', id, -1)).rejects.toMatchObject({ code: 'stream_events_expired' });
+    });
+
+    it('keeps at most maxBytes of event JSON', async () => {
+      const log = make({ maxEvents: 1_000, maxBytes: 2_000, ttlSeconds: 60 });
+      const id = nextId();
+      const big = Array.from({ length: 20 }, (_, index) => event(index, 'response.output_text.delta', 300));
+      await log.append('t', id, big);
+      const kept = await collect(log, id, -1, AbortSignal.timeout(300));
+      const bytes = kept.reduce((sum, sequence) => sum + big[sequence]!.json.length, 0);
+      expect(bytes).toBeLessThanOrEqual(2_000);
+      expect(kept.at(-1)).toBe(19);
+      expect(kept.length).toBeGreaterThan(1);
+    });
+
+    it('a reader that goes away stops following at once', async () => {
+      const log = make({ maxEvents: 100, maxBytes: 1_000_000, ttlSeconds: 60 });
+      const id = nextId();
+      await log.append('t', id, [event(0, 'response.created')]);
+      const controller = new AbortController();
+      const started = Date.now();
+      const following = collect(log, id, -1, controller.signal);
+      setTimeout(() => controller.abort(), 100);
+      expect(await following).toEqual([0]);
+      expect(Date.now() - started).toBeLessThan(2_000);
+    });
+  });
+}
+
+contract('memory', async () => {
+  const logs: MemoryEventLog[] = [];
+  return {
+    make: (limits) => {
+      const log = new MemoryEventLog(limits);
+      logs.push(log);
+      return log;
+    },
+    tearDown: async () => void (await Promise.all(logs.map((log) => log.close()))),
+  };
+});
+
+function redisContract(name: string, connect: () => Promise<{ client: RedisClient; prefix: string; stop(): Promise<void> }>) {
+  contract(name, async () => {
+    const { client, prefix, stop } = await connect();
+    const logs: RedisEventLog[] = [];
+    return {
+      make: (limits) => {
+        const log = new RedisEventLog({ client, keys: new RedisKeys(prefix), limits, readyWaitMs: 5_000 });
+        logs.push(log);
+        return log;
+      },
+      tearDown: async () => {
+        await Promise.all(logs.map((log) => log.close()));
+        client.disconnect();
+        await stop();
+      },
+    };
+  });
+}
+
+redisContract('redis', async () => {
+  const redis: TestRedis = await acquireRedis();
+  return {
+    client: connectRedis({ url: redis.url, commandTimeoutMs: 2_000 }),
+    prefix: redis.prefix(),
+    stop: async () => {
+      await redis.cleanup();
+      await redis.stop();
+    },
+  };
+});
+
+redisContract('redis-cluster', async () => {
+  const cluster: TestRedisCluster = await startRedisCluster();
+  return { client: connectRedis({ url: '', clusterNodes: cluster.nodes, commandTimeoutMs: 2_000 }), prefix: 'events-test:', stop: () => cluster.stop() };
+});
