@@ -20,6 +20,9 @@ interface Owned {
   cancel(): void;
 }
 
+/** Orphans claimed per round trip of the reaper. */
+const REAP_BATCH = 100;
+
 /** How often a cancel looks whether the response has ended. */
 const CANCEL_POLL_MS = 50;
 
@@ -172,7 +175,12 @@ export class BackgroundRunner {
         this.#options.log.warn({ response_id: ref.id }, 'background response: lease lost (another replica ended it); stopping it here');
         this.#owned.get(keyOf(ref))?.cancel();
       }
-      for (const ref of await registry.claimExpired(20)) await this.#endOrphan(ref);
+      // A replica that died may leave hundreds: claimed in batches, ended concurrently within a batch.
+      for (;;) {
+        const claimed = await registry.claimExpired(REAP_BATCH);
+        await Promise.all(claimed.map((ref) => this.#endOrphan(ref).catch((error: unknown) => this.#retryOrphan(ref, error))));
+        if (claimed.length < REAP_BATCH) break;
+      }
     } catch (error) {
       this.#options.log.warn({ err: error }, 'background responses: lease renewal failed; retrying');
     } finally {
@@ -180,7 +188,13 @@ export class BackgroundRunner {
     }
   }
 
-  /** Ends a response whose owner died: stored as `failed`, its stream closed with the terminal event. */
+  /** An orphan that could not be ended (the store failed) goes back as expired, for the next tick to claim again. */
+  async #retryOrphan(ref: BackgroundRef, error: unknown): Promise<void> {
+    this.#options.log.warn({ response_id: ref.id, err: error }, 'background response: could not end an orphan; retrying');
+    await this.#options.registry.register(ref, 0).catch(() => {});
+  }
+
+    /** Ends a response whose owner died: stored as `failed`, its stream closed with the terminal event. */
   async #endOrphan(ref: BackgroundRef): Promise<void> {
     const { store, events } = this.#options;
     const record = await store.get(ref.tenant, ref.id);
