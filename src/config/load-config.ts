@@ -42,6 +42,8 @@ export const GatewayConfig = z.object({
       keepAliveIntervalMs: z.int().positive().default(15_000),
       corsOrigins: z.array(z.string()).default(['*']),
       shutdownGraceMs: z.int().min(0).default(30_000),
+      /** How long an `Idempotency-Key` on POST /v1/responses keeps its response, per tenant. */
+      idempotencyTtlSeconds: z.int().positive().default(86_400),
     })
     .prefault({}),
   logLevel: z.string().toLowerCase().pipe(z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])).default('info'),

@@ -130,7 +130,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     await app.register(cors, {
       origin: config.server.corsOrigins.includes('*') ? '*' : config.server.corsOrigins,
       methods: ['GET', 'POST', 'DELETE', 'OPTIONS'],
-      exposedHeaders: ['x-request-id', 'x-loopgate-omitted-tools'],
+      exposedHeaders: ['x-request-id', 'x-loopgate-omitted-tools', 'idempotent-replayed'],
       maxAge: 600,
     });
   }
@@ -140,7 +140,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   registerHealthRoutes(app, () => readiness({ draining: () => drain.draining, providers, providerTypes: config.providers, store, mcpServers: () => mcp.status() }));
   registerModelsRoute(app, router, config.defaultModel);
   const backgroundSource = { events: backgroundStores.events, store, keepAliveIntervalMs: config.server.keepAliveIntervalMs };
-  registerResponsesRoute(app, { engine, keepAliveIntervalMs: config.server.keepAliveIntervalMs, background: backgroundSource });
+  registerResponsesRoute(app, {
+    engine,
+    keepAliveIntervalMs: config.server.keepAliveIntervalMs,
+    background: backgroundSource,
+    idempotency: { keys: backgroundStores.idempotency, responses: store, ttlSeconds: config.server.idempotencyTtlSeconds },
+  });
   registerStoredResponsesRoutes(app, store, { ...backgroundSource, runner, cancelWaitMs: config.background.cancelWaitMs });
   registerConversationsRoutes(app, conversations);
 

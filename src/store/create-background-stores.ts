@@ -7,21 +7,25 @@ import { connectRedis } from './redis-client.ts';
 import { RedisEventLog } from './redis-event-log.ts';
 import { RedisKeys } from './redis-keys.ts';
 import type { ResponseEventLog } from './response-event-log.ts';
+import type { IdempotencyStore } from './idempotency-store.ts';
+import { MemoryIdempotencyStore } from './memory-idempotency-store.ts';
+import { RedisIdempotencyStore } from './redis-idempotency-store.ts';
 
 export interface BackgroundStores {
   events: ResponseEventLog;
   registry: BackgroundRegistry;
+  idempotency: IdempotencyStore;
   close(): Promise<void>;
 }
 
-/** Event log and lease registry beside the response store: Redis (single or cluster) when it is configured, this process otherwise. */
+/** Event log, lease registry and idempotency keys beside the response store: Redis (single or cluster) when it is configured, this process otherwise. */
 export function createBackgroundStores(config: Pick<GatewayConfig, 'store' | 'background'>): BackgroundStores {
   const { store, background } = config;
   const limits = { maxEvents: background.maxEvents, maxBytes: background.maxEventBytes, ttlSeconds: background.eventsTtlSeconds };
   if (!store.redisUrl && store.clusterNodes.length === 0) {
     const events = new MemoryEventLog(limits);
     const registry = new MemoryBackgroundRegistry();
-    return { events, registry, close: async () => void (await Promise.all([events.close(), registry.close()])) };
+    return { events, registry, idempotency: new MemoryIdempotencyStore({ maxEntries: store.maxEntries }), close: async () => void (await Promise.all([events.close(), registry.close()])) };
   }
   const client = connectRedis({ url: store.redisUrl ?? '', clusterNodes: store.clusterNodes, commandTimeoutMs: store.commandTimeoutMs, connectTimeoutMs: store.connectTimeoutMs });
   // Its outages are logged by the response store's own connection; this one only must not crash on them.
@@ -32,6 +36,7 @@ export function createBackgroundStores(config: Pick<GatewayConfig, 'store' | 'ba
   return {
     events,
     registry,
+    idempotency: new RedisIdempotencyStore({ client, keys, readyWaitMs: store.commandTimeoutMs }),
     close: async () => {
       await Promise.all([events.close(), registry.close()]);
       client.disconnect();

@@ -59,6 +59,11 @@ export class RedisKeys {
     return `${this.tenant(tenant)}cl:${id}`;
   }
 
+  /** What an `Idempotency-Key` (hashed) of the tenant's stands for. */
+  idempotency(tenant: string, keyHash: string): string {
+    return `${this.tenant(tenant)}idem:${keyHash}`;
+  }
+
   /** A background response's events (a stream). */
   events(tenant: string, id: string): string {
     return `${this.#prefix}{e:${tenant}:${id}}:events`;

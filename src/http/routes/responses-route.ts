@@ -7,6 +7,7 @@ import { parseRequest } from '../../protocol/parse-request.ts';
 import type { ResponseResource } from '../../protocol/response-resource.ts';
 import type { ResponseStreamEvent } from '../../protocol/stream-events.ts';
 import { streamBackgroundEvents, type BackgroundStreamSource } from '../background-stream.ts';
+import { takeIdempotencyKey, type IdempotencyHold, type IdempotencyOptions } from '../idempotency.ts';
 import { ResponseLog } from '../response-log.ts';
 import { SseWriter } from '../sse-writer.ts';
 
@@ -15,6 +16,7 @@ export interface ResponsesRouteOptions {
   keepAliveIntervalMs: number;
   /** Where `background: true` responses are streamed from. */
   background: BackgroundStreamSource;
+  idempotency: IdempotencyOptions;
 }
 
 /** Marks the route whose own summary line replaces Fastify's "request completed" (log-controller.ts). */
@@ -24,40 +26,57 @@ export const WRITES_OWN_LOG_LINE = { ownLogLine: true };
 export function registerResponsesRoute(app: FastifyInstance, options: ResponsesRouteOptions): void {
   app.post('/v1/responses', { config: WRITES_OWN_LOG_LINE }, async (request, reply) => {
     const body = parseRequest(CreateResponseRequest, request.body);
-    const signal = abortOnDisconnect(reply);
-    // Building log objects costs even when they are dropped: observe only at the levels kept.
-    const log = request.log as typeof request.log & { isLevelEnabled?(level: string): boolean };
-    const summary = log.isLevelEnabled?.('info') ? new ResponseLog() : null;
-    const observers: LoopObserver[] = [...(summary ? [summary] : []), ...(log.isLevelEnabled?.('debug') ? [loggingObserver(log)] : [])];
-    if (body.background) return startBackground(request, reply, body, options, summary);
-    let run: ResponseRun;
+    const hold = await takeIdempotencyKey(request, reply, body.stream === true, options.idempotency, options.background);
+    if (hold === null) return reply; // a retry, answered with the first request's response
+    if (hold === 'none') return respond(request, reply, body, options, null);
     try {
-      // Throws before anything is sent when the upstream fails at once: the client gets a real status.
-      run = await options.engine.createResponse(body, { tenant: request.tenant, signal, observers });
+      return await respond(request, reply, body, options, hold);
     } catch (error) {
-      if (!signal.aborted) {
-        // No response line follows: the refusal's line (error-handler.ts) says whose request it was and for what.
-        request.log = request.log.child({ tenant: request.tenant, model: body.model ?? null, stream: body.stream === true });
-        throw error;
-      }
-      request.log.info('client disconnected before the response started');
-      return reply;
+      await hold.release().catch(() => {});
+      throw error;
     }
-    // Tools the model was not offered are said, never silently dropped (README: hosted tools).
-    if (run.omittedTools.length > 0) reply.header('x-loopgate-omitted-tools', run.omittedTools.join(','));
-    const finished = (response: ResponseResource | null) => {
-      if (response && summary) summary.write(request.log, response, { tenant: request.tenant, provider: run.provider, upstreamModel: run.upstreamModel, stream: body.stream === true, omittedTools: run.omittedTools });
-    };
-    if (body.stream) {
-      finished(await streamEvents(request, reply, run.events, options.keepAliveIntervalMs, summary));
-      return reply;
-    }
-    const response = await collectResponse(run.events);
-    summary?.firstByte();
-    finished(response);
-    if (signal.aborted) return reply; // the client is gone; nothing to send
-    return reply.send(response);
   });
+}
+
+/** One response, settling the request's Idempotency-Key (if any) with it. */
+async function respond(request: FastifyRequest, reply: FastifyReply, body: CreateResponseRequest, options: ResponsesRouteOptions, hold: IdempotencyHold | null): Promise<FastifyReply> {
+  const signal = abortOnDisconnect(reply);
+  // Building log objects costs even when they are dropped: observe only at the levels kept.
+  const log = request.log as typeof request.log & { isLevelEnabled?(level: string): boolean };
+  const summary = log.isLevelEnabled?.('info') ? new ResponseLog() : null;
+  const observers: LoopObserver[] = [...(summary ? [summary] : []), ...(log.isLevelEnabled?.('debug') ? [loggingObserver(log)] : [])];
+  if (body.background) return startBackground(request, reply, body, options, summary, hold);
+  let run: ResponseRun;
+  try {
+    // Throws before anything is sent when the upstream fails at once: the client gets a real status.
+    run = await options.engine.createResponse(body, { tenant: request.tenant, signal, observers });
+  } catch (error) {
+    if (!signal.aborted) {
+      // No response line follows: the refusal's line (error-handler.ts) says whose request it was and for what.
+      request.log = request.log.child({ tenant: request.tenant, model: body.model ?? null, stream: body.stream === true });
+      throw error;
+    }
+    request.log.info('client disconnected before the response started');
+    await hold?.release();
+    return reply;
+  }
+  // Tools the model was not offered are said, never silently dropped (README: hosted tools).
+  if (run.omittedTools.length > 0) reply.header('x-loopgate-omitted-tools', run.omittedTools.join(','));
+  const finished = (response: ResponseResource | null) => {
+    if (response && summary) summary.write(request.log, response, { tenant: request.tenant, provider: run.provider, upstreamModel: run.upstreamModel, stream: body.stream === true, omittedTools: run.omittedTools });
+  };
+  if (body.stream) {
+    const final = await streamEvents(request, reply, run.events, options.keepAliveIntervalMs, summary);
+    finished(final);
+    if (hold) await (final ? hold.complete(final) : hold.release()).catch((error: unknown) => request.log.warn({ err: error }, 'idempotency key not settled'));
+    return reply;
+  }
+  const response = await collectResponse(run.events);
+  summary?.firstByte();
+  finished(response);
+  if (hold) await (response ? hold.complete(response) : hold.release());
+  if (signal.aborted) return reply; // the client is gone; nothing to send
+  return reply.send(response);
 }
 
 /**
@@ -65,7 +84,7 @@ export function registerResponsesRoute(app: FastifyInstance, options: ResponsesR
  * `stream: true`, with its events from the event log — a dropped connection
  * stops the reading, not the response.
  */
-async function startBackground(request: FastifyRequest, reply: FastifyReply, body: CreateResponseRequest, options: ResponsesRouteOptions, summary: ResponseLog | null): Promise<FastifyReply> {
+async function startBackground(request: FastifyRequest, reply: FastifyReply, body: CreateResponseRequest, options: ResponsesRouteOptions, summary: ResponseLog | null, hold: IdempotencyHold | null): Promise<FastifyReply> {
   let started: BackgroundStart;
   try {
     started = await options.engine.createBackground(body, { tenant: request.tenant });
@@ -75,6 +94,7 @@ async function startBackground(request: FastifyRequest, reply: FastifyReply, bod
   }
   if (started.omittedTools.length > 0) reply.header('x-loopgate-omitted-tools', started.omittedTools.join(','));
   const response = started.record.response;
+  await hold?.complete(response);
   // This request's line; the runner writes the response's own when it ends.
   if (summary) request.log.info({ response_id: response.id, tenant: request.tenant, model: response.model, upstream_model: started.upstreamModel, provider: started.provider, status: response.status, background: true, stream: body.stream === true }, 'background response queued');
   if (!body.stream) return reply.send(response);

@@ -1,0 +1,92 @@
+import { createHash } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { GatewayError, invalidRequest } from '../errors/gateway-error.ts';
+import type { ResponseResource } from '../protocol/response-resource.ts';
+import type { ResponseStreamEventBody } from '../protocol/stream-events.ts';
+import type { IdempotencyStore } from '../store/idempotency-store.ts';
+import type { ResponseStore } from '../store/response-store.ts';
+import { streamBackgroundEvents, type BackgroundStreamSource } from './background-stream.ts';
+import { SseWriter } from './sse-writer.ts';
+
+export interface IdempotencyOptions {
+  keys: IdempotencyStore;
+  responses: ResponseStore;
+  /** How long a key keeps its response. */
+  ttlSeconds: number;
+}
+
+/** Longest `Idempotency-Key` taken (Stripe's bound). */
+const MAX_KEY_CHARS = 255;
+
+/** A request holding its `Idempotency-Key`: it says which response the key stands for, or lets go. */
+export interface IdempotencyHold {
+  complete(response: ResponseResource): Promise<void>;
+  release(): Promise<void>;
+}
+
+/**
+ * `Idempotency-Key` on `POST /v1/responses`, per tenant, for a window: the
+ * first request with a key runs; a retry of it (same body) gets the first
+ * one's response — JSON, or as a stream — instead of running again (a 409
+ * while the first still runs); the same key with another body is a 400. A
+ * request that fails before there is a response lets the key go, so its
+ * retry runs. Returns the hold to settle, or null when the reply was sent.
+ */
+export async function takeIdempotencyKey(request: FastifyRequest, reply: FastifyReply, stream: boolean, options: IdempotencyOptions, background: BackgroundStreamSource): Promise<IdempotencyHold | null | 'none'> {
+  const key = request.headers['idempotency-key'];
+  if (typeof key !== 'string' || key === '') return 'none';
+  if (key.length > MAX_KEY_CHARS) throw invalidRequest(`The Idempotency-Key header is longer than ${MAX_KEY_CHARS} characters.`, null, 'invalid_idempotency_key');
+  const fingerprint = createHash('sha256').update(JSON.stringify(request.body ?? null)).digest('base64url');
+  const tenant = request.tenant;
+  const held = await options.keys.begin(tenant, key, fingerprint, options.ttlSeconds);
+  if (held.kind === 'new') {
+    return {
+      complete: async (response) => {
+        // A response that was not stored cannot be handed to a retry: the retry runs again.
+        if (response.store) await options.keys.complete(tenant, key, fingerprint, response.id, options.ttlSeconds);
+        else await options.keys.release(tenant, key);
+      },
+      release: () => options.keys.release(tenant, key),
+    };
+  }
+  if (held.fingerprint !== fingerprint) throw invalidRequest('This Idempotency-Key was already used with a different request body; use a new key for a new request.', null, 'idempotency_key_reused');
+  if (held.kind === 'pending') {
+    throw new GatewayError({ status: 409, type: 'invalid_request_error', code: 'idempotency_request_in_progress', message: 'A request with this Idempotency-Key is still running; retry once it has finished.', headers: { 'retry-after': '1' } });
+  }
+  const record = await options.responses.get(tenant, held.responseId);
+  if (!record) {
+    // The response expired or was deleted: the key has nothing left to return.
+    await options.keys.release(tenant, key);
+    return takeIdempotencyKey(request, reply, stream, options, background);
+  }
+  reply.header('idempotent-replayed', 'true');
+  if (!stream) {
+    await reply.send(record.response);
+    return null;
+  }
+  if (record.response.background) await streamBackgroundEvents(request, reply, background, record.response.id, -1);
+  else await replayStored(reply, record.response, background.keepAliveIntervalMs);
+  return null;
+}
+
+/** A finished, non-background response as a stream: lifecycle events around each whole item (its deltas were not kept). */
+async function replayStored(reply: FastifyReply, response: ResponseResource, keepAliveMs: number): Promise<void> {
+  const bodies: ResponseStreamEventBody[] = [
+    { type: 'response.created', response: { ...response, status: 'in_progress', output: [], usage: null, completed_at: null } },
+    { type: 'response.in_progress', response: { ...response, status: 'in_progress', output: [], usage: null, completed_at: null } },
+    ...response.output.flatMap((item, index): ResponseStreamEventBody[] => [
+      { type: 'response.output_item.added', output_index: index, item },
+      { type: 'response.output_item.done', output_index: index, item },
+    ]),
+    { type: response.status === 'failed' ? 'response.failed' : response.status === 'completed' || response.status === 'requires_action' ? 'response.completed' : 'response.incomplete', response },
+  ];
+  reply.hijack();
+  const writer = new SseWriter(reply.raw, reply.getHeaders() as Record<string, string>, keepAliveMs);
+  let sequence = 0;
+  for (const body of bodies) {
+    const written = writer.event(body.type, JSON.stringify({ ...body, sequence_number: sequence++ }));
+    if (written !== true && !(await written)) break;
+  }
+  await writer.write('data: [DONE]\n\n');
+  writer.end();
+}

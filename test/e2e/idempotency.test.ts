@@ -1,0 +1,91 @@
+import OpenAI from 'openai';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startGateway, type RunningGateway } from '../support/gateway.ts';
+import { acquireRedis, type TestRedis } from '../support/redis.ts';
+import { ScriptedChatUpstream, textCompletion, textReply, type UpstreamReply } from '../support/scripted-chat-upstream.ts';
+import { waitFor } from '../support/wait-for.ts';
+
+/** Idempotency-Key on POST /v1/responses through the SDK, on both stores (two replicas on Redis). */
+for (const storeKind of ['memory', 'redis'] as const) {
+  describe(`Idempotency-Key on the ${storeKind} store`, () => {
+    const upstream = new ScriptedChatUpstream(textReply('once'));
+    let redis: TestRedis | null = null;
+    let one: RunningGateway;
+    let other: RunningGateway;
+    let clientOne: OpenAI;
+    let clientOther: OpenAI;
+    let counter = 0;
+    const key = () => ({ 'Idempotency-Key': `key-${storeKind}-${counter++}` });
+
+    beforeAll(async () => {
+      const upstreamUrl = await upstream.start();
+      let store: Record<string, unknown> = {};
+      if (storeKind === 'redis') {
+        redis = await acquireRedis();
+        store = { redisUrl: redis.url, keyPrefix: redis.prefix() };
+      }
+      one = await startGateway(upstreamUrl, { store });
+      other = storeKind === 'memory' ? one : await startGateway(upstreamUrl, { store });
+      clientOne = new OpenAI({ baseURL: one.baseURL, apiKey: 'k', maxRetries: 0 });
+      clientOther = new OpenAI({ baseURL: other.baseURL, apiKey: 'k', maxRetries: 0 });
+    });
+    afterAll(async () => {
+      await one.close();
+      if (other !== one) await other.close();
+      await upstream.close();
+      await redis?.cleanup();
+      await redis?.stop();
+    });
+    beforeEach(() => upstream.setScript(textReply('once')));
+
+    it('a retry with the same key and body gets the first response (on any replica); the model is called once', async () => {
+      const headers = key();
+      const before = upstream.requests.length;
+      const first = await clientOne.responses.create({ model: 'm', input: 'hi' }, { headers });
+      const { data: again, response } = await clientOther.responses.create({ model: 'm', input: 'hi' }, { headers }).withResponse();
+      expect(again.id).toBe(first.id);
+      expect(again.output_text).toBe('once');
+      expect(response.headers.get('idempotent-replayed')).toBe('true');
+      expect(upstream.requests.length).toBe(before + 1);
+      // Streamed, the retry is a stream the SDK rebuilds into the same response.
+      const streamHeaders = key();
+      const streamed = await clientOne.responses.stream({ model: 'm', input: 'hi' }, { headers: streamHeaders }).finalResponse();
+      const restreamed = await clientOther.responses.stream({ model: 'm', input: 'hi' }, { headers: streamHeaders }).finalResponse();
+      expect(restreamed.id).toBe(streamed.id);
+      expect(restreamed.output_text).toBe('once');
+      expect(upstream.requests.length).toBe(before + 2);
+    });
+
+    it('the same key with another body is a 400; while the first still runs a retry is a 409', async () => {
+      const headers = key();
+      upstream.setScript((request) => (request.body.stream ? textReply('slow')(request) : { ...(textCompletion('slow') as Extract<UpstreamReply, { kind: 'json' }>), delayMs: 600 }));
+      const running = clientOne.responses.create({ model: 'm', input: 'slow one' }, { headers });
+      await waitFor(() => upstream.requests.some((request) => JSON.stringify(request.body).includes('slow one')), 5_000);
+      const busy = await clientOther.responses.create({ model: 'm', input: 'slow one' }, { headers }).catch((error: unknown) => error);
+      expect(busy).toBeInstanceOf(OpenAI.ConflictError);
+      expect((busy as InstanceType<typeof OpenAI.ConflictError>).code).toBe('idempotency_request_in_progress');
+      const reused = await clientOther.responses.create({ model: 'm', input: 'something else' }, { headers }).catch((error: unknown) => error);
+      expect(reused).toBeInstanceOf(OpenAI.BadRequestError);
+      expect((reused as InstanceType<typeof OpenAI.BadRequestError>).code).toBe('idempotency_key_reused');
+      expect((await running).output_text).toBe('slow');
+    });
+
+    it('a request that failed lets its key go: the retry runs', async () => {
+      const headers = key();
+      upstream.setScript(() => ({ kind: 'json', status: 500, body: { error: { message: 'boom' } } }));
+      await expect(clientOne.responses.create({ model: 'm', input: 'retry me' }, { headers })).rejects.toBeInstanceOf(OpenAI.APIError);
+      upstream.setScript(textReply('second time lucky'));
+      expect((await clientOther.responses.create({ model: 'm', input: 'retry me' }, { headers })).output_text).toBe('second time lucky');
+    });
+
+    it('a background request retried gets the same response, not a second run', async () => {
+      const headers = key();
+      const before = upstream.requests.length;
+      const first = await clientOne.responses.create({ model: 'm', input: 'bg', background: true }, { headers });
+      const again = await clientOther.responses.create({ model: 'm', input: 'bg', background: true }, { headers });
+      expect(again.id).toBe(first.id);
+      await waitFor(async () => (await clientOther.responses.retrieve(first.id)).status === 'completed', 10_000, 50);
+      expect(upstream.requests.length).toBe(before + 1);
+    });
+  });
+}
