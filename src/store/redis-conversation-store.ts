@@ -1,8 +1,7 @@
-import type { EventEmitter } from 'node:events';
 import type { ConversationClaim, ConversationStore, ItemPage, ItemPageQuery, StoredConversation } from './conversation-store.ts';
-import type { RedisClient } from './redis-client.ts';
+import { runCommand, type RedisClient } from './redis-client.ts';
 import type { RedisKeys } from './redis-keys.ts';
-import { storeUnavailable, type StoredItem } from './response-store.ts';
+import type { StoredItem } from './response-store.ts';
 
 export interface RedisConversationStoreOptions {
   client: RedisClient;
@@ -274,28 +273,8 @@ export class RedisConversationStore implements ConversationStore {
     return [keys.conversation(tenant, id), keys.conversationOrder(tenant, id), keys.conversationItems(tenant, id), keys.conversationLock(tenant, id)];
   }
 
-  /** While (re)connecting commands fail at once (no offline queue): wait a little for the connection first. */
-  async #whenReady(): Promise<void> {
-    if (this.redis.status === 'ready') return;
-    const events = this.redis as unknown as EventEmitter;
-    await new Promise<void>((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        events.off('ready', done);
-        resolve();
-      };
-      const timer = setTimeout(done, this.#readyWaitMs);
-      events.on('ready', done);
-    });
-  }
-
-  async #run<T>(command: () => Promise<T>): Promise<T> {
-    try {
-      await this.#whenReady();
-      return await command();
-    } catch (error) {
-      throw storeUnavailable(error);
-    }
+  #run<T>(command: () => Promise<T>): Promise<T> {
+    return runCommand(this.redis, this.#readyWaitMs, command);
   }
 }
 

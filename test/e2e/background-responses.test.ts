@@ -1,11 +1,9 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startGateway, type RunningGateway } from '../support/gateway.ts';
 import { McpTestServer } from '../support/mcp-test-server.ts';
 import { assertValidResponse } from '../support/openresponses-schema.ts';
 import { openaiChat } from '../support/provider-flavors.ts';
-import { acquireRedis, type TestRedis } from '../support/redis.ts';
-import { startRedisCluster, type TestRedisCluster } from '../support/redis-cluster.ts';
+import { startReplicaPair, type ReplicaPair, type StoreKind } from '../support/replica-pair.ts';
 import { chunk, ScriptedChatUpstream, sse, textReply, usageChunk, type RecordedRequest, type UpstreamReply } from '../support/scripted-chat-upstream.ts';
 import { waitFor } from '../support/wait-for.ts';
 
@@ -22,8 +20,6 @@ function modelCalling(tool: string, args: Record<string, unknown>): (request: Re
   };
 }
 
-type StoreKind = 'memory' | 'redis' | 'redis-cluster';
-
 /**
  * Background responses through the official SDK: created on one replica,
  * polled, resumed and cancelled on the other (one process on the memory
@@ -33,38 +29,18 @@ for (const storeKind of ['memory', 'redis', 'redis-cluster'] as const satisfies 
   describe(`background responses on the ${storeKind} store`, () => {
     const upstream = new ScriptedChatUpstream(textReply('ok'));
     const mcp = new McpTestServer();
-    let redis: TestRedis | null = null;
-    let cluster: TestRedisCluster | null = null;
-    let one: RunningGateway;
-    let other: RunningGateway;
+    let replicas: ReplicaPair;
     let clientOne: OpenAI;
     let clientOther: OpenAI;
 
     beforeAll(async () => {
-      const upstreamUrl = await upstream.start();
-      const mcpUrl = await mcp.start();
-      let store: Record<string, unknown> = {};
-      if (storeKind === 'redis') {
-        redis = await acquireRedis();
-        store = { redisUrl: redis.url, keyPrefix: redis.prefix() };
-      } else if (storeKind === 'redis-cluster') {
-        cluster = await startRedisCluster();
-        store = { clusterNodes: cluster.nodes, keyPrefix: 'bg-test:' };
-      }
-      const overrides = { store, background: { leaseMs: 1_000 }, mcp: { servers: [{ name: 'tools', url: mcpUrl }] } };
-      one = await startGateway(upstreamUrl, overrides);
-      other = storeKind === 'memory' ? one : await startGateway(upstreamUrl, overrides);
-      clientOne = new OpenAI({ baseURL: one.baseURL, apiKey: 'k', maxRetries: 0 });
-      clientOther = new OpenAI({ baseURL: other.baseURL, apiKey: 'k', maxRetries: 0 });
+      const [upstreamUrl, mcpUrl] = await Promise.all([upstream.start(), mcp.start()]);
+      replicas = await startReplicaPair(storeKind, upstreamUrl, { background: { leaseMs: 1_000 }, mcp: { servers: [{ name: 'tools', url: mcpUrl }] } });
+      ({ clientOne, clientOther } = replicas);
     });
     afterAll(async () => {
-      await one.close();
-      if (other !== one) await other.close();
-      await upstream.close();
-      await mcp.close();
-      await redis?.cleanup();
-      await redis?.stop();
-      await cluster?.stop();
+      await replicas.close();
+      await Promise.all([upstream.close(), mcp.close()]);
     });
     beforeEach(() => upstream.setScript(textReply('ok')));
 

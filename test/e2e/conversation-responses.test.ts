@@ -1,10 +1,8 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startGateway, type RunningGateway } from '../support/gateway.ts';
 import { assertValidResponse } from '../support/openresponses-schema.ts';
 import { openaiChat } from '../support/provider-flavors.ts';
-import { acquireRedis, type TestRedis } from '../support/redis.ts';
-import { startRedisCluster, type TestRedisCluster } from '../support/redis-cluster.ts';
+import { startReplicaPair, type ReplicaPair } from '../support/replica-pair.ts';
 import { chunk, ScriptedChatUpstream, sse, textCompletion, textReply, usageChunk, type RecordedRequest, type UpstreamReply } from '../support/scripted-chat-upstream.ts';
 import { waitFor } from '../support/wait-for.ts';
 
@@ -30,35 +28,17 @@ async function itemTexts(client: OpenAI, conversationId: string): Promise<string
 for (const storeKind of ['memory', 'redis', 'redis-cluster'] as const) {
   describe(`responses in a conversation on the ${storeKind} store`, () => {
     const upstream = new ScriptedChatUpstream(textReply('ok'));
-    let redis: TestRedis | null = null;
-    let cluster: TestRedisCluster | null = null;
-    let one: RunningGateway;
-    let other: RunningGateway;
+    let replicas: ReplicaPair;
     let clientOne: OpenAI;
     let clientOther: OpenAI;
 
     beforeAll(async () => {
-      const upstreamUrl = await upstream.start();
-      let store: Record<string, unknown> = {};
-      if (storeKind === 'redis') {
-        redis = await acquireRedis();
-        store = { redisUrl: redis.url, keyPrefix: redis.prefix() };
-      } else if (storeKind === 'redis-cluster') {
-        cluster = await startRedisCluster();
-        store = { clusterNodes: cluster.nodes, keyPrefix: 'conv-test:' };
-      }
-      one = await startGateway(upstreamUrl, { store });
-      other = storeKind === 'memory' ? one : await startGateway(upstreamUrl, { store });
-      clientOne = new OpenAI({ baseURL: one.baseURL, apiKey: 'k', maxRetries: 0 });
-      clientOther = new OpenAI({ baseURL: other.baseURL, apiKey: 'k', maxRetries: 0 });
+      replicas = await startReplicaPair(storeKind, await upstream.start());
+      ({ clientOne, clientOther } = replicas);
     });
     afterAll(async () => {
-      await one.close();
-      if (other !== one) await other.close();
+      await replicas.close();
       await upstream.close();
-      await redis?.cleanup();
-      await redis?.stop();
-      await cluster?.stop();
     });
     beforeEach(() => upstream.setScript(textReply('ok')));
 

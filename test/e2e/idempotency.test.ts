@@ -1,7 +1,6 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startGateway, type RunningGateway } from '../support/gateway.ts';
-import { acquireRedis, type TestRedis } from '../support/redis.ts';
+import { startReplicaPair, type ReplicaPair } from '../support/replica-pair.ts';
 import { ScriptedChatUpstream, textCompletion, textReply, type UpstreamReply } from '../support/scripted-chat-upstream.ts';
 import { waitFor } from '../support/wait-for.ts';
 
@@ -9,32 +8,19 @@ import { waitFor } from '../support/wait-for.ts';
 for (const storeKind of ['memory', 'redis'] as const) {
   describe(`Idempotency-Key on the ${storeKind} store`, () => {
     const upstream = new ScriptedChatUpstream(textReply('once'));
-    let redis: TestRedis | null = null;
-    let one: RunningGateway;
-    let other: RunningGateway;
+    let replicas: ReplicaPair;
     let clientOne: OpenAI;
     let clientOther: OpenAI;
     let counter = 0;
     const key = () => ({ 'Idempotency-Key': `key-${storeKind}-${counter++}` });
 
     beforeAll(async () => {
-      const upstreamUrl = await upstream.start();
-      let store: Record<string, unknown> = {};
-      if (storeKind === 'redis') {
-        redis = await acquireRedis();
-        store = { redisUrl: redis.url, keyPrefix: redis.prefix() };
-      }
-      one = await startGateway(upstreamUrl, { store });
-      other = storeKind === 'memory' ? one : await startGateway(upstreamUrl, { store });
-      clientOne = new OpenAI({ baseURL: one.baseURL, apiKey: 'k', maxRetries: 0 });
-      clientOther = new OpenAI({ baseURL: other.baseURL, apiKey: 'k', maxRetries: 0 });
+      replicas = await startReplicaPair(storeKind, await upstream.start());
+      ({ clientOne, clientOther } = replicas);
     });
     afterAll(async () => {
-      await one.close();
-      if (other !== one) await other.close();
+      await replicas.close();
       await upstream.close();
-      await redis?.cleanup();
-      await redis?.stop();
     });
     beforeEach(() => upstream.setScript(textReply('once')));
 
