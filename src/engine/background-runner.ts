@@ -73,16 +73,25 @@ export class BackgroundRunner {
   }
 
   /**
-   * Takes a response whose queued record is stored: leases it to this
-   * replica, then runs its events to the end in the background. Rejects
-   * (before anything runs) only when the lease cannot be taken.
+   * Takes a queued response: leases it to this replica, stores it as
+   * `queued`, then runs its events to the end in the background. Rejects
+   * (before anything runs, nothing left behind) when the lease or the record
+   * cannot be written.
    */
   async start(record: StoredResponse, events: AsyncGenerator<ResponseStreamEvent[]>, cancel: () => void): Promise<void> {
     const ref = { tenant: record.tenant, id: record.response.id };
+    const { registry, store, leaseMs } = this.#options;
     try {
-      await this.#options.registry.register(ref, this.#options.leaseMs);
+      await registry.register(ref, leaseMs);
+      try {
+        await store.put(structuredClone(record));
+      } catch (error) {
+        await registry.unregister(ref).catch(() => {});
+        throw error;
+      }
     } catch (error) {
       cancel();
+      // Ends the loop before its first step: nothing ran, nothing to store.
       await events.return(undefined);
       throw error;
     }

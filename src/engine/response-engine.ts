@@ -62,6 +62,8 @@ export interface ResponseRun {
   readonly omittedTools: readonly string[];
   /** A background response's record as first stored (status `queued`). */
   readonly queued: StoredResponse | null;
+  /** Releases what the response holds when its events will never be read (a background start that failed). */
+  abandon(): void;
 }
 
 /** A background response, stored as `queued` and running detached. */
@@ -113,7 +115,12 @@ export class ResponseEngine {
     const controller = new AbortController();
     const run = await this.createResponse(request, { ...options, signal: controller.signal });
     const record = run.queued!;
-    await runner.start(record, run.events, () => controller.abort(new Error('The response was cancelled.')));
+    try {
+      await runner.start(record, run.events, () => controller.abort(new Error('The response was cancelled.')));
+    } catch (error) {
+      run.abandon();
+      throw error;
+    }
     return { record, provider: run.provider, upstreamModel: run.upstreamModel, omittedTools: run.omittedTools };
   }
 
@@ -217,8 +224,8 @@ export class ResponseEngine {
     if (request.background) {
       response.status = 'queued';
       response.background = true;
+      // Stored by the background runner, once it holds the response's lease.
       queued = { tenant: options.tenant, response: structuredClone(response), inputItems: input, previousResponseId: request.previous_response_id ?? null };
-      await this.#options.store.put(structuredClone(queued));
     }
     const events = runResponseLoop({
       response,
@@ -244,7 +251,17 @@ export class ResponseEngine {
         onHookFailure: request.stream ? 'fail-response' : 'throw',
       },
     });
-    return { events, provider: route.provider.name, upstreamModel: route.upstreamModel, omittedTools: declared.omitted, queued };
+    return {
+      events,
+      provider: route.provider.name,
+      upstreamModel: route.upstreamModel,
+      omittedTools: declared.omitted,
+      queued,
+      abandon: () => {
+        deadline.dispose();
+        void claim?.abandon();
+      },
+    };
   }
 
   #conversations(): ConversationStore {
