@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError, invalidRequest } from '../errors/gateway-error.ts';
 import type { ResponseResource } from '../protocol/response-resource.ts';
-import type { ResponseStreamEventBody } from '../protocol/stream-events.ts';
+import { replayStoredResponse } from '../engine/replay-stored-response.ts';
 import type { IdempotencyStore } from '../store/idempotency-store.ts';
 import type { ResponseStore } from '../store/response-store.ts';
 import { streamBackgroundEvents, type BackgroundStreamSource } from './background-stream.ts';
@@ -69,22 +69,12 @@ export async function takeIdempotencyKey(request: FastifyRequest, reply: Fastify
   return null;
 }
 
-/** A finished, non-background response as a stream: lifecycle events around each whole item (its deltas were not kept). */
+/** A finished, non-background response as a stream (its deltas were not kept: each part comes as one). */
 async function replayStored(reply: FastifyReply, response: ResponseResource, keepAliveMs: number): Promise<void> {
-  const bodies: ResponseStreamEventBody[] = [
-    { type: 'response.created', response: { ...response, status: 'in_progress', output: [], usage: null, completed_at: null } },
-    { type: 'response.in_progress', response: { ...response, status: 'in_progress', output: [], usage: null, completed_at: null } },
-    ...response.output.flatMap((item, index): ResponseStreamEventBody[] => [
-      { type: 'response.output_item.added', output_index: index, item },
-      { type: 'response.output_item.done', output_index: index, item },
-    ]),
-    { type: response.status === 'failed' ? 'response.failed' : response.status === 'completed' || response.status === 'requires_action' ? 'response.completed' : 'response.incomplete', response },
-  ];
   reply.hijack();
   const writer = new SseWriter(reply.raw, reply.getHeaders() as Record<string, string>, keepAliveMs);
-  let sequence = 0;
-  for (const body of bodies) {
-    const written = writer.event(body.type, JSON.stringify({ ...body, sequence_number: sequence++ }));
+  for (const event of replayStoredResponse(response)) {
+    const written = writer.event(event.type, JSON.stringify(event));
     if (written !== true && !(await written)) break;
   }
   await writer.write('data: [DONE]\n\n');

@@ -1,6 +1,7 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { McpTestServer } from '../support/mcp-test-server.ts';
+import { assertEventStreamInvariants } from '../support/event-invariants.ts';
 import { assertValidResponse } from '../support/openresponses-schema.ts';
 import { openaiChat } from '../support/provider-flavors.ts';
 import { startReplicaPair, type ReplicaPair, type StoreKind } from '../support/replica-pair.ts';
@@ -65,7 +66,9 @@ for (const storeKind of ['memory', 'redis', 'redis-cluster'] as const satisfies 
       let id = '';
       let lastSequence = -1;
       let seen = '';
+      const all: { type: string; sequence_number: number; [field: string]: any }[] = [];
       for await (const event of first) {
+        all.push(event);
         lastSequence = event.sequence_number;
         if (event.type === 'response.created') {
           id = event.response.id;
@@ -79,10 +82,13 @@ for (const storeKind of ['memory', 'redis', 'redis-cluster'] as const satisfies 
       const sequences: number[] = [];
       let final: OpenAI.Responses.Response | null = null;
       for await (const event of resumed) {
+        all.push(event);
         sequences.push(event.sequence_number);
         if (event.type === 'response.output_text.delta') seen += event.delta;
         if (event.type === 'response.completed') final = event.response;
       }
+      // What the first connection got and what the resume got make one whole, valid event stream.
+      assertEventStreamInvariants(all);
       expect(sequences[0]).toBe(lastSequence + 1);
       expect(sequences).toEqual(sequences.map((_, index) => lastSequence + 1 + index));
       expect(final?.status).toBe('completed');
@@ -119,9 +125,10 @@ for (const storeKind of ['memory', 'redis', 'redis-cluster'] as const satisfies 
       expect(again.status).toBe('cancelled');
       expect((await clientOther.responses.retrieve(queued.id)).status).toBe('cancelled');
       // The stream of a cancelled response ends with its terminal event.
-      const events: string[] = [];
-      for await (const event of await clientOther.responses.retrieve(queued.id, { stream: true })) events.push(event.type);
-      expect(events.at(-1)).toBe('response.incomplete');
+      const events: { type: string; sequence_number: number; [field: string]: any }[] = [];
+      for await (const event of await clientOther.responses.retrieve(queued.id, { stream: true })) events.push(event);
+      expect(assertEventStreamInvariants(events).status).toBe('cancelled');
+      expect(events.at(-1)!.type).toBe('response.incomplete');
     });
 
     it('cancel of a response that was not background is a 400; of an unknown one a 404', async () => {

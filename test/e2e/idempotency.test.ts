@@ -1,5 +1,7 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { assertEventStreamInvariants, parseSseText } from '../support/event-invariants.ts';
+import { assertValidResponse } from '../support/openresponses-schema.ts';
 import { startReplicaPair, type ReplicaPair } from '../support/replica-pair.ts';
 import { ScriptedChatUpstream, textCompletion, textReply, type UpstreamReply } from '../support/scripted-chat-upstream.ts';
 import { waitFor } from '../support/wait-for.ts';
@@ -31,6 +33,7 @@ for (const storeKind of ['memory', 'redis'] as const) {
       const { data: again, response } = await clientOther.responses.create({ model: 'm', input: 'hi' }, { headers }).withResponse();
       expect(again.id).toBe(first.id);
       expect(again.output_text).toBe('once');
+      assertValidResponse(again);
       expect(response.headers.get('idempotent-replayed')).toBe('true');
       expect(upstream.requests.length).toBe(before + 1);
       // Streamed, the retry is a stream the SDK rebuilds into the same response.
@@ -40,6 +43,11 @@ for (const storeKind of ['memory', 'redis'] as const) {
       expect(restreamed.id).toBe(streamed.id);
       expect(restreamed.output_text).toBe('once');
       expect(upstream.requests.length).toBe(before + 2);
+      // The replayed stream on the wire: a whole, valid event stream.
+      const raw = await fetch(`${replicas.other.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json', ...streamHeaders }, body: JSON.stringify({ model: 'm', input: 'hi', stream: true }) });
+      const { events, done } = parseSseText(await raw.text());
+      expect(done).toBe(true);
+      expect(assertEventStreamInvariants(events).id).toBe(streamed.id);
     });
 
     it('the same key with another body is a 400; while the first still runs a retry is a 409', async () => {

@@ -1,0 +1,58 @@
+import type { OutputItem } from '../protocol/output-items.ts';
+import type { ResponseResource } from '../protocol/response-resource.ts';
+import type { ResponseStreamEvent, ResponseStreamEventBody } from '../protocol/stream-events.ts';
+
+/**
+ * A finished response told again as the event stream a client would have
+ * read: lifecycle events, each item added, its text parts or arguments as
+ * one delta each, done, then the terminal event — for a retried streaming
+ * request whose events were not kept (an `Idempotency-Key` replay of a
+ * response that was not background). Same ordering rules as a live stream.
+ */
+export function replayStoredResponse(response: ResponseResource): ResponseStreamEvent[] {
+  const start = { ...response, status: 'in_progress' as const, output: [], usage: null, completed_at: null, error: null, incomplete_details: null };
+  const bodies: ResponseStreamEventBody[] = [{ type: 'response.created', response: start }, { type: 'response.in_progress', response: start }];
+  response.output.forEach((item, index) => bodies.push(...itemEvents(item, index)));
+  const terminal = response.status === 'failed' ? 'response.failed' : response.status === 'completed' || response.status === 'requires_action' ? 'response.completed' : 'response.incomplete';
+  bodies.push({ type: terminal, response });
+  return bodies.map((body, sequence) => ({ ...body, sequence_number: sequence }) as ResponseStreamEvent);
+}
+
+function itemEvents(item: OutputItem, outputIndex: number): ResponseStreamEventBody[] {
+  const scope = { item_id: item.id, output_index: outputIndex };
+  if (item.type === 'message') {
+    const events: ResponseStreamEventBody[] = [{ type: 'response.output_item.added', output_index: outputIndex, item: { ...item, status: 'in_progress', content: [] } }];
+    item.content.forEach((part, contentIndex) => {
+      const at = { ...scope, content_index: contentIndex };
+      if (part.type === 'refusal') {
+        events.push(
+          { type: 'response.content_part.added', ...at, part: { ...part, refusal: '' } },
+          { type: 'response.refusal.delta', ...at, delta: part.refusal },
+          { type: 'response.refusal.done', ...at, refusal: part.refusal },
+        );
+      } else {
+        events.push(
+          { type: 'response.content_part.added', ...at, part: { ...part, text: '', ...('logprobs' in part && { logprobs: [] }) } },
+          { type: 'response.output_text.delta', ...at, delta: part.text, logprobs: [] },
+          { type: 'response.output_text.done', ...at, text: part.text, logprobs: [] },
+        );
+      }
+      events.push({ type: 'response.content_part.done', ...at, part });
+    });
+    events.push({ type: 'response.output_item.done', output_index: outputIndex, item });
+    return events;
+  }
+  if (item.type === 'function_call') {
+    return [
+      { type: 'response.output_item.added', output_index: outputIndex, item: { ...item, status: 'in_progress', arguments: '' } },
+      { type: 'response.function_call_arguments.delta', ...scope, delta: item.arguments },
+      { type: 'response.function_call_arguments.done', ...scope, arguments: item.arguments },
+      { type: 'response.output_item.done', output_index: outputIndex, item },
+    ];
+  }
+  // Every other kind travels whole, in added and done, as it does live.
+  return [
+    { type: 'response.output_item.added', output_index: outputIndex, item },
+    { type: 'response.output_item.done', output_index: outputIndex, item },
+  ];
+}
