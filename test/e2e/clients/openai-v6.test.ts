@@ -79,6 +79,21 @@ describe.each(flavors)('openai v6 over $name', (flavor) => {
     expect(flavor.seen(upstream.requests[0]!)).toEqual([{ kind: 'user', text: 'helper hi' }]);
   });
 
+  it('background: create, retrieve({stream, starting_after}) resumes, cancel of a finished one returns it, conversations', async () => {
+    script(() => ({ text: 'v6 in the background' }));
+    const queued = await client.responses.create({ model: flavor.model, input: 'hi', background: true });
+    expect(queued.status).toBe('queued');
+    const events = [];
+    for await (const event of await client.responses.retrieve(queued.id, { stream: true, starting_after: 0 })) events.push(event);
+    expect(events[0]!.sequence_number).toBe(1);
+    expect(events.at(-1)!.type).toBe('response.completed');
+    expect((await client.responses.cancel(queued.id)).status).toBe('completed');
+    const conversation = await client.conversations.create({ items: [{ type: 'message', role: 'user', content: 'I am v6.' }] });
+    await client.responses.create({ model: flavor.model, input: 'Who am I?', conversation: conversation.id });
+    const items = await client.conversations.items.list(conversation.id, { order: 'asc' });
+    expect(items.data.map((item) => item.type)).toEqual(['message', 'message', 'message']);
+  });
+
   it('retrieve, inputItems.list and delete read the stored response without calling the model', async () => {
     const created = await client.responses.create({ model: flavor.model, input: 'remember me' });
     expect(upstream.requests).toHaveLength(1);
