@@ -46,6 +46,7 @@ export class BackgroundRunner {
   readonly #idleWaiters = new Set<() => void>();
   readonly #tick: NodeJS.Timeout;
   #ticking = false;
+  #renewalFailing = false;
 
   constructor(options: BackgroundOptions) {
     this.#options = options;
@@ -190,8 +191,12 @@ export class BackgroundRunner {
         await Promise.all(claimed.map((ref) => this.#endOrphan(ref).catch((error: unknown) => this.#retryOrphan(ref, error))));
         if (claimed.length < REAP_BATCH) break;
       }
+      if (this.#renewalFailing) this.#options.log.info({}, 'background responses: lease renewal works again');
+      this.#renewalFailing = false;
     } catch (error) {
-      this.#options.log.warn({ err: error }, 'background responses: lease renewal failed; retrying');
+      // Once per outage: the store's own connection log already reports the outage itself.
+      if (!this.#renewalFailing) this.#options.log.warn({ err: error }, 'background responses: lease renewal failed; retrying every tick');
+      this.#renewalFailing = true;
     } finally {
       this.#ticking = false;
     }

@@ -102,7 +102,7 @@ describe('a Redis that never answers', () => {
     } finally {
       server.process.kill('SIGCONT');
     }
-    await waitFor(() => lines.some((line) => /back/.test(line.msg)));
+    await waitFor(() => lines.some((line) => line.msg === 'Redis connection is back'));
     expect((await post({})).status).toBe(200);
   });
 });
