@@ -1,6 +1,7 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway } from '../support/gateway.ts';
+import { assertValidResponse } from '../support/openresponses-schema.ts';
 import { startGatewayProcess, type GatewayProcess } from '../support/gateway-process.ts';
 import { acquireRedis, type TestRedis } from '../support/redis.ts';
 import { startRedisCluster, type TestRedisCluster } from '../support/redis-cluster.ts';
@@ -81,6 +82,7 @@ for (const storeKind of ['redis', 'redis-cluster'] as const) {
         let latest = await onSurvivor.responses.retrieve(id);
         await waitFor(async () => (latest = await onSurvivor.responses.retrieve(id)).status === 'failed', 10_000, 50);
         expect(latest.error?.code).toBe('response_owner_lost');
+        assertValidResponse(latest);
       }
       const detectedMs = Date.now() - killedAt;
       // Lease (1 s) + one renewal tick of the survivor (lease / 5) + polling and a loaded machine's slack.
@@ -102,6 +104,7 @@ for (const storeKind of ['redis', 'redis-cluster'] as const) {
         const final = await new OpenAI({ baseURL: watcher.baseURL, apiKey: 'k', maxRetries: 0 }).responses.retrieve(queued.id);
         expect(final.status).toBe('incomplete');
         expect(final.incomplete_details?.reason).toBe('server_shutdown');
+        assertValidResponse(final);
       } finally {
         await watcher.close();
       }

@@ -1,6 +1,6 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { assertValidResponse } from '../support/openresponses-schema.ts';
+import { assertValidItem, assertValidResponse } from '../support/openresponses-schema.ts';
 import { openaiChat } from '../support/provider-flavors.ts';
 import { startReplicaPair, type ReplicaPair } from '../support/replica-pair.ts';
 import { chunk, ScriptedChatUpstream, sse, textCompletion, textReply, usageChunk, type RecordedRequest, type UpstreamReply } from '../support/scripted-chat-upstream.ts';
@@ -17,6 +17,7 @@ const shown = (request: RecordedRequest) => openaiChat.seen(request).flatMap((en
 async function itemTexts(client: OpenAI, conversationId: string): Promise<string[]> {
   const texts: string[] = [];
   for await (const item of client.conversations.items.list(conversationId, { order: 'asc', limit: 3 })) {
+    assertValidItem(item);
     if (item.type !== 'message') continue;
     const text = item.content.map((part) => ('text' in part ? part.text : '')).join('');
     texts.push(`${item.role}: ${text}`);

@@ -3,7 +3,7 @@ import OpenAI from 'openai';
 import { RedisKeys } from '../../src/store/redis-keys.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../support/gateway.ts';
-import { assertErrorEnvelope } from '../support/openresponses-schema.ts';
+import { assertErrorEnvelope, assertValidItem } from '../support/openresponses-schema.ts';
 import { acquireRedis, type TestRedis } from '../support/redis.ts';
 import { ScriptedChatUpstream, textReply } from '../support/scripted-chat-upstream.ts';
 
@@ -105,6 +105,7 @@ for (const storeKind of ['memory', 'redis'] as const) {
       const walkedDesc: any[] = [];
       for await (const item of client.conversations.items.list(conversation.id, { limit: 2 })) walkedDesc.push(item);
       expect(texts(walkedDesc)).toEqual(['function_call_output', 'function_call', 'three', 'two', 'one']);
+      for (const item of walkedDesc) assertValidItem(item);
       const walkedAsc: any[] = [];
       for await (const item of client.conversations.items.list(conversation.id, { limit: 1, order: 'asc', include: ['reasoning.encrypted_content'] })) walkedAsc.push(item);
       expect(walkedAsc).toEqual([...walkedDesc].reverse());
