@@ -9,6 +9,7 @@ import type { ResponseResource } from '../protocol/response-resource.ts';
 import type { ResponseStreamEvent } from '../protocol/stream-events.ts';
 import type { ModelRoute, ModelRouter } from '../providers/model-router.ts';
 import type { TurnRequest, TurnStream } from '../providers/provider.ts';
+import { toTurnRequest } from './turn-request.ts';
 import type { ConversationTurn, ResponseStore, StoredInputItem, StoredResponse } from '../store/response-store.ts';
 import { newId } from '../util/ids.ts';
 import type { SecretRedactor } from '../util/secret-redactor.ts';
@@ -288,31 +289,4 @@ async function startFirstTurn(route: ModelRoute, request: TurnRequest, deadline:
     if (deadline.cause === 'deadline_exceeded' || deadline.cause === 'server_shutdown') return null;
     throw error;
   }
-}
-
-function toTurnRequest(request: CreateResponseRequest, model: string, items: TurnRequest['items'], historyLength: number, tools: TurnRequest['tools']): TurnRequest {
-  return {
-    model,
-    instructions: request.instructions ?? null,
-    items,
-    historyLength,
-    tools,
-    toolChoice: request.tool_choice ?? null,
-    parallelToolCalls: request.parallel_tool_calls ?? null,
-    textFormat: request.text?.format ?? null,
-    verbosity: request.text?.verbosity ?? null,
-    maxOutputTokens: request.max_output_tokens ?? null,
-    temperature: request.temperature ?? null,
-    topP: request.top_p ?? null,
-    presencePenalty: request.presence_penalty ?? null,
-    frequencyPenalty: request.frequency_penalty ?? null,
-    reasoningEffort: request.reasoning?.effort ?? null,
-    topLogprobs: request.top_logprobs ?? null,
-    logprobs: request.include?.includes('message.output_text.logprobs') === true || (request.top_logprobs ?? 0) > 0,
-    safetyIdentifier: request.safety_identifier ?? null,
-    promptCacheKey: request.prompt_cache_key ?? null,
-    serviceTier: request.service_tier ?? null,
-    // A background response streams from its upstream whatever the client asked: its events are what pollers and resumed streams read.
-    stream: request.stream === true || request.background === true,
-  };
 }

@@ -1,0 +1,30 @@
+import type { CreateResponseRequest } from '../protocol/create-response-request.ts';
+import type { TurnRequest } from '../providers/provider.ts';
+
+/** What one model call is asked, from the client's request and the conversation the engine assembled. */
+export function toTurnRequest(request: CreateResponseRequest, model: string, items: TurnRequest['items'], historyLength: number, tools: TurnRequest['tools']): TurnRequest {
+  return {
+    model,
+    instructions: request.instructions ?? null,
+    items,
+    historyLength,
+    tools,
+    toolChoice: request.tool_choice ?? null,
+    parallelToolCalls: request.parallel_tool_calls ?? null,
+    textFormat: request.text?.format ?? null,
+    verbosity: request.text?.verbosity ?? null,
+    maxOutputTokens: request.max_output_tokens ?? null,
+    temperature: request.temperature ?? null,
+    topP: request.top_p ?? null,
+    presencePenalty: request.presence_penalty ?? null,
+    frequencyPenalty: request.frequency_penalty ?? null,
+    reasoningEffort: request.reasoning?.effort ?? null,
+    topLogprobs: request.top_logprobs ?? null,
+    logprobs: request.include?.includes('message.output_text.logprobs') === true || (request.top_logprobs ?? 0) > 0,
+    safetyIdentifier: request.safety_identifier ?? null,
+    promptCacheKey: request.prompt_cache_key ?? null,
+    serviceTier: request.service_tier ?? null,
+    // A background response streams from its upstream whatever the client asked: its events are what pollers and resumed streams read.
+    stream: request.stream === true || request.background === true,
+  };
+}
