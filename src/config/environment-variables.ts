@@ -49,6 +49,7 @@ export const ENVIRONMENT_VARIABLES: readonly EnvironmentVariable[] = [
   { name: 'API_KEYS', path: ['auth', 'apiKeys'], parse: 'api-keys', help: 'JSON object of client API keys to tenant names, {"sk-…": "team-a"}; unset: no authentication' },
   { name: 'REDIS_URL', path: ['store', 'redisUrl'], parse: 'text', help: 'redis:// or rediss:// URL: keep responses in Redis (shared by replicas) instead of memory' },
   { name: 'REDIS_CLUSTER_NODES', path: ['store', 'clusterNodes'], parse: 'list', help: 'comma-separated redis:// URLs of Redis Cluster nodes: keep responses on the cluster (replaces REDIS_URL)' },
+  { name: 'WEBSOCKET_MAX_CONNECTION_MS', path: ['server', 'websocketMaxConnectionMs'], parse: 'integer', help: 'longest a WebSocket connection on /v1/responses stays open (default 60 minutes)' },
   { name: 'BACKGROUND_LEASE_MS', path: ['background', 'leaseMs'], parse: 'integer', help: 'background responses: a replica silent this long is presumed dead and its responses end as failed' },
   { name: 'REDIS_KEY_PREFIX', path: ['store', 'keyPrefix'], parse: 'text', help: 'prefix of every Redis key' },
   { name: 'STORE_TTL_SECONDS', path: ['store', 'ttlSeconds'], parse: 'integer', help: 'how long stored responses live, in seconds' },

@@ -44,6 +44,10 @@ export const GatewayConfig = z.object({
       shutdownGraceMs: z.int().min(0).default(30_000),
       /** How long an `Idempotency-Key` on POST /v1/responses keeps its response, per tenant. */
       idempotencyTtlSeconds: z.int().positive().default(86_400),
+      /** How long one WebSocket connection on /v1/responses may stay open (OpenResponses: 60 minutes). */
+      websocketMaxConnectionMs: z.int().positive().default(3_600_000),
+      /** response.create events that may wait behind a WebSocket's running response. */
+      websocketMaxQueued: z.int().positive().default(32),
     })
     .prefault({}),
   logLevel: z.string().toLowerCase().pipe(z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])).default('info'),

@@ -6,6 +6,7 @@ import { REQUEST_LIMITS } from '../protocol/request-limits.ts';
 import type { ConversationTurn, ResponseStore, StoredInputItem, StoredItem } from '../store/response-store.ts';
 import { newId } from '../util/ids.ts';
 import { checkToolOutputs } from './check-tool-outputs.ts';
+import type { ConnectionResponses } from './connection-responses.ts';
 import { CLIENT_CALL_TYPES } from './client-call-kinds.ts';
 import { openTurnOf } from './open-turn.ts';
 import { storedItemToInput } from './stored-item-to-input.ts';
@@ -21,6 +22,8 @@ export interface Conversation {
   previousOutput: OutputItem[];
   /** Tools a client-run tool search of this conversation loaded (stored turns and this input). */
   loadedTools: LoadableToolParam[];
+  /** The `previous_response_id` chain, oldest first (empty without one): with this response appended, the chain a connection keeps. */
+  turns: readonly ConversationTurn[];
 }
 
 /**
@@ -28,7 +31,13 @@ export interface Conversation {
  * round trip whatever its depth), then the new input with `item_reference`s
  * resolved (one more). Instructions are never inherited.
  */
-export async function buildConversation(store: ResponseStore, tenant: string, request: CreateResponseRequest, conversationItems: readonly StoredItem[] | null = null): Promise<Conversation> {
+export async function buildConversation(
+  store: ResponseStore,
+  tenant: string,
+  request: CreateResponseRequest,
+  conversationItems: readonly StoredItem[] | null = null,
+  connection: ConnectionResponses | null = null,
+): Promise<Conversation> {
   const history: InputItem[] = [];
   const searchOutputs: { item: StoredInputItem; param: string }[] = [];
   let previous: ConversationTurn | null = null;
@@ -40,8 +49,12 @@ export async function buildConversation(store: ResponseStore, tenant: string, re
     if (item.type.startsWith('mcp_')) previousOutput.push(item as OutputItem);
   }
   const previousId = request.previous_response_id;
+  let chain: readonly ConversationTurn[] = [];
   if (previousId) {
-    const { turns, missing } = await store.chain(tenant, previousId);
+    // The connection's own latest response first: with store=false it is the only place it exists.
+    const local = connection?.chain(previousId);
+    const { turns, missing } = local ? { turns: local, missing: null } : await store.chain(tenant, previousId);
+    chain = turns;
     if (missing !== null) {
       const message = missing === previousId ? `Previous response with id '${previousId}' not found.` : `Previous response with id '${previousId}' continues response '${missing}', which is no longer stored.`;
       throw notFound(message, 'previous_response_not_found', 'previous_response_id');
@@ -66,7 +79,7 @@ export async function buildConversation(store: ResponseStore, tenant: string, re
   input.forEach((item, index) => {
     if (item.type === 'tool_search_output') searchOutputs.push({ item, param: `input[${index}]` });
   });
-  return { history, input, previous, previousOutput, loadedTools: loadedToolsOf(searchOutputs) };
+  return { history, input, previous, previousOutput, loadedTools: loadedToolsOf(searchOutputs), turns: chain };
 }
 
 /** What the conversation's tool searches loaded, at most `maxTools` of them (each function of a namespace counted), like the request's own tools. */

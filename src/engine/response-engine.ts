@@ -14,6 +14,7 @@ import type { ConversationTurn, ResponseStore, StoredInputItem, StoredResponse }
 import { newId } from '../util/ids.ts';
 import type { SecretRedactor } from '../util/secret-redactor.ts';
 import type { BackgroundRunner } from './background-runner.ts';
+import type { ConnectionResponses } from './connection-responses.ts';
 import { buildConversation } from './conversation.ts';
 import { ConversationClaim, conversationNotFound } from './conversation-claim.ts';
 import type { ConversationStore } from '../store/conversation-store.ts';
@@ -50,6 +51,8 @@ export interface CreateResponseOptions {
   /** Aborted when the client goes away. */
   signal: AbortSignal;
   observers?: readonly LoopObserver[];
+  /** The connection's own latest response (WebSocket): continued from before the store, and replaced by this one when it ends. */
+  connection?: ConnectionResponses;
 }
 
 /** A response whose first model call has been accepted by the upstream. */
@@ -162,7 +165,7 @@ export class ResponseEngine {
     const { model, route, responseId, claim } = taken;
     const conversationItems = claim ? await this.#conversations().items(options.tenant, claim.conversationId) : null;
     if (claim && conversationItems === null) throw conversationNotFound(claim.conversationId);
-    const { history, input, previous, previousOutput, loadedTools } = await buildConversation(store, options.tenant, request, conversationItems);
+    const { history, input, previous, previousOutput, loadedTools, turns } = await buildConversation(store, options.tenant, request, conversationItems, options.connection ?? null);
     if (history.length === 0 && input.length === 0 && !request.instructions) {
       throw invalidRequest("Missing required parameter: 'input'.", 'input', 'missing_required_parameter');
     }
@@ -178,7 +181,7 @@ export class ResponseEngine {
     const mcpServers = (request.tools ?? []).flatMap((tool, index) => (tool.type === 'mcp' ? [{ tool, index }] : []));
     const deadline = new ResponseDeadline(options.signal, limits.deadlineMs, this.#inFlight);
     try {
-      return await this.#start(request, options, { route, model, responseId, claim, history, input, previous, previousOutput, declared, mcpServers, policy, deadline });
+      return await this.#start(request, options, { route, model, responseId, claim, history, input, previous, previousOutput, turns, declared, mcpServers, policy, deadline });
     } catch (error) {
       deadline.dispose();
       throw error;
@@ -197,6 +200,7 @@ export class ResponseEngine {
       input: StoredInputItem[];
       previous: ConversationTurn | null;
       previousOutput: OutputItem[];
+      turns: readonly ConversationTurn[];
       declared: DeclaredTools;
       mcpServers: ToolContext['mcpServers'];
       policy: LoopPolicy;
@@ -204,7 +208,7 @@ export class ResponseEngine {
     },
   ): Promise<ResponseRun> {
     const { executors, limits } = this.#options;
-    const { route, model, responseId, claim, history, input, previous, previousOutput, declared, mcpServers, policy, deadline } = prepared;
+    const { route, model, responseId, claim, history, input, previous, previousOutput, turns, declared, mcpServers, policy, deadline } = prepared;
     const functionTools = declared.functions;
     const signal = deadline.signal;
 
@@ -221,6 +225,8 @@ export class ResponseEngine {
     // A background response starts its model call inside the loop: a refusal then ends it as `failed`.
     const firstTurn = resume || request.background ? null : await startFirstTurn(route, turnRequest, deadline);
     const response: ResponseResource = initialResponse(request, responseId, model, Math.floor(Date.now() / 1000));
+    // Said in the response itself too, for transports without headers (WebSocket) and for whoever reads it back.
+    if (declared.omitted.length > 0) response['loopgate:omitted_tools'] = declared.omitted;
     let queued: StoredResponse | null = null;
     if (request.background) {
       response.status = 'queued';
@@ -248,6 +254,8 @@ export class ResponseEngine {
           if (final.error && this.#options.secrets) final.error.message = this.#options.secrets.redact(final.error.message);
           await this.#persist(request, options.tenant, final, input);
           await claim?.finish(final, input);
+          // A failed response is not continued from (and the transport evicts the one it continued).
+          if (options.connection && final.status !== 'failed') options.connection.remember([...turns, { responseId: final.id, status: final.status, inputItems: input, output: final.output }]);
         },
         onHookFailure: request.stream ? 'fail-response' : 'throw',
       },

@@ -29,6 +29,7 @@ import { registerModelsRoute } from './routes/models-route.ts';
 import { registerConversationsRoutes } from './routes/conversations-routes.ts';
 import { registerResponsesRoute } from './routes/responses-route.ts';
 import { registerStoredResponsesRoutes } from './routes/stored-responses-route.ts';
+import { registerResponsesSocket, type OpenSockets } from './websocket/responses-socket-route.ts';
 
 export interface AppOptions {
   config: GatewayConfig;
@@ -136,7 +137,16 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   }
   registerAuthentication(app, config.auth.apiKeys);
   registerErrorHandling(app, secrets);
-  const drain = registerGracefulDrain(app, { graceMs: config.server.shutdownGraceMs, stopResponses: () => engine.shutDown() });
+  let sockets: OpenSockets | null = null;
+  const drain = registerGracefulDrain(app, { graceMs: config.server.shutdownGraceMs, stopResponses: () => engine.shutDown(), cutUpgradedConnections: () => sockets?.terminate() });
+  sockets = await registerResponsesSocket(app, {
+    engine,
+    secrets,
+    maxFrameBytes: config.server.bodyLimitBytes,
+    maxConnectionMs: config.server.websocketMaxConnectionMs,
+    pingIntervalMs: config.server.keepAliveIntervalMs,
+    maxQueuedFrames: config.server.websocketMaxQueued,
+  });
   registerHealthRoutes(app, () => readiness({ draining: () => drain.draining, providers, providerTypes: config.providers, store, mcpServers: () => mcp.status() }));
   registerModelsRoute(app, router, config.defaultModel);
   const backgroundSource = { events: backgroundStores.events, store, keepAliveIntervalMs: config.server.keepAliveIntervalMs };

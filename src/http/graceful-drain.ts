@@ -6,6 +6,8 @@ export interface GracefulDrainOptions {
   graceMs: number;
   /** Ends every response still running (each with its terminal event, stored). */
   stopResponses(): void;
+  /** Cuts connections Node's HTTP server no longer tracks (upgraded WebSockets), with the rest. */
+  cutUpgradedConnections?(): void;
 }
 
 export interface DrainState {
@@ -52,7 +54,12 @@ export function registerGracefulDrain(app: FastifyInstance, options: GracefulDra
     const graceEnded = setTimeout(() => {
       app.log.warn({ grace_ms: options.graceMs }, 'shutdown grace over: ending the responses still running');
       options.stopResponses();
-      timers.push(setTimeout(() => app.server.closeAllConnections(), FINISH_MS).unref());
+      timers.push(
+        setTimeout(() => {
+          app.server.closeAllConnections();
+          options.cutUpgradedConnections?.();
+        }, FINISH_MS).unref(),
+      );
     }, options.graceMs);
     timers.push(graceEnded.unref());
   });

@@ -32,7 +32,7 @@ export class ResponseLog implements LoopObserver {
     this.#firstByteAt ??= performance.now();
   }
 
-  write(log: InfoLogger, response: ResponseResource, context: { tenant: string; provider: string; upstreamModel: string; stream: boolean; omittedTools: readonly string[] }): void {
+  write(log: InfoLogger, response: ResponseResource, context: { tenant: string; provider: string; upstreamModel: string; stream: boolean; omittedTools: readonly string[]; transport?: 'websocket' }): void {
     const usage = response.usage;
     log.info(
       {
@@ -45,6 +45,7 @@ export class ResponseLog implements LoopObserver {
         ...(response.incomplete_details && { reason: response.incomplete_details.reason }),
         ...(response.error && { error_code: response.error.code }),
         stream: context.stream,
+        ...(context.transport && { transport: context.transport }),
         ...(context.omittedTools.length > 0 && { omitted_tools: context.omittedTools }),
         turns: this.#turns,
         tool_calls: this.#toolCalls,

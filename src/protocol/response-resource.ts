@@ -66,4 +66,6 @@ export interface ResponseResource {
   metadata: Record<string, string>;
   safety_identifier: string | null;
   prompt_cache_key: string | null;
+  /** Hosted tools the request named that the model was not offered (README: hosted tools); absent when none. */
+  'loopgate:omitted_tools'?: string[];
 }
