@@ -29,7 +29,7 @@ import { registerModelsRoute } from './routes/models-route.ts';
 import { registerConversationsRoutes } from './routes/conversations-routes.ts';
 import { registerResponsesRoute } from './routes/responses-route.ts';
 import { registerStoredResponsesRoutes } from './routes/stored-responses-route.ts';
-import { registerResponsesSocket, type OpenSockets } from './websocket/responses-socket-route.ts';
+import { registerResponsesSocket } from './websocket/responses-socket-route.ts';
 
 export interface AppOptions {
   config: GatewayConfig;
@@ -135,11 +135,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       maxAge: 600,
     });
   }
-  registerAuthentication(app, config.auth.apiKeys);
-  registerErrorHandling(app, secrets);
-  let sockets: OpenSockets | null = null;
-  const drain = registerGracefulDrain(app, { graceMs: config.server.shutdownGraceMs, stopResponses: () => engine.shutDown(), cutUpgradedConnections: () => sockets?.terminate() });
-  sockets = await registerResponsesSocket(app, {
+  // First: the plugin's own hooks must see every upgrade, refused ones included (it closes their sockets).
+  const sockets = await registerResponsesSocket(app, {
     engine,
     secrets,
     maxFrameBytes: config.server.bodyLimitBytes,
@@ -147,6 +144,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     pingIntervalMs: config.server.keepAliveIntervalMs,
     maxQueuedFrames: config.server.websocketMaxQueued,
   });
+  registerAuthentication(app, config.auth.apiKeys);
+  registerErrorHandling(app, secrets);
+  const drain = registerGracefulDrain(app, { graceMs: config.server.shutdownGraceMs, stopResponses: () => engine.shutDown(), cutUpgradedConnections: () => sockets.terminate() });
   registerHealthRoutes(app, () => readiness({ draining: () => drain.draining, providers, providerTypes: config.providers, store, mcpServers: () => mcp.status() }));
   registerModelsRoute(app, router, config.defaultModel);
   const backgroundSource = { events: backgroundStores.events, store, keepAliveIntervalMs: config.server.keepAliveIntervalMs };

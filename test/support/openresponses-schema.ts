@@ -93,3 +93,8 @@ export function assertErrorEnvelope(body: unknown): asserts body is { error: { m
     throw new Error(`not an error envelope: ${JSON.stringify(body)}`);
   }
 }
+
+/** Throws unless `frame` is a valid `WebSocketErrorEvent` (OpenResponses 2026-04-24). */
+export function assertValidWebSocketError(frame: unknown): void {
+  check('WebSocketErrorEvent', frame, 'websocket error frame');
+}

@@ -36,8 +36,12 @@ export async function registerResponsesSocket(app: FastifyInstance, options: Res
   await app.register(websocket, {
     options: { maxPayload: options.maxFrameBytes, perMessageDeflate: false },
     // Connections are drained with the HTTP requests (build-app.ts), not cut when closing begins.
-    preClose: () => {
+    preClose: async () => {
       open.drain();
+    },
+    // A peer that vanishes mid-frame is not the gateway's failure: said at info (the session logs it), then the socket goes.
+    errorHandler: (_error, socket) => {
+      socket.terminate();
     },
   });
   app.route({

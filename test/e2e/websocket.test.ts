@@ -1,0 +1,357 @@
+import OpenAI from 'openai';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { assertEventStreamInvariants } from '../support/event-invariants.ts';
+import { startGateway, type RunningGateway } from '../support/gateway.ts';
+import { assertValidWebSocketError } from '../support/openresponses-schema.ts';
+import { flavors, scriptModel } from '../support/provider-flavors.ts';
+import { chunk, ScriptedChatUpstream, sse, textReply, usageChunk, type UpstreamReply } from '../support/scripted-chat-upstream.ts';
+import { McpTestServer } from '../support/mcp-test-server.ts';
+import { MockExecutor } from '../support/scripted-provider.ts';
+import { finalOf, SocketClient } from '../support/socket-client.ts';
+import { waitFor } from '../support/wait-for.ts';
+
+const socketUrl = (gateway: RunningGateway) => `${gateway.origin.replace('http:', 'ws:')}/v1/responses`;
+
+/** A streamed answer whose pieces come `pauseMs` apart (time to act while it runs). */
+function slowText(text: string, pauseMs: number): UpstreamReply {
+  return { kind: 'sse', pauseMs, pieces: sse([chunk({ role: 'assistant', content: '' }), ...[...text].map((char) => chunk({ content: char })), chunk({}, 'stop'), usageChunk(5, text.length)]) };
+}
+
+function expectErrorFrame(frame: Record<string, any>, status: number, code: string, param?: string | null): void {
+  assertValidWebSocketError(frame);
+  expect(frame).toMatchObject({ type: 'error', status, error: { code } });
+  expect(typeof frame.error.message).toBe('string');
+  if (param !== undefined) expect(frame.error.param).toBe(param);
+}
+
+describe.each(flavors)('WebSocket transport through the SDK ResponsesWS, $name upstream', (flavor) => {
+  const upstream = new ScriptedChatUpstream();
+  const executor = new MockExecutor(['lookup'], async (call) => ({ output: `found ${JSON.parse(call.arguments).q}`, isError: false }));
+  let gateway: RunningGateway;
+  let client: OpenAI;
+  const sockets: SocketClient[] = [];
+  const open = () => {
+    const socket = new SocketClient(client);
+    sockets.push(socket);
+    return socket;
+  };
+
+  beforeAll(async () => {
+    const url = await upstream.start();
+    gateway = await startGateway(url, flavor.config(url), {}, [executor]);
+    client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 });
+  });
+  afterEach(() => {
+    for (const socket of sockets.splice(0)) socket.close();
+    upstream.requests.length = 0;
+    executor.calls.length = 0;
+  });
+  afterAll(async () => {
+    await gateway.close();
+    await upstream.close();
+  });
+
+  it('sequential responses on one socket: each a schema-valid event stream numbered from 0, with no [DONE]', async () => {
+    scriptModel(upstream, flavor, (request) => ({ text: `answer ${upstream.requests.indexOf(request) + 1}` }));
+    const socket = open();
+    const first = await socket.create({ model: flavor.model, input: 'one', store: false });
+    const second = await socket.create({ model: flavor.model, input: 'two', store: false });
+    for (const [turn, text] of [[first, 'answer 1'], [second, 'answer 2']] as const) {
+      const final = assertEventStreamInvariants(turn as never);
+      expect(final.status).toBe('completed');
+      expect(final.output.at(-1).content[0].text).toBe(text);
+    }
+    expect(socket.frames.every((frame) => typeof frame === 'object' && frame.type !== '[DONE]')).toBe(true);
+    expect(upstream.requests).toHaveLength(2);
+  });
+
+  it('continues a store:false response on the same socket from connection memory, and nowhere else', async () => {
+    scriptModel(upstream, flavor, () => ({ text: 'ok' }));
+    const socket = open();
+    const first = finalOf(await socket.create({ model: flavor.model, input: 'remember 42', store: false, instructions: 'be brief' }));
+    const second = finalOf(await socket.create({ model: flavor.model, input: 'what number?', store: false, previous_response_id: first.id }));
+    expect(second.status).toBe('completed');
+    expect(second.previous_response_id).toBe(first.id);
+    const seen = flavor.seen(upstream.requests[1]!);
+    expect(seen.filter((entry) => entry.kind !== 'system')).toEqual([
+      { kind: 'user', text: 'remember 42' },
+      { kind: 'assistant', text: 'ok' },
+      { kind: 'user', text: 'what number?' },
+    ]);
+    // A third turn continues the second: the chain is kept whole, not just one step.
+    finalOf(await socket.create({ model: flavor.model, input: 'and again?', store: false, previous_response_id: second.id }));
+    expect(flavor.seen(upstream.requests[2]!).filter((entry) => entry.kind === 'user').map((entry) => (entry as { text: string }).text)).toEqual(['remember 42', 'what number?', 'and again?']);
+
+    // Not stored: another socket, and HTTP, cannot continue it.
+    const other = open();
+    const [refused] = await other.create({ model: flavor.model, input: 'x', store: false, previous_response_id: second.id });
+    expectErrorFrame(refused!, 404, 'previous_response_not_found', 'previous_response_id');
+    await expect(client.responses.create({ model: flavor.model, input: 'x', previous_response_id: second.id })).rejects.toMatchObject({ status: 404, code: 'previous_response_not_found' });
+  });
+
+  it('runs the agentic loop with a server-side tool over the socket', async () => {
+    scriptModel(upstream, flavor, (_request, results) => (results.length === 0 ? { calls: [{ id: 'call_1', name: 'lookup', args: { q: 'gateways' } }] } : { text: `Result: ${results[0]}` }));
+    const socket = open();
+    const turn = await socket.create({ model: flavor.model, input: 'look it up', store: false, tools: [{ type: 'function', name: 'lookup', parameters: { type: 'object', properties: { q: { type: 'string' } } } }] });
+    const final = assertEventStreamInvariants(turn as never);
+    expect(final.output.map((item: any) => item.type)).toEqual(['function_call', 'function_call_output', 'message']);
+    expect(final.output.at(-1).content[0].text).toBe('Result: found gateways');
+    expect(executor.calls.map((call) => call.name)).toEqual(['lookup']);
+  });
+
+  it('a client tool pauses the response; its output continues it on the socket (store:false)', async () => {
+    scriptModel(upstream, flavor, (_request, results) => (results.length === 0 ? { calls: [{ id: 'call_ask', name: 'ask_user', args: { question: 'which?' } }] } : { text: `User said ${results[0]}` }));
+    const socket = open();
+    const tools = [{ type: 'function', name: 'ask_user', parameters: { type: 'object', properties: { question: { type: 'string' } } } }];
+    const paused = finalOf(await socket.create({ model: flavor.model, input: 'ask', store: false, tools }));
+    expect(paused.status).toBe('requires_action');
+    const call = paused.output.find((item: any) => item.type === 'function_call');
+    const resumed = await socket.create({ model: flavor.model, store: false, tools, previous_response_id: paused.id, input: [{ type: 'function_call_output', call_id: call.call_id, output: 'the blue one' }] });
+    const final = assertEventStreamInvariants(resumed as never);
+    expect(final.status).toBe('completed');
+    expect(final.output.at(-1).content[0].text).toBe('User said the blue one');
+  });
+
+  it('an upstream failure ends the turn with an error frame and evicts the response it continued', async () => {
+    scriptModel(upstream, flavor, () => ({ text: 'first' }));
+    const socket = open();
+    const first = finalOf(await socket.create({ model: flavor.model, input: 'hi', store: false }));
+    const failing = flavor.failAtOnce();
+    upstream.setScript(() => failing.reply);
+    const [failed] = await socket.create({ model: flavor.model, input: 'again', store: false, previous_response_id: first.id });
+    expectErrorFrame(failed!, failing.status, failed!.error.code);
+    scriptModel(upstream, flavor, () => ({ text: 'recovered' }));
+    const [evicted] = await socket.create({ model: flavor.model, input: 'again', store: false, previous_response_id: first.id });
+    expectErrorFrame(evicted!, 404, 'previous_response_not_found', 'previous_response_id');
+    // The socket itself is fine: a fresh turn works.
+    expect(finalOf(await socket.create({ model: flavor.model, input: 'fresh', store: false })).status).toBe('completed');
+  });
+});
+
+describe('WebSocket transport: connection rules', () => {
+  const upstream = new ScriptedChatUpstream(textReply('Hello'));
+  let gateway: RunningGateway;
+  let client: OpenAI;
+  const sockets: SocketClient[] = [];
+  const open = () => {
+    const socket = new SocketClient(client);
+    sockets.push(socket);
+    return socket;
+  };
+
+  beforeAll(async () => {
+    const url = await upstream.start();
+    gateway = await startGateway(url, { server: { bodyLimitBytes: 64 * 1024 } });
+    client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 });
+  });
+  afterEach(() => {
+    for (const socket of sockets.splice(0)) socket.close();
+    upstream.requests.length = 0;
+    upstream.setScript(textReply('Hello'));
+  });
+  afterAll(async () => {
+    await gateway.close();
+    await upstream.close();
+  });
+
+  it('a response.create sent while one runs waits for it: the two event streams never interleave', async () => {
+    upstream.setScript(() => slowText('slow answer', 20));
+    const socket = open();
+    socket.send({ model: 'm', input: 'first', store: false });
+    socket.send({ model: 'm', input: 'second', store: false });
+    const first = await socket.nextTurn();
+    const second = await socket.nextTurn();
+    const a = assertEventStreamInvariants(first as never);
+    const b = assertEventStreamInvariants(second as never);
+    expect(a.id).not.toBe(b.id);
+    expect(upstream.requests.map((request) => request.body.messages.at(-1).content)).toEqual(['first', 'second']);
+    // The second upstream call started only after the first response ended.
+    expect(socket.frames.findIndex((frame) => frame.type === 'response.created' && frame.response.id === b.id)).toBeGreaterThan(socket.frames.findIndex((frame) => frame.type === 'response.completed' && frame.response.id === a.id));
+  });
+
+  it('continues a stored response created over HTTP (hydrated from the store)', async () => {
+    const stored = await client.responses.create({ model: 'm', input: 'stored question' });
+    const socket = open();
+    const final = finalOf(await socket.create({ model: 'm', input: 'follow-up', previous_response_id: stored.id }));
+    expect(final.status).toBe('completed');
+    expect(upstream.requests.at(-1)!.body.messages.map((message: any) => message.content)).toEqual(['stored question', 'Hello', 'follow-up']);
+    // Stored by default, so HTTP continues what the socket created.
+    const next = await client.responses.create({ model: 'm', input: 'over http', previous_response_id: final.id });
+    expect(next.status).toBe('completed');
+  });
+
+  it('refuses the HTTP transport fields and other event types, each as a schema-valid error frame; the socket stays usable', async () => {
+    const socket = open();
+    for (const field of ['stream', 'stream_options', 'background'] as const) {
+      const [frame] = await socket.create({ model: 'm', input: 'x', [field]: field === 'stream_options' ? { include_obfuscation: false } : true });
+      expectErrorFrame(frame!, 400, 'unsupported_parameter', field);
+    }
+    socket.ws.send({ type: 'response.steer', previous_response_id: 'resp_x', input: 'hi' } as never);
+    expectErrorFrame((await socket.nextTurn())[0]!, 400, 'unsupported_event_type', 'type');
+    socket.ws.sendRaw('not json');
+    expectErrorFrame((await socket.nextTurn())[0]!, 400, 'invalid_json');
+    const [unknown] = await socket.create({ model: 'm', input: 'x', surprise: 1 });
+    expectErrorFrame(unknown!, 400, 'unknown_parameter', 'surprise');
+    expect(upstream.requests).toHaveLength(0);
+    expect(finalOf(await socket.create({ model: 'm', input: 'fine' })).status).toBe('completed');
+  });
+
+  it('hosted tools the model cannot be offered are said in the response (no headers on a socket)', async () => {
+    const socket = open();
+    const turn = await socket.create({ model: 'm', input: 'x', store: false, tools: [{ type: 'web_search' }] });
+    const final = assertEventStreamInvariants(turn as never);
+    expect(final['loopgate:omitted_tools']).toEqual(['web_search']);
+    expect(turn[0]!.response['loopgate:omitted_tools']).toEqual(['web_search']);
+  });
+
+  it('echoes stream_id on every frame of the response it names', async () => {
+    const socket = open();
+    const turn = await socket.create({ model: 'm', input: 'x', store: false, stream_id: 'lane-a' });
+    expect(turn.every((frame) => frame.stream_id === 'lane-a')).toBe(true);
+  });
+
+  it('closing the socket cancels the running response and its upstream call; the stored response says cancelled', async () => {
+    upstream.setScript(() => slowText('a long answer that takes a while', 100));
+    const socket = open();
+    socket.send({ model: 'm', input: 'x' });
+    await waitFor(() => socket.frames.some((frame) => frame.type === 'response.output_text.delta'));
+    const id = socket.frames[0]!.response.id;
+    const abortedBefore = upstream.abortedRequests;
+    socket.close();
+    await waitFor(() => upstream.abortedRequests > abortedBefore);
+    await waitFor(async () => (await client.responses.retrieve(id).catch(() => null))?.status === 'cancelled');
+  });
+
+  it('a frame above the body limit closes the connection with 1009', async () => {
+    const socket = open();
+    socket.send({ model: 'm', input: 'x'.repeat(100 * 1024) });
+    expect((await socket.closed).code).toBe(1009);
+    expect(upstream.requests).toHaveLength(0);
+  });
+
+  it('a plain GET /v1/responses (no upgrade) is a 426 in the error envelope', async () => {
+    const response = await fetch(`${gateway.baseURL}/responses`);
+    expect(response.status).toBe(426);
+    expect(response.headers.get('upgrade')).toBe('websocket');
+    expect(await response.json()).toMatchObject({ error: { code: 'upgrade_required', type: 'invalid_request_error' } });
+  });
+});
+
+describe('WebSocket transport: authentication, limits and keep-alive', () => {
+  const upstream = new ScriptedChatUpstream(textReply('Hello'));
+  let gateway: RunningGateway;
+
+  beforeAll(async () => {
+    const url = await upstream.start();
+    gateway = await startGateway(url, { auth: { apiKeys: [{ key: 'sk-client', tenant: 'team-a' }] }, server: { websocketMaxConnectionMs: 600, keepAliveIntervalMs: 100 } });
+  });
+  afterAll(async () => {
+    await gateway.close();
+    await upstream.close();
+  });
+
+  it('an upgrade without a valid key is refused with 401 before switching protocols', async () => {
+    for (const headers of [{}, { authorization: 'Bearer wrong' }]) {
+      const socket = new WebSocket(socketUrl(gateway), { headers });
+      const refusal = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+        socket.on('open', () => reject(new Error('upgrade accepted')));
+        socket.on('unexpected-response', (_request, response) => {
+          let body = '';
+          response.on('data', (piece: Buffer) => (body += piece));
+          response.on('end', () => resolve({ status: response.statusCode!, body }));
+        });
+      });
+      expect(refusal.status).toBe(401);
+      expect(JSON.parse(refusal.body)).toMatchObject({ error: { type: 'authentication_error', code: 'invalid_api_key' } });
+    }
+  });
+
+  it('the connection limit: an error frame websocket_connection_limit_reached, then the close; a running response finishes first', async () => {
+    const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'sk-client', maxRetries: 0 });
+    const idle = new SocketClient(client);
+    const [limit] = await idle.nextTurn(5_000);
+    expectErrorFrame(limit!, 400, 'websocket_connection_limit_reached');
+    expect((await idle.closed).code).toBe(1000);
+
+    upstream.setScript(() => slowText('still talking at the limit', 40));
+    const busy = new SocketClient(client);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const turn = await busy.create({ model: 'm', input: 'x', store: false }, 5_000);
+    expect(finalOf(turn).status).toBe('completed');
+    expectErrorFrame((await busy.nextTurn())[0]!, 400, 'websocket_connection_limit_reached');
+    await busy.closed;
+  });
+
+  it('pings the peer: one that answers stays connected, one that does not is cut', async () => {
+    const headers = { authorization: 'Bearer sk-client' };
+    const answering = new WebSocket(socketUrl(gateway), { headers });
+    const silent = new WebSocket(socketUrl(gateway), { headers, autoPong: false });
+    let pings = 0;
+    answering.on('ping', () => pings++);
+    const silentClosed = new Promise<number>((resolve) => silent.on('close', (code) => resolve(code)));
+    await Promise.all([answering, silent].map((socket) => new Promise((resolve) => socket.once('open', resolve))));
+    expect(await silentClosed).toBe(1006);
+    expect(pings).toBeGreaterThanOrEqual(1);
+    expect(answering.readyState).toBe(WebSocket.OPEN);
+    answering.close();
+  });
+});
+
+describe('WebSocket transport: shutdown', () => {
+  it('a socket with a running response is drained: the response ends (incomplete, server_shutdown) with its terminal event, then the socket closes 1001', async () => {
+    const upstream = new ScriptedChatUpstream(() => slowText('x'.repeat(60), 50));
+    const url = await upstream.start();
+    const gateway = await startGateway(url, { server: { shutdownGraceMs: 300 } });
+    const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 });
+    const socket = new SocketClient(client);
+    const idle = new SocketClient(client);
+    socket.send({ model: 'm', input: 'x' });
+    await waitFor(() => socket.frames.some((frame) => frame.type === 'response.output_text.delta'));
+    const closing = gateway.close();
+    // An idle socket closes at once; new work on the busy one is refused meanwhile.
+    expect((await idle.closed).code).toBe(1001);
+    const final = finalOf(await socket.nextTurn());
+    expect(final).toMatchObject({ status: 'incomplete', incomplete_details: { reason: 'server_shutdown' } });
+    expect((await socket.closed).code).toBe(1001);
+    await closing;
+    await upstream.close();
+  });
+});
+
+describe('WebSocket transport: MCP approvals', () => {
+  const upstream = new ScriptedChatUpstream();
+  const mcp = new McpTestServer();
+  let gateway: RunningGateway;
+  let client: OpenAI;
+
+  beforeAll(async () => {
+    const [upstreamUrl, mcpUrl] = await Promise.all([upstream.start(), mcp.start()]);
+    gateway = await startGateway(upstreamUrl, { mcp: { allowedUrls: [new URL(mcpUrl).origin + '/'] } });
+    client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 });
+    mcpTool.server_url = mcpUrl;
+  });
+  afterAll(async () => {
+    await gateway.close();
+    await Promise.all([upstream.close(), mcp.close()]);
+  });
+  const mcpTool = { type: 'mcp', server_label: 'calc', server_url: '' };
+
+  it('a call that needs approval pauses; the approval continues it on the same socket with store:false', async () => {
+    upstream.setScript((request) => {
+      const result = (request.body.messages as any[]).find((message) => message.role === 'tool');
+      if (result) return { kind: 'sse', pieces: sse([chunk({ role: 'assistant', content: `Results: ${result.content}` }), chunk({}, 'stop'), usageChunk(5, 2)]) };
+      return { kind: 'sse', pieces: sse([chunk({ tool_calls: [{ index: 0, id: 'call_add', type: 'function', function: { name: 'calc__add', arguments: '{"a":1,"b":2}' } }] }), chunk({}, 'tool_calls'), usageChunk(5, 2)]) };
+    });
+    const socket = new SocketClient(client);
+    const paused = finalOf(await socket.create({ model: 'm', input: 'add', store: false, tools: [mcpTool] }));
+    expect(paused.status).toBe('requires_action');
+    const approval = paused.output.find((item: any) => item.type === 'mcp_approval_request');
+    expect(approval).toMatchObject({ name: 'add', arguments: '{"a":1,"b":2}' });
+    const resumed = finalOf(await socket.create({ model: 'm', store: false, tools: [mcpTool], previous_response_id: paused.id, input: [{ type: 'mcp_approval_response', approval_request_id: approval.id, approve: true }] }));
+    expect(resumed.output.map((item: any) => item.type)).toEqual(['mcp_call', 'message']);
+    expect(resumed.output[0]).toMatchObject({ name: 'add', output: '3' });
+    expect(resumed.output[1].content[0].text).toBe('Results: 3');
+    socket.close();
+  });
+});
