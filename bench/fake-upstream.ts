@@ -3,9 +3,12 @@ import { createServer } from 'node:http';
 /**
  * A minimal Chat Completions server for benchmarks: answers at once, JSON or
  * SSE (a role chunk, `STREAM_CHUNKS` content chunks, finish, usage, [DONE]).
+ * With `TOOL_TURNS=n`, a streamed request that carries fewer than n tool
+ * results is answered with one call of the `step` tool instead (a tool loop).
  * Prints its port on stdout.
  */
 const chunks = Number(process.env.STREAM_CHUNKS ?? 20);
+const toolTurns = Number(process.env.TOOL_TURNS ?? 0);
 const completion = JSON.stringify({
   id: 'chatcmpl-bench',
   object: 'chat.completion',
@@ -24,11 +27,24 @@ const rest =
   `data: ${JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion.chunk', choices: [], usage: { prompt_tokens: 12, completion_tokens: chunks, total_tokens: 12 + chunks } })}\n\n` +
   'data: [DONE]\n\n';
 
+const toolCall = (id: string) =>
+  frame({ role: 'assistant', content: null, tool_calls: [{ index: 0, id, type: 'function', function: { name: 'step', arguments: '' } }] }) +
+  frame({ tool_calls: [{ index: 0, function: { arguments: '{"n":1}' } }] }) +
+  frame({}, 'tool_calls');
+
 const server = createServer((req, res) => {
   let body = '';
   req.setEncoding('utf8');
   req.on('data', (piece: string) => (body += piece));
   req.on('end', () => {
+    if (toolTurns > 0 && body.includes('"stream":true')) {
+      const results = body.split('"role":"tool"').length - 1;
+      if (results < toolTurns) {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.end(toolCall(`call_${results}`) + 'data: [DONE]\n\n');
+        return;
+      }
+    }
     if (body.includes('"stream":true')) {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       res.write(head + first);
