@@ -281,6 +281,19 @@ describe('compaction items that do not open, and compact request checks', () => 
     expect((notFound as InstanceType<typeof OpenAI.NotFoundError>).code).toBe('previous_response_not_found');
   });
 
+  it('a summary cut short, or empty, is a 502 that says so, not a compaction item', async () => {
+    const completion = (content: string, finish: string) => () => ({ kind: 'json' as const, body: { choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: finish }], usage: { prompt_tokens: 3, completion_tokens: 1 } } });
+    for (const [script, code] of [
+      [completion('The user wants', 'length'), 'summary_truncated'],
+      [completion('  ', 'stop'), 'summary_empty'],
+    ] as const) {
+      upstream.setScript(script);
+      const error = await as(gateway).responses.compact({ model: 'gpt-test', input: 'x' }).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(OpenAI.InternalServerError);
+      expect(error).toMatchObject({ status: 502, code });
+    }
+  });
+
   it('without a configured key: a warning at start, and items do not survive a restart', async () => {
     const lines: { level: number; msg: string }[] = [];
     const first = await startGateway(upstreamUrl, { logLevel: 'warn' }, {}, [], { write: (line: string) => lines.push(JSON.parse(line)) });

@@ -6,6 +6,7 @@ import { refuseUnsupportedParameters } from '../../protocol/unsupported-paramete
 import type { ModelRouter } from '../../providers/model-router.ts';
 import type { TurnStream } from '../../providers/provider.ts';
 import type { ResponseStore } from '../../store/response-store.ts';
+import { assertNever } from '../../util/assert-never.ts';
 import { newId } from '../../util/ids.ts';
 import { buildConversation } from '../conversation.ts';
 import { ResponseDeadline } from '../response-deadline.ts';
@@ -105,8 +106,13 @@ async function readSummary(stream: TurnStream): Promise<{ text: string; usage: U
       case 'error':
         throw summaryFailed(event.code, `The model call failed while summarising: ${event.message}`);
       // Reasoning and tool calls (none were offered) are not part of the summary.
-      default:
+      case 'reasoning.delta':
+      case 'reasoning.encrypted':
+      case 'tool_call.start':
+      case 'tool_call.delta':
         break;
+      default:
+        assertNever(event);
     }
   }
   if (finish === null) throw summaryFailed('upstream_stream_truncated', 'The model call ended without a finish reason; the summary may be incomplete.');

@@ -27,7 +27,7 @@ export function modelInputOf(history: readonly InputItem[], input: readonly Stor
 }
 
 /** The item itself, or, for a compaction item, the user message holding its summary. */
-export function expandCompaction<T extends InputItem>(item: T, scope: CompactionScope, param: string, where?: string): T | InputItem {
+function expandCompaction<T extends InputItem>(item: T, scope: CompactionScope, param: string, where?: string): T | InputItem {
   if (item.type !== 'compaction') return item;
   if (!scope.codec) throw invalidRequest('Compaction items cannot be read: compaction is not enabled on this gateway.', param, 'unsupported_item');
   const { summary } = scope.codec.open(scope.tenant, item.encrypted_content, param, where);
