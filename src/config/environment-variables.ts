@@ -47,6 +47,7 @@ export const ENVIRONMENT_VARIABLES: readonly EnvironmentVariable[] = [
   { name: 'DEFAULT_MODEL', path: ['defaultModel'], parse: 'text', help: 'model for requests that name none (otherwise they are a 400)' },
   { name: 'DEFAULT_PROVIDER', path: ['defaultProvider'], parse: 'text', help: 'provider serving model names not listed in "models"; must be a configured provider' },
   { name: 'API_KEYS', path: ['auth', 'apiKeys'], parse: 'api-keys', help: 'JSON object of client API keys to tenant names, {"sk-…": "team-a"}; unset: no authentication' },
+  { name: 'COMPACTION_KEY', path: ['compaction', 'key'], parse: 'text', help: 'key sealing compaction items (POST /v1/responses/compact): 32 bytes as base64 or 64 hex digits, the same on every replica; unset: a random key per start' },
   { name: 'REDIS_URL', path: ['store', 'redisUrl'], parse: 'text', help: 'redis:// or rediss:// URL: keep responses in Redis (shared by replicas) instead of memory' },
   { name: 'REDIS_CLUSTER_NODES', path: ['store', 'clusterNodes'], parse: 'list', help: 'comma-separated redis:// URLs of Redis Cluster nodes: keep responses on the cluster (replaces REDIS_URL)' },
   { name: 'WEBSOCKET_MAX_CONNECTION_MS', path: ['server', 'websocketMaxConnectionMs'], parse: 'integer', help: 'longest a WebSocket connection on /v1/responses stays open (default 60 minutes)' },

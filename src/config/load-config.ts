@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { checkReferences } from './check-references.ts';
+import { compactionKey } from './compaction-key.ts';
 import { readConfigFile } from './config-file.ts';
 import { ConfigurationError, isPlainObject, type ConfigProblem } from './config-problem.ts';
 import { ConfigSources } from './config-sources.ts';
@@ -120,6 +121,12 @@ export const GatewayConfig = z.object({
       retryMaxMs: z.int().positive().default(60_000),
       maxOutputChars: z.int().positive().default(100_000),
       maxSessions: z.int().positive().default(256),
+    })
+    .prefault({}),
+  compaction: z
+    .object({
+      /** AES-256-GCM key sealing compaction items (compaction-key.ts); null: a random one per process, with a warning. */
+      key: compactionKey.nullable().default(null),
     })
     .prefault({}),
   auth: z

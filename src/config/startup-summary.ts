@@ -15,6 +15,8 @@ export interface StartupSummary {
     | { kind: 'redis-cluster'; nodes: string[]; key_prefix: string; ttl_seconds: number };
   mcp_servers: { name: string; origin: string }[];
   auth: { enabled: boolean; keys: number; tenants: number };
+  /** Whether compaction items are sealed under the configured key or one generated at start (never the key). */
+  compaction: { key: 'configured' | 'generated' };
   limits: { max_turns: number; deadline_ms: number; tool_timeout_ms: number; body_limit_bytes: number; shutdown_grace_ms: number };
 }
 
@@ -30,6 +32,7 @@ export function describeStartup(config: GatewayConfig, runtime: { version: strin
     store: describeStore(store),
     mcp_servers: config.mcp.servers.map((mcpServer) => ({ name: mcpServer.name, origin: new URL(mcpServer.url).origin })),
     auth: { enabled: auth.apiKeys.length > 0, keys: auth.apiKeys.length, tenants: new Set(auth.apiKeys.map((entry) => entry.tenant)).size },
+    compaction: { key: config.compaction.key === null ? 'generated' : 'configured' },
     limits: {
       max_turns: loop.maxTurns,
       deadline_ms: loop.deadlineMs,

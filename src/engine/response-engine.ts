@@ -24,7 +24,8 @@ import { safeObserver, type LoopObserver } from './loop-observer.ts';
 import { runResponseLoop, type LoopLimits, type LoopPolicy } from './response-loop.ts';
 import { planResume } from './resume-paused-turn.ts';
 import { ResponseDeadline } from './response-deadline.ts';
-import { storedItemToInput } from './stored-item-to-input.ts';
+import type { CompactionCodec } from './compaction/compaction-codec.ts';
+import { modelInputOf } from './compaction/expand-compactions.ts';
 
 export interface ResponseEngineOptions {
   router: ModelRouter;
@@ -44,6 +45,8 @@ export interface ResponseEngineOptions {
   conversations?: ConversationStore;
   /** Runs `background: true` responses detached from their connection. */
   background?: BackgroundRunner;
+  /** Opens compaction items in the input and history (their summaries are what the model sees); without it they are a 400. */
+  compaction?: CompactionCodec;
 }
 
 export interface CreateResponseOptions {
@@ -211,6 +214,8 @@ export class ResponseEngine {
     const { route, model, responseId, claim, history, input, previous, previousOutput, turns, declared, mcpServers, policy, deadline } = prepared;
     const functionTools = declared.functions;
     const signal = deadline.signal;
+    // Compaction items become their summaries here, so one that does not open is a 400 before anything starts.
+    const modelInput = modelInputOf(history, input, { codec: this.#options.compaction ?? null, tenant: options.tenant, inherited: claim ? 'conversation' : 'previous_response_id' });
 
     // What executors offer (MCP tools) is settled before the stream starts, so a refused server URL is a 400.
     const baseContext: ToolContext = { tenant: options.tenant, tools: functionTools, mcpServers, previousOutput, offered: new Map() };
@@ -220,7 +225,6 @@ export class ResponseEngine {
     const toolContext: ToolContext = { ...baseContext, offered };
     const resume = planResume(previous, input, executors, toolContext, policy);
 
-    const modelInput = [...history, ...input.flatMap(storedItemToInput)];
     const turnRequest = toTurnRequest(request, route.upstreamModel, modelInput, history.length, [...functionTools, ...[...offered.values()].map((tool) => tool.definition)]);
     // A background response starts its model call inside the loop: a refusal then ends it as `failed`.
     const firstTurn = resume || request.background ? null : await startFirstTurn(route, turnRequest, deadline);

@@ -1,7 +1,10 @@
 import cors from '@fastify/cors';
 import Fastify, { type FastifyInstance } from 'fastify';
+import { decodeCompactionKey } from '../config/compaction-key.ts';
 import { configuredSecrets } from '../config/configured-secrets.ts';
 import type { GatewayConfig } from '../config/load-config.ts';
+import { CompactionCodec } from '../engine/compaction/compaction-codec.ts';
+import { Compactor } from '../engine/compaction/compactor.ts';
 import { ResponseEngine } from '../engine/response-engine.ts';
 import { createProviders } from '../providers/create-providers.ts';
 import { ModelRouter } from '../providers/model-router.ts';
@@ -24,6 +27,7 @@ import { registerErrorHandling } from './error-handler.ts';
 import { registerGracefulDrain } from './graceful-drain.ts';
 import { GatewayLogController } from './log-controller.ts';
 import { readiness } from './readiness.ts';
+import { registerCompactRoute } from './routes/compact-route.ts';
 import { registerHealthRoutes } from './routes/health-routes.ts';
 import { registerModelsRoute } from './routes/models-route.ts';
 import { registerConversationsRoutes } from './routes/conversations-routes.ts';
@@ -102,6 +106,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   mcp.start();
   const backgroundStores = createBackgroundStores(config);
   const runner = new BackgroundRunner({ store, events: backgroundStores.events, registry: backgroundStores.registry, leaseMs: config.background.leaseMs, log: app.log.child({ component: 'background' }) });
+  const compactionKey = config.compaction.key === null ? null : decodeCompactionKey(config.compaction.key);
+  const compaction = compactionKey ? new CompactionCodec(compactionKey) : CompactionCodec.withRandomKey();
+  if (!compactionKey) {
+    app.log.warn('compaction: no compaction.key (COMPACTION_KEY) is configured, so a random key was generated: compaction items will not survive a restart, and replicas must share one key (32 bytes as base64, e.g. from `openssl rand -base64 32`)');
+  }
   const engine = new ResponseEngine({
     router,
     store,
@@ -112,6 +121,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     secrets,
     background: runner,
     conversations,
+    compaction,
   });
 
   // The API speaks JSON only; any other body type is a 415, not a string handed to validation.
@@ -158,6 +168,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   registerStoredResponsesRoutes(app, store, { ...backgroundSource, runner, cancelWaitMs: config.background.cancelWaitMs });
   registerConversationsRoutes(app, conversations);
+  registerCompactRoute(app, new Compactor({ router, store, codec: compaction, deadlineMs: config.loop.deadlineMs }));
 
   app.addHook('onClose', async () => {
     // Background responses have no connection to keep the server open: they get the same grace, then end (stored) before the stores close.

@@ -73,6 +73,11 @@ export function assertValidResponseWithOpenAIItems(value: unknown): void {
   assertValidResponse({ ...response, output: response.output.filter((item) => !OPENAI_ONLY_ITEMS.test(item.type)) });
 }
 
+/** Throws unless `value` is a valid `CompactResource` (the answer of `POST /v1/responses/compact`). */
+export function assertValidCompaction(value: unknown): void {
+  check('CompactResource', value, 'compaction');
+}
+
 /** Throws unless `item` is a valid output-shaped item (`ItemField`), as listed by input_items. */
 export function assertValidItem(item: unknown): void {
   check('ItemField', item, 'item');

@@ -2,6 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { decodeCompactionKey } from '../../src/config/compaction-key.ts';
 import { ConfigurationError } from '../../src/config/config-problem.ts';
 import { GatewayConfig, loadConfig, resolveConfig, type ConfigResolution } from '../../src/config/load-config.ts';
 
@@ -59,6 +60,22 @@ describe('loadConfig', () => {
     expect(config.mcp.servers).toEqual([{ name: 'docs', url: 'https://mcp.example/mcp', headers: { 'x-key': 'k' }, allowedTools: ['search'], requireApproval: 'never', timeoutMs: 5000 }]);
     expect(config.mcp.allowedUrls).toEqual(['http://10.0.0.5:9000/', 'https://internal.example/']);
     expect(config.loop).toMatchObject({ maxTurns: 4, pausedStatus: 'completed' });
+  });
+
+  it('reads COMPACTION_KEY as 32 bytes in hex or base64 (standard or URL-safe), and refuses anything else without repeating it', () => {
+    const bytes = Buffer.from(Array.from({ length: 32 }, (_, index) => index * 7 + 250));
+    for (const text of [bytes.toString('hex'), bytes.toString('hex').toUpperCase(), bytes.toString('base64'), bytes.toString('base64url')]) {
+      expect(decodeCompactionKey(text)).toEqual(bytes);
+      expect(loadConfig({ COMPACTION_KEY: text }).compaction.key).toBe(text);
+    }
+    expect(loadConfig({}).compaction.key).toBeNull();
+    const secret = 'sk-canary-compaction-7f3a';
+    for (const text of [secret, bytes.subarray(1).toString('base64'), `${bytes.toString('hex')}00`, Buffer.concat([bytes, bytes]).toString('base64')]) {
+      expect(decodeCompactionKey(text)).toBeNull();
+      const problems = problemsOf(resolveConfig({ COMPACTION_KEY: text }));
+      expect(problems).toEqual(['COMPACTION_KEY is invalid (must be 32 random bytes written as 64 hex digits or as base64, e.g. from `openssl rand -base64 32`)']);
+      expect(problems.join('\n')).not.toContain(text);
+    }
   });
 
   it('treats empty variables as unset, except lists, where empty means none', () => {

@@ -15,6 +15,7 @@ const config = GatewayConfig.parse({
   store: { redisUrl: `redis://default:${SECRET}@redis.internal:6379/2`, keyPrefix: 'lg:', ttlSeconds: 60 },
   mcp: { servers: [{ name: 'docs', url: `https://mcp.example:8443/mcp?token=${SECRET}`, headers: { authorization: `Bearer ${SECRET}` } }] },
   auth: { apiKeys: [{ key: `${SECRET}-1`, tenant: 'team-a' }, { key: `${SECRET}-2`, tenant: 'team-a' }, { key: `${SECRET}-3`, tenant: 'team-b' }] },
+  compaction: { key: Buffer.alloc(32, SECRET).toString('base64') },
   loop: { maxTurns: 7, deadlineMs: 90_000, toolTimeoutMs: 5_000 },
 });
 
@@ -34,6 +35,7 @@ describe('describeStartup', () => {
       store: { kind: 'redis', url: 'redis://default:***@redis.internal:6379/2', key_prefix: 'lg:', ttl_seconds: 60 },
       mcp_servers: [{ name: 'docs', origin: 'https://mcp.example:8443' }],
       auth: { enabled: true, keys: 3, tenants: 2 },
+      compaction: { key: 'configured' },
       limits: { max_turns: 7, deadline_ms: 90_000, tool_timeout_ms: 5_000, body_limit_bytes: 1_000_000, shutdown_grace_ms: 12_000 },
     });
     expect(JSON.stringify(summary)).not.toContain(SECRET);
@@ -48,6 +50,7 @@ describe('describeStartup', () => {
       store: { kind: 'memory', max_entries: 10_000, ttl_seconds: 2_592_000 },
       mcp_servers: [],
       auth: { enabled: false, keys: 0, tenants: 0 },
+      compaction: { key: 'generated' },
     });
   });
 });
@@ -65,6 +68,8 @@ describe('maskSecrets', () => {
     ]);
     expect(masked.mcp.servers[0]).toMatchObject({ headers: { authorization: '***' }, url: 'https://mcp.example:8443/mcp?token=***' });
     expect(masked.store.redisUrl).toBe('redis://default:***@redis.internal:6379/2');
+    expect(masked.compaction.key).toBe('***');
+    expect(text).not.toContain(config.compaction.key!);
     expect(masked.loop).toEqual(config.loop);
     expect(maskSecrets(GatewayConfig.parse({ providers: { openai: { type: 'openai-chat', baseUrl: 'http://x/v1' } } })).providers.openai?.apiKey).toBeNull();
   });

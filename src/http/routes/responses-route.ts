@@ -102,7 +102,8 @@ async function startBackground(request: FastifyRequest, reply: FastifyReply, bod
   return reply;
 }
 
-function abortOnDisconnect(reply: FastifyReply): AbortSignal {
+/** A signal aborted when the client closes the connection before the reply was sent. */
+export function abortOnDisconnect(reply: FastifyReply): AbortSignal {
   const controller = new AbortController();
   reply.raw.once('close', () => {
     if (!reply.raw.writableFinished) controller.abort(new Error('client disconnected'));

@@ -143,7 +143,8 @@ function convertConversation(instructions: string | null, items: InputItem[], hi
         push('user', [toolResult(item.call_id, item.output, `${param}.output`)]);
         break;
       case 'compaction':
-        throw invalidRequest('Compaction items can only be sent to an OpenAI Responses upstream.', `${param}.type`, 'unsupported_item');
+        // The engine replaces compaction items by their summaries (engine/compaction/); one here is a bug, refused rather than dropped.
+        throw invalidRequest('A compaction item reached the provider without being expanded to its summary.', `${param}.type`, 'unsupported_item');
       case 'item_reference':
         throw invalidRequest(`Item reference '${item.id}' was not resolved.`, `${param}.id`, 'item_not_found');
       case 'mcp_approval_response':

@@ -96,7 +96,8 @@ function convertMessages(instructions: string | null, items: InputItem[], histor
         // Chat Completions has no standard field for prior reasoning; the model does not need it back.
         return;
       case 'compaction':
-        throw invalidRequest('Compaction items can only be sent to an OpenAI Responses upstream.', `${param}.type`, 'unsupported_item');
+        // The engine replaces compaction items by their summaries (engine/compaction/); one here is a bug, refused rather than dropped.
+        throw invalidRequest('A compaction item reached the provider without being expanded to its summary.', `${param}.type`, 'unsupported_item');
       case 'mcp_approval_response':
       case 'mcp_list_tools':
       case 'mcp_call':
