@@ -205,6 +205,22 @@ describe('WebSocket transport: connection rules', () => {
     expect(turn[0]!.response['loopgate:omitted_tools']).toEqual(['web_search']);
   });
 
+  it('after a standalone compaction, a new response on the socket starts from the compacted window (no previous_response_id)', async () => {
+    upstream.setScript(textReply('We talked about the number 42.'));
+    const socket = open();
+    const first = finalOf(await socket.create({ model: 'm', input: 'remember 42', store: false }));
+    const compacted = await client.responses.compact({ model: 'm', input: [{ role: 'user', content: 'remember 42' }, { role: 'assistant', content: first.output.at(-1).content[0].text }] as never });
+    expect(compacted.output.at(-1)!.type).toBe('compaction');
+    upstream.setScript(textReply('42'));
+    const next = finalOf(await socket.create({ model: 'm', store: false, previous_response_id: null, input: [...compacted.output, { role: 'user', content: 'which number?' }] }));
+    expect(next.status).toBe('completed');
+    const seen = upstream.requests.at(-1)!.body.messages.map((message: any) => (typeof message.content === 'string' ? message.content : message.content.map((part: any) => part.text).join('')));
+    expect(seen[0]).toBe('remember 42');
+    expect(seen[1]).toContain('We talked about the number 42.');
+    expect(seen.at(-1)).toBe('which number?');
+    expect(JSON.stringify(seen)).not.toContain((compacted.output.at(-1) as { encrypted_content: string }).encrypted_content);
+  });
+
   it('echoes stream_id on every frame of the response it names', async () => {
     const socket = open();
     const turn = await socket.create({ model: 'm', input: 'x', store: false, stream_id: 'lane-a' });
