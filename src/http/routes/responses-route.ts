@@ -8,6 +8,7 @@ import type { ResponseResource } from '../../protocol/response-resource.ts';
 import type { ResponseStreamEvent } from '../../protocol/stream-events.ts';
 import { streamBackgroundEvents, type BackgroundStreamSource } from '../background-stream.ts';
 import { takeIdempotencyKey, type IdempotencyHold, type IdempotencyOptions } from '../idempotency.ts';
+import { deliverEvents } from '../deliver-events.ts';
 import { ResponseLog } from '../response-log.ts';
 import { SseWriter } from '../sse-writer.ts';
 
@@ -111,12 +112,7 @@ export function abortOnDisconnect(reply: FastifyReply): AbortSignal {
   return controller.signal;
 }
 
-/**
- * Writes the events as SSE and returns the final response. A client that
- * leaves stops the writing, not the stream: the loop (already cancelled by
- * the disconnect) still runs to its terminal event, so the response is
- * stored as `cancelled` and logged.
- */
+/** Writes the events as SSE (then `[DONE]`) and returns the final response. */
 async function streamEvents(
   request: FastifyRequest,
   reply: FastifyReply,
@@ -127,23 +123,10 @@ async function streamEvents(
   reply.hijack();
   const writer = new SseWriter(reply.raw, reply.getHeaders() as Record<string, string>, keepAliveMs);
   let final: ResponseResource | null = null;
-  let connected = true;
   try {
-    for await (const batch of batches) {
-      const last = batch.at(-1);
-      if (last && (last.type === 'response.completed' || last.type === 'response.failed' || last.type === 'response.incomplete')) final = last.response;
-      if (!connected) continue;
-      summary?.firstByte();
-      for (const event of batch) {
-        // Most writes are taken at once; only a full socket makes the stream wait.
-        const written = writer.event(event.type, JSON.stringify(event));
-        if (written !== true && !(await written)) {
-          connected = false;
-          break;
-        }
-      }
-    }
-    if (connected) await writer.write('data: [DONE]\n\n');
+    const delivery = await deliverEvents(batches, (event) => writer.event(event.type, JSON.stringify(event)), () => summary?.firstByte());
+    final = delivery.final;
+    if (delivery.delivered) await writer.write('data: [DONE]\n\n');
     else request.log.info({ response_id: final?.id }, 'client disconnected during the stream');
   } catch (error) {
     // Headers are out; the stream is all that is left to end.

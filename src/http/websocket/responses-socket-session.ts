@@ -7,6 +7,7 @@ import { GatewayError } from '../../errors/gateway-error.ts';
 import type { ResponseResource } from '../../protocol/response-resource.ts';
 import type { ResponseStreamEvent } from '../../protocol/stream-events.ts';
 import type { SecretRedactor } from '../../util/secret-redactor.ts';
+import { deliverEvents } from '../deliver-events.ts';
 import { ResponseLog } from '../response-log.ts';
 import { parseClientFrame } from './client-events.ts';
 import { SocketWriter } from './socket-writer.ts';
@@ -143,29 +144,10 @@ export class ResponsesSocketSession {
     if (final && summary) summary.write(log, final, { tenant: this.#peer.tenant, provider: run.provider, upstreamModel: run.upstreamModel, stream: true, omittedTools: run.omittedTools, transport: 'websocket' });
   }
 
-  /**
-   * Sends each event as one text frame, the same objects SSE carries (no
-   * `[DONE]`: the terminal event ends a response). A peer that leaves stops
-   * the sending, not the loop: it runs to its terminal event (the close
-   * already cancelled it), so the response is stored as `cancelled`.
-   */
+  /** Sends each event as one text frame, the same objects SSE carries; no `[DONE]`: the terminal event ends a response. */
   async #stream(batches: AsyncGenerator<ResponseStreamEvent[]>, streamId: string | null, summary: ResponseLog | null): Promise<ResponseResource | null> {
-    let final: ResponseResource | null = null;
-    let connected = true;
-    for await (const batch of batches) {
-      const last = batch.at(-1);
-      if (last && (last.type === 'response.completed' || last.type === 'response.failed' || last.type === 'response.incomplete')) final = last.response;
-      if (!connected) continue;
-      summary?.firstByte();
-      for (const event of batch) {
-        const written = this.#writer.send(JSON.stringify(streamId === null ? event : { ...event, stream_id: streamId }));
-        if (written !== true && !(await written)) {
-          connected = false;
-          break;
-        }
-      }
-    }
-    if (!connected) this.#peer.log.info({ response_id: final?.id }, 'websocket closed during the response');
+    const { final, delivered } = await deliverEvents(batches, (event) => this.#writer.send(JSON.stringify(streamId === null ? event : { ...event, stream_id: streamId })), () => summary?.firstByte());
+    if (!delivered) this.#peer.log.info({ response_id: final?.id }, 'websocket closed during the response');
     return final;
   }
 
