@@ -2,6 +2,7 @@ import cors from '@fastify/cors';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { configuredSecrets } from '../config/configured-secrets.ts';
 import type { GatewayConfig } from '../config/load-config.ts';
+import { InputTokenCounter } from '../engine/count-input-tokens.ts';
 import { ResponseEngine } from '../engine/response-engine.ts';
 import { createProviders } from '../providers/create-providers.ts';
 import { ModelRouter } from '../providers/model-router.ts';
@@ -25,6 +26,7 @@ import { registerGracefulDrain } from './graceful-drain.ts';
 import { GatewayLogController } from './log-controller.ts';
 import { readiness } from './readiness.ts';
 import { registerHealthRoutes } from './routes/health-routes.ts';
+import { registerInputTokensRoute } from './routes/input-tokens-route.ts';
 import { registerModelsRoute } from './routes/models-route.ts';
 import { registerConversationsRoutes } from './routes/conversations-routes.ts';
 import { registerResponsesRoute } from './routes/responses-route.ts';
@@ -101,10 +103,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   mcp.start();
   const backgroundStores = createBackgroundStores(config);
   const runner = new BackgroundRunner({ store, events: backgroundStores.events, registry: backgroundStores.registry, leaseMs: config.background.leaseMs, log: app.log.child({ component: 'background' }) });
+  const executors = new ExecutorRegistry([...(options.executors ?? []), mcp]);
   const engine = new ResponseEngine({
     router,
     store,
-    executors: new ExecutorRegistry([...(options.executors ?? []), mcp]),
+    executors,
     limits: config.loop,
     defaultModel: config.defaultModel,
     hostedTools: config.loop.hostedTools,
@@ -112,6 +115,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     background: runner,
     conversations,
   });
+  const counter = new InputTokenCounter({ router, store, executors, defaultModel: config.defaultModel, hostedTools: config.loop.hostedTools, conversations });
 
   // The API speaks JSON only; any other body type is a 415, not a string handed to validation.
   app.removeContentTypeParser('text/plain');
@@ -146,6 +150,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     background: backgroundSource,
     idempotency: { keys: backgroundStores.idempotency, responses: store, ttlSeconds: config.server.idempotencyTtlSeconds },
   });
+  registerInputTokensRoute(app, counter);
   registerStoredResponsesRoutes(app, store, { ...backgroundSource, runner, cancelWaitMs: config.background.cancelWaitMs });
   registerConversationsRoutes(app, conversations);
 

@@ -102,7 +102,8 @@ async function startBackground(request: FastifyRequest, reply: FastifyReply, bod
   return reply;
 }
 
-function abortOnDisconnect(reply: FastifyReply): AbortSignal {
+/** Aborted when the client goes away before its answer is written (Fastify's `request.signal` aborts once the body is read). */
+export function abortOnDisconnect(reply: FastifyReply): AbortSignal {
   const controller = new AbortController();
   reply.raw.once('close', () => {
     if (!reply.raw.writableFinished) controller.abort(new Error('client disconnected'));
