@@ -19,6 +19,8 @@ const OpenAIChatProviderConfig = z.object({
   connectTimeoutMs: z.int().positive().default(10_000),
   firstByteTimeoutMs: z.int().positive().default(300_000),
   idleTimeoutMs: z.int().positive().default(300_000),
+  /** Context window, in tokens, of the models this provider serves that configure none (`truncation: "auto"`). */
+  contextWindow: z.int().positive().nullable().default(null),
 });
 
 const AnthropicProviderConfig = z.object({
@@ -31,6 +33,8 @@ const AnthropicProviderConfig = z.object({
   connectTimeoutMs: z.int().positive().default(10_000),
   firstByteTimeoutMs: z.int().positive().default(300_000),
   idleTimeoutMs: z.int().positive().default(300_000),
+  /** Context window, in tokens, of the models this provider serves that configure none (`truncation: "auto"`). */
+  contextWindow: z.int().positive().nullable().default(null),
 });
 
 export const GatewayConfig = z.object({
@@ -50,7 +54,17 @@ export const GatewayConfig = z.object({
   defaultModel: z.string().min(1).nullable().default(null),
   defaultProvider: z.string().nullable().default('openai'),
   providers: z.record(z.string(), z.discriminatedUnion('type', [OpenAIChatProviderConfig, AnthropicProviderConfig])).default({}),
-  models: z.record(z.string(), z.object({ provider: z.string(), model: z.string().optional() })).default({}),
+  models: z
+    .record(
+      z.string(),
+      z.object({
+        provider: z.string(),
+        model: z.string().optional(),
+        /** Context window, in tokens, input and output together (`truncation: "auto"`). */
+        contextWindow: z.int().positive().optional(),
+      }),
+    )
+    .default({}),
   store: z
     .object({
       redisUrl: redisUrl.nullable().default(null),

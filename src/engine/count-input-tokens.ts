@@ -1,15 +1,19 @@
+import { ContextLengthExceeded } from '../errors/context-length-exceeded.ts';
 import { invalidRequest } from '../errors/gateway-error.ts';
 import type { ExecutorRegistry } from '../executors/executor-registry.ts';
 import type { ToolContext } from '../executors/tool-executor.ts';
 import type { InputTokenCountRequest } from '../protocol/input-token-count-request.ts';
 import type { ModelRouter } from '../providers/model-router.ts';
+import type { TurnRequest } from '../providers/provider.ts';
 import type { ConversationStore } from '../store/conversation-store.ts';
 import type { ResponseStore } from '../store/response-store.ts';
 import { buildConversation } from './conversation.ts';
 import { conversationNotFound } from './conversation-claim.ts';
+import type { ContextWindows, KnownWindow } from './context-windows.ts';
 import { declareTools, type HostedToolPolicy } from './declared-tools.ts';
 import { storedItemToInput } from './stored-item-to-input.ts';
 import { estimateTurnTokens } from './token-estimate.ts';
+import { fitContextWindow } from './truncate-turn.ts';
 import { toTurnRequest } from './turn-request.ts';
 
 export interface InputTokenCounterOptions {
@@ -19,6 +23,8 @@ export interface InputTokenCounterOptions {
   defaultModel: string | null;
   hostedTools?: HostedToolPolicy;
   conversations?: ConversationStore;
+  /** Models' context windows, for `truncation: "auto"`: the count is of what a response would send after truncating. */
+  contextWindows?: ContextWindows;
 }
 
 /** How a count was made: by the upstream's own counting endpoint, or estimated by the gateway (token-estimate.ts). */
@@ -35,7 +41,8 @@ export interface InputTokenCount {
  * response assembles it — the stored chain or conversation, references
  * resolved, tools declared and offered as the model would see them — then
  * counted by the provider when its upstream can count, estimated otherwise.
- * Nothing is stored and no conversation is held.
+ * Under `truncation: "auto"`, what truncation would leave of it. Nothing is
+ * stored and no conversation is held.
  */
 export class InputTokenCounter {
   readonly #options: InputTokenCounterOptions;
@@ -67,7 +74,9 @@ export class InputTokenCounter {
     const offers = await executors.prepare(context, options.signal);
     const offered = new Map(offers.offered.filter((tool) => !declaredNames.has(tool.definition.name)).map((tool) => [tool.definition.name, tool.definition]));
 
-    const turn = toTurnRequest(request, route.upstreamModel, [...history, ...input.flatMap(storedItemToInput)], history.length, [...functionTools, ...offered.values()]);
+    const whole = toTurnRequest(request, route.upstreamModel, [...history, ...input.flatMap(storedItemToInput)], history.length, [...functionTools, ...offered.values()]);
+    const window = request.truncation === 'auto' ? (this.#options.contextWindows?.lookup(model, route.provider.name, route.upstreamModel) ?? null) : null;
+    const turn = window ? await truncated(whole, window) : whole;
     if (route.provider.countInputTokens) return { inputTokens: await route.provider.countInputTokens(turn, options.signal), countedBy: 'provider' };
     return { inputTokens: (await estimateTurnTokens(turn)).total, countedBy: 'estimate' };
   }
@@ -78,5 +87,15 @@ export class InputTokenCounter {
     const items = await conversations.items(tenant, conversationId);
     if (items === null) throw conversationNotFound(conversationId);
     return items;
+  }
+}
+
+/** What a response would send under `truncation: "auto"`; when even that is too long (the response would be refused), the whole input is counted. */
+async function truncated(turn: TurnRequest, window: KnownWindow): Promise<TurnRequest> {
+  try {
+    return (await fitContextWindow(turn, window)).request;
+  } catch (error) {
+    if (error instanceof ContextLengthExceeded) return turn;
+    throw error;
   }
 }

@@ -2,6 +2,7 @@ import cors from '@fastify/cors';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { configuredSecrets } from '../config/configured-secrets.ts';
 import type { GatewayConfig } from '../config/load-config.ts';
+import { ContextWindows } from '../engine/context-windows.ts';
 import { InputTokenCounter } from '../engine/count-input-tokens.ts';
 import { ResponseEngine } from '../engine/response-engine.ts';
 import { createProviders } from '../providers/create-providers.ts';
@@ -104,6 +105,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const backgroundStores = createBackgroundStores(config);
   const runner = new BackgroundRunner({ store, events: backgroundStores.events, registry: backgroundStores.registry, leaseMs: config.background.leaseMs, log: app.log.child({ component: 'background' }) });
   const executors = new ExecutorRegistry([...(options.executors ?? []), mcp]);
+  const contextWindows = new ContextWindows({
+    models: Object.fromEntries(Object.entries(config.models).flatMap(([name, model]) => (model.contextWindow ? [[name, model.contextWindow]] : []))),
+    providers: Object.fromEntries(Object.entries(config.providers).flatMap(([name, provider]) => (provider.contextWindow ? [[name, provider.contextWindow]] : []))),
+  });
   const engine = new ResponseEngine({
     router,
     store,
@@ -114,8 +119,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     secrets,
     background: runner,
     conversations,
+    contextWindows,
   });
-  const counter = new InputTokenCounter({ router, store, executors, defaultModel: config.defaultModel, hostedTools: config.loop.hostedTools, conversations });
+  const counter = new InputTokenCounter({ router, store, executors, defaultModel: config.defaultModel, hostedTools: config.loop.hostedTools, conversations, contextWindows });
 
   // The API speaks JSON only; any other body type is a 415, not a string handed to validation.
   app.removeContentTypeParser('text/plain');

@@ -46,6 +46,7 @@ export class ResponseLog implements LoopObserver {
         ...(response.error && { error_code: response.error.code }),
         stream: context.stream,
         ...(context.omittedTools.length > 0 && { omitted_tools: context.omittedTools }),
+        ...(response['loopgate:truncation'] && { truncated_items: response['loopgate:truncation'].dropped_items }),
         turns: this.#turns,
         tool_calls: this.#toolCalls,
         failed_tool_calls: this.#failedToolCalls,

@@ -129,7 +129,7 @@ describe('over openai-chat: the gateway estimates', () => {
   beforeAll(async () => {
     const url = await upstream.start();
     upstream.setScript((request) => openaiChat.render(request, { text: 'Sunny all week, with a light breeze from the west.' }));
-    gateway = await startGateway(url, openaiChat.config(url));
+    gateway = await startGateway(url, { ...openaiChat.config(url), models: { small: { provider: 'openai', model: openaiChat.model, contextWindow: 200 } } });
     client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 });
   });
   afterAll(async () => {
@@ -181,5 +181,14 @@ describe('over openai-chat: the gateway estimates', () => {
     expect(calls - withTools).toBe(3 + countTokens('get_weather') + countTokens('{"city":"Oslo"}') + 3 + countTokens('sunny, 21 degrees'));
     // One model call for the stored response above; counting never reached the upstream.
     expect(upstream.requests).toHaveLength(1);
+  });
+
+  it('with truncation auto, counts what truncation would leave of the conversation', async () => {
+    const input = Array.from({ length: 12 }, (_, index) => ({ role: index % 2 === 0 ? ('user' as const) : ('assistant' as const), content: `Message ${index}: ${'northern lights '.repeat(10)}` }));
+    const whole = await client.responses.inputTokens.count({ model: 'small', input });
+    const truncated = await client.responses.inputTokens.count({ model: 'small', input, truncation: 'auto' });
+    expect(whole.input_tokens).toBeGreaterThan(200);
+    expect(truncated.input_tokens).toBeLessThanOrEqual(200);
+    expect(truncated.input_tokens).toBeGreaterThan(100);
   });
 });
