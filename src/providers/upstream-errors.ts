@@ -86,7 +86,7 @@ function isAboutTheModel(code: string | null, message: string | null): boolean {
 export function errorFromUpstreamFrame(provider: string, code: string, message: string): GatewayError {
   const tooLong = contextLengthError(truncate(message), [code]);
   if (tooLong) return tooLong;
-  const status = code === 'rate_limit_exceeded' ? 429 : code === 'invalid_request_error' || code === 'context_length_exceeded' ? 400 : 502;
+  const status = code === 'rate_limit_exceeded' ? 429 : code === 'invalid_request_error' ? 400 : 502;
   return new GatewayError({
     status,
     type: status === 502 ? 'upstream_error' : status === 429 ? 'rate_limit_error' : 'invalid_request_error',

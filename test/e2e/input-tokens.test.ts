@@ -1,5 +1,6 @@
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import OpenAI from 'openai';
+import OpenAIv6 from 'openai-v6';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../support/gateway.ts';
 import { assertErrorEnvelope } from '../support/openresponses-schema.ts';
@@ -146,6 +147,9 @@ describe('over openai-chat: the gateway estimates', () => {
     expect(await count({ input: text, instructions: 'Answer briefly.' })).toBe(3 + 3 + countTokens(text) + 3 + countTokens('Answer briefly.'));
     // Special-token text is text.
     expect(await count({ input: '<|endoftext|>' })).toBe(3 + 3 + countTokens('<|endoftext|>', { disallowedSpecial: new Set() }));
+    // openai v6 calls the same endpoint.
+    const v6 = new OpenAIv6({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 });
+    expect(await v6.responses.inputTokens.count({ model: openaiChat.model, input: text })).toMatchObject({ object: 'response.input_tokens', input_tokens: 3 + 3 + countTokens(text) });
     expect(upstream.requests).toEqual([]);
   });
 
