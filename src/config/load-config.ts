@@ -20,6 +20,8 @@ const OpenAIChatProviderConfig = z.object({
   connectTimeoutMs: z.int().positive().default(10_000),
   firstByteTimeoutMs: z.int().positive().default(300_000),
   idleTimeoutMs: z.int().positive().default(300_000),
+  /** Context window, in tokens, of the models this provider serves that configure none (`truncation: "auto"`). */
+  contextWindow: z.int().positive().nullable().default(null),
 });
 
 const AnthropicProviderConfig = z.object({
@@ -32,6 +34,8 @@ const AnthropicProviderConfig = z.object({
   connectTimeoutMs: z.int().positive().default(10_000),
   firstByteTimeoutMs: z.int().positive().default(300_000),
   idleTimeoutMs: z.int().positive().default(300_000),
+  /** Context window, in tokens, of the models this provider serves that configure none (`truncation: "auto"`). */
+  contextWindow: z.int().positive().nullable().default(null),
 });
 
 export const GatewayConfig = z.object({
@@ -55,7 +59,17 @@ export const GatewayConfig = z.object({
   defaultModel: z.string().min(1).nullable().default(null),
   defaultProvider: z.string().nullable().default('openai'),
   providers: z.record(z.string(), z.discriminatedUnion('type', [OpenAIChatProviderConfig, AnthropicProviderConfig])).default({}),
-  models: z.record(z.string(), z.object({ provider: z.string(), model: z.string().optional() })).default({}),
+  models: z
+    .record(
+      z.string(),
+      z.object({
+        provider: z.string(),
+        model: z.string().optional(),
+        /** Context window, in tokens, input and output together (`truncation: "auto"`). */
+        contextWindow: z.int().positive().optional(),
+      }),
+    )
+    .default({}),
   store: z
     .object({
       redisUrl: redisUrl.nullable().default(null),

@@ -8,7 +8,7 @@ import type { OutputItem } from '../protocol/output-items.ts';
 import type { ResponseResource } from '../protocol/response-resource.ts';
 import type { ResponseStreamEvent } from '../protocol/stream-events.ts';
 import type { ModelRoute, ModelRouter } from '../providers/model-router.ts';
-import type { TurnRequest, TurnStream } from '../providers/provider.ts';
+import type { Provider, TurnRequest, TurnStream } from '../providers/provider.ts';
 import { toTurnRequest } from './turn-request.ts';
 import type { ConversationTurn, ResponseStore, StoredInputItem, StoredResponse } from '../store/response-store.ts';
 import { newId } from '../util/ids.ts';
@@ -17,6 +17,7 @@ import type { BackgroundRunner } from './background-runner.ts';
 import type { ConnectionResponses } from './connection-responses.ts';
 import { buildConversation } from './conversation.ts';
 import { ConversationClaim, conversationNotFound } from './conversation-claim.ts';
+import { ContextWindows } from './context-windows.ts';
 import type { ConversationStore } from '../store/conversation-store.ts';
 import { declareTools, type DeclaredTools, type HostedToolPolicy } from './declared-tools.ts';
 import { initialResponse } from './initial-response.ts';
@@ -26,6 +27,7 @@ import { planResume } from './resume-paused-turn.ts';
 import { ResponseDeadline } from './response-deadline.ts';
 import type { CompactionCodec } from './compaction/compaction-codec.ts';
 import { modelInputOf } from './compaction/expand-compactions.ts';
+import { TruncatingProvider } from './truncating-provider.ts';
 
 export interface ResponseEngineOptions {
   router: ModelRouter;
@@ -47,6 +49,8 @@ export interface ResponseEngineOptions {
   background?: BackgroundRunner;
   /** Opens compaction items in the input and history (their summaries are what the model sees); without it they are a 400. */
   compaction?: CompactionCodec;
+  /** Models' context windows, configured and learned, for `truncation: "auto"` (shared with token counting). */
+  contextWindows?: ContextWindows;
 }
 
 export interface CreateResponseOptions {
@@ -90,9 +94,11 @@ export class ResponseEngine {
   readonly #options: ResponseEngineOptions;
   /** Responses running now, so a shutdown can end each with a terminal event. */
   readonly #inFlight = new Set<ResponseDeadline>();
+  readonly #windows: ContextWindows;
 
   constructor(options: ResponseEngineOptions) {
     this.#options = options;
+    this.#windows = options.contextWindows ?? new ContextWindows();
   }
 
   /** How many responses are running. */
@@ -226,8 +232,11 @@ export class ResponseEngine {
     const resume = planResume(previous, input, executors, toolContext, policy);
 
     const turnRequest = toTurnRequest(request, route.upstreamModel, modelInput, history.length, [...functionTools, ...[...offered.values()].map((tool) => tool.definition)]);
+    // Every model call of the loop fits the context window, or learns it from the upstream's refusal.
+    const truncating = request.truncation === 'auto' ? new TruncatingProvider(route.provider, this.#windows, model) : null;
+    const provider = truncating ?? route.provider;
     // A background response starts its model call inside the loop: a refusal then ends it as `failed`.
-    const firstTurn = resume || request.background ? null : await startFirstTurn(route, turnRequest, deadline);
+    const firstTurn = resume || request.background ? null : await startFirstTurn(provider, turnRequest, deadline);
     const response: ResponseResource = initialResponse(request, responseId, model, Math.floor(Date.now() / 1000));
     // Said in the response itself too, for transports without headers (WebSocket) and for whoever reads it back.
     if (declared.omitted.length > 0) response['loopgate:omitted_tools'] = declared.omitted;
@@ -240,7 +249,7 @@ export class ResponseEngine {
     }
     const events = runResponseLoop({
       response,
-      provider: route.provider,
+      provider,
       request: turnRequest,
       firstTurn,
       resume,
@@ -256,6 +265,7 @@ export class ResponseEngine {
       hooks: {
         beforeTerminal: async (final) => {
           if (final.error && this.#options.secrets) final.error.message = this.#options.secrets.redact(final.error.message);
+          if (truncating?.report) final['loopgate:truncation'] = truncating.report;
           await this.#persist(request, options.tenant, final, input);
           await claim?.finish(final, input);
           // A failed response is not continued from (and the transport evicts the one it continued).
@@ -294,9 +304,9 @@ export class ResponseEngine {
  * gateway itself stopped meanwhile (deadline, shutdown) is not an error: it
  * starts with no turn and ends `incomplete` with that reason, stored.
  */
-async function startFirstTurn(route: ModelRoute, request: TurnRequest, deadline: ResponseDeadline): Promise<TurnStream | null> {
+async function startFirstTurn(provider: Provider, request: TurnRequest, deadline: ResponseDeadline): Promise<TurnStream | null> {
   try {
-    return await route.provider.startTurn(request, deadline.signal);
+    return await provider.startTurn(request, deadline.signal);
   } catch (error) {
     if (deadline.cause === 'deadline_exceeded' || deadline.cause === 'server_shutdown') return null;
     throw error;

@@ -5,6 +5,8 @@ import { configuredSecrets } from '../config/configured-secrets.ts';
 import type { GatewayConfig } from '../config/load-config.ts';
 import { CompactionCodec } from '../engine/compaction/compaction-codec.ts';
 import { Compactor } from '../engine/compaction/compactor.ts';
+import { ContextWindows } from '../engine/context-windows.ts';
+import { InputTokenCounter } from '../engine/count-input-tokens.ts';
 import { ResponseEngine } from '../engine/response-engine.ts';
 import { createProviders } from '../providers/create-providers.ts';
 import { ModelRouter } from '../providers/model-router.ts';
@@ -29,6 +31,7 @@ import { GatewayLogController } from './log-controller.ts';
 import { readiness } from './readiness.ts';
 import { registerCompactRoute } from './routes/compact-route.ts';
 import { registerHealthRoutes } from './routes/health-routes.ts';
+import { registerInputTokensRoute } from './routes/input-tokens-route.ts';
 import { registerModelsRoute } from './routes/models-route.ts';
 import { registerConversationsRoutes } from './routes/conversations-routes.ts';
 import { registerResponsesRoute } from './routes/responses-route.ts';
@@ -111,10 +114,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   if (!compactionKey) {
     app.log.warn('compaction: no compaction.key (COMPACTION_KEY) is configured, so a random key was generated: compaction items will not survive a restart, and replicas must share one key (32 bytes as base64, e.g. from `openssl rand -base64 32`)');
   }
+  const executors = new ExecutorRegistry([...(options.executors ?? []), mcp]);
+  const contextWindows = new ContextWindows({
+    models: Object.fromEntries(Object.entries(config.models).flatMap(([name, model]) => (model.contextWindow ? [[name, model.contextWindow]] : []))),
+    providers: Object.fromEntries(Object.entries(config.providers).flatMap(([name, provider]) => (provider.contextWindow ? [[name, provider.contextWindow]] : []))),
+  });
   const engine = new ResponseEngine({
     router,
     store,
-    executors: new ExecutorRegistry([...(options.executors ?? []), mcp]),
+    executors,
     limits: config.loop,
     defaultModel: config.defaultModel,
     hostedTools: config.loop.hostedTools,
@@ -122,7 +130,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     background: runner,
     conversations,
     compaction,
+    contextWindows,
   });
+  const counter = new InputTokenCounter({ router, store, executors, defaultModel: config.defaultModel, hostedTools: config.loop.hostedTools, conversations, contextWindows, compaction });
 
   // The API speaks JSON only; any other body type is a 415, not a string handed to validation.
   app.removeContentTypeParser('text/plain');
@@ -166,6 +176,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     background: backgroundSource,
     idempotency: { keys: backgroundStores.idempotency, responses: store, ttlSeconds: config.server.idempotencyTtlSeconds },
   });
+  registerInputTokensRoute(app, counter);
   registerStoredResponsesRoutes(app, store, { ...backgroundSource, runner, cancelWaitMs: config.background.cancelWaitMs });
   registerConversationsRoutes(app, conversations);
   registerCompactRoute(app, new Compactor({ router, store, codec: compaction, deadlineMs: config.loop.deadlineMs }));

@@ -47,6 +47,7 @@ export class ResponseLog implements LoopObserver {
         stream: context.stream,
         ...(context.transport && { transport: context.transport }),
         ...(context.omittedTools.length > 0 && { omitted_tools: context.omittedTools }),
+        ...(response['loopgate:truncation'] && { truncated_items: response['loopgate:truncation'].dropped_items }),
         turns: this.#turns,
         tool_calls: this.#toolCalls,
         failed_tool_calls: this.#failedToolCalls,

@@ -32,6 +32,22 @@ export type EchoedTextFormat =
   | { type: 'json_object' }
   | { type: 'json_schema'; name: string; description: string | null; schema: null; strict: boolean };
 
+/**
+ * Extension field `loopgate:truncation` (README: "Truncation"): present when
+ * `truncation: "auto"` left part of the conversation out of a model call.
+ * Describes the response's last model call that left anything out.
+ */
+export interface TruncationReport {
+  /** Conversation items the model was not sent. */
+  dropped_items: number;
+  /** The context window the input was fitted to, in tokens. */
+  context_window: number;
+  /** `configured` (`contextWindow` in the configuration) or `learned` (from the upstream refusing a longer input). */
+  window_source: 'configured' | 'learned';
+  /** The input sent, as the gateway estimated it, in the upstream's tokens. */
+  estimated_input_tokens: number;
+}
+
 export interface ResponseResource {
   id: string;
   object: 'response';
@@ -68,4 +84,5 @@ export interface ResponseResource {
   prompt_cache_key: string | null;
   /** Hosted tools the request named that the model was not offered (README: hosted tools); absent when none. */
   'loopgate:omitted_tools'?: string[];
+  'loopgate:truncation'?: TruncationReport;
 }

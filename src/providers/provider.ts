@@ -94,6 +94,13 @@ export interface Provider {
    * `error` event.
    */
   startTurn(request: TurnRequest, signal: AbortSignal): Promise<TurnStream>;
+  /**
+   * Counts the input tokens `request` would cost, by the upstream's own
+   * counting endpoint, sent what `startTurn` would send. Providers whose
+   * upstream has none leave it out: the gateway then estimates
+   * (engine/token-estimate.ts). Failures reject with a `GatewayError`.
+   */
+  countInputTokens?(request: TurnRequest, signal: AbortSignal): Promise<number>;
   listModels(signal: AbortSignal): Promise<ModelInfo[]>;
   close(): Promise<void>;
 }

@@ -1,4 +1,5 @@
 import { GatewayError } from '../errors/gateway-error.ts';
+import { contextLengthError } from './context-length-errors.ts';
 
 /**
  * How upstream failures reach clients: the upstream's own 4xx passes through
@@ -20,6 +21,8 @@ export function errorFromUpstreamStatus(provider: string, status: number, bodyTe
   const misconfigured = misconfigurationError(provider, status, parsed.code, parsed.message);
   if (misconfigured) return misconfigured;
   if (status === 404) return modelNotFound(provider, parsed.message, parsed.type);
+  const tooLong = status === 400 || status === 413 || status === 422 ? contextLengthError(parsed.message ?? '', [parsed.code, parsed.type]) : null;
+  if (tooLong) return tooLong;
   if (status >= 400 && status < 500) {
     return new GatewayError({
       status,
@@ -81,7 +84,9 @@ function isAboutTheModel(code: string | null, message: string | null): boolean {
 
 /** An error the upstream reported inside its first stream frame, after a 200. */
 export function errorFromUpstreamFrame(provider: string, code: string, message: string): GatewayError {
-  const status = code === 'rate_limit_exceeded' ? 429 : code === 'invalid_request_error' || code === 'context_length_exceeded' ? 400 : 502;
+  const tooLong = contextLengthError(truncate(message), [code]);
+  if (tooLong) return tooLong;
+  const status = code === 'rate_limit_exceeded' ? 429 : code === 'invalid_request_error' ? 400 : 502;
   return new GatewayError({
     status,
     type: status === 502 ? 'upstream_error' : status === 429 ? 'rate_limit_error' : 'invalid_request_error',

@@ -103,7 +103,7 @@ async function startBackground(request: FastifyRequest, reply: FastifyReply, bod
   return reply;
 }
 
-/** A signal aborted when the client closes the connection before the reply was sent. */
+/** Aborted when the client goes away before its answer is written (Fastify's `request.signal` aborts once the body is read). */
 export function abortOnDisconnect(reply: FastifyReply): AbortSignal {
   const controller = new AbortController();
   reply.raw.once('close', () => {

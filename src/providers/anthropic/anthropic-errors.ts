@@ -1,5 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { GatewayError } from '../../errors/gateway-error.ts';
+import { contextLengthError } from '../context-length-errors.ts';
 import { errorFromTransport, misconfigurationError, modelNotFound, transportCode } from '../upstream-errors.ts';
 
 /** HTTP statuses for Anthropic's error types, for errors that arrive inside a stream. */
@@ -44,6 +45,8 @@ export function errorFromAnthropicType(provider: string, type: string | null, me
   if (status === 529 || type === 'overloaded_error') {
     return new GatewayError({ status: 503, type: 'server_error', code: 'upstream_overloaded', message: `The upstream '${provider}' is overloaded: ${message}`, headers: { 'retry-after': '2' } });
   }
+  const tooLong = status === 400 || status === 413 ? contextLengthError(message, [type]) : null;
+  if (tooLong) return tooLong;
   if (status >= 400 && status < 500) {
     const param = /^([a-z_]+(?:\.[A-Za-z0-9_]+)+):\s/.exec(message)?.[1] ?? null;
     return new GatewayError({ status, type: type === 'invalid_request_error' || !type ? 'invalid_request_error' : type, code: type, param, message });

@@ -4,7 +4,7 @@ import type { ModelInfo, Provider, TurnEvent, TurnRequest, TurnStream } from '..
 import { reportMisconfiguration, upstreamTimedOut, type ProviderLogger } from '../upstream-errors.ts';
 import { errorFromAnthropic, errorFromAnthropicType } from './anthropic-errors.ts';
 import { AnthropicStreamTranslator, type AnthropicStreamEvent } from './anthropic-stream-translator.ts';
-import { convertToAnthropicRequest, type AnthropicBlock, type AnthropicRequest } from './convert-to-anthropic-request.ts';
+import { convertToAnthropicRequest, toAnthropicCountRequest, type AnthropicBlock, type AnthropicRequest } from './convert-to-anthropic-request.ts';
 
 export interface AnthropicProviderOptions {
   name: string;
@@ -74,6 +74,20 @@ export class AnthropicProvider implements Provider {
     const body = convertToAnthropicRequest(request, { defaultMaxTokens: this.#options.defaultMaxTokens });
     const opened = await this.#open(body, signal);
     return this.#events(body, opened, signal);
+  }
+
+  /** Messages' `count_tokens`, sent the body `startTurn` would send (less what only sampling reads). */
+  async countInputTokens(request: TurnRequest, signal: AbortSignal): Promise<number> {
+    const body = toAnthropicCountRequest(convertToAnthropicRequest(request, { defaultMaxTokens: this.#options.defaultMaxTokens }));
+    try {
+      const counted = await this.#client.messages.countTokens(body as unknown as Anthropic.MessageCountTokensParams, { signal });
+      return counted.input_tokens;
+    } catch (error) {
+      if (signal.aborted) throw error;
+      const mapped = errorFromAnthropic(this.name, error);
+      reportMisconfiguration(this.#options.log, mapped, this.name, this.#options.baseUrl);
+      throw mapped;
+    }
   }
 
   async listModels(signal: AbortSignal): Promise<ModelInfo[]> {

@@ -84,6 +84,14 @@ export function convertToAnthropicRequest(request: TurnRequest, options: Anthrop
   return body;
 }
 
+/** The body of Messages' `count_tokens`: what `convertToAnthropicRequest` sends, less what only sampling reads. */
+export type AnthropicCountRequest = Omit<AnthropicRequest, 'max_tokens' | 'stream' | 'temperature' | 'top_p' | 'metadata'>;
+
+export function toAnthropicCountRequest(body: AnthropicRequest): AnthropicCountRequest {
+  const { max_tokens: _maxTokens, stream: _stream, temperature: _temperature, top_p: _topP, metadata: _metadata, ...counted } = body;
+  return counted;
+}
+
 function convertToolChoice(choice: TurnRequest['toolChoice']): AnthropicRequest['tool_choice'] | null {
   if (choice === null) return null;
   const mode = typeof choice === 'string' ? choice : choice.type === 'allowed_tools' ? (choice.mode ?? 'auto') : null;

@@ -1,0 +1,77 @@
+import type { ContextSizes } from '../errors/context-length-exceeded.ts';
+
+/** Context windows the operator configured, in tokens. */
+export interface ConfiguredContextWindows {
+  /** By the model name clients use (`models.<name>.contextWindow`). */
+  models?: Readonly<Record<string, number>>;
+  /** By provider, for the models it serves that have none of their own (`providers.<name>.contextWindow`). */
+  providers?: Readonly<Record<string, number>>;
+}
+
+/** A model's context window as truncation uses it. */
+export interface KnownWindow {
+  /** Input and output tokens the model takes at most, in its upstream's tokens. */
+  tokens: number;
+  source: 'configured' | 'learned';
+  /** Upstream tokens per estimated token (at least 1): how much more the upstream counts than the gateway's estimate. */
+  scale: number;
+  /** Output tokens the upstream counted against the window on its own (Anthropic's default `max_tokens`), kept free as well. */
+  outputReserve: number;
+}
+
+interface Learned {
+  tokens: number | null;
+  scale: number;
+  outputReserve: number;
+}
+
+/** Upstream models whose window was learned, at most; the oldest learned is forgotten first. */
+const MAX_LEARNED = 1_000;
+
+/**
+ * What the gateway knows of each model's context window: configured by the
+ * operator, or learned from upstreams refusing an input as too long (their
+ * messages name the window and what they counted), remembered in memory per
+ * provider and upstream model. With both, the smaller window counts.
+ */
+export class ContextWindows {
+  readonly #configured: ConfiguredContextWindows;
+  readonly #learned = new Map<string, Learned>();
+
+  constructor(configured: ConfiguredContextWindows = {}) {
+    this.#configured = configured;
+  }
+
+  /** The window of `model` (the client's name) served by `provider` as `upstreamModel`; null when none is known. */
+  lookup(model: string, provider: string, upstreamModel: string): KnownWindow | null {
+    const { models = {}, providers = {} } = this.#configured;
+    const configured = Object.hasOwn(models, model) ? models[model]! : Object.hasOwn(providers, provider) ? providers[provider]! : null;
+    const learned = this.#learned.get(key(provider, upstreamModel));
+    const calibration = { scale: learned?.scale ?? 1, outputReserve: learned?.outputReserve ?? 0 };
+    if (learned?.tokens != null && (configured === null || learned.tokens < configured)) return { tokens: learned.tokens, source: 'learned', ...calibration };
+    if (configured !== null) return { tokens: configured, source: 'configured', ...calibration };
+    return null;
+  }
+
+  /**
+   * Learns from an upstream's refusal of a call whose input the gateway
+   * estimated at `estimatedInput` tokens: the window it named, and how its
+   * count compares with the estimate (`lookup` tells what is known then).
+   */
+  learn(model: string, provider: string, upstreamModel: string, sizes: ContextSizes, estimatedInput: number): void {
+    const id = key(provider, upstreamModel);
+    const previous = this.#learned.get(id);
+    const window = sizes.window ?? this.lookup(model, provider, upstreamModel)?.tokens ?? null;
+    let scale = previous?.scale ?? 1;
+    if (sizes.inputTokens !== null && estimatedInput > 0) scale = Math.max(1, sizes.inputTokens / estimatedInput);
+    // It did not fit, and the upstream did not say by how much: what was sent counts as a tenth over the window.
+    else if (window !== null && estimatedInput > 0) scale = Math.max(scale, (1.1 * window) / estimatedInput);
+    this.#learned.delete(id);
+    this.#learned.set(id, { tokens: sizes.window ?? previous?.tokens ?? null, scale, outputReserve: Math.max(previous?.outputReserve ?? 0, sizes.outputTokens ?? 0) });
+    if (this.#learned.size > MAX_LEARNED) this.#learned.delete(this.#learned.keys().next().value!);
+  }
+}
+
+function key(provider: string, upstreamModel: string): string {
+  return `${provider}\u0000${upstreamModel}`;
+}

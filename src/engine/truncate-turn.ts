@@ -1,0 +1,116 @@
+import { ContextLengthExceeded } from '../errors/context-length-exceeded.ts';
+import type { InputItem } from '../protocol/input-items.ts';
+import type { TurnRequest } from '../providers/provider.ts';
+import type { KnownWindow } from './context-windows.ts';
+import { boundTurnTokens, estimateTurnTokens, type TurnMeasure } from './token-estimate.ts';
+
+/** A turn made to fit its model's context window. */
+export interface FittedTurn {
+  request: TurnRequest;
+  /** Items of the conversation left out. */
+  dropped: number;
+  /** The input sent, estimated in the upstream's tokens; null when it was clearly under the window without counting. */
+  estimatedTokens: number | null;
+}
+
+/**
+ * `truncation: "auto"`: leaves out the oldest turns of the conversation
+ * until the estimated input, with room for the output (`max_output_tokens`,
+ * or what the upstream said it reserves), fits `window`. Never dropped: the
+ * instructions, system and developer messages, and the newest turn — the
+ * last user message and everything after it (the calls and outputs of the
+ * loop so far). A turn — a user message and what follows it up to the next
+ * — goes whole, so a function call always goes with its output (turns
+ * joined by a call answered later go together). When even that leaves the
+ * input too long, a 400 `context_length_exceeded`.
+ *
+ * Costs nothing when the input is clearly under the window (its UTF-8 size
+ * is); otherwise the tokenizer is loaded (once) and every item counted.
+ */
+export async function fitContextWindow(request: TurnRequest, window: KnownWindow): Promise<FittedTurn> {
+  const reserve = Math.max(request.maxOutputTokens ?? 0, window.outputReserve);
+  const budget = Math.floor((window.tokens - reserve) / window.scale);
+  if (boundTurnTokens(request).total <= budget) return { request, dropped: 0, estimatedTokens: null };
+  const measure = await estimateTurnTokens(request);
+  const upstreamTokens = (tokens: number) => Math.ceil(tokens * window.scale);
+  if (measure.total <= budget) return { request, dropped: 0, estimatedTokens: upstreamTokens(measure.total) };
+  const cut = truncateTurn(request, measure, budget);
+  if (cut.tokens > budget) {
+    const room = reserve > 0 ? `${window.tokens} tokens, ${reserve} of them kept for the output` : `${window.tokens} tokens`;
+    throw new ContextLengthExceeded(
+      `The input is too long for the context window of model '${request.model}' (${room}) even with every earlier turn left out: the instructions, tools and newest turn alone come to about ${upstreamTokens(cut.tokens)} tokens.`,
+      { window: window.tokens, inputTokens: upstreamTokens(cut.tokens), outputTokens: reserve || null },
+    );
+  }
+  return { request: cut.request, dropped: cut.dropped, estimatedTokens: upstreamTokens(cut.tokens) };
+}
+
+/** Leaves out the oldest droppable turns of `request` until `measure` says it is within `budget`, or nothing droppable is left. */
+export function truncateTurn(request: TurnRequest, measure: TurnMeasure, budget: number): { request: TurnRequest; dropped: number; tokens: number } {
+  const { items } = request;
+  const units = droppableTurns(items, request.historyLength);
+  const dropped = new Set<number>();
+  let tokens = measure.total;
+  for (const unit of units) {
+    if (tokens <= budget) break;
+    for (let index = unit.start; index < unit.end; index++) {
+      if (isInstruction(items[index]!)) continue;
+      dropped.add(index);
+      tokens -= measure.items[index]!;
+    }
+  }
+  if (dropped.size === 0) return { request, dropped: 0, tokens };
+  const droppedHistory = [...dropped].filter((index) => index < request.historyLength).length;
+  return {
+    request: { ...request, items: items.filter((_, index) => !dropped.has(index)), historyLength: request.historyLength - droppedHistory },
+    dropped: dropped.size,
+    tokens,
+  };
+}
+
+/**
+ * The conversation's turns that may go, oldest first, as index ranges: each
+ * starts at a user message (the first at the first item) and ends before the
+ * next turn or the newest turn. A call and its output in different turns join
+ * them; a call answered in the newest turn (or an output whose call is there)
+ * keeps its turn and every later one.
+ */
+function droppableTurns(items: readonly InputItem[], historyLength: number): { start: number; end: number }[] {
+  let newest = items.findLastIndex((item) => item.type === 'message' && item.role === 'user');
+  // Without a user message, the request's own input is the newest turn.
+  if (newest < 0) newest = Math.min(historyLength, items.length);
+  const starts = new Set<number>([0]);
+  for (let index = 1; index < newest; index++) {
+    const item = items[index]!;
+    if (item.type === 'message' && item.role === 'user') starts.add(index);
+  }
+
+  const callsAt = new Map<string, number>();
+  const outputsAt = new Map<string, number>();
+  items.forEach((item, index) => {
+    if (item.type === 'function_call' && !callsAt.has(item.call_id)) callsAt.set(item.call_id, index);
+    if (item.type === 'function_call_output' && !outputsAt.has(item.call_id)) outputsAt.set(item.call_id, index);
+  });
+  const pairs: [first: number, last: number][] = [];
+  for (const [callId, call] of callsAt) {
+    const output = outputsAt.get(callId);
+    if (output !== undefined) pairs.push(call < output ? [call, output] : [output, call]);
+  }
+  for (const [first, last] of pairs) if (last < newest) for (let index = first + 1; index <= last; index++) starts.delete(index);
+  let end = newest;
+  for (const [first, last] of pairs) if (first < newest && last >= newest) end = Math.min(end, turnStart(starts, first));
+
+  const ordered = [...starts].filter((start) => start < end).sort((a, b) => a - b);
+  return ordered.map((start, index) => ({ start, end: ordered[index + 1] ?? end }));
+}
+
+/** The start of the turn holding `index`. */
+function turnStart(starts: ReadonlySet<number>, index: number): number {
+  let start = index;
+  while (start > 0 && !starts.has(start)) start--;
+  return start;
+}
+
+function isInstruction(item: InputItem): boolean {
+  return item.type === 'message' && (item.role === 'system' || item.role === 'developer');
+}

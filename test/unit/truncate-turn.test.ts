@@ -1,0 +1,88 @@
+import { describe, expect, it } from 'vitest';
+import { ContextWindows } from '../../src/engine/context-windows.ts';
+import { fitContextWindow, truncateTurn } from '../../src/engine/truncate-turn.ts';
+import type { TurnMeasure } from '../../src/engine/token-estimate.ts';
+import type { InputItem } from '../../src/protocol/input-items.ts';
+import { turnRequest } from '../support/turn-request.ts';
+
+const user = (text: string): InputItem => ({ type: 'message', role: 'user', content: text });
+const assistant = (text: string): InputItem => ({ type: 'message', role: 'assistant', content: text });
+const developer = (text: string): InputItem => ({ type: 'message', role: 'developer', content: text });
+const call = (id: string): InputItem => ({ type: 'function_call', call_id: id, name: 'f', arguments: '{}' });
+const output = (id: string): InputItem => ({ type: 'function_call_output', call_id: id, output: 'x' });
+
+/** Every item costs 10, nothing else costs anything. */
+const tens = (items: InputItem[]): TurnMeasure => ({ fixed: 0, items: items.map(() => 10), total: items.length * 10 });
+const label = (item: InputItem) => (item.type === 'message' ? `${item.role}:${item.content as string}` : `${item.type}:${(item as { call_id: string }).call_id}`);
+const kept = (items: InputItem[], budget: number, historyLength = 0) => truncateTurn(turnRequest({ items, historyLength }), tens(items), budget).request.items.map(label);
+
+describe('truncateTurn', () => {
+  it('drops the oldest turns first, never developer messages nor the newest turn, and nothing while it fits', () => {
+    const items = [developer('rules'), user('1'), assistant('a1'), user('2'), assistant('a2'), user('3')];
+    expect(kept(items, 60)).toEqual(items.map(label));
+    expect(kept(items, 40)).toEqual(['developer:rules', 'user:2', 'assistant:a2', 'user:3']);
+    expect(kept(items, 10)).toEqual(['developer:rules', 'user:3']);
+    const cut = truncateTurn(turnRequest({ items, historyLength: 5 }), tens(items), 10);
+    expect(cut).toMatchObject({ dropped: 4, tokens: 20, request: { historyLength: 1 } });
+  });
+
+  it('keeps the calls and outputs of the newest turn, and each call with its output when turns are joined by one', () => {
+    // call c1 of turn 1 is answered after user 2's message: turns 1 and 2 go together.
+    const items = [user('1'), call('c1'), user('2'), output('c1'), assistant('a2'), user('3'), call('c3'), output('c3')];
+    expect(kept(items, 70)).toEqual(['user:3', 'function_call:c3', 'function_call_output:c3']);
+    expect(kept(items, 30)).toEqual(['user:3', 'function_call:c3', 'function_call_output:c3']);
+    // A call answered in the newest turn keeps its own turn and every later one.
+    const pending = [user('1'), assistant('a1'), user('2'), call('c2'), user('3'), output('c2')];
+    expect(kept(pending, 10)).toEqual(['user:2', 'function_call:c2', 'user:3', 'function_call_output:c2']);
+  });
+
+  it('without any user message, keeps the request\'s own input', () => {
+    const items = [assistant('old'), call('c1'), output('c1'), assistant('new'), call('c2'), output('c2')];
+    expect(kept(items, 10, 3)).toEqual(['assistant:new', 'function_call:c2', 'function_call_output:c2']);
+  });
+});
+
+describe('fitContextWindow', () => {
+  const window = { tokens: 1_000, source: 'configured' as const, scale: 1, outputReserve: 0 };
+
+  it('leaves a turn that clearly fits alone, without counting', async () => {
+    const request = turnRequest({ items: [user('short'), assistant('answer'), user('next')] });
+    expect(await fitContextWindow(request, window)).toEqual({ request, dropped: 0, estimatedTokens: null });
+  });
+
+  it('leaves room for max_output_tokens and for what the upstream reserved, scaled to its tokens', async () => {
+    const long = 'word '.repeat(600);
+    const request = turnRequest({ items: [user(long), assistant('a'), user(long), assistant('b'), user('next')] });
+    expect((await fitContextWindow(request, window)).dropped).toBe(2);
+    expect((await fitContextWindow({ ...request, maxOutputTokens: 700 }, window)).dropped).toBe(4);
+    expect((await fitContextWindow(request, { ...window, outputReserve: 700 })).dropped).toBe(4);
+    expect((await fitContextWindow(request, { ...window, scale: 2 })).dropped).toBe(4);
+  });
+
+  it('is a 400 context_length_exceeded when the newest turn alone is too long', async () => {
+    const request = turnRequest({ instructions: 'Be brief.', items: [user('old'), user('word '.repeat(2_000))] });
+    await expect(fitContextWindow(request, window)).rejects.toMatchObject({ status: 400, code: 'context_length_exceeded', param: 'input', message: expect.stringContaining("model 'test-model' (1000 tokens)") });
+  });
+});
+
+describe('ContextWindows', () => {
+  it('takes the configured window by model, then by provider, and the smaller of configured and learned', () => {
+    const windows = new ContextWindows({ models: { small: 500 }, providers: { openai: 8_000 } });
+    expect(windows.lookup('small', 'openai', 'gpt')).toMatchObject({ tokens: 500, source: 'configured', scale: 1 });
+    expect(windows.lookup('other', 'openai', 'gpt')).toMatchObject({ tokens: 8_000, source: 'configured' });
+    expect(windows.lookup('other', 'anthropic', 'claude')).toBeNull();
+    windows.learn('other', 'openai', 'gpt', { window: 4_000, inputTokens: 6_000, outputTokens: null }, 5_000);
+    expect(windows.lookup('other', 'openai', 'gpt')).toEqual({ tokens: 4_000, source: 'learned', scale: 1.2, outputReserve: 0 });
+    expect(windows.lookup('small', 'openai', 'gpt')).toMatchObject({ tokens: 500, source: 'configured', scale: 1.2 });
+  });
+
+  it('learns the window per provider and upstream model, and a reserve the upstream counts', () => {
+    const windows = new ContextWindows();
+    windows.learn('claude-x', 'anthropic', 'claude-x', { window: 200_000, inputTokens: 195_000, outputTokens: 8_192 }, 150_000);
+    expect(windows.lookup('alias', 'anthropic', 'claude-x')).toEqual({ tokens: 200_000, source: 'learned', scale: 1.3, outputReserve: 8_192 });
+    expect(windows.lookup('claude-x', 'other', 'claude-x')).toBeNull();
+    // A refusal that names no sizes says the estimate was short by more than the window allows.
+    windows.learn('claude-x', 'anthropic', 'claude-x', { window: null, inputTokens: null, outputTokens: null }, 100_000);
+    expect(windows.lookup('claude-x', 'anthropic', 'claude-x')).toMatchObject({ tokens: 200_000, scale: 2.2 });
+  });
+});
