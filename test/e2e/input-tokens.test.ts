@@ -4,7 +4,7 @@ import OpenAIv6 from 'openai-v6';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { summaryMessageText } from '../../src/engine/compaction/compaction-prompt.ts';
 import { startGateway, type RunningGateway } from '../support/gateway.ts';
-import { assertErrorEnvelope } from '../support/openresponses-schema.ts';
+import { assertErrorEnvelope, assertValidExtension } from '../support/openresponses-schema.ts';
 import { anthropic, flavors, openaiChat } from '../support/provider-flavors.ts';
 import { ScriptedChatUpstream, type RecordedRequest, type UpstreamReply } from '../support/scripted-chat-upstream.ts';
 
@@ -93,6 +93,7 @@ describe('over anthropic: count_tokens is sent the Messages body', () => {
 
     const counted = await client.responses.inputTokens.count(params);
     expect(counted).toEqual({ object: 'response.input_tokens', input_tokens: 4321, 'loopgate:counted_by': 'provider' });
+    assertValidExtension('InputTokenCount', counted);
     const sent = upstream.requests.at(-1)!;
     expect(sent.path).toBe('/v1/messages/count_tokens');
     const { max_tokens: _maxTokens, stream: _stream, ...expected } = messages.body;
@@ -123,7 +124,7 @@ describe('over openai-chat: the gateway estimates', () => {
   let client: OpenAI;
   const count = async (params: OpenAI.Responses.InputTokenCountParams) => {
     const counted = await client.responses.inputTokens.count({ model: openaiChat.model, ...params });
-    expect(counted.object).toBe('response.input_tokens');
+    assertValidExtension('InputTokenCount', counted);
     expect((counted as unknown as Record<string, unknown>)['loopgate:counted_by']).toBe('estimate');
     return counted.input_tokens;
   };

@@ -2,7 +2,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { assertEventStreamInvariants } from '../support/event-invariants.ts';
 import { startGateway, type RunningGateway } from '../support/gateway.ts';
-import { assertErrorEnvelope, assertValidResponse } from '../support/openresponses-schema.ts';
+import { assertErrorEnvelope, assertValidResponse, assertValidExtension } from '../support/openresponses-schema.ts';
 import { flavors, type ProviderFlavor, type Seen } from '../support/provider-flavors.ts';
 import { ScriptedChatUpstream, type RecordedRequest, type UpstreamReply } from '../support/scripted-chat-upstream.ts';
 
@@ -125,6 +125,8 @@ describe.each(flavors)('truncation over $name', (flavor) => {
     expectPairsIntact(seen);
 
     const report = (truncated as unknown as Record<string, any>)['loopgate:truncation'];
+    assertValidExtension('ResponseResourceExtensions', truncated);
+    assertValidExtension('TruncationReport', report);
     expect(report).toEqual({ dropped_items: all.length - kept.length, context_window: WINDOW, window_source: 'configured', estimated_input_tokens: expect.any(Number) });
     expect(report.estimated_input_tokens).toBeLessThanOrEqual(WINDOW);
     // Only what had to go went: the kept part fills most of the window.

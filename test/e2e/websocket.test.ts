@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { assertEventStreamInvariants } from '../support/event-invariants.ts';
 import { startGateway, type RunningGateway } from '../support/gateway.ts';
-import { assertValidWebSocketError } from '../support/openresponses-schema.ts';
+import { assertValidExtension, assertValidWebSocketError } from '../support/openresponses-schema.ts';
 import { flavors, scriptModel } from '../support/provider-flavors.ts';
 import { chunk, ScriptedChatUpstream, sse, textReply, usageChunk, type UpstreamReply } from '../support/scripted-chat-upstream.ts';
 import { McpTestServer } from '../support/mcp-test-server.ts';
@@ -202,6 +202,7 @@ describe('WebSocket transport: connection rules', () => {
     const turn = await socket.create({ model: 'm', input: 'x', store: false, tools: [{ type: 'web_search' }] });
     const final = assertEventStreamInvariants(turn as never);
     expect(final['loopgate:omitted_tools']).toEqual(['web_search']);
+    assertValidExtension('ResponseResourceExtensions', final);
     expect(turn[0]!.response['loopgate:omitted_tools']).toEqual(['web_search']);
   });
 

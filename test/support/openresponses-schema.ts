@@ -103,3 +103,17 @@ export function assertErrorEnvelope(body: unknown): asserts body is { error: { m
 export function assertValidWebSocketError(frame: unknown): void {
   check('WebSocketErrorEvent', frame, 'websocket error frame');
 }
+
+const extensions = JSON.parse(readFileSync(new URL('../../openapi/loopgate-extensions.json', import.meta.url), 'utf8')) as { components: { schemas: Record<string, unknown> } };
+ajv.addSchema({ $id: 'loopgate', components: extensions.components });
+
+/** Throws unless `value` is valid as loopgate's extension schema `name` (openapi/loopgate-extensions.json). */
+export function assertValidExtension(name: 'InputTokenCount' | 'ResponseResourceExtensions' | 'TruncationReport', value: unknown): void {
+  const key = `loopgate:${name}`;
+  let validate = cache.get(key);
+  if (!validate) {
+    validate = ajv.compile({ $ref: `loopgate#/components/schemas/${name}` });
+    cache.set(key, validate);
+  }
+  if (!validate(value)) throw new Error(`${name} does not match openapi/loopgate-extensions.json: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(value).slice(0, 2000)}`);
+}

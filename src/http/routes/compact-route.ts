@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Compactor } from '../../engine/compaction/compactor.ts';
 import { CompactRequest } from '../../protocol/compact-request.ts';
 import { parseRequest } from '../../protocol/parse-request.ts';
-import { abortOnDisconnect } from './responses-route.ts';
+import { abortOnDisconnect } from '../abort-on-disconnect.ts';
 
 /** `POST /v1/responses/compact`: the compacted window as JSON (`CompactResource`); failures in the error envelope, like `POST /v1/responses`. */
 export function registerCompactRoute(app: FastifyInstance, compactor: Compactor): void {

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { InputTokenCounter } from '../../engine/count-input-tokens.ts';
 import { InputTokenCountRequest } from '../../protocol/input-token-count-request.ts';
 import { parseRequest } from '../../protocol/parse-request.ts';
-import { abortOnDisconnect } from './responses-route.ts';
+import { abortOnDisconnect } from '../abort-on-disconnect.ts';
 
 /**
  * `POST /v1/responses/input_tokens` (openai-node's `responses.inputTokens.count`):

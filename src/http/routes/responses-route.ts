@@ -8,6 +8,7 @@ import type { ResponseResource } from '../../protocol/response-resource.ts';
 import type { ResponseStreamEvent } from '../../protocol/stream-events.ts';
 import { streamBackgroundEvents, type BackgroundStreamSource } from '../background-stream.ts';
 import { takeIdempotencyKey, type IdempotencyHold, type IdempotencyOptions } from '../idempotency.ts';
+import { abortOnDisconnect } from '../abort-on-disconnect.ts';
 import { deliverEvents } from '../deliver-events.ts';
 import { ResponseLog } from '../response-log.ts';
 import { SseWriter } from '../sse-writer.ts';
@@ -103,14 +104,6 @@ async function startBackground(request: FastifyRequest, reply: FastifyReply, bod
   return reply;
 }
 
-/** Aborted when the client goes away before its answer is written (Fastify's `request.signal` aborts once the body is read). */
-export function abortOnDisconnect(reply: FastifyReply): AbortSignal {
-  const controller = new AbortController();
-  reply.raw.once('close', () => {
-    if (!reply.raw.writableFinished) controller.abort(new Error('client disconnected'));
-  });
-  return controller.signal;
-}
 
 /** Writes the events as SSE (then `[DONE]`) and returns the final response. */
 async function streamEvents(
