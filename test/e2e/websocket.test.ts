@@ -1,5 +1,6 @@
 import OpenAI from 'openai';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { ServerResponse } from 'node:http';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
 import { assertEventStreamInvariants } from '../support/event-invariants.ts';
 import { startGateway, type RunningGateway } from '../support/gateway.ts';
@@ -238,6 +239,42 @@ describe('WebSocket transport: connection rules', () => {
     socket.close();
     await waitFor(() => upstream.abortedRequests > abortedBefore);
     await waitFor(async () => (await client.responses.retrieve(id).catch(() => null))?.status === 'cancelled');
+  });
+
+  it('respects backpressure: a socket that stops reading stops the upstream too', async () => {
+    // ~24 MB of deltas: several times what the socket buffers along the way hold.
+    const total = 6_000;
+    const delta = 'x'.repeat(4_000);
+    let written = 0;
+    const original = ServerResponse.prototype.write;
+    const spy = vi.spyOn(ServerResponse.prototype, 'write').mockImplementation(function (this: ServerResponse, data: any, ...rest: any[]) {
+      if ((this as any).req?.url === '/v1/chat/completions') written++;
+      return (original as any).call(this, data, ...rest);
+    });
+    try {
+      upstream.setScript(() => ({ kind: 'sse', pieces: sse([chunk({ role: 'assistant', content: '' }), ...Array.from({ length: total }, () => chunk({ content: delta })), chunk({}, 'stop')]) }));
+      const socket = new WebSocket(socketUrl(gateway), { perMessageDeflate: false });
+      await new Promise((resolve) => socket.once('open', resolve));
+      let deltas = 0;
+      const completed = new Promise<void>((resolve) =>
+        socket.on('message', (data) => {
+          const event = JSON.parse(String(data));
+          if (event.type === 'response.output_text.delta') deltas++;
+          if (event.type === 'response.completed') resolve();
+        }),
+      );
+      socket.pause();
+      socket.send(JSON.stringify({ type: 'response.create', model: 'm', input: 'hi', store: false }));
+      await new Promise((resolve) => setTimeout(resolve, 900));
+      expect(written, 'the gateway stopped pulling from the upstream').toBeLessThan(total * 0.6);
+      socket.resume();
+      await completed;
+      expect(deltas).toBe(total);
+      expect(written).toBeGreaterThanOrEqual(total);
+      socket.close();
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it('a frame above the body limit closes the connection with 1009', async () => {
