@@ -182,10 +182,10 @@ describe('WebSocket transport: connection rules', () => {
     expect(next.status).toBe('completed');
   });
 
-  it('refuses the HTTP transport fields and other event types, each as a schema-valid error frame; the socket stays usable', async () => {
+  it('refuses the HTTP transport fields (unless they say what the socket does anyway) and other event types, each as a schema-valid error frame; the socket stays usable', async () => {
     const socket = open();
-    for (const field of ['stream', 'stream_options', 'background'] as const) {
-      const [frame] = await socket.create({ model: 'm', input: 'x', [field]: field === 'stream_options' ? { include_obfuscation: false } : true });
+    for (const [field, value] of [['stream', false], ['stream_options', { include_obfuscation: false }], ['background', true]] as const) {
+      const [frame] = await socket.create({ model: 'm', input: 'x', [field]: value });
       expectErrorFrame(frame!, 400, 'unsupported_parameter', field);
     }
     socket.ws.send({ type: 'response.steer', previous_response_id: 'resp_x', input: 'hi' } as never);
@@ -196,6 +196,8 @@ describe('WebSocket transport: connection rules', () => {
     expectErrorFrame(unknown!, 400, 'unknown_parameter', 'surprise');
     expect(upstream.requests).toHaveLength(0);
     expect(finalOf(await socket.create({ model: 'm', input: 'fine' })).status).toBe('completed');
+    // Values that say what the socket does anyway are not refused (the Agents SDK sends stream: true on every frame).
+    expect(finalOf(await socket.create({ model: 'm', input: 'fine', stream: true, background: false, stream_options: null })).status).toBe('completed');
   });
 
   it('hosted tools the model cannot be offered are said in the response (no headers on a socket)', async () => {

@@ -59,11 +59,19 @@ function toCreateRequest(type: unknown, streamId: unknown, generate: unknown, fi
     throw invalidRequest("'generate' can only be true here: preparing a response without model output is not supported by this gateway.", 'generate', 'unsupported_parameter');
   }
   for (const field of HTTP_TRANSPORT_FIELDS) {
-    if (field in fields) {
+    if (field in fields && !agreesWithTheSocket(field, fields[field])) {
       throw invalidRequest(`'${field}' is a field of the HTTP transport and must not be sent over a WebSocket (every response on a socket streams; background responses use POST /v1/responses).`, field, 'unsupported_parameter');
     }
+    // The OpenAI Agents SDK sends `stream: true` on every frame: a value that says what the socket does anyway is not refused.
+    delete fields[field];
   }
   return { ...parseRequest(CreateResponseRequest, fields), stream: true };
+}
+
+/** `stream: true`, `background: false` and nulls describe what a socket does anyway; anything else asks for what it cannot do. */
+function agreesWithTheSocket(field: (typeof HTTP_TRANSPORT_FIELDS)[number], value: unknown): boolean {
+  if (value === null) return true;
+  return field === 'stream' ? value === true : field === 'background' ? value === false : false;
 }
 
 function textOf(data: Buffer | ArrayBuffer | Buffer[]): string {

@@ -74,6 +74,33 @@ describe.each(flavors)('Agents SDK over $name', (flavor) => {
     expect(flavor.seen(last)).toContainEqual({ kind: 'result', id: 'call_ag', content: 'windy in Dublin' });
   });
 
+  it.each([false, true])('a function tool round trip over the Responses WebSocket mode (useResponsesWebSocket; streamed: %s)', async (stream) => {
+    script((_request, results) => (results.length === 0 ? { calls: [{ id: 'call_ws', name: 'get_weather', args: { city: 'Galway' } }] } : { text: `Galway is ${results[0]}.` }));
+    const provider = new OpenAIProvider({ openAIClient: client as never, useResponses: true, useResponsesWebSocket: true });
+    const wsRunner = new Runner({ modelProvider: provider, tracingDisabled: true });
+    const agent = new Agent({ name: 'weather-ws', model: flavor.model, instructions: 'Answer briefly.', tools: [weather] });
+    const requestsBefore = sent.length;
+    try {
+      let finalOutput: unknown;
+      if (stream) {
+        const streamed = await wsRunner.run(agent, 'Weather in Galway?', { stream: true });
+        for await (const _event of streamed) {
+          // drained
+        }
+        await streamed.completed;
+        finalOutput = streamed.finalOutput;
+      } else {
+        finalOutput = (await wsRunner.run(agent, 'Weather in Galway?')).finalOutput;
+      }
+      expect(finalOutput).toBe('Galway is windy in Galway.');
+    } finally {
+      await provider.close();
+    }
+    // Both turns went over the socket, not as HTTP requests.
+    expect(sent.length).toBe(requestsBefore);
+    expect(flavor.seen(upstream.requests.at(-1)!)).toContainEqual({ kind: 'result', id: 'call_ws', content: 'windy in Galway' });
+  });
+
   it('structured output (outputType)', async () => {
     script(() => ({ text: JSON.stringify({ city: 'Cork', celsius: 11 }) }));
     const agent = new Agent({ name: 'structured', model: flavor.model, outputType: z.object({ city: z.string(), celsius: z.number() }) });
