@@ -1,3 +1,4 @@
+import type { ToolCall } from '../executors/tool-executor.ts';
 import { clientCallItem } from './client-call-kinds.ts';
 import type { ClientToolName } from './declared-tools.ts';
 import type { FunctionCallOutputItem, FunctionCallResultItem, ItemStatus, MessageOutputItem, OutputItem, ReasoningOutputItem } from '../protocol/output-items.ts';
@@ -39,7 +40,7 @@ export class OutputBuilder {
   readonly #hidden = new Map<string, { callId: string; name: string; arguments: string }>();
   readonly #isHidden: (toolName: string) => boolean;
   readonly #clientName: (toolName: string) => ClientToolName | null;
-  #turnCalls: { callId: string; name: string; item: FunctionCallOutputItem | null }[] = [];
+  #turnCalls: { callId: string; name: string; item: FunctionCallOutputItem | null; terminal: boolean }[] = [];
   readonly #customAdded = new Set<string>();
 
   /**
@@ -60,8 +61,11 @@ export class OutputBuilder {
   }
 
   /** Every call the current turn produced, shown or hidden, in the order the model made them. */
-  turnCalls(): { callId: string; name: string; arguments: string }[] {
-    return this.#turnCalls.map((call) => (call.item ? { callId: call.callId, name: call.name, arguments: call.item.arguments } : this.#hidden.get(call.callId)!));
+  turnCalls(): ToolCall[] {
+    return this.#turnCalls.map((call) => ({
+      ...(call.item ? { callId: call.callId, name: call.name, arguments: call.item.arguments } : this.#hidden.get(call.callId)!),
+      ...(call.terminal && { terminal: true }),
+    }));
   }
 
   /** Adds a finished item as a whole (announcements such as `mcp_list_tools`, approval requests). */
@@ -111,7 +115,7 @@ export class OutputBuilder {
         // A freeform tool's text is only known once its arguments are complete: collected, then added whole (closeAll).
         if (this.#isHidden(event.name) || this.#clientName(event.name)?.kind) {
           this.#hidden.set(event.callId, { callId: event.callId, name: event.name, arguments: '' });
-          this.#turnCalls.push({ callId: event.callId, name: event.name, item: null });
+          this.#turnCalls.push({ callId: event.callId, name: event.name, item: null, terminal: event.terminal === true });
           return;
         }
         this.#closeMessage('completed', emit);
@@ -120,7 +124,7 @@ export class OutputBuilder {
         const item: FunctionCallOutputItem = { type: 'function_call', id: newId('fc'), call_id: event.callId, name: shown?.name ?? event.name, ...(shown?.namespace && { namespace: shown.namespace }), arguments: '', status: 'in_progress' };
         const index = this.#add(item, emit);
         this.#calls.set(event.callId, { item, index });
-        this.#turnCalls.push({ callId: event.callId, name: event.name, item });
+        this.#turnCalls.push({ callId: event.callId, name: event.name, item, terminal: event.terminal === true });
         return;
       }
       case 'tool_call.delta': {

@@ -7,6 +7,8 @@ export interface ToolCall {
   name: string;
   /** The arguments exactly as the model produced them (a JSON string). */
   arguments: string;
+  /** The model marked this call as its last action (see TurnEvent `tool_call.start`). */
+  terminal?: boolean;
 }
 
 /**

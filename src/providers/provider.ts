@@ -70,7 +70,12 @@ export type TurnEvent =
    * reasoning item's `encrypted_content`. Opens the item when there was no text.
    */
   | { type: 'reasoning.encrypted'; value: string }
-  | { type: 'tool_call.start'; callId: string; name: string }
+  /**
+   * `terminal`: the model itself said this call is its last action (the text
+   * tool-call protocol's `terminate` flag): once the turn's calls have run,
+   * the response ends without another model call.
+   */
+  | { type: 'tool_call.start'; callId: string; name: string; terminal?: boolean }
   | { type: 'tool_call.delta'; callId: string; delta: string }
   | { type: 'usage'; usage: TurnUsage }
   | { type: 'finish'; finish: TurnFinish }
