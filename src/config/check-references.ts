@@ -35,6 +35,15 @@ export function checkReferences(raw: Record<string, unknown>, sources: ConfigSou
     else problems.push(sources.problem(['mcp', 'servers', index, 'name'], `repeats the name ${JSON.stringify(server.name)} of entry ${first}; each server needs its own (its tools are offered as <name>__<tool>)`));
   });
 
+  const loop = isPlainObject(raw.loop) ? raw.loop : {};
+  const validator = isPlainObject(loop.outputValidation) && isPlainObject(loop.outputValidation.validator) ? loop.outputValidation.validator : null;
+  if (validator?.type === 'mcp' && typeof validator.tool === 'string') {
+    const server = validator.tool.split('__')[0]!;
+    if (!firstIndexByName.has(server)) {
+      problems.push(sources.problem(['loop', 'outputValidation', 'validator', 'tool'], `names the MCP server ${JSON.stringify(server)}, which is not configured in mcp.servers (configured: ${[...firstIndexByName.keys()].join(', ') || 'none'})`));
+    }
+  }
+
   for (const [name, provider] of Object.entries(providers)) {
     if (!isPlainObject(provider) || provider.type !== 'openai-chat' || typeof provider.baseUrl !== 'string') continue;
     const hint = missingApiPathHint(provider.baseUrl);

@@ -9,6 +9,8 @@ type Parser =
   | 'text'
   /** A whole number (range checked by the schema). */
   | 'integer'
+  /** true/false (also 1/0, yes/no, on/off). */
+  | 'boolean'
   /** Comma-separated; an empty variable is an empty list. */
   | 'list'
   /** A JSON array. */
@@ -61,6 +63,10 @@ export const ENVIRONMENT_VARIABLES: readonly EnvironmentVariable[] = [
   { name: 'RESPONSE_DEADLINE_MS', path: ['loop', 'deadlineMs'], parse: 'integer', help: 'longest one response may take, all turns included, in milliseconds' },
   { name: 'PAUSED_STATUS', path: ['loop', 'pausedStatus'], parse: 'text', help: 'status of a response paused for client tools: requires_action or completed' },
   { name: 'HOSTED_TOOLS', path: ['loop', 'hostedTools'], parse: 'text', help: 'hosted tools no upstream here runs (web_search, …): omit (left out, reported in x-loopgate-omitted-tools) or reject (a 400)' },
+  { name: 'LOOP_AT_LIMIT', path: ['loop', 'atLimit'], parse: 'text', help: 'at max_turns / max_tool_calls: incomplete, or final_answer (one last model call without tools)' },
+  { name: 'LOOP_TERMINAL_TOOLS', path: ['loop', 'terminalTools'], parse: 'list', help: 'comma-separated tools (as the model calls them) whose successful call ends the response' },
+  { name: 'LOOP_COMPLETION_CHECK', path: ['loop', 'completionCheck', 'enabled'], parse: 'boolean', help: 'ask the model once to confirm it is done before accepting its first answer after tools' },
+  { name: 'LOOP_OUTPUT_VALIDATION', path: ['loop', 'outputValidation', 'enabled'], parse: 'boolean', help: 'check final answers against text.format (json_schema) and let the model retry' },
   { name: 'BODY_LIMIT_BYTES', path: ['server', 'bodyLimitBytes'], parse: 'integer', help: 'largest request body in bytes (larger: 413)' },
   { name: 'SSE_KEEPALIVE_MS', path: ['server', 'keepAliveIntervalMs'], parse: 'integer', help: 'keep-alive comment interval on idle streams, in milliseconds' },
   { name: 'SHUTDOWN_GRACE_MS', path: ['server', 'shutdownGraceMs'], parse: 'integer', help: 'on SIGTERM/SIGINT, how long responses in flight may finish, in milliseconds' },
@@ -107,6 +113,12 @@ function parseVariable(variable: EnvironmentVariable, text: string, expected: ()
       return { value: text };
     case 'integer':
       return /^\s*[+-]?\d+\s*$/.test(text) ? { value: Number(text) } : { problem: `must be ${expected() ?? 'an integer'}, got ${JSON.stringify(text)}` };
+    case 'boolean': {
+      const word = text.trim().toLowerCase();
+      if (['true', '1', 'yes', 'on'].includes(word)) return { value: true };
+      if (['false', '0', 'no', 'off'].includes(word)) return { value: false };
+      return { problem: `must be true or false, got ${JSON.stringify(text)}` };
+    }
     case 'list':
       return { value: text.split(',').map((entry) => entry.trim()).filter(Boolean) };
     case 'json-array': {

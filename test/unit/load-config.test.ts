@@ -263,4 +263,13 @@ describe('start-up validation', () => {
     const config = GatewayConfig.parse({ mcp: { servers: [{ name: 'a', url: 'https://a.example/mcp', allowed_tools: ['x'], timeout_ms: 5 }] } });
     expect(config.mcp.servers[0]).toMatchObject({ allowedTools: ['x'], timeoutMs: 5 });
   });
+
+  it('reads the loop controls from the file and the environment, and checks the MCP validator names a configured server', () => {
+    const file = configFile('{ "loop": { "atLimit": "final_answer", "outputValidation": { "validator": { "type": "mcp", "tool": "checks__judge" } } } }');
+    const env = { LOOPGATE_CONFIG: file, LOOP_COMPLETION_CHECK: 'yes', LOOP_TERMINAL_TOOLS: 'docs__submit, docs__done' };
+    expect(problemsOf(resolveConfig(env))).toEqual([`${file}:1:100: loop.outputValidation.validator.tool names the MCP server "checks", which is not configured in mcp.servers (configured: none)`]);
+    const config = loadConfig({ ...env, MCP_SERVERS: '[{"name":"checks","url":"https://checks.example/mcp"}]' });
+    expect(config.loop).toMatchObject({ atLimit: 'final_answer', terminalTools: ['docs__submit', 'docs__done'], completionCheck: { enabled: true, prompt: null }, outputValidation: { enabled: false, maxAttempts: 3 } });
+    expect(problemsOf(resolveConfig({ LOOP_OUTPUT_VALIDATION: 'maybe' }))).toEqual(['LOOP_OUTPUT_VALIDATION must be true or false, got "maybe"']);
+  });
 });
