@@ -4,7 +4,7 @@ import type { ConfigSources } from './config-sources.ts';
 import { describeSchema, schemaAt } from './schema-introspection.ts';
 
 /** Issues about a value's type or range, where "must be <what the schema wants>" says it all. */
-const SAYS_WHAT_IT_MUST_BE = new Set(['invalid_type', 'too_big', 'too_small', 'invalid_value', 'not_multiple_of']);
+const SAYS_WHAT_IT_MUST_BE = new Set(['invalid_type', 'too_big', 'too_small', 'invalid_value', 'not_multiple_of', 'invalid_union']);
 
 /**
  * One zod issue as a problem an operator can act on: the variable or file

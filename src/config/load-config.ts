@@ -8,6 +8,7 @@ import { ConfigSources } from './config-sources.ts';
 import { describeIssue } from './describe-issue.ts';
 import { applyEnvironment } from './environment-variables.ts';
 import { renameLegacyMcpServerKeys, upgradeLegacyKeys } from './legacy-keys.ts';
+import { operatorRequireApproval } from './operator-approval-schema.ts';
 import { findUnknownKeys } from './schema-introspection.ts';
 import { httpUrl, redisUrl } from './url-schemas.ts';
 
@@ -155,8 +156,8 @@ export const GatewayConfig = z.object({
               url: httpUrl,
               headers: z.record(z.string(), z.string()).default({}),
               allowedTools: z.array(z.string()).nullable().default(null),
-              // Operator servers are trusted by the operator; approvals are for servers named in requests.
-              requireApproval: z.literal('never').default('never'),
+              // Which of its tools wait for the client's approval (operator-approval-schema.ts).
+              requireApproval: operatorRequireApproval.default('never'),
               timeoutMs: z.int().positive().nullable().default(null),
             }),
           ),

@@ -60,11 +60,21 @@ export function planResume(previous: ConversationTurn | null, input: readonly St
       'missing_function_call_output',
     );
   }
-  const planned = planToolCalls(unanswered, registry, context, policy);
+  const planned = planToolCalls(unanswered, registry, context, policy).map(notAskedFor);
   const approved = approvals.map(({ item, index }) => planApproval(item, index, pendingApprovals.get(item.approval_request_id)!, registry, context, policy));
   // Every call answered by the client: nothing for the gateway to run before the model's next turn.
   if (planned.length === 0 && approved.length === 0) return null;
   return { calls: [...planned, ...approved], closed: [] };
+}
+
+/**
+ * A paused call, shown as a `function_call`, whose tool now needs approval
+ * nobody asked for (the operator gated it meanwhile, or a client resent such
+ * a call itself): it is not run, and its `function_call_output` says why.
+ */
+function notAskedFor(planned: PlannedCall): PlannedCall {
+  if (planned.route !== 'approval') return planned;
+  return { call: planned.call, route: 'rejected', error: `This call was not run: '${planned.call.name}' needs the user's approval, and none was asked for.`, presentation: { kind: 'function' } };
 }
 
 function unansweredApprovals(turn: ConversationTurn): Map<string, McpApprovalRequestItem> {
@@ -86,13 +96,16 @@ function planApproval(
   policy: ToolPolicy,
 ): PlannedCall {
   const call: ToolCall = { callId: request.id, name: qualifiedToolName(request.server_label, request.name), arguments: request.arguments };
+  // Shown as the MCP call it was asked for, whether or not its server is offered in this request.
+  const presentation = { kind: 'mcp', serverLabel: request.server_label, toolName: request.name, requiresApproval: true } as const;
   if (!response.approve) {
     const reason = response.reason ? `: ${response.reason}` : '.';
-    return { call, route: 'rejected', error: `The user did not approve this call${reason}`, approvalRequestId: request.id };
+    return { call, route: 'rejected', error: `The user did not approve this call${reason}`, approvalRequestId: request.id, presentation };
   }
-  if (!context.mcpServers.some(({ tool }) => tool.server_label === request.server_label)) {
+  // The operator's servers are offered to every request; a server the request named must be named again.
+  if (!servesServer(context, call.name, request.server_label) && !context.mcpServers.some(({ tool }) => tool.server_label === request.server_label)) {
     throw invalidRequest(
-      `The approved call '${request.name}' runs on the MCP server '${request.server_label}', which this request does not name: include it in tools again ({"type": "mcp", "server_label": "${request.server_label}", "server_url": …}).`,
+      `The approved call '${request.name}' runs on the MCP server '${request.server_label}', which this request does not name: include it in tools again ({"type": "mcp", "server_label": "${request.server_label}", "server_url": …}). (If it is one of the gateway's own servers, that server is not answering right now: try again later, or deny the call.)`,
       `input[${index}]`,
       'mcp_server_not_named',
     );
@@ -104,5 +117,11 @@ function planApproval(
   const error = problem
     ? `The arguments of the approved call '${request.name}' ${problem}.`
     : `The tool '${request.name}' of the MCP server '${request.server_label}' is not available in this request (the server no longer lists it, or allowed_tools leaves it out).`;
-  return { call, route: 'rejected', error, approvalRequestId: request.id, presentation: { kind: 'mcp', serverLabel: request.server_label, toolName: request.name, requiresApproval: true } };
+  return { call, route: 'rejected', error, approvalRequestId: request.id, presentation };
+}
+
+/** Whether `name` is offered in this request as a tool of the MCP server `serverLabel`. */
+function servesServer(context: ToolContext, name: string, serverLabel: string): boolean {
+  const presentation = context.offered.get(name)?.presentation;
+  return presentation?.kind === 'mcp' && presentation.serverLabel === serverLabel;
 }

@@ -99,7 +99,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     untrustedFetch: egress.fetch,
   });
   const mcp = new McpExecutor({
-    servers: config.mcp.servers.map((server) => ({ name: server.name, url: server.url, headers: server.headers, allowedTools: server.allowedTools, timeoutMs: server.timeoutMs })),
+    servers: config.mcp.servers.map((server) => ({ name: server.name, url: server.url, headers: server.headers, allowedTools: server.allowedTools, timeoutMs: server.timeoutMs, requireApproval: server.requireApproval })),
     pool: mcpPool,
     egress,
     defaultTimeoutMs: config.mcp.timeoutMs,

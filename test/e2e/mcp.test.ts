@@ -268,6 +268,20 @@ describe('MCP: servers named in the request', () => {
     expect(((await unknown.json()) as any).error.param).toBe('input[0].approval_request_id');
   });
 
+  it('approval: a deny needs no server named again; the refusal is still an mcp_call, which the model sees as its call and error', async () => {
+    upstream.setScript(modelCalling([{ name: 'calc__add', args: { a: 6, b: 1 } }]));
+    const first: any = await client.responses.create({ model: 'm', input: 'x', tools: [tool()] as any });
+    const callsBefore = mcp.calls.length;
+    const denied: any = await client.responses.create({ model: 'm', previous_response_id: first.id, input: [{ type: 'mcp_approval_response', approval_request_id: first.output[1].id, approve: false }] as any });
+    assertValidExceptMcp(denied);
+    expect(denied.output[0]).toMatchObject({ type: 'mcp_call', server_label: 'calc', name: 'add', error: 'The user did not approve this call.', approval_request_id: first.output[1].id });
+    expect(mcp.calls.length).toBe(callsBefore);
+    const messages = upstream.requests.at(-1)!.body.messages as any[];
+    const call = messages.at(-2).tool_calls[0];
+    expect(call.function.name).toBe('calc__add');
+    expect(messages.at(-1)).toMatchObject({ role: 'tool', tool_call_id: call.id, content: '{"error":"The user did not approve this call."}' });
+  });
+
   it('require_approval {never: {tool_names}} runs the named tools without asking', async () => {
     upstream.setScript(modelCalling([{ name: 'calc__add', args: { a: 4, b: 4 } }]));
     const response: any = await client.responses.create({ model: 'm', input: 'x', tools: [tool({ require_approval: { never: { tool_names: ['add'] } } })] as any });

@@ -10,7 +10,9 @@ import { z } from 'zod';
  * A real MCP server, built with the official SDK, on loopback: Streamable
  * HTTP (stateful sessions) or the older HTTP+SSE transport. It records what a
  * test needs to see: JSON-RPC methods received, headers, cancellations, tool
- * calls in flight.
+ * calls in flight. With `records: true` it also keeps records behind tools
+ * annotated as MCP describes them (read-only, destructive, additive), for
+ * approval gates that read annotations.
  */
 export class McpTestServer {
   readonly methods: string[] = [];
@@ -24,9 +26,18 @@ export class McpTestServer {
   #http: Server | null = null;
   #servers: McpServer[] = [];
   readonly #transport: 'streamable' | 'sse';
+  readonly #records: boolean;
+  /** The records behind `lookup`, `delete_record` and `append_log`. */
+  readonly records = new Map<string, string>([['r1', 'first record'], ['r2', 'second record']]);
 
-  constructor(transport: 'streamable' | 'sse' = 'streamable') {
+  constructor(transport: 'streamable' | 'sse' = 'streamable', options: { records?: boolean } = {}) {
     this.#transport = transport;
+    this.#records = options.records ?? false;
+  }
+
+  /** The calls received for tool `name`. */
+  callsOf(name: string): unknown[] {
+    return this.calls.filter((call) => call.name === name).map((call) => call.args);
   }
 
   /** Number of `tools/list` requests received. */
@@ -113,8 +124,25 @@ export class McpTestServer {
     });
     server.registerTool('fail', { description: 'Always fails.', inputSchema: {} }, async () => ({ content: [{ type: 'text', text: 'the thing is broken' }], isError: true }));
     server.registerTool('secret', { description: 'Should be filtered by allowed_tools.', inputSchema: {} }, async () => ({ content: [{ type: 'text', text: 'secret' }] }));
+    if (this.#records) this.#registerRecordTools(server);
     this.#servers.push(server);
     return server;
+  }
+
+  #registerRecordTools(server: McpServer): void {
+    server.registerTool('lookup', { description: 'Reads a record.', inputSchema: { id: z.string() }, annotations: { readOnlyHint: true } }, async ({ id }) => {
+      this.calls.push({ name: 'lookup', args: { id } });
+      const record = this.records.get(id);
+      return record === undefined ? { content: [{ type: 'text', text: `no record ${id}` }], isError: true } : { content: [{ type: 'text', text: record }] };
+    });
+    server.registerTool('delete_record', { description: 'Deletes a record.', inputSchema: { id: z.string() }, annotations: { readOnlyHint: false, destructiveHint: true } }, async ({ id }) => {
+      this.calls.push({ name: 'delete_record', args: { id } });
+      return { content: [{ type: 'text', text: this.records.delete(id) ? `deleted ${id}` : `no record ${id}` }] };
+    });
+    server.registerTool('append_log', { description: 'Appends a line to the log; never changes what is there.', inputSchema: { line: z.string() }, annotations: { readOnlyHint: false, destructiveHint: false } }, async ({ line }) => {
+      this.calls.push({ name: 'append_log', args: { line } });
+      return { content: [{ type: 'text', text: `logged ${line}` }] };
+    });
   }
 }
 

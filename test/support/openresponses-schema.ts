@@ -117,3 +117,88 @@ export function assertValidExtension(name: 'InputTokenCount' | 'ResponseResource
   }
   if (!validate(value)) throw new Error(`${name} does not match openapi/loopgate-extensions.json: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(value).slice(0, 2000)}`);
 }
+
+/**
+ * OpenAI's MCP items as the gateway emits them (the openai SDK's `McpCall`,
+ * `McpApprovalRequest` and `McpListTools`, with `error` as text), optional
+ * fields absent rather than null: the AI SDK's strict schema rejects null there.
+ */
+const OPENAI_MCP_ITEM_SCHEMAS: Record<string, object> = {
+  mcp_call: {
+    type: 'object',
+    required: ['type', 'id', 'server_label', 'name', 'arguments'],
+    additionalProperties: false,
+    properties: {
+      type: { const: 'mcp_call' },
+      id: { type: 'string', minLength: 1 },
+      server_label: { type: 'string', minLength: 1 },
+      name: { type: 'string', minLength: 1 },
+      arguments: { type: 'string' },
+      output: { type: 'string' },
+      error: { type: 'string' },
+      status: { enum: ['in_progress', 'completed', 'incomplete', 'calling', 'failed'] },
+      approval_request_id: { type: 'string', minLength: 1 },
+    },
+  },
+  mcp_approval_request: {
+    type: 'object',
+    required: ['type', 'id', 'server_label', 'name', 'arguments'],
+    additionalProperties: false,
+    properties: { type: { const: 'mcp_approval_request' }, id: { type: 'string', minLength: 1 }, server_label: { type: 'string', minLength: 1 }, name: { type: 'string', minLength: 1 }, arguments: { type: 'string' } },
+  },
+  mcp_list_tools: {
+    type: 'object',
+    required: ['type', 'id', 'server_label', 'tools'],
+    additionalProperties: false,
+    properties: {
+      type: { const: 'mcp_list_tools' },
+      id: { type: 'string', minLength: 1 },
+      server_label: { type: 'string', minLength: 1 },
+      error: { type: 'string' },
+      tools: {
+        type: 'array',
+        items: { type: 'object', required: ['name', 'input_schema'], additionalProperties: false, properties: { name: { type: 'string' }, input_schema: { type: 'object' }, description: { type: 'string' }, annotations: { type: 'object' } } },
+      },
+    },
+  },
+};
+
+/** Throws unless `item` is one of OpenAI's MCP items, valid as such. */
+export function assertValidOpenAIMcpItem(item: unknown): void {
+  const type = (item as { type?: unknown })?.type;
+  const schema = typeof type === 'string' ? OPENAI_MCP_ITEM_SCHEMAS[type] : undefined;
+  if (!schema) throw new Error(`item type ${JSON.stringify(type)} is not one of OpenAI's MCP items`);
+  const key = `openai:${type}`;
+  let validate = cache.get(key);
+  if (!validate) {
+    validate = ajv.compile(schema);
+    cache.set(key, validate);
+  }
+  if (!validate(item)) throw new Error(`${String(type)} item is not valid: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(item).slice(0, 2000)}`);
+}
+
+/** A response with MCP items: every other item against the OpenResponses schema, MCP items against OpenAI's shapes. */
+export function assertValidResponseWithMcpItems(value: unknown): void {
+  assertValidResponseWithOpenAIItems(value);
+  for (const item of (value as { output: { type: string }[] }).output) if (item.type.startsWith('mcp_')) assertValidOpenAIMcpItem(item);
+}
+
+/**
+ * An event of a response with MCP items: the OpenResponses schema checks the
+ * event itself (an MCP item set aside as the null item the schema allows, a
+ * response's MCP items left out of its output), and OpenAI's shapes the MCP items.
+ */
+export function assertValidEventWithMcpItems(event: unknown): void {
+  const body = event as { item?: { type: string } | null; response?: { output: { type: string }[] } };
+  if (body.item && body.item.type.startsWith('mcp_')) {
+    assertValidOpenAIMcpItem(body.item);
+    assertValidEvent({ ...body, item: null });
+    return;
+  }
+  if (body.response) {
+    for (const item of body.response.output) if (item.type.startsWith('mcp_')) assertValidOpenAIMcpItem(item);
+    assertValidEvent({ ...body, response: { ...body.response, output: body.response.output.filter((item) => !OPENAI_ONLY_ITEMS.test(item.type)) } });
+    return;
+  }
+  assertValidEvent(event);
+}

@@ -182,10 +182,8 @@ describe('start-up validation', () => {
     const fromEnvironment = resolveConfig({ MCP_SERVERS: '[{"name":"docs","url":"https://mcp.example/mcp","require_approval":"never"}]' });
     expect(fromEnvironment.ok).toBe(true);
     expect(warningsOf(fromEnvironment)).toEqual(['MCP_SERVERS[0].require_approval is the old spelling of requireApproval; it still works, but rename it']);
-    // Still validated under the old name: "always" is not allowed for operator servers.
-    expect(problemsOf(resolveConfig({ MCP_SERVERS: '[{"name":"x","url":"https://a.example/mcp","require_approval":"always"}]' }))).toEqual([
-      'MCP_SERVERS[0].require_approval must be "never", got "always"',
-    ]);
+    // Still validated under the old name (every value: test/unit/operator-approval.test.ts).
+    expect(problemsOf(resolveConfig({ MCP_SERVERS: '[{"name":"x","url":"https://a.example/mcp","require_approval":"sometimes"}]' }))[0]).toMatch(/^MCP_SERVERS\[0\]\.require_approval must be "never", "always"/);
     expect(problemsOf(resolveConfig({ MCP_SERVERS: '[{"name":"x","url":"https://a.example/mcp","timeout_ms":1,"timeoutMs":2}]' }))).toEqual([
       'MCP_SERVERS[0].timeout_ms and timeoutMs are the same setting; give only timeoutMs',
     ]);

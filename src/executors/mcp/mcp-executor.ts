@@ -5,6 +5,7 @@ import { newId } from '../../util/ids.ts';
 import type { OfferedTool, PreparedTools, ToolCall, ToolContext, ToolExecutor, ToolResult } from '../tool-executor.ts';
 import { EgressRefused, type EgressPolicy } from './egress-policy.ts';
 import type { McpServerTarget, McpSessionPool, McpTool } from './mcp-session-pool.ts';
+import { gatesAnyTool, needsApproval, type OperatorApprovalSetting } from './operator-approval.ts';
 import { OperatorToolCatalog, type CatalogLogger, type OperatorServerStatus } from './operator-tool-catalog.ts';
 
 /** An MCP server the operator configured: its tools are offered to every request. */
@@ -14,6 +15,8 @@ export interface OperatorMcpServer {
   headers: Record<string, string>;
   allowedTools: string[] | null;
   timeoutMs: number | null;
+  /** Which of its tools wait for the client's approval (none when absent); a request cannot change it. */
+  requireApproval?: OperatorApprovalSetting;
 }
 
 interface McpTarget {
@@ -32,7 +35,8 @@ const NOTHING_OFFERED: PreparedTools = Object.freeze({ offered: [], items: [] })
 
 /**
  * Runs tools that live on MCP servers: the operator's (offered to every
- * request, shown as plain function calls) and those a request names with
+ * request, shown as plain function calls, or as OpenAI's MCP items when the
+ * server gates tools behind approval) and those a request names with
  * `{type: "mcp"}` (shown as OpenAI's MCP items, approvals included).
  */
 export class McpExecutor implements ToolExecutor {
@@ -91,6 +95,7 @@ export class McpExecutor implements ToolExecutor {
 
   async prepare(context: ToolContext, _signal: AbortSignal): Promise<PreparedTools> {
     if (this.#servers.size === 0 && context.mcpServers.length === 0) return NOTHING_OFFERED;
+    this.#refuseOperatorLabels(context);
     const [operator, requested] = await Promise.all([
       this.#offerOperatorServers(),
       Promise.all(context.mcpServers.map(({ tool, index }) => this.#offerRequestServer(tool, index, context.previousOutput))),
@@ -114,10 +119,30 @@ export class McpExecutor implements ToolExecutor {
     const listed = await this.#catalog.current();
     return listed.flatMap(({ name, target, tools }) => {
       const server = this.#servers.get(name)!;
+      const approval = server.requireApproval ?? 'never';
+      const gated = gatesAnyTool(approval);
       return tools
         .filter((tool) => !server.allowedTools || server.allowedTools.includes(tool.name))
-        .flatMap((tool) => this.#offer(name, tool, target, server.timeoutMs, { kind: 'function' }));
+        .flatMap((tool) =>
+          this.#offer(name, tool, target, server.timeoutMs, gated ? { kind: 'mcp', serverLabel: name, toolName: tool.name, requiresApproval: needsApproval(approval, tool) } : { kind: 'function' }),
+        );
     });
+  }
+
+  /**
+   * A request-named server under an operator server's name would take over
+   * its `<server>__<tool>` names, and with them the approvals the operator
+   * asks for: the name is the operator's.
+   */
+  #refuseOperatorLabels(context: ToolContext): void {
+    for (const { tool, index } of context.mcpServers) {
+      if (!this.#servers.has(tool.server_label)) continue;
+      throw invalidRequest(
+        `The server_label '${tool.server_label}' is the name of an MCP server this gateway provides to every request; give the server you name another label.`,
+        `tools[${index}].server_label`,
+        'mcp_server_label_reserved',
+      );
+    }
   }
 
   async #offerRequestServer(tool: McpToolParam, index: number, previousOutput: readonly OutputItem[]): Promise<{ offered: OfferedTool[]; listing: McpListToolsItem | null }> {
