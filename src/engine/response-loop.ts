@@ -135,6 +135,9 @@ async function* runLoop(loop: ResponseLoop): AsyncGenerator<ResponseStreamEvent[
   /** Model calls that are not turns: answers a completion check or a failed validation sent back. */
   let retries = 0;
 
+  // A client's own tool loop continues with its tools' outputs: that response has used tools too.
+  const continuesTools = loop.request.items.slice(loop.request.historyLength).some((item) => item.type === 'function_call_output' || item.type === 'custom_tool_call_output');
+  const usedTools = () => continuesTools || counters.run > 0;
   const nextRequest = (): TurnRequest => {
     if (!lastCall) return { ...loop.request, items: transcript.next(builder.output) };
     return { ...loop.request, items: transcript.next(builder.output, [userMessage(finalAnswerPrompt(lastCall))]), toolChoice: 'none' };
@@ -168,7 +171,7 @@ async function* runLoop(loop: ResponseLoop): AsyncGenerator<ResponseStreamEvent[
       builder.startTurn();
       const mark = builder.output.length;
       // A turn whose answer may be sent back is held until it is judged: clients only see answers that stand.
-      const held = gate.holdsNextTurn(counters.run, lastCall !== null);
+      const held = gate.holdsNextTurn(usedTools(), lastCall !== null);
       const heldFrom = pending.length;
       const stream = turn === 1 && loop.firstTurn ? loop.firstTurn : await loop.provider.startTurn(nextRequest(), loop.signal);
       let finish: TurnFinish | null = null;
@@ -197,7 +200,7 @@ async function* runLoop(loop: ResponseLoop): AsyncGenerator<ResponseStreamEvent[
       if (ending) break;
 
       if (calls.length === 0) {
-        const verdict = await gate.judge({ text: answerText(builder.output, mark), toolContext: loop.toolContext, signal: loop.signal }, counters.run, lastCall !== null);
+        const verdict = await gate.judge({ text: answerText(builder.output, mark), toolContext: loop.toolContext, signal: loop.signal }, usedTools(), lastCall !== null);
         if (verdict.kind === 'retry') {
           pending.length = heldFrom;
           transcript.hide(builder.output.splice(mark), verdict.feedback);

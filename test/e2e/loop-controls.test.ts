@@ -222,6 +222,25 @@ describe.each(flavors)('loop controls over $name', (flavor: ProviderFlavor) => {
     expect(json['loopgate:loop']).toEqual({ completion_check: { outcome: 'resumed_work' } });
   });
 
+  it("the completion check also applies to a client's own tool loop, continued with its tools' outputs", async () => {
+    const tools = [{ type: 'function' as const, name: 'get_weather', parameters: { type: 'object', properties: {} }, strict: false }];
+    model = (seen) => {
+      if (results(seen).length === 0) return { calls: [{ id: 'w1', name: 'get_weather', args: {} }] };
+      return seen.some((entry) => entry.kind === 'user' && entry.text.startsWith('Before I accept your answer')) ? { text: 'Sunny, confirmed.' } : { text: 'Sunny.' };
+    };
+    const paused = await client.responses.create({ model: flavor.model, input: 'Weather?', tools, 'loopgate:loop': { completion_check: true } } as any);
+    expect(paused.status).toBe('requires_action');
+    const answered = await client.responses.create({
+      model: flavor.model,
+      previous_response_id: paused.id,
+      tools,
+      input: [{ type: 'function_call_output', call_id: 'w1', output: 'sunny' }],
+      'loopgate:loop': { completion_check: true },
+    } as any);
+    expect(answered.output_text).toBe('Sunny, confirmed.');
+    expect(upstream.requests).toHaveLength(3);
+  });
+
   it('the per-turn cap runs the first calls of a turn and tells the model about the rest', async () => {
     model = (seen) => (results(seen).length > 0 ? { text: results(seen).map((result) => result.content).join(' | ') } : { calls: [1, 2, 3].map((n) => ({ id: `p${n}`, name: 'tools__add', args: { a: n, b: n } })) });
     const { json } = await both({ input: 'Add', 'loopgate:loop': { max_tool_calls_per_turn: 2 } });
@@ -236,6 +255,13 @@ describe.each(flavors)('loop controls over $name', (flavor: ProviderFlavor) => {
     };
     expect(await post({ max_turns: 7 })).toMatchObject({ status: 400, error: { param: 'loopgate:loop.max_turns', code: 'integer_above_max_value', type: 'invalid_request_error' } });
     expect(await post({ output_validation: { max_attempts: 4 } })).toMatchObject({ status: 400, error: { param: 'loopgate:loop.output_validation.max_attempts' } });
+    const badSchema = await fetch(`${gateway.baseURL}/responses`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: flavor.model, input: 'x', text: { format: { type: 'json_schema', name: 'r', schema: { type: 'object', properties: { a: { type: 'nonsense' } } } } }, 'loopgate:loop': { output_validation: { max_attempts: 2 } } }),
+    });
+    expect(badSchema.status).toBe(400);
+    expect(((await badSchema.json()) as any).error).toMatchObject({ param: 'text.format.schema', code: 'invalid_json_schema' });
     expect(await post({ turbo: true })).toMatchObject({ status: 400, error: { param: 'loopgate:loop.turbo', code: 'unknown_parameter' } });
     expect(upstream.requests).toHaveLength(0);
   });

@@ -33,9 +33,9 @@ export class AnswerGate {
   }
 
   /** Whether the next turn's events must wait until its answer is judged (it might be retried). */
-  holdsNextTurn(toolsRun: number, finalCall: boolean): boolean {
+  holdsNextTurn(usedTools: boolean, finalCall: boolean): boolean {
     if (finalCall) return false;
-    if (this.#checkPending(toolsRun)) return true;
+    if (this.#checkPending(usedTools)) return true;
     const validation = this.#controls.outputValidation;
     return validation !== null && this.#attempts + 1 < validation.maxAttempts;
   }
@@ -45,8 +45,8 @@ export class AnswerGate {
     if (this.#checkAsked && this.#checkOutcome === null) this.#checkOutcome = 'resumed_work';
   }
 
-  async judge(answer: AnswerUnderCheck, toolsRun: number, finalCall: boolean): Promise<AnswerVerdict> {
-    if (!finalCall && this.#checkPending(toolsRun)) {
+  async judge(answer: AnswerUnderCheck, usedTools: boolean, finalCall: boolean): Promise<AnswerVerdict> {
+    if (!finalCall && this.#checkPending(usedTools)) {
       this.#checkAsked = true;
       return { kind: 'retry', feedback: this.#controls.completionCheck! };
     }
@@ -72,8 +72,8 @@ export class AnswerGate {
     return report;
   }
 
-  #checkPending(toolsRun: number): boolean {
-    return this.#controls.completionCheck !== null && !this.#checkAsked && toolsRun > 0;
+  #checkPending(usedTools: boolean): boolean {
+    return this.#controls.completionCheck !== null && !this.#checkAsked && usedTools;
   }
 
   async #problems(answer: AnswerUnderCheck, checks: readonly AnswerCheck[]): Promise<string[]> {
