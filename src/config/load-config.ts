@@ -103,6 +103,43 @@ export const GatewayConfig = z.object({
       maxConsecutiveToolFailures: z.int().min(0).default(0),
       pausedStatus: z.enum(['requires_action', 'completed']).default('requires_action'),
       hostedTools: z.enum(['omit', 'reject']).default('omit'),
+      // Loop controls (README: "Loop controls"); a request's "loopgate:loop" may change them within requestLimits.
+      /** Tool calls run per model turn (0: no cap); the rest get an error output. */
+      maxToolCallsPerTurn: z.int().min(0).default(0),
+      /** At maxTurns / max_tool_calls: end `incomplete`, or one last model call without tools for a final answer. */
+      atLimit: z.enum(['incomplete', 'final_answer']).default('incomplete'),
+      /** Tools (as the model calls them, e.g. `docs__submit`) whose successful call ends the response after its turn. */
+      terminalTools: z.array(z.string().min(1)).default([]),
+      completionCheck: z
+        .object({
+          enabled: z.boolean().default(false),
+          /** null: seed 000's wording (README: "Loop controls"). */
+          prompt: z.string().min(1).nullable().default(null),
+        })
+        .prefault({}),
+      outputValidation: z
+        .object({
+          /** Check every final answer against text.format (json_schema / json_object) and let the model retry. */
+          enabled: z.boolean().default(false),
+          /** Answers the model may give in all (1: checked, never retried). */
+          maxAttempts: z.int().min(1).default(3),
+          /** The operator's own judge of every final answer, when validation is on; requests cannot turn it off. */
+          validator: z
+            .discriminatedUnion('type', [
+              z.object({ type: z.literal('http'), url: httpUrl, headers: z.record(z.string(), z.string()).default({}), timeoutMs: z.int().positive().default(10_000) }),
+              z.object({ type: z.literal('mcp'), tool: z.string().regex(/^[a-zA-Z0-9_-]{1,32}__.+$/, 'an operator MCP tool as the model calls it: <server>__<tool>') }),
+            ])
+            .nullable()
+            .default(null),
+        })
+        .prefault({}),
+      requestLimits: z
+        .object({
+          /** Highest "loopgate:loop".max_turns a request may ask for; null: maxTurns (requests may only lower it). */
+          maxTurns: z.int().positive().nullable().default(null),
+          maxValidationAttempts: z.int().min(1).default(5),
+        })
+        .prefault({}),
     })
     .prefault({}),
   background: z

@@ -28,6 +28,7 @@ import { ResponseDeadline } from './response-deadline.ts';
 import type { CompactionCodec } from './compaction/compaction-codec.ts';
 import { modelInputOf } from './compaction/expand-compactions.ts';
 import { TruncatingProvider } from './truncating-provider.ts';
+import { controlsOff, resolveLoopControls, type LoopControls, type OperatorLoopControls } from './controls/loop-controls.ts';
 
 export interface ResponseEngineOptions {
   router: ModelRouter;
@@ -51,6 +52,8 @@ export interface ResponseEngineOptions {
   compaction?: CompactionCodec;
   /** Models' context windows, configured and learned, for `truncation: "auto"` (shared with token counting). */
   contextWindows?: ContextWindows;
+  /** The loop controls (`loop.*` of the configuration): defaults and the limits on a request's `"loopgate:loop"`; all off when absent. */
+  controls?: OperatorLoopControls;
 }
 
 export interface CreateResponseOptions {
@@ -156,22 +159,23 @@ export class ResponseEngine {
       throw invalidRequest("'conversation' and 'previous_response_id' cannot be used together: a conversation already carries the earlier turns.", 'conversation', 'invalid_value');
     }
     const route = router.resolve(model);
+    const controls = resolveLoopControls(this.#options.controls ?? controlsOff(limits.maxTurns), request);
     // A response that must be stored is not worth a model call the store could not keep.
     if (request.store !== false && !store.isReady()) await store.ensureWritable();
 
     const responseId = newId('resp');
     const claim = conversationId === null ? null : await ConversationClaim.take(this.#conversations(), options.tenant, conversationId, responseId);
     try {
-      return await this.#prepare(request, options, { model, route, responseId, claim });
+      return await this.#prepare(request, options, { model, route, responseId, claim, controls });
     } catch (error) {
       await claim?.abandon();
       throw error;
     }
   }
 
-  async #prepare(request: CreateResponseRequest, options: CreateResponseOptions, taken: { model: string; route: ModelRoute; responseId: string; claim: ConversationClaim | null }): Promise<ResponseRun> {
+  async #prepare(request: CreateResponseRequest, options: CreateResponseOptions, taken: { model: string; route: ModelRoute; responseId: string; claim: ConversationClaim | null; controls: LoopControls }): Promise<ResponseRun> {
     const { store, limits } = this.#options;
-    const { model, route, responseId, claim } = taken;
+    const { model, route, responseId, claim, controls } = taken;
     const conversationItems = claim ? await this.#conversations().items(options.tenant, claim.conversationId) : null;
     if (claim && conversationItems === null) throw conversationNotFound(claim.conversationId);
     const { history, input, previous, previousOutput, loadedTools, turns } = await buildConversation(store, options.tenant, request, conversationItems, options.connection ?? null);
@@ -190,7 +194,7 @@ export class ResponseEngine {
     const mcpServers = (request.tools ?? []).flatMap((tool, index) => (tool.type === 'mcp' ? [{ tool, index }] : []));
     const deadline = new ResponseDeadline(options.signal, limits.deadlineMs, this.#inFlight);
     try {
-      return await this.#start(request, options, { route, model, responseId, claim, history, input, previous, previousOutput, turns, declared, mcpServers, policy, deadline });
+      return await this.#start(request, options, { route, model, responseId, claim, history, input, previous, previousOutput, turns, declared, mcpServers, policy, controls, deadline });
     } catch (error) {
       deadline.dispose();
       throw error;
@@ -213,11 +217,12 @@ export class ResponseEngine {
       declared: DeclaredTools;
       mcpServers: ToolContext['mcpServers'];
       policy: LoopPolicy;
+      controls: LoopControls;
       deadline: ResponseDeadline;
     },
   ): Promise<ResponseRun> {
     const { executors, limits } = this.#options;
-    const { route, model, responseId, claim, history, input, previous, previousOutput, turns, declared, mcpServers, policy, deadline } = prepared;
+    const { route, model, responseId, claim, history, input, previous, previousOutput, turns, declared, mcpServers, policy, controls, deadline } = prepared;
     const functionTools = declared.functions;
     const signal = deadline.signal;
     // Compaction items become their summaries here, so one that does not open is a 400 before anything starts.
@@ -259,6 +264,7 @@ export class ResponseEngine {
       namespaced: declared.namespaced,
       policy,
       limits,
+      controls,
       signal,
       deadline,
       observer: safeObserver(options.observers ?? []),

@@ -1,23 +1,29 @@
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { ExecutorRegistry } from '../executors/executor-registry.ts';
-import type { CallPresentation, ToolCall, ToolContext, ToolExecutor } from '../executors/tool-executor.ts';
+import type { ToolContext } from '../executors/tool-executor.ts';
+import type { LoopReport } from '../protocol/loop-controls-param.ts';
 import type { OutputItem } from '../protocol/output-items.ts';
 import type { ResponseResource } from '../protocol/response-resource.ts';
-import type { ResponseStreamEvent, ResponseStreamEventBody, TerminalEventType } from '../protocol/stream-events.ts';
+import type { ResponseStreamEvent, ResponseStreamEventBody } from '../protocol/stream-events.ts';
 import type { Provider, TurnFinish, TurnRequest, TurnStream } from '../providers/provider.ts';
-import type { ClientToolName } from './declared-tools.ts';
-import type { LoopObserver } from './loop-observer.ts';
 import { callItemsFor } from './call-items.ts';
+import { AnswerGate } from './controls/answer-gate.ts';
+import { capCallsPerTurn, finalAnswerPrompt, notRunAtLimit, type LoopLimit } from './controls/limit-controls.ts';
+import type { LoopControls } from './controls/loop-controls.ts';
+import { terminalCall } from './controls/terminal-tools.ts';
+import type { ClientToolName } from './declared-tools.ts';
+import { finishResponse, type Ending } from './finish-response.ts';
+import type { LoopObserver } from './loop-observer.ts';
+import { ModelTranscript, userMessage } from './model-transcript.ts';
 import { OutputBuilder } from './output-builder.ts';
-import { errorOutput, planToolCalls, type PlannedCall, type ToolPolicy } from './plan-tool-calls.ts';
-import { NOT_RUN_MESSAGE, type ResumePlan } from './resume-paused-turn.ts';
-import { runToolCalls } from './run-tool-calls.ts';
-import { storedItemToInput } from './stored-item-to-input.ts';
-import { UsageTotal } from './usage-total.ts';
+import { planToolCalls, type PlannedCall, type ToolPolicy } from './plan-tool-calls.ts';
+import type { ResumePlan } from './resume-paused-turn.ts';
 import type { ResponseDeadline } from './response-deadline.ts';
+import { runToolRound, type ToolRoundScope } from './tool-round.ts';
+import { UsageTotal } from './usage-total.ts';
 
 export interface LoopLimits {
-  /** Provider calls per response (default 10); more ends `incomplete` with reason `max_turns`. */
+  /** Model turns per response (default 10) unless the request's controls say otherwise; then `incomplete` with reason `max_turns`, or a last call for a final answer. */
   maxTurns: number;
   /** Per-call limit for executors that set none. */
   toolTimeoutMs: number;
@@ -58,6 +64,8 @@ export interface ResponseLoop {
   namespaced?: ReadonlyMap<string, ClientToolName>;
   policy: LoopPolicy;
   limits: LoopLimits;
+  /** The loop controls in force for this response (operator configuration and the request's `"loopgate:loop"`). */
+  controls: LoopControls;
   /** Aborted when the client goes away or the deadline passes. */
   signal: AbortSignal;
   /** The response's deadline: tells the two apart, and is disposed when the stream ends. */
@@ -66,18 +74,16 @@ export interface ResponseLoop {
   hooks: ResponseEventHooks;
 }
 
-type Ending =
-  | { status: 'completed' | 'requires_action' | 'cancelled' }
-  | { status: 'incomplete'; reason: string }
-  | { status: 'failed'; code: string; message: string };
 
 /**
  * One response as one ordered event stream, across every turn of the agentic
  * loop (seed 004): a turn is one provider call plus the tool calls it made;
  * server-side calls run concurrently and their outputs go back to the model
  * until it answers, a client call pauses the response (`requires_action`), a
- * limit is reached, the request is cancelled, or something fails. Written
- * once for both transports; this function alone assigns `sequence_number`.
+ * limit is reached, the request is cancelled, or something fails. The loop
+ * controls (controls/) decide what an answer, a limit and a terminal tool
+ * do. Written once for both transports; this function alone assigns
+ * `sequence_number`.
  */
 export async function* runResponseLoop(loop: ResponseLoop): AsyncGenerator<ResponseStreamEvent[]> {
   try {
@@ -103,12 +109,13 @@ async function* runLoop(loop: ResponseLoop): AsyncGenerator<ResponseStreamEvent[
     pending = [];
     return batch;
   };
+  const flush = () => (pending.length > 0 ? drain() : null);
   const stamp = (body: ResponseStreamEventBody): ResponseStreamEvent[] => {
     emit(body);
     return drain();
   };
 
-  const { response, observer } = loop;
+  const { response, observer, controls } = loop;
   // A background response is announced `queued`; it runs from here on.
   emit({ type: 'response.created', response: { ...response, output: [] } });
   response.status = 'in_progress';
@@ -117,77 +124,53 @@ async function* runLoop(loop: ResponseLoop): AsyncGenerator<ResponseStreamEvent[
   const itemsOf = (name: string) => callItemsFor(loop.toolContext.offered.get(name)?.presentation ?? { kind: 'function' });
   const builder = new OutputBuilder((name) => itemsOf(name).hidesCall, (name) => loop.namespaced?.get(name) ?? null);
   const usage = new UsageTotal();
-  const tools = { run: 0, consecutiveFailures: 0 };
+  const counters = { run: 0, consecutiveFailures: 0 };
+  const scope: ToolRoundScope = { loop, builder, emit, itemsOf, flush, counters };
+  const transcript = new ModelTranscript(loop.request.items);
+  const gate = new AnswerGate(controls);
+  let endedBy: LoopReport['ended_by'];
   let ending: Ending | null = null;
+  /** Set once a limit asked for a final answer: the next model call is the last, and may not use tools. */
+  let lastCall: LoopLimit | null = null;
+  /** Model calls that are not turns: answers a completion check or a failed validation sent back. */
+  let retries = 0;
 
-  /** Adds the item a call's result goes into (its kind decides which: call-items.ts). */
-  const openResult = (call: ToolCall, approvalRequestId?: string, presentation?: CallPresentation) =>
-    (presentation ? callItemsFor(presentation) : itemsOf(call.name)).openResult(builder, call, emit, approvalRequestId);
-
-  /** Runs planned calls, streaming each output as its result arrives; returns false when a limit ended the loop. */
-  async function* execute(planned: readonly PlannedCall[], closed: readonly ToolCall[], turn: number): AsyncGenerator<ResponseStreamEvent[], boolean> {
-    const handles = new Map<string, (output: string, isError: boolean) => void>();
-    for (const entry of planned) handles.set(entry.call.callId, openResult(entry.call, 'approvalRequestId' in entry ? entry.approvalRequestId : undefined, 'presentation' in entry ? entry.presentation : undefined));
-    for (const call of closed) handles.set(call.callId, openResult(call));
-    for (const entry of planned) if (entry.route === 'rejected') finish(entry.call, errorOutput(entry.error), true);
-    for (const call of closed) finish(call, errorOutput(NOT_RUN_MESSAGE), false);
-    if (pending.length > 0) yield drain();
-
-    const server = planned.filter((entry): entry is { call: ToolCall; route: 'server'; executor: ToolExecutor } => entry.route === 'server');
-    tools.run += server.length;
-    const arrived: { index: number; output: string; isError: boolean }[] = [];
-    let wake: (() => void) | null = null;
-    const all = runToolCalls(server, {
-      context: loop.toolContext,
-      parallel: loop.policy.parallel,
-      defaultTimeoutMs: loop.limits.toolTimeoutMs,
-      signal: loop.signal,
-      observer,
-      turn,
-      onResult: (index, result) => {
-        arrived.push({ index, ...result });
-        wake?.();
-      },
-    });
-    for (let finished = 0; finished < server.length; ) {
-      if (arrived.length === 0) await new Promise<void>((resolve) => (wake = resolve));
-      wake = null;
-      for (const result of arrived.splice(0)) {
-        finish(server[result.index]!.call, result.output, result.isError);
-        finished++;
-      }
-      if (pending.length > 0) yield drain();
-    }
-    await all;
-    const limit = loop.limits.maxConsecutiveToolFailures;
-    if (limit > 0 && tools.consecutiveFailures >= limit) {
-      ending = { status: 'failed', code: 'tool_failure_limit', message: `${tools.consecutiveFailures} tool calls in a row failed; the limit is ${limit}.` };
-      return false;
-    }
-    return true;
-
-    function finish(call: ToolCall, output: string, isError: boolean): void {
-      handles.get(call.callId)!(output, isError);
-      tools.consecutiveFailures = isError ? tools.consecutiveFailures + 1 : 0;
-    }
-  }
+  const nextRequest = (): TurnRequest => {
+    if (!lastCall) return { ...loop.request, items: transcript.next(builder.output) };
+    return { ...loop.request, items: transcript.next(builder.output, [userMessage(finalAnswerPrompt(lastCall))]), toolChoice: 'none' };
+  };
+  /** Ends the loop when a terminal tool of the round succeeded. */
+  const endIfTerminal = (planned: readonly PlannedCall[], failed: ReadonlySet<string>): Ending | null => {
+    const call = terminalCall(planned, failed, controls.terminalTools);
+    if (!call) return null;
+    endedBy = { type: 'terminal_tool', name: call.name, call_id: call.callId };
+    return { status: 'completed' };
+  };
 
   try {
     for (const item of loop.announcements) builder.addItem(item, emit);
-    if (pending.length > 0) yield drain();
-    if (loop.resume && !(yield* execute(loop.resume.calls, loop.resume.closed, 0))) return yield* finalize();
+    const announced = flush();
+    if (announced) yield announced;
+    if (loop.resume) {
+      const round = yield* runToolRound(scope, loop.resume.calls, loop.resume.closed, 0);
+      ending = round.stop ?? endIfTerminal(loop.resume.calls, round.failed);
+    }
     for (let turn = 1; ending === null && !loop.signal.aborted; turn++) {
-      if (turn > loop.limits.maxTurns) {
-        ending = { status: 'incomplete', reason: 'max_turns' };
-        break;
+      if (lastCall === null && turn - retries > controls.maxTurns) {
+        if (controls.atLimit !== 'final_answer') {
+          ending = { status: 'incomplete', reason: 'max_turns' };
+          break;
+        }
+        lastCall = 'max_turns';
       }
       const started = performance.now();
       observer.turnStarted({ turn });
       builder.startTurn();
-      const stream =
-        turn === 1 && loop.firstTurn
-          ? loop.firstTurn
-          : await loop.provider.startTurn({ ...loop.request, items: [...loop.request.items, ...builder.output.flatMap(storedItemToInput)] }, loop.signal);
+      const mark = builder.output.length;
+      // A turn whose answer may be sent back is held until it is judged: clients only see answers that stand.
+      const held = gate.holdsNextTurn(counters.run, lastCall !== null);
+      const heldFrom = pending.length;
+      const stream = turn === 1 && loop.firstTurn ? loop.firstTurn : await loop.provider.startTurn(nextRequest(), loop.signal);
       let finish: TurnFinish | null = null;
       let failure: { code: string; message: string } | null = null;
       for await (const event of stream) {
@@ -198,27 +181,58 @@ async function* runLoop(loop: ResponseLoop): AsyncGenerator<ResponseStreamEvent[
           break;
         } else {
           builder.apply(event, emit);
-          if (pending.length > 0) yield drain();
+          if (!held && pending.length > 0) yield drain();
         }
       }
       const cutShort = failure !== null || finish === null || finish.reason === 'length' || finish.reason === 'content_filter';
       builder.closeAll(cutShort ? 'incomplete' : 'completed', emit);
-      if (pending.length > 0) yield drain();
       const calls = builder.turnCalls();
       observer.turnEnded({ turn, toolCalls: calls.length, finish: finish?.raw ?? finish?.reason ?? null, durationMs: performance.now() - started });
 
+      // Whatever stays held is sent with the terminal event.
       if (failure) ending = { status: 'failed', ...failure };
       else if (!finish) ending = { status: 'failed', code: 'upstream_stream_truncated', message: 'The model call ended without a finish reason.' };
       else if (finish.reason === 'length') ending = { status: 'incomplete', reason: 'max_output_tokens' };
       else if (finish.reason === 'content_filter') ending = { status: 'incomplete', reason: 'content_filter' };
-      else if (calls.length === 0 || loop.policy.toolChoiceNone || !loop.registry.serverSideAvailable(loop.toolContext)) ending = { status: 'completed' };
       if (ending) break;
 
-      const planned = planToolCalls(calls, loop.registry, loop.toolContext, loop.policy);
-      const serverCalls = planned.filter((entry) => entry.route === 'server').length;
-      if (loop.policy.maxToolCalls !== null && tools.run + serverCalls > loop.policy.maxToolCalls) {
-        ending = { status: 'incomplete', reason: 'max_tool_calls' };
+      if (calls.length === 0) {
+        const verdict = await gate.judge({ text: answerText(builder.output, mark), toolContext: loop.toolContext, signal: loop.signal }, counters.run, lastCall !== null);
+        if (verdict.kind === 'retry') {
+          pending.length = heldFrom;
+          transcript.hide(builder.output.splice(mark), verdict.feedback);
+          retries++;
+          continue;
+        }
+        if (verdict.kind === 'reject') ending = { status: 'incomplete', reason: 'output_validation_failed' };
+        else {
+          if (lastCall) endedBy = { type: 'final_answer_at_limit', limit: lastCall };
+          ending = { status: 'completed' };
+        }
         break;
+      }
+      gate.sawToolCalls();
+      const released = flush();
+      if (released) yield released;
+      if (lastCall) {
+        // Asked for an answer without tools, it called some anyway: they are not run.
+        ending = { status: 'incomplete', reason: lastCall };
+        break;
+      }
+      if (loop.policy.toolChoiceNone || !loop.registry.serverSideAvailable(loop.toolContext)) {
+        ending = { status: 'completed' };
+        break;
+      }
+
+      let planned = capCallsPerTurn(planToolCalls(calls, loop.registry, loop.toolContext, loop.policy), controls.maxToolCallsPerTurn);
+      const serverCalls = planned.filter((entry) => entry.route === 'server').length;
+      if (loop.policy.maxToolCalls !== null && counters.run + serverCalls > loop.policy.maxToolCalls) {
+        if (controls.atLimit !== 'final_answer') {
+          ending = { status: 'incomplete', reason: 'max_tool_calls' };
+          break;
+        }
+        lastCall = 'max_tool_calls';
+        planned = notRunAtLimit(planned, lastCall);
       }
       const waitsForClient = planned.some((entry) => entry.route === 'client');
       const approvals = planned.filter((entry) => entry.route === 'approval');
@@ -226,79 +240,46 @@ async function* runLoop(loop: ResponseLoop): AsyncGenerator<ResponseStreamEvent[
         // A client call pauses the whole turn; calls that only wait for approval let the others run first.
         // Either way, calls that can never run get their error output now: what is left unanswered is the client's.
         const runNow = planned.filter((entry) => (waitsForClient ? entry.route === 'rejected' : entry.route !== 'approval'));
-        if (!(yield* execute(runNow, [], turn))) break;
+        const round = yield* runToolRound(scope, runNow, [], turn);
+        if (round.stop) {
+          ending = round.stop;
+          break;
+        }
         for (const { call } of approvals) {
           const request = itemsOf(call.name).approvalRequest(call);
           if (request) builder.addItem(request, emit);
         }
-        if (pending.length > 0) yield drain();
+        const asked = flush();
+        if (asked) yield asked;
         ending = { status: 'requires_action' };
         break;
       }
-      if (!(yield* execute(planned, [], turn))) break;
+      const round = yield* runToolRound(scope, planned, [], turn);
+      ending = round.stop ?? endIfTerminal(planned, round.failed);
     }
   } catch (error) {
     if (!loop.signal.aborted) {
       ending = error instanceof GatewayError ? { status: 'failed', code: error.code ?? 'upstream_error', message: error.message } : { status: 'failed', code: 'server_error', message: 'The response failed.' };
     }
   }
-  return yield* finalize();
 
-  async function* finalize(): AsyncGenerator<ResponseStreamEvent[], void> {
-    if (loop.signal.aborted) {
-      const cause = loop.deadline.cause ?? 'cancelled';
-      ending = cause === 'cancelled' ? { status: 'cancelled' } : { status: 'incomplete', reason: cause };
-    }
-    const final = ending ?? { status: 'failed', code: 'server_error', message: 'The response ended unexpectedly.' };
-    builder.closeAll(final.status === 'completed' || final.status === 'requires_action' ? 'completed' : 'incomplete', emit);
-    yield* finishResponse(loop, builder, usage, final, stamp);
+  if (loop.signal.aborted) {
+    const cause = loop.deadline.cause ?? 'cancelled';
+    ending = cause === 'cancelled' ? { status: 'cancelled' } : { status: 'incomplete', reason: cause };
   }
+  const final = ending ?? { status: 'failed', code: 'server_error', message: 'The response ended unexpectedly.' };
+  builder.closeAll(final.status === 'completed' || final.status === 'requires_action' ? 'completed' : 'incomplete', emit);
+  const report: LoopReport = { ...(endedBy && { ended_by: endedBy }), ...gate.report() };
+  if (Object.keys(report).length > 0) response['loopgate:loop'] = report;
+  yield* finishResponse({ response, pausedStatus: loop.limits.pausedStatus, hooks: loop.hooks, signal: loop.signal }, builder, usage, final, stamp);
 }
 
-
-async function* finishResponse(
-  loop: ResponseLoop,
-  builder: OutputBuilder,
-  usage: UsageTotal,
-  ending: Ending,
-  stamp: (body: ResponseStreamEventBody) => ResponseStreamEvent[],
-): AsyncGenerator<ResponseStreamEvent[], void> {
-  const { response } = loop;
-  response.output = builder.output;
-  response.usage = usage.toUsage();
-  let terminal: TerminalEventType;
-  switch (ending.status) {
-    case 'completed':
-    case 'requires_action':
-      response.status = ending.status === 'requires_action' ? loop.limits.pausedStatus : 'completed';
-      response.completed_at = Math.floor(Date.now() / 1000);
-      terminal = 'response.completed';
-      break;
-    case 'cancelled':
-      response.status = 'cancelled';
-      response.incomplete_details = { reason: 'cancelled' };
-      terminal = 'response.incomplete';
-      break;
-    case 'incomplete':
-      response.status = 'incomplete';
-      response.incomplete_details = { reason: ending.reason };
-      terminal = 'response.incomplete';
-      break;
-    case 'failed':
-      response.status = 'failed';
-      response.error = { code: ending.code, message: ending.message };
-      terminal = 'response.failed';
-      break;
+/** The text of a turn's answer: every `output_text` of its messages. */
+function answerText(output: readonly OutputItem[], from: number): string {
+  let text = '';
+  for (const item of output.slice(from)) {
+    if (item.type !== 'message') continue;
+    for (const part of item.content) if (part.type === 'output_text') text += part.text;
   }
-  try {
-    await loop.hooks.beforeTerminal(response);
-  } catch (error) {
-    if (loop.hooks.onHookFailure === 'throw' && !loop.signal.aborted) throw error;
-    terminal = 'response.failed';
-    response.status = 'failed';
-    response.completed_at = null;
-    response.incomplete_details = null;
-    response.error = error instanceof GatewayError ? { code: error.code ?? 'server_error', message: error.message } : { code: 'server_error', message: 'The response could not be finished.' };
-  }
-  yield stamp({ type: terminal, response });
+  return text;
 }

@@ -124,6 +124,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     store,
     executors,
     limits: config.loop,
+    controls: config.loop,
     defaultModel: config.defaultModel,
     hostedTools: config.loop.hostedTools,
     secrets,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { LoopControlsParam } from './loop-controls-param.ts';
 import { jsonSchemaObject } from './bounded-fields.ts';
 import { InputItem, ToolName } from './input-items.ts';
 import { REQUEST_LIMITS } from './request-limits.ts';
@@ -185,6 +186,8 @@ export const CreateResponseRequest = z.object({
   client_metadata: z.record(z.string(), z.unknown()).nullish(),
   prompt_cache_retention: z.enum(['in_memory', '24h']).nullish(),
   prompt_cache_options: z.unknown().optional(),
+  // The specification's way to extend a request: one optional, documented, prefixed field (openapi/loopgate-extensions.json).
+  'loopgate:loop': LoopControlsParam.nullish(),
   // Known to OpenAI, not served here yet: a 400 naming them when set (unsupported-parameters.ts), never a silent drop.
   ...Object.fromEntries(UNSUPPORTED_PARAMETERS.map(({ name }) => [name, z.unknown().optional()])),
 })

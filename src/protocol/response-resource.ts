@@ -1,3 +1,4 @@
+import type { LoopReport } from './loop-controls-param.ts';
 import type { OutputItem } from './output-items.ts';
 
 /** `ResponseResource`: the response object, sent whole in JSON and inside lifecycle events. */
@@ -85,4 +86,5 @@ export interface ResponseResource {
   /** Hosted tools the request named that the model was not offered (README: hosted tools); absent when none. */
   'loopgate:omitted_tools'?: string[];
   'loopgate:truncation'?: TruncationReport;
+  'loopgate:loop'?: LoopReport;
 }

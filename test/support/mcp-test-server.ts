@@ -19,6 +19,8 @@ export class McpTestServer {
   readonly calls: { name: string; args: unknown }[] = [];
   running = 0;
   maxRunning = 0;
+  /** More tools a test registers on every session, beside the built-in ones. */
+  readonly extraTools: ((server: McpServer) => void)[] = [];
   #http: Server | null = null;
   #servers: McpServer[] = [];
   readonly #transport: 'streamable' | 'sse';
@@ -86,6 +88,7 @@ export class McpTestServer {
 
   #newServer(): McpServer {
     const server = new McpServer({ name: 'test-tools', version: '1.0.0' }, { capabilities: { tools: { listChanged: true } } });
+    for (const register of this.extraTools) register(server);
     server.registerTool('add', { description: 'Adds two numbers.', inputSchema: { a: z.number(), b: z.number() } }, async ({ a, b }) => {
       this.calls.push({ name: 'add', args: { a, b } });
       return { content: [{ type: 'text', text: String(a + b) }] };

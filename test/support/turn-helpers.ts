@@ -2,6 +2,7 @@ import { ExecutorRegistry } from '../../src/executors/executor-registry.ts';
 import { initialResponse } from '../../src/engine/initial-response.ts';
 import { safeObserver } from '../../src/engine/loop-observer.ts';
 import { runResponseLoop } from '../../src/engine/response-loop.ts';
+import { controlsOff, resolveLoopControls } from '../../src/engine/controls/loop-controls.ts';
 import { ResponseDeadline } from '../../src/engine/response-deadline.ts';
 import type { CreateResponseRequest } from '../../src/protocol/create-response-request.ts';
 import type { Provider, TurnEvent, TurnRequest, TurnStream } from '../../src/providers/provider.ts';
@@ -41,7 +42,7 @@ export async function collectLoopEvents(firstTurn: TurnStream, request: CreateRe
   const loop = runResponseLoop({
     response: initialResponse(request, 'resp_test', 'm', 0),
     provider: noProvider,
-    request: {} as TurnRequest,
+    request: { items: [] } as unknown as TurnRequest,
     firstTurn,
     resume: null,
     announcements: [],
@@ -49,6 +50,7 @@ export async function collectLoopEvents(firstTurn: TurnStream, request: CreateRe
     toolContext: { tenant: 't', tools: [], mcpServers: [], previousOutput: [], offered: new Map() },
     policy: { allowed: null, toolChoiceNone: false, parallel: true, maxToolCalls: null },
     limits: { maxTurns: 10, toolTimeoutMs: 1_000, maxConsecutiveToolFailures: 0, pausedStatus: 'requires_action' },
+    controls: resolveLoopControls(controlsOff(10), request),
     signal,
     deadline: new ResponseDeadline(new AbortController().signal, 60_000),
     observer: safeObserver([]),

@@ -1,0 +1,92 @@
+import { GatewayError } from '../../errors/gateway-error.ts';
+import type { LoopReport } from '../../protocol/loop-controls-param.ts';
+import type { AnswerCheck, AnswerUnderCheck } from './answer-check.ts';
+import { AnswerValidatorError } from './external-answer-checks.ts';
+import type { LoopControls } from './loop-controls.ts';
+
+/** What to do with a text-only answer. */
+export type AnswerVerdict =
+  | { kind: 'accept' }
+  /** Not accepted yet: the answer stays out of the output, and the model sees it followed by `feedback`. */
+  | { kind: 'retry'; feedback: string }
+  /** Failed its checks with no attempt left: the response ends `incomplete` with this answer in its output. */
+  | { kind: 'reject' };
+
+/**
+ * Stands between the model's text-only answers and the end of the loop: the
+ * completion check (seed 000: the first text-only answer after tools is
+ * followed by one confirmation prompt) and output validation (seed 002: the
+ * answer is checked and, when it fails, the problems go back to the model,
+ * up to `maxAttempts` answers, counted apart from turns). Answers that may
+ * still be retried are held back from the client, so what a client sees is
+ * only ever an accepted answer or the last one.
+ */
+export class AnswerGate {
+  readonly #controls: LoopControls;
+  #checkAsked = false;
+  #checkOutcome: 'confirmed' | 'resumed_work' | null = null;
+  #attempts = 0;
+  #lastProblems: string[] = [];
+
+  constructor(controls: LoopControls) {
+    this.#controls = controls;
+  }
+
+  /** Whether the next turn's events must wait until its answer is judged (it might be retried). */
+  holdsNextTurn(toolsRun: number, finalCall: boolean): boolean {
+    if (finalCall) return false;
+    if (this.#checkPending(toolsRun)) return true;
+    const validation = this.#controls.outputValidation;
+    return validation !== null && this.#attempts + 1 < validation.maxAttempts;
+  }
+
+  /** The model called tools: after a completion check, that means it went back to work. */
+  sawToolCalls(): void {
+    if (this.#checkAsked && this.#checkOutcome === null) this.#checkOutcome = 'resumed_work';
+  }
+
+  async judge(answer: AnswerUnderCheck, toolsRun: number, finalCall: boolean): Promise<AnswerVerdict> {
+    if (!finalCall && this.#checkPending(toolsRun)) {
+      this.#checkAsked = true;
+      return { kind: 'retry', feedback: this.#controls.completionCheck! };
+    }
+    if (this.#checkAsked && this.#checkOutcome === null) this.#checkOutcome = 'confirmed';
+    const validation = this.#controls.outputValidation;
+    if (!validation) return { kind: 'accept' };
+    this.#attempts++;
+    const problems = await this.#problems(answer, validation.checks);
+    this.#lastProblems = problems;
+    if (problems.length === 0) return { kind: 'accept' };
+    if (finalCall || this.#attempts >= validation.maxAttempts) return { kind: 'reject' };
+    return { kind: 'retry', feedback: retryPrompt(problems) };
+  }
+
+  /** What the gate did, for the response's `"loopgate:loop"`. */
+  report(): LoopReport {
+    const report: LoopReport = {};
+    if (this.#checkOutcome) report.completion_check = { outcome: this.#checkOutcome };
+    if (this.#attempts > 0) {
+      const valid = this.#lastProblems.length === 0;
+      report.output_validation = { attempts: this.#attempts, valid, ...(!valid && { errors: this.#lastProblems }) };
+    }
+    return report;
+  }
+
+  #checkPending(toolsRun: number): boolean {
+    return this.#controls.completionCheck !== null && !this.#checkAsked && toolsRun > 0;
+  }
+
+  async #problems(answer: AnswerUnderCheck, checks: readonly AnswerCheck[]): Promise<string[]> {
+    try {
+      const found = await Promise.all(checks.map((check) => check.problems(answer)));
+      return found.flat();
+    } catch (error) {
+      if (error instanceof AnswerValidatorError) throw new GatewayError({ status: 502, type: 'server_error', code: 'output_validator_failed', message: error.message });
+      throw error;
+    }
+  }
+}
+
+function retryPrompt(problems: readonly string[]): string {
+  return ['Your answer was not accepted:', ...problems.map((problem) => `- ${problem}`), 'Answer again with the corrected answer only.'].join('\n');
+}

@@ -1,0 +1,76 @@
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import { invalidRequest } from '../../errors/gateway-error.ts';
+import type { TextFormatParam } from '../../protocol/create-response-request.ts';
+import type { AnswerCheck } from './answer-check.ts';
+
+const MAX_PROBLEMS = 20;
+const CACHED_SCHEMAS = 256;
+
+// One compiler for every request: compiling is the expensive part, so validators are kept by schema text.
+const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: false });
+const compiled = new Map<string, ValidateFunction>();
+
+/**
+ * The check `text.format` implies: `json_schema` answers must parse and
+ * match the schema, `json_object` answers must parse as an object; plain text
+ * has nothing to check (null). A schema Ajv cannot compile is the client's
+ * error, a 400 on `text.format.schema` before anything runs.
+ */
+export function schemaAnswerCheck(format: TextFormatParam | null): AnswerCheck | null {
+  if (!format || format.type === 'text') return null;
+  if (format.type === 'json_object') {
+    return { name: 'json_object', problems: async ({ text }) => parsedObjectProblems(text) };
+  }
+  if (!format.schema) return null;
+  const validate = compile(format.schema);
+  return {
+    name: 'json_schema',
+    async problems({ text }) {
+      const parsed = parse(text);
+      if (!parsed.ok) return [parsed.problem];
+      if (validate(parsed.value)) return [];
+      return (validate.errors ?? []).slice(0, MAX_PROBLEMS).map((error) => `${error.instancePath || '(the answer)'} ${error.message ?? 'is invalid'}${describeParams(error.params)}`);
+    },
+  };
+}
+
+function compile(schema: Record<string, unknown>): ValidateFunction {
+  const key = JSON.stringify(schema);
+  const known = compiled.get(key);
+  if (known) {
+    // Most recently used last: the map's order is the eviction order.
+    compiled.delete(key);
+    compiled.set(key, known);
+    return known;
+  }
+  let validate: ValidateFunction;
+  try {
+    validate = ajv.compile(schema);
+  } catch (error) {
+    throw invalidRequest(`The JSON schema in text.format cannot be used to validate answers: ${error instanceof Error ? error.message : String(error)}`, 'text.format.schema', 'invalid_json_schema');
+  }
+  compiled.set(key, validate);
+  if (compiled.size > CACHED_SCHEMAS) compiled.delete(compiled.keys().next().value!);
+  return validate;
+}
+
+function parse(text: string): { ok: true; value: unknown } | { ok: false; problem: string } {
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch (error) {
+    return { ok: false, problem: `The answer is not valid JSON (${error instanceof Error ? error.message : String(error)}).` };
+  }
+}
+
+function parsedObjectProblems(text: string): string[] {
+  const parsed = parse(text);
+  if (!parsed.ok) return [parsed.problem];
+  const value = parsed.value;
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? [] : ['The answer must be a JSON object.'];
+}
+
+function describeParams(params: Record<string, unknown>): string {
+  if ('additionalProperty' in params) return ` ('${String(params.additionalProperty)}')`;
+  if ('allowedValues' in params) return `: ${JSON.stringify(params.allowedValues)}`;
+  return '';
+}

@@ -1,0 +1,71 @@
+import { GatewayError } from '../errors/gateway-error.ts';
+import type { ResponseStreamEvent, ResponseStreamEventBody, TerminalEventType } from '../protocol/stream-events.ts';
+import type { OutputBuilder } from './output-builder.ts';
+import type { ResponseEventHooks } from './response-loop.ts';
+import type { UsageTotal } from './usage-total.ts';
+import type { ResponseResource } from '../protocol/response-resource.ts';
+
+/** How a response ended, before it is written into the response object. */
+export type Ending =
+  | { status: 'completed' | 'requires_action' | 'cancelled' }
+  | { status: 'incomplete'; reason: string }
+  | { status: 'failed'; code: string; message: string };
+
+export interface Finishing {
+  response: ResponseResource;
+  pausedStatus: 'requires_action' | 'completed';
+  hooks: ResponseEventHooks;
+  signal: AbortSignal;
+}
+
+/**
+ * Writes the ending into the response, lets the hooks store it, and stamps
+ * the one terminal event; a hook failure turns it into `response.failed` (or
+ * propagates, for JSON requests that can still answer with an HTTP error).
+ */
+export async function* finishResponse(
+  loop: Finishing,
+  builder: OutputBuilder,
+  usage: UsageTotal,
+  ending: Ending,
+  stamp: (body: ResponseStreamEventBody) => ResponseStreamEvent[],
+): AsyncGenerator<ResponseStreamEvent[], void> {
+  const { response } = loop;
+  response.output = builder.output;
+  response.usage = usage.toUsage();
+  let terminal: TerminalEventType;
+  switch (ending.status) {
+    case 'completed':
+    case 'requires_action':
+      response.status = ending.status === 'requires_action' ? loop.pausedStatus : 'completed';
+      response.completed_at = Math.floor(Date.now() / 1000);
+      terminal = 'response.completed';
+      break;
+    case 'cancelled':
+      response.status = 'cancelled';
+      response.incomplete_details = { reason: 'cancelled' };
+      terminal = 'response.incomplete';
+      break;
+    case 'incomplete':
+      response.status = 'incomplete';
+      response.incomplete_details = { reason: ending.reason };
+      terminal = 'response.incomplete';
+      break;
+    case 'failed':
+      response.status = 'failed';
+      response.error = { code: ending.code, message: ending.message };
+      terminal = 'response.failed';
+      break;
+  }
+  try {
+    await loop.hooks.beforeTerminal(response);
+  } catch (error) {
+    if (loop.hooks.onHookFailure === 'throw' && !loop.signal.aborted) throw error;
+    terminal = 'response.failed';
+    response.status = 'failed';
+    response.completed_at = null;
+    response.incomplete_details = null;
+    response.error = error instanceof GatewayError ? { code: error.code ?? 'server_error', message: error.message } : { code: 'server_error', message: 'The response could not be finished.' };
+  }
+  yield stamp({ type: terminal, response });
+}

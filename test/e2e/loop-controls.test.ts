@@ -1,0 +1,276 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import OpenAI from 'openai';
+import { z } from 'zod';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { assertEventStreamInvariants } from '../support/event-invariants.ts';
+import { startGateway, type RunningGateway } from '../support/gateway.ts';
+import { McpTestServer } from '../support/mcp-test-server.ts';
+import { assertValidExtension, assertValidResponse } from '../support/openresponses-schema.ts';
+import { flavors, type ModelTurn, type ProviderFlavor, type Seen } from '../support/provider-flavors.ts';
+import { ScriptedChatUpstream, type RecordedRequest } from '../support/scripted-chat-upstream.ts';
+
+/** The upstream's `tool_choice`, in either wire format, read as one word. */
+function toolChoiceOf(request: RecordedRequest): string | null {
+  const choice = request.body.tool_choice;
+  if (choice === undefined || choice === null) return null;
+  return typeof choice === 'string' ? choice : choice.type;
+}
+
+const ANSWER_SCHEMA = { type: 'object', properties: { answer: { type: 'number' } }, required: ['answer'], additionalProperties: false };
+
+/**
+ * The loop controls of seeds 000–002 through the OpenAI SDK, over both
+ * upstream APIs, streamed and not: terminal tools, a final answer at the
+ * limit, validated output with retries (schema, an HTTP validator, an MCP
+ * validator), the completion check and the per-turn cap. The model is
+ * scripted from what it has seen, so each test also proves what the gateway
+ * told it.
+ */
+describe.each(flavors)('loop controls over $name', (flavor: ProviderFlavor) => {
+  const upstream = new ScriptedChatUpstream();
+  const mcp = new McpTestServer();
+  const judged: string[] = [];
+  let validatorServer: Server;
+  let validatorUrl: string;
+  let gateway: RunningGateway;
+  let validated: RunningGateway;
+  let client: OpenAI;
+  let model: (seen: Seen[], request: RecordedRequest) => ModelTurn = () => ({ text: 'Hello' });
+
+  mcp.extraTools.push((server) =>
+    server.registerTool('judge', { description: 'Judges an answer.', inputSchema: { answer: z.string(), text_format: z.any() } }, async ({ answer }) => {
+      judged.push(answer);
+      return { content: [{ type: 'text', text: JSON.stringify(answer.includes('please') ? { valid: true } : { valid: false, errors: ['Say please.'] }) }] };
+    }),
+  );
+
+  beforeAll(async () => {
+    validatorServer = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk) => (body += chunk));
+      req.on('end', () => {
+        const { answer } = JSON.parse(body);
+        judged.push(answer);
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer.startsWith('Dear') ? { valid: true } : { valid: false, errors: ['Start with "Dear".'] }));
+      });
+    });
+    await new Promise<void>((resolve) => validatorServer.listen(0, '127.0.0.1', resolve));
+    validatorUrl = `http://127.0.0.1:${(validatorServer.address() as AddressInfo).port}/judge`;
+    const [upstreamUrl, mcpUrl] = await Promise.all([upstream.start(), mcp.start()]);
+    upstream.setScript((request) => flavor.render(request, model(flavor.seen(request), request)));
+    const base = { ...flavor.config(upstreamUrl), mcp: { servers: [{ name: 'tools', url: mcpUrl, allowedTools: ['add', 'fail', 'judge'] }] } };
+    gateway = await startGateway(upstreamUrl, { ...base, loop: { maxTurns: 4, requestLimits: { maxTurns: 6, maxValidationAttempts: 3 } } });
+    validated = await startGateway(upstreamUrl, { ...base, loop: { outputValidation: { enabled: true, maxAttempts: 2, validator: { type: 'http', url: validatorUrl } } } });
+    client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 });
+  });
+  afterAll(async () => {
+    await Promise.all([gateway.close(), validated.close()]);
+    await Promise.all([upstream.close(), mcp.close(), new Promise((resolve) => validatorServer.close(resolve))]);
+  });
+  beforeEach(() => {
+    upstream.requests.length = 0;
+    mcp.calls.length = 0;
+    judged.length = 0;
+  });
+
+  /** The same request as JSON and as a stream: both final responses, the stream's events, and the model calls each made. */
+  async function both(body: Record<string, unknown>, on: OpenAI = client): Promise<{ json: any; streamed: any; events: any[]; calls: number }> {
+    // What the tests send is what openapi/loopgate-extensions.json documents.
+    if (body['loopgate:loop']) assertValidExtension('CreateResponseExtensions', { 'loopgate:loop': body['loopgate:loop'] });
+    const json: any = await on.responses.create({ model: flavor.model, ...body } as any);
+    assertValidResponse(json);
+    const calls = upstream.requests.length;
+    const events: any[] = [];
+    for await (const event of (await on.responses.create({ model: flavor.model, ...body, stream: true } as any)) as any) events.push(event);
+    const streamed = assertEventStreamInvariants(events);
+    expect(upstream.requests.length).toBe(calls * 2);
+    for (const response of [json, streamed]) if (response['loopgate:loop']) assertValidExtension('ResponseResourceExtensions', { 'loopgate:loop': response['loopgate:loop'] });
+    return { json, streamed, events, calls };
+  }
+  const results = (seen: Seen[]) => seen.filter((entry) => entry.kind === 'result');
+  const userTexts = (request: RecordedRequest) => flavor.seen(request).flatMap((entry) => (entry.kind === 'user' ? [entry.text] : []));
+
+  it('terminal tools: the turn that called one runs all its calls, then the response ends without another model call', async () => {
+    model = () => ({ calls: [{ id: 'c1', name: 'tools__add', args: { a: 1, b: 2 } }, { id: 'c2', name: 'tools__add', args: { a: 3, b: 4 } }] });
+    const { json, streamed, calls } = await both({ input: 'Add', 'loopgate:loop': { terminal_tools: ['tools__add'] } });
+    expect(calls).toBe(1);
+    for (const response of [json, streamed]) {
+      expect(response.status).toBe('completed');
+      expect(response.output.map((item: any) => item.type)).toEqual(['function_call', 'function_call', 'function_call_output', 'function_call_output']);
+      expect(response.output.slice(2).map((item: any) => item.output)).toEqual(['3', '7']);
+      expect(response['loopgate:loop']).toEqual({ ended_by: { type: 'terminal_tool', name: 'tools__add', call_id: 'c1' } });
+    }
+    expect(mcp.calls).toHaveLength(4);
+  });
+
+  it('terminal tools: a terminal call that fails goes back to the model like any error', async () => {
+    model = (seen) => (results(seen).length > 0 ? { text: 'It failed, sorry.' } : { calls: [{ id: 'f1', name: 'tools__fail', args: {} }] });
+    const { json, calls } = await both({ input: 'Go', 'loopgate:loop': { terminal_tools: ['tools__fail'] } });
+    expect(calls).toBe(2);
+    expect(json.output_text).toBe('It failed, sorry.');
+    expect(json['loopgate:loop']).toBeUndefined();
+  });
+
+  it('at the turn limit, one last call without tools asks for a final answer', async () => {
+    model = (seen, request) => (toolChoiceOf(request) === 'none' ? { text: `Best answer after ${results(seen).length} results.` } : { calls: [{ id: `a${results(seen).length}`, name: 'tools__add', args: { a: 1, b: 1 } }] });
+    const { json, streamed, calls } = await both({ input: 'Keep adding', 'loopgate:loop': { max_turns: 2, at_limit: 'final_answer' } });
+    expect(calls).toBe(3);
+    const last = upstream.requests[2]!;
+    expect(toolChoiceOf(last)).toBe('none');
+    expect(userTexts(last).at(-1)).toMatch(/reached this response's limit on the number of model turns/);
+    for (const response of [json, streamed]) {
+      expect(response.status).toBe('completed');
+      expect(response.output_text ?? response.output.at(-1).content[0].text).toBe('Best answer after 2 results.');
+      expect(response['loopgate:loop']).toEqual({ ended_by: { type: 'final_answer_at_limit', limit: 'max_turns' } });
+      expect(response.usage.input_tokens).toBe(30);
+    }
+    // Without the switch, the same model ends incomplete at the operator's limit (4 turns).
+    const plain = await client.responses.create({ model: flavor.model, input: 'Keep adding' });
+    expect(plain.status).toBe('incomplete');
+    expect(plain.incomplete_details?.reason).toBe('max_turns');
+  });
+
+  it('at max_tool_calls, the calls over the limit are not run and the model is asked for a final answer', async () => {
+    model = (seen, request) =>
+      toolChoiceOf(request) === 'none'
+        ? { text: `Done with ${results(seen).map((result) => result.content).join(',')}` }
+        : { calls: [{ id: 'm1', name: 'tools__add', args: { a: 1, b: 1 } }, { id: 'm2', name: 'tools__add', args: { a: 2, b: 2 } }] };
+    const { json, calls } = await both({ input: 'Add twice', max_tool_calls: 1, 'loopgate:loop': { at_limit: 'final_answer' } });
+    expect(calls).toBe(2);
+    expect(mcp.calls).toHaveLength(0);
+    expect(json.output.filter((item: any) => item.type === 'function_call_output').map((item: any) => JSON.parse(item.output).error)).toEqual([
+      'This call was not run: the response reached its limit (max_tool_calls).',
+      'This call was not run: the response reached its limit (max_tool_calls).',
+    ]);
+    expect(json['loopgate:loop'].ended_by).toEqual({ type: 'final_answer_at_limit', limit: 'max_tool_calls' });
+  });
+
+  it('validated output: an answer that fails the schema goes back with its errors; the client sees only the accepted one', async () => {
+    model = (seen) => (seen.some((entry) => entry.kind === 'user' && entry.text.startsWith('Your answer was not accepted')) ? { text: '{"answer":7}' } : { text: '{"answer":"seven"}' });
+    const format = { type: 'json_schema', name: 'result', schema: ANSWER_SCHEMA, strict: true };
+    const { json, streamed, events, calls } = await both({ input: 'How many?', text: { format }, 'loopgate:loop': { output_validation: { max_attempts: 3 } } });
+    expect(calls).toBe(2);
+    const feedback = userTexts(upstream.requests[1]!).at(-1)!;
+    expect(feedback).toContain('/answer must be number');
+    for (const response of [json, streamed]) {
+      expect(response.status).toBe('completed');
+      expect(response.output).toHaveLength(1);
+      expect(response.output[0].content[0].text).toBe('{"answer":7}');
+      expect(response['loopgate:loop']).toEqual({ output_validation: { attempts: 2, valid: true } });
+      // Both attempts are paid for: usage sums them.
+      expect(response.usage.output_tokens).toBe(10);
+    }
+    expect(events.filter((event) => event.type === 'response.output_text.delta').map((event) => event.delta).join('')).toBe('{"answer":7}');
+  });
+
+  it('validated output: when every attempt fails, the response is incomplete with the last answer and its errors', async () => {
+    model = () => ({ text: 'not json' });
+    const { json, streamed, calls } = await both({ input: 'How many?', text: { format: { type: 'json_schema', name: 'result', schema: ANSWER_SCHEMA } }, 'loopgate:loop': { output_validation: { max_attempts: 2 } } });
+    expect(calls).toBe(2);
+    for (const response of [json, streamed]) {
+      expect(response.status).toBe('incomplete');
+      expect(response.incomplete_details).toEqual({ reason: 'output_validation_failed' });
+      expect(response.output).toHaveLength(1);
+      expect(response['loopgate:loop'].output_validation).toMatchObject({ attempts: 2, valid: false, errors: [expect.stringContaining('not valid JSON')] });
+    }
+  });
+
+  it("validated output: the operator's HTTP validator judges every answer and requests cannot turn it off", async () => {
+    model = (seen) => (seen.some((entry) => entry.kind === 'user' && entry.text.includes('Start with "Dear"')) ? { text: 'Dear reader, hello.' } : { text: 'Hello.' });
+    const other = new OpenAI({ baseURL: validated.baseURL, apiKey: 'k', maxRetries: 0 });
+    const { json, calls } = await both({ input: 'Greet' }, other);
+    expect(calls).toBe(2);
+    expect(json.output_text).toBe('Dear reader, hello.');
+    expect(judged).toEqual(['Hello.', 'Dear reader, hello.', 'Hello.', 'Dear reader, hello.']);
+    const refused = await fetch(`${validated.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: flavor.model, input: 'x', 'loopgate:loop': { output_validation: false } }) });
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as any).error).toMatchObject({ param: 'loopgate:loop.output_validation', code: 'invalid_value' });
+  });
+
+  it('the completion check: the first text-only answer after tools is followed by one confirmation prompt', async () => {
+    model = (seen) => {
+      if (results(seen).length === 0) return { calls: [{ id: 'k1', name: 'tools__add', args: { a: 2, b: 2 } }] };
+      return seen.some((entry) => entry.kind === 'user' && entry.text.startsWith('Before I accept your answer')) ? { text: 'Confirmed: 4.' } : { text: 'It is 4.' };
+    };
+    const { json, streamed, events, calls } = await both({ input: 'Add', 'loopgate:loop': { completion_check: true } });
+    expect(calls).toBe(3);
+    expect(flavor.seen(upstream.requests[2]!).filter((entry) => entry.kind === 'assistant').map((entry) => (entry as any).text)).toContain('It is 4.');
+    for (const response of [json, streamed]) {
+      expect(response.output.map((item: any) => item.type)).toEqual(['function_call', 'function_call_output', 'message']);
+      expect(response.output[2].content[0].text).toBe('Confirmed: 4.');
+      expect(response['loopgate:loop']).toEqual({ completion_check: { outcome: 'confirmed' } });
+    }
+    expect(events.some((event) => event.type === 'response.output_text.delta' && event.delta.includes('It is 4.'))).toBe(false);
+    // Without tools there is nothing to confirm: one call.
+    model = () => ({ text: 'Hi.' });
+    upstream.requests.length = 0;
+    const plain = await both({ input: 'Hi', 'loopgate:loop': { completion_check: true } });
+    expect(plain.calls).toBe(1);
+  });
+
+  it('the completion check: a model that goes back to work after the prompt carries on with its tools', async () => {
+    model = (seen) => {
+      const prompted = seen.some((entry) => entry.kind === 'user' && entry.text.startsWith('Before I accept your answer'));
+      if (results(seen).length === 0 || (prompted && results(seen).length === 1)) return { calls: [{ id: `r${results(seen).length}`, name: 'tools__add', args: { a: 1, b: results(seen).length } }] };
+      return { text: prompted ? 'Now really done.' : 'Done (not really).' };
+    };
+    const { json, calls } = await both({ input: 'Work', 'loopgate:loop': { completion_check: true } });
+    expect(calls).toBe(4);
+    expect(json.output.map((item: any) => item.type)).toEqual(['function_call', 'function_call_output', 'function_call', 'function_call_output', 'message']);
+    expect(json.output_text).toBe('Now really done.');
+    expect(json['loopgate:loop']).toEqual({ completion_check: { outcome: 'resumed_work' } });
+  });
+
+  it('the per-turn cap runs the first calls of a turn and tells the model about the rest', async () => {
+    model = (seen) => (results(seen).length > 0 ? { text: results(seen).map((result) => result.content).join(' | ') } : { calls: [1, 2, 3].map((n) => ({ id: `p${n}`, name: 'tools__add', args: { a: n, b: n } })) });
+    const { json } = await both({ input: 'Add', 'loopgate:loop': { max_tool_calls_per_turn: 2 } });
+    expect(mcp.calls).toHaveLength(4);
+    expect(json.output_text).toMatch(/^2 \| 4 \| .*at most 2 tool calls run per turn/);
+  });
+
+  it('requests cannot ask for more than the operator allows, and unknown switches are refused', async () => {
+    const post = async (extension: unknown) => {
+      const response = await fetch(`${gateway.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: flavor.model, input: 'x', 'loopgate:loop': extension }) });
+      return { status: response.status, error: ((await response.json()) as any).error };
+    };
+    expect(await post({ max_turns: 7 })).toMatchObject({ status: 400, error: { param: 'loopgate:loop.max_turns', code: 'integer_above_max_value', type: 'invalid_request_error' } });
+    expect(await post({ output_validation: { max_attempts: 4 } })).toMatchObject({ status: 400, error: { param: 'loopgate:loop.output_validation.max_attempts' } });
+    expect(await post({ turbo: true })).toMatchObject({ status: 400, error: { param: 'loopgate:loop.turbo', code: 'unknown_parameter' } });
+    expect(upstream.requests).toHaveLength(0);
+  });
+});
+
+describe('loop controls: an MCP tool as the output validator', () => {
+  const upstream = new ScriptedChatUpstream();
+  const mcp = new McpTestServer();
+  let gateway: RunningGateway;
+  const flavor = flavors[0]!;
+  mcp.extraTools.push((server) =>
+    server.registerTool('judge', { description: 'Judges an answer.', inputSchema: { answer: z.string(), text_format: z.any() } }, async ({ answer }) => ({
+      content: [{ type: 'text', text: JSON.stringify(answer.includes('please') ? { valid: true } : { valid: false, errors: ['Say please.'] }) }],
+    })),
+  );
+
+  beforeAll(async () => {
+    const [upstreamUrl, mcpUrl] = await Promise.all([upstream.start(), mcp.start()]);
+    upstream.setScript((request) => flavor.render(request, { text: flavor.seen(request).some((entry) => entry.kind === 'user' && entry.text.includes('Say please.')) ? 'Yes, please.' : 'Yes.' }));
+    gateway = await startGateway(upstreamUrl, {
+      ...flavor.config(upstreamUrl),
+      mcp: { servers: [{ name: 'checks', url: mcpUrl, allowedTools: ['judge'] }] },
+      loop: { outputValidation: { enabled: true, validator: { type: 'mcp', tool: 'checks__judge' } } },
+    });
+  });
+  afterAll(async () => {
+    await gateway.close();
+    await Promise.all([upstream.close(), mcp.close()]);
+  });
+
+  it('judges the answer through the tool and sends its errors back to the model', async () => {
+    const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 });
+    const response = await client.responses.create({ model: flavor.model, input: 'Agree?' });
+    expect(response.output_text).toBe('Yes, please.');
+    expect((response as any)['loopgate:loop']).toEqual({ output_validation: { attempts: 2, valid: true } });
+    expect(upstream.requests).toHaveLength(2);
+  });
+});
