@@ -223,13 +223,28 @@ describe.each(flavors)('text tool calls over $name, to an upstream without tool 
     expect(response.output_text).toBe('No tool needed: the set {1, 2} has two elements.');
   });
 
-  it('terminate: true runs the tool and ends the response completed, without another model call', async () => {
-    scriptText((_seen, _results, call) => (call === 1 ? 'Adding, and that is all.\n{"tool": "tools__add", "parameters": {"a": 1, "b": 1}, "terminate": true}' : null));
+  it('terminate: true runs the tool and ends the response completed, without another model call, streamed or not', async () => {
+    const finalCall = 'Adding, and that is all.\n{"tool": "tools__add", "parameters": {"a": 1, "b": 1}, "terminate": true}';
+    scriptText((_seen, _results, call) => (call === 1 ? inPieces(finalCall, 7) : null));
     const response = await client.responses.create({ model, input: 'Add 1 and 1, then stop.' });
-    assertValidResponse(response);
-    expect(mcp.calls).toEqual([{ name: 'add', args: { a: 1, b: 1 } }]);
-    expect(upstream.requests).toHaveLength(1);
-    expect(response.status).toBe('completed');
-    expect(response.output.map((item) => item.type)).toEqual(['message', 'function_call', 'function_call_output']);
+    scriptText((_seen, _results, call) => (call === 1 ? inPieces(finalCall, 7) : null));
+    const stream = client.responses.stream({ model, input: 'Add 1 and 1, then stop.' });
+    const events: any[] = [];
+    for await (const event of stream) events.push(event);
+    const streamed = assertEventStreamInvariants(events);
+    assertNoCallText(events);
+    expect(mcp.calls).toEqual([
+      { name: 'add', args: { a: 1, b: 1 } },
+      { name: 'add', args: { a: 1, b: 1 } },
+    ]);
+    expect(upstream.requests).toHaveLength(2);
+    for (const final of [response, streamed] as any[]) {
+      assertValidResponse(final);
+      expect(final.status).toBe('completed');
+      expect(final.output.map((item: any) => item.type)).toEqual(['message', 'function_call', 'function_call_output']);
+      expect(final.output[0].content[0].text).toBe('Adding, and that is all.');
+      expect(final.output[2]).toMatchObject({ call_id: final.output[1].call_id, output: '2' });
+      expect(final['loopgate:loop']).toEqual({ ended_by: { type: 'terminal_tool', name: 'tools__add', call_id: final.output[1].call_id } });
+    }
   });
 });
