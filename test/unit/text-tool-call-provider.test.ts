@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { FunctionToolParam } from '../../src/protocol/create-response-request.ts';
+import { GatewayConfig } from '../../src/config/load-config.ts';
 import { ModelRouter } from '../../src/providers/model-router.ts';
 import type { Provider, TurnEvent, TurnRequest } from '../../src/providers/provider.ts';
 import { TextToolCallProvider } from '../../src/providers/text-tool-calls/text-tool-call-provider.ts';
@@ -188,5 +189,14 @@ describe('ModelRouter: toolCalls per model and per provider', () => {
     expect(providers.get('openai')!.requests).toHaveLength(1);
     await collect(router.resolve('other').provider, turnRequest({ tools: [echo] }));
     expect(providers.get('local')!.requests).toHaveLength(4);
+  });
+
+  it('configuration: providers default to native with 2 retries; models may set either; other values are refused', () => {
+    const parse = (raw: Record<string, unknown>) => GatewayConfig.safeParse({ providers: { openai: { type: 'openai-chat', baseUrl: 'http://127.0.0.1:1/v1', ...raw } }, models: { gemma: { provider: 'openai', toolCalls: 'text', textToolCallRetries: 0 } } });
+    const parsed = parse({});
+    expect(parsed.success && parsed.data.providers.openai).toMatchObject({ toolCalls: 'native', textToolCallRetries: 2 });
+    expect(parsed.success && parsed.data.models.gemma).toMatchObject({ toolCalls: 'text', textToolCallRetries: 0 });
+    expect(parse({ toolCalls: 'txt' }).success).toBe(false);
+    expect(parse({ textToolCallRetries: 11 }).success).toBe(false);
   });
 });
