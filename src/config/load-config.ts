@@ -12,6 +12,14 @@ import { operatorRequireApproval } from './operator-approval-schema.ts';
 import { findUnknownKeys } from './schema-introspection.ts';
 import { httpUrl, redisUrl } from './url-schemas.ts';
 
+const toolCallMode = z.enum(['native', 'text']);
+const textToolCallRetries = z.int().min(0).max(10);
+/** How a provider's models call tools, unless a model in `models` says otherwise (providers/text-tool-calls/). */
+const providerToolCalls = {
+  toolCalls: toolCallMode.default('native'),
+  textToolCallRetries: textToolCallRetries.default(2),
+};
+
 const OpenAIChatProviderConfig = z.object({
   type: z.literal('openai-chat'),
   baseUrl: httpUrl,
@@ -23,6 +31,7 @@ const OpenAIChatProviderConfig = z.object({
   idleTimeoutMs: z.int().positive().default(300_000),
   /** Context window, in tokens, of the models this provider serves that configure none (`truncation: "auto"`). */
   contextWindow: z.int().positive().nullable().default(null),
+  ...providerToolCalls,
 });
 
 const AnthropicProviderConfig = z.object({
@@ -37,6 +46,7 @@ const AnthropicProviderConfig = z.object({
   idleTimeoutMs: z.int().positive().default(300_000),
   /** Context window, in tokens, of the models this provider serves that configure none (`truncation: "auto"`). */
   contextWindow: z.int().positive().nullable().default(null),
+  ...providerToolCalls,
 });
 
 export const GatewayConfig = z.object({
@@ -68,6 +78,9 @@ export const GatewayConfig = z.object({
         model: z.string().optional(),
         /** Context window, in tokens, input and output together (`truncation: "auto"`). */
         contextWindow: z.int().positive().optional(),
+        /** `native` or `text` (tools described in the prompt, calls read from the text); unset: the provider's. */
+        toolCalls: toolCallMode.optional(),
+        textToolCallRetries: textToolCallRetries.optional(),
       }),
     )
     .default({}),

@@ -86,7 +86,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const providers = options.providers ?? createProviders(config, app.log.child({ component: 'provider' }));
   const anthropicProvider = Object.entries(config.providers).find(([, provider]) => provider.type === 'anthropic')?.[0] ?? null;
   const defaultProvider = config.defaultProvider && providers.has(config.defaultProvider) ? config.defaultProvider : anthropicProvider;
-  const router = new ModelRouter(providers, config.models, defaultProvider, anthropicProvider);
+  const router = new ModelRouter(providers, config.models, defaultProvider, anthropicProvider, config.providers);
   const store = options.store ?? createStore(config.store, app.log.child({ component: 'store' }));
   const conversations = options.conversations ?? createConversationStore(config.store);
   const egress = new EgressPolicy({ allowedUrlPrefixes: config.mcp.allowedUrls });

@@ -3,6 +3,8 @@ import { chunk, sse, usageChunk, type RecordedRequest, type ScriptedChatUpstream
 /** One model turn, said once, rendered in each upstream's own wire format. */
 export interface ModelTurn {
   text?: string;
+  /** The text streamed in these pieces instead (joined when the upstream call is not streamed). */
+  textPieces?: string[];
   calls?: { id: string; name: string; args: Record<string, unknown> }[];
 }
 
@@ -33,13 +35,14 @@ export const openaiChat: ProviderFlavor = {
   render(request, turn) {
     const calls = (turn.calls ?? []).map((call, index) => ({ index, id: call.id, type: 'function', function: { name: call.name, arguments: JSON.stringify(call.args) } }));
     const finish = calls.length > 0 ? 'tool_calls' : 'stop';
+    const pieces = textPiecesOf(turn);
     if (!request.body.stream) {
-      const message = { role: 'assistant', content: turn.text ?? null, ...(calls.length > 0 && { tool_calls: calls.map(({ index: _index, ...call }) => call) }) };
+      const message = { role: 'assistant', content: turn.textPieces ? turn.textPieces.join('') : (turn.text ?? null), ...(calls.length > 0 && { tool_calls: calls.map(({ index: _index, ...call }) => call) }) };
       return { kind: 'json', body: { choices: [{ index: 0, message, finish_reason: finish }], usage: { prompt_tokens: 10, completion_tokens: 5 } } };
     }
     return {
       kind: 'sse',
-      pieces: sse([chunk({ role: 'assistant', content: '' }), ...(turn.text ? [chunk({ content: turn.text })] : []), ...calls.map((call) => chunk({ tool_calls: [call] })), chunk({}, finish), usageChunk(10, 5)]),
+      pieces: sse([chunk({ role: 'assistant', content: '' }), ...pieces.map((piece) => chunk({ content: piece })), ...calls.map((call) => chunk({ tool_calls: [call] })), chunk({}, finish), usageChunk(10, 5)]),
     };
   },
   seen(request) {
@@ -68,9 +71,10 @@ export const anthropic: ProviderFlavor = {
   render(_request, turn) {
     const pieces = [anthropicEvent('message_start', { type: 'message_start', message: { id: 'msg_test', type: 'message', role: 'assistant', content: [], model: 'claude-test', stop_reason: null, usage: { input_tokens: 10, output_tokens: 1 } } })];
     let index = 0;
-    if (turn.text) {
+    const text = textPiecesOf(turn);
+    if (text.length > 0) {
       pieces.push(anthropicEvent('content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } }));
-      pieces.push(anthropicEvent('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text: turn.text } }));
+      for (const piece of text) pieces.push(anthropicEvent('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text: piece } }));
       pieces.push(anthropicEvent('content_block_stop', { type: 'content_block_stop', index }));
       index++;
     }
@@ -101,6 +105,10 @@ export const anthropic: ProviderFlavor = {
 };
 
 export const flavors: ProviderFlavor[] = [openaiChat, anthropic];
+
+function textPiecesOf(turn: ModelTurn): string[] {
+  return turn.textPieces ?? (turn.text ? [turn.text] : []);
+}
 
 /** Scripts `upstream` to answer each call in `flavor`'s wire format, from the tool results the model has seen so far. */
 export function scriptModel(upstream: ScriptedChatUpstream, flavor: ProviderFlavor, turn: (request: RecordedRequest, results: string[]) => ModelTurn): void {

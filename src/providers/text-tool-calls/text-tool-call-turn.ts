@@ -1,0 +1,158 @@
+import { newId } from '../../util/ids.ts';
+import type { TurnEvent, TurnFinish, TurnRequest, TurnStream } from '../provider.ts';
+import { CallScanner, type ScannedSegment } from './call-scanner.ts';
+import { readCandidate, type TextToolCall } from './read-tool-calls.ts';
+import { missingCallProblem, retryFeedback } from './tool-prompt.ts';
+import type { ToolUsePlan } from './tool-use-plan.ts';
+
+/** The code a response fails with when the model's calls still cannot be read after every retry. */
+export const INVALID_TOOL_CALL = 'invalid_tool_call';
+
+export interface TextToolCallTurnOptions {
+  plan: ToolUsePlan;
+  /** What the first attempt was sent (already in plain text): a retry extends its conversation. */
+  request: TurnRequest;
+  /** Further attempts after a reply whose calls cannot be read. */
+  retries: number;
+  /** Starts another attempt. */
+  restart(request: TurnRequest): Promise<TurnStream>;
+}
+
+/** One upstream call's reading. */
+interface Attempt {
+  /** Everything the model wrote, as written: sent back with the feedback when retried. */
+  text: string;
+  calls: TextToolCall[];
+  /** What is wrong with the first broken call. */
+  problem: string | null;
+  /** The broken calls' text, shown only if the turn ends without a retry (cut short). */
+  unread: string;
+  finish: TurnFinish | null;
+  failed: boolean;
+}
+
+/**
+ * A model turn in text, read as a native tool-calling turn: text streams on
+ * as `text.delta` while it cannot be a call (call-scanner.ts); calls become
+ * `tool_call.start` (a new `call_…` id, `terminal` from the protocol's
+ * `terminate`) and `tool_call.delta` with the parameters, at the end of the
+ * turn, with finish reason `tool_calls`. A reply with a broken call — or
+ * none when one is required — is retried with the model's text and feedback
+ * appended, up to `retries` times, every attempt's usage passed on; when it
+ * is still broken the turn ends with an `error` event (`invalid_tool_call`),
+ * so the response fails saying why rather than passing off broken JSON as
+ * the answer. Calls are held to the end because a later broken call sends
+ * the whole reply back.
+ */
+export async function* textToolCallTurn(first: TurnStream, options: TextToolCallTurnOptions): AsyncGenerator<TurnEvent> {
+  const { plan } = options;
+  const tools = plan.tools.map((tool) => tool.name);
+  const shown = new ShownText();
+  let request = options.request;
+  let stream = first;
+  for (let attempt = 0; ; attempt++) {
+    shown.startAttempt();
+    const result = yield* readAttempt(stream, tools, shown);
+    if (result.failed || !result.finish) return;
+    const cutShort = result.finish.reason === 'length' || result.finish.reason === 'content_filter';
+    const problem = cutShort ? null : (result.problem ?? (result.calls.length === 0 && plan.mustCall ? missingCallProblem(plan) : null));
+    if (problem) {
+      if (attempt >= options.retries) {
+        const tries = attempt + 1;
+        yield { type: 'error', code: INVALID_TOOL_CALL, message: `The model's tool call could not be read (${tries} ${tries === 1 ? 'attempt' : 'attempts'}): ${problem}` };
+        return;
+      }
+      request = {
+        ...request,
+        items: [...request.items, { type: 'message', role: 'assistant', content: result.text }, { type: 'message', role: 'user', content: retryFeedback(problem, plan) }],
+      };
+      stream = await options.restart(request);
+      continue;
+    }
+    const unread = shown.next(result.unread);
+    if (unread) yield { type: 'text.delta', delta: unread };
+    for (const call of result.calls) {
+      const callId = newId('call');
+      yield { type: 'tool_call.start', callId, name: call.name, ...(call.terminal && { terminal: true }) };
+      yield { type: 'tool_call.delta', callId, delta: call.arguments };
+    }
+    yield { type: 'finish', finish: result.calls.length > 0 && !cutShort ? { reason: 'tool_calls', raw: result.finish.raw } : result.finish };
+    return;
+  }
+}
+
+async function* readAttempt(stream: TurnStream, tools: readonly string[], shown: ShownText): AsyncGenerator<TurnEvent, Attempt> {
+  const scanner = new CallScanner();
+  const attempt: Attempt = { text: '', calls: [], problem: null, unread: '', finish: null, failed: false };
+
+  function* take(segments: ScannedSegment[], atEnd: boolean): Generator<TurnEvent> {
+    for (const segment of segments) {
+      let text: string;
+      if (segment.kind === 'text') {
+        // Blank text after the calls is not worth a message of its own.
+        if (atEnd && attempt.calls.length > 0 && segment.text.trim() === '') continue;
+        text = segment.text;
+      } else {
+        const reading = readCandidate(segment.body, segment.complete, tools);
+        if (reading.kind === 'calls') {
+          attempt.calls.push(...reading.calls);
+          continue;
+        }
+        if (reading.kind === 'invalid') {
+          attempt.problem ??= reading.problem;
+          attempt.unread += segment.lead + segment.raw;
+          continue;
+        }
+        text = segment.lead + segment.raw;
+      }
+      const delta = shown.next(text);
+      if (delta) yield { type: 'text.delta', delta };
+    }
+  }
+
+  for await (const event of stream) {
+    switch (event.type) {
+      case 'text.delta':
+        // Log probabilities no longer line up with text that is split and held: they are left out.
+        attempt.text += event.delta;
+        yield* take(scanner.push(event.delta), false);
+        break;
+      case 'finish':
+        attempt.finish = event.finish;
+        break;
+      case 'error':
+        attempt.failed = true;
+        yield event;
+        return attempt;
+      default:
+        yield event;
+    }
+  }
+  yield* take(scanner.end(), true);
+  return attempt;
+}
+
+/**
+ * The text shown across a turn's attempts: blank text does not open a
+ * message, and a retry's text is set apart from what an earlier attempt
+ * already showed.
+ */
+class ShownText {
+  #any = false;
+  #inAttempt = false;
+
+  startAttempt(): void {
+    this.#inAttempt = false;
+  }
+
+  /** What to show of `text`; empty when nothing. */
+  next(text: string): string {
+    if (!this.#inAttempt) {
+      text = text.trimStart();
+      if (!text) return '';
+      if (this.#any) text = `\n\n${text}`;
+    }
+    this.#any = this.#inAttempt = true;
+    return text;
+  }
+}
