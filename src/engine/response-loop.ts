@@ -1,5 +1,6 @@
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { ExecutorRegistry } from '../executors/executor-registry.ts';
+import type { ToolErrorSanitizer } from '../executors/sanitize-tool-error.ts';
 import type { CallPresentation, ToolCall, ToolContext, ToolExecutor } from '../executors/tool-executor.ts';
 import type { OutputItem } from '../protocol/output-items.ts';
 import type { ResponseResource } from '../protocol/response-resource.ts';
@@ -58,6 +59,8 @@ export interface ResponseLoop {
   namespaced?: ReadonlyMap<string, ClientToolName>;
   policy: LoopPolicy;
   limits: LoopLimits;
+  /** Cleans tool error outputs before the model and the client see them. */
+  toolErrors: ToolErrorSanitizer;
   /** Aborted when the client goes away or the deadline passes. */
   signal: AbortSignal;
   /** The response's deadline: tells the two apart, and is disposed when the stream ends. */
@@ -143,6 +146,7 @@ async function* runLoop(loop: ResponseLoop): AsyncGenerator<ResponseStreamEvent[
       defaultTimeoutMs: loop.limits.toolTimeoutMs,
       signal: loop.signal,
       observer,
+      errors: loop.toolErrors,
       turn,
       onResult: (index, result) => {
         arrived.push({ index, ...result });

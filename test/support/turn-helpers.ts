@@ -1,4 +1,5 @@
 import { ExecutorRegistry } from '../../src/executors/executor-registry.ts';
+import { ToolErrorSanitizer } from '../../src/executors/sanitize-tool-error.ts';
 import { initialResponse } from '../../src/engine/initial-response.ts';
 import { safeObserver } from '../../src/engine/loop-observer.ts';
 import { runResponseLoop } from '../../src/engine/response-loop.ts';
@@ -49,6 +50,7 @@ export async function collectLoopEvents(firstTurn: TurnStream, request: CreateRe
     toolContext: { tenant: 't', tools: [], mcpServers: [], previousOutput: [], offered: new Map() },
     policy: { allowed: null, toolChoiceNone: false, parallel: true, maxToolCalls: null },
     limits: { maxTurns: 10, toolTimeoutMs: 1_000, maxConsecutiveToolFailures: 0, pausedStatus: 'requires_action' },
+    toolErrors: ToolErrorSanitizer.basic,
     signal,
     deadline: new ResponseDeadline(new AbortController().signal, 60_000),
     observer: safeObserver([]),
