@@ -22,9 +22,14 @@ export class McpTestServer {
   #http: Server | null = null;
   #servers: McpServer[] = [];
   readonly #transport: 'streamable' | 'sse';
+  readonly #adminTools: boolean;
+  /** The URL of the last HTTP request received, as the server saw it (query included). */
+  #lastUrl = '';
 
-  constructor(transport: 'streamable' | 'sse' = 'streamable') {
+  /** `adminTools` adds `delete` (recorded like `add`) and `explode` (fails carelessly: stack, internal address, secrets). */
+  constructor(transport: 'streamable' | 'sse' = 'streamable', options: { adminTools?: boolean } = {}) {
     this.#transport = transport;
+    this.#adminTools = options.adminTools ?? false;
   }
 
   /** Number of `tools/list` requests received. */
@@ -38,6 +43,7 @@ export class McpTestServer {
     const sseSessions = new Map<string, SSEServerTransport>();
     this.#http = createServer(async (req, res) => {
       this.headers.push(req.headers);
+      this.#lastUrl = `http://${req.headers.host}${req.url}`;
       const body = await readBody(req);
       for (const message of [body].flat()) if (message && typeof message === 'object' && 'method' in message) this.methods.push(String(message.method));
       const url = new URL(req.url ?? '/', 'http://localhost');
@@ -110,8 +116,28 @@ export class McpTestServer {
     });
     server.registerTool('fail', { description: 'Always fails.', inputSchema: {} }, async () => ({ content: [{ type: 'text', text: 'the thing is broken' }], isError: true }));
     server.registerTool('secret', { description: 'Should be filtered by allowed_tools.', inputSchema: {} }, async () => ({ content: [{ type: 'text', text: 'secret' }] }));
+    if (this.#adminTools) this.#registerAdminTools(server);
     this.#servers.push(server);
     return server;
+  }
+
+  #registerAdminTools(server: McpServer): void {
+    server.registerTool('delete', { description: 'Deletes a record.', inputSchema: { id: z.string() } }, async ({ id }) => {
+      this.calls.push({ name: 'delete', args: { id } });
+      return { content: [{ type: 'text', text: `deleted ${id}` }] };
+    });
+    // A careless server: its error message is the whole stack, with an internal address and the URL and key it was called with.
+    server.registerTool('explode', { description: 'Reads the admin API.', inputSchema: {} }, async (_args, extra) => {
+      this.calls.push({ name: 'explode', args: {} });
+      const key = String(extra.requestInfo?.headers['x-api-key'] ?? '');
+      throw new Error(
+        [
+          `AdminError: request to http://10.0.3.7:9000/admin failed with 503 (called at ${this.#lastUrl}, key ${key})`,
+          '    at queryAdmin (/srv/tools/src/admin.js:41:13)',
+          '    at async Server.handleExplode (/srv/tools/src/server.js:88:5)',
+        ].join('\n'),
+      );
+    });
   }
 }
 
