@@ -1,3 +1,5 @@
+import { escapeRegExp } from '../util/escape-reg-exp.ts';
+
 /** An allow list and a deny list as configured: no allow list means everything not denied. */
 export interface AllowDenyConfig {
   allow?: readonly string[] | undefined;
@@ -30,9 +32,6 @@ export function toolNameMatcher(pattern: string): (name: string) => boolean {
   return (name) => expression.test(name);
 }
 
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
 
 /**
  * An MCP server URL entry: an origin (`https://mcp.example.com`) matches

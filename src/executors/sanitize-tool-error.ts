@@ -1,5 +1,6 @@
 import { jsonTextTooDeep } from '../protocol/json-depth.ts';
 import { REQUEST_LIMITS } from '../protocol/request-limits.ts';
+import { escapeRegExp } from '../util/escape-reg-exp.ts';
 import { headerSecrets, SecretRedactor } from '../util/secret-redactor.ts';
 import { dropStackTraces, INTERNAL, scrubIpAddresses, scrubUrls } from './scrub-error-text.ts';
 import type { ToolContext } from './tool-executor.ts';
@@ -114,8 +115,4 @@ function mapStrings(value: unknown, map: (text: string) => string): unknown {
 
 function bound(text: string, maxChars: number): string {
   return text.length > maxChars ? `${text.slice(0, maxChars)}… [truncated]` : text;
-}
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
