@@ -25,10 +25,11 @@ export interface ToolPolicy {
 
 /**
  * Applies the request's tool policy to the calls of one turn and routes the
- * rest: `allowed_tools` is a hard limit, a tool nobody can run is an error,
- * a server-run call the tenant's governance refuses is an error (checked
- * here, so before every execution), and server-run calls need arguments that parse as a JSON object no deeper
- * than a request may nest (executors serialise them again).
+ * rest: `allowed_tools` is a hard limit, a tool nobody can run is an error, a
+ * server-run call the tenant's governance refuses is an error (every path to
+ * an execution plans here, so this is the check before each one), and
+ * server-run calls need arguments that parse as a JSON object no deeper than
+ * a request may nest (executors serialise them again).
  */
 export function planToolCalls(calls: readonly ToolCall[], registry: ExecutorRegistry, context: ToolContext, policy: ToolPolicy): PlannedCall[] {
   return calls.map((call): PlannedCall => {

@@ -32,26 +32,26 @@ export function toolNameMatcher(pattern: string): (name: string) => boolean {
   return (name) => expression.test(name);
 }
 
-
 /**
  * An MCP server URL entry: an origin (`https://mcp.example.com`) matches
  * every URL of that scheme, host and port; one with a path matches that path
  * and what lies below it, segment by segment (`/team` covers `/team` and
- * `/team/mcp`, not `/teams`). Both sides are compared as parsed URLs, so
+ * `/team/mcp`, not `/teams`). It is given parsed URLs (`parseUrl`), so
  * spellings of one address (case, default port, `127.1`) cannot slip past;
- * query and fragment play no part. A text that is not a URL matches nothing.
+ * query and fragment play no part. A text that was no URL (null) matches nothing.
  */
-export function serverUrlMatcher(entry: string): (url: string) => boolean {
+export function serverUrlMatcher(entry: string): (url: URL | null) => boolean {
   const rule = new URL(entry);
   const base = rule.pathname;
   const below = base.endsWith('/') ? base : `${base}/`;
-  return (candidate) => {
-    let url: URL;
-    try {
-      url = new URL(candidate);
-    } catch {
-      return false;
-    }
-    return url.origin === rule.origin && (base === '/' || url.pathname === base || url.pathname.startsWith(below));
-  };
+  return (url) => url !== null && url.origin === rule.origin && (base === '/' || url.pathname === base || url.pathname.startsWith(below));
+}
+
+/** The URL a text names, or null; parsed once for all the entries it is matched against. */
+export function parseUrl(text: string): URL | null {
+  try {
+    return new URL(text);
+  } catch {
+    return null;
+  }
 }

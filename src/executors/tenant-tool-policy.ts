@@ -1,5 +1,5 @@
 import { invalidRequest } from '../errors/gateway-error.ts';
-import { AllowDenyList, serverUrlMatcher, toolNameMatcher, type AllowDenyConfig } from './allow-deny-list.ts';
+import { AllowDenyList, parseUrl, serverUrlMatcher, toolNameMatcher, type AllowDenyConfig } from './allow-deny-list.ts';
 import type { ToolGovernance } from './tool-governance.ts';
 import type { OfferedTool, ToolCall, ToolContext } from './tool-executor.ts';
 
@@ -16,7 +16,7 @@ export const EVERY_TENANT = '*';
 
 interface TenantRules {
   tools: AllowDenyList<string>;
-  serverUrls: AllowDenyList<string>;
+  serverUrls: AllowDenyList<URL | null>;
 }
 
 const TOOL_REFUSED = "The gateway's tool policy does not allow this tool for this tenant; it was not run.";
@@ -45,7 +45,7 @@ export class TenantToolPolicy implements ToolGovernance {
     const rules = this.#rulesOf(context.tenant);
     if (!rules) return;
     for (const { tool, index } of context.mcpServers) {
-      if (!rules.serverUrls.permits(tool.server_url)) {
+      if (!rules.serverUrls.permits(parseUrl(tool.server_url))) {
         throw invalidRequest(`The MCP server URL for '${tool.server_label}' is not allowed for this tenant by the gateway's tool policy.`, `tools[${index}].server_url`, 'mcp_server_url_refused');
       }
     }
@@ -53,7 +53,7 @@ export class TenantToolPolicy implements ToolGovernance {
 
   offers(tool: OfferedTool, tenant: string): boolean {
     const rules = this.#rulesOf(tenant);
-    return !rules || (rules.tools.permits(tool.definition.name) && (tool.serverUrl === undefined || rules.serverUrls.permits(tool.serverUrl)));
+    return !rules || (rules.tools.permits(tool.definition.name) && (tool.serverUrl === undefined || rules.serverUrls.permits(parseUrl(tool.serverUrl))));
   }
 
   check(call: ToolCall, context: ToolContext): string | null {
@@ -61,7 +61,7 @@ export class TenantToolPolicy implements ToolGovernance {
     if (!rules) return null;
     if (!rules.tools.permits(call.name)) return TOOL_REFUSED;
     const serverUrl = context.offered.get(call.name)?.serverUrl;
-    if (serverUrl !== undefined && !rules.serverUrls.permits(serverUrl)) return SERVER_REFUSED;
+    if (serverUrl !== undefined && !rules.serverUrls.permits(parseUrl(serverUrl))) return SERVER_REFUSED;
     return null;
   }
 

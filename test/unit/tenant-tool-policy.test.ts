@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors/gateway-error.ts';
-import { AllowDenyList, serverUrlMatcher, toolNameMatcher } from '../../src/executors/allow-deny-list.ts';
+import { AllowDenyList, parseUrl, serverUrlMatcher, toolNameMatcher } from '../../src/executors/allow-deny-list.ts';
 import { TenantToolPolicy } from '../../src/executors/tenant-tool-policy.ts';
 import type { OfferedTool, ToolContext, ToolExecutor } from '../../src/executors/tool-executor.ts';
 import type { McpToolParam } from '../../src/protocol/create-response-request.ts';
@@ -21,7 +21,7 @@ describe('tool-name patterns', () => {
 });
 
 describe('MCP server URL entries', () => {
-  const matches = (entry: string, url: string) => serverUrlMatcher(entry)(url);
+  const matches = (entry: string, url: string) => serverUrlMatcher(entry)(parseUrl(url));
 
   it('an origin matches every URL of that scheme, host and port', () => {
     expect(matches('https://mcp.example.com', 'https://mcp.example.com/mcp')).toBe(true);
