@@ -2,6 +2,7 @@ import { ExecutorRegistry } from '../src/executors/executor-registry.ts';
 import { EgressPolicy } from '../src/executors/mcp/egress-policy.ts';
 import { McpExecutor } from '../src/executors/mcp/mcp-executor.ts';
 import { McpSessionPool } from '../src/executors/mcp/mcp-session-pool.ts';
+import { ToolErrorSanitizer } from '../src/executors/sanitize-tool-error.ts';
 import type { ToolContext } from '../src/executors/tool-executor.ts';
 import { safeObserver } from '../src/engine/loop-observer.ts';
 import { runToolCalls } from '../src/engine/run-tool-calls.ts';
@@ -31,7 +32,7 @@ async function turn(calls: { name: string; args: Record<string, unknown> }[]): P
   const started = performance.now();
   await runToolCalls(
     calls.map((call, index) => ({ call: { callId: `c${index}`, name: call.name, arguments: JSON.stringify(call.args) }, executor })),
-    { context, parallel: true, defaultTimeoutMs: 10_000, signal: new AbortController().signal, observer: safeObserver([]), turn: 1, onResult: () => {} },
+    { context, parallel: true, defaultTimeoutMs: 10_000, signal: new AbortController().signal, observer: safeObserver([]), errors: ToolErrorSanitizer.basic, turn: 1, onResult: () => {} },
   );
   return performance.now() - started;
 }

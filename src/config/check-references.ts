@@ -5,7 +5,8 @@ import { missingApiPathHint } from './url-schemas.ts';
 /**
  * Checks what one setting says about another, on the raw configuration (so it
  * runs even when other values are invalid): names of providers that do not
- * exist, MCP server names used twice, base URLs that probably lack `/v1`.
+ * exist, MCP server names used twice, tool policies for tenants no API key
+ * belongs to, base URLs that probably lack `/v1`.
  */
 export function checkReferences(raw: Record<string, unknown>, sources: ConfigSources): { problems: ConfigProblem[]; warnings: ConfigProblem[] } {
   const problems: ConfigProblem[] = [];
@@ -42,6 +43,17 @@ export function checkReferences(raw: Record<string, unknown>, sources: ConfigSou
     if (!firstIndexByName.has(server)) {
       problems.push(sources.problem(['loop', 'outputValidation', 'validator', 'tool'], `names the MCP server ${JSON.stringify(server)}, which is not configured in mcp.servers (configured: ${[...firstIndexByName.keys()].join(', ') || 'none'})`));
     }
+  }
+
+  // A policy for a tenant no key belongs to protects nobody: most likely a misspelt name, which would leave the real tenant unrestricted.
+  const apiKeys = isPlainObject(raw.auth) && Array.isArray(raw.auth.apiKeys) ? raw.auth.apiKeys : [];
+  const keyTenants = new Set(apiKeys.flatMap((entry) => (isPlainObject(entry) && typeof entry.tenant === 'string' ? [entry.tenant] : [])));
+  // Without keys every request belongs to the one tenant "default" (src/http/authenticate.ts).
+  const tenantsInUse = apiKeys.length > 0 ? keyTenants : new Set(['default']);
+  for (const tenant of Object.keys(isPlainObject(raw.tenants) ? raw.tenants : {})) {
+    if (tenant === '*' || tenantsInUse.has(tenant)) continue;
+    const known = apiKeys.length > 0 ? `tenants with API keys: ${[...keyTenants].join(', ')}` : 'no API keys are configured, so every request is tenant "default"';
+    problems.push(sources.problem(['tenants', tenant], `is a policy for a tenant no API key belongs to (${known}); use "*" for every tenant`, { at: 'key' }));
   }
 
   for (const [name, provider] of Object.entries(providers)) {

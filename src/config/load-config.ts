@@ -49,6 +49,16 @@ const AnthropicProviderConfig = z.object({
   ...providerToolCalls,
 });
 
+/** Allow and deny lists: deny wins; an allow list, when present, permits only what it lists. */
+const allowDeny = <T extends z.ZodType<string>>(entry: T) => z.object({ allow: z.array(entry).optional(), deny: z.array(entry).default([]) }).prefault({});
+
+const TenantPolicyConfig = z.object({
+  /** Server-side tools by the name the model calls them (`<server>__<tool>` for MCP tools), `*` matching any run of characters. */
+  tools: allowDeny(z.string().regex(/^[A-Za-z0-9_*-]{1,128}$/, 'tool-name patterns are 1-128 of A-Z a-z 0-9 _ - and the wildcard *')),
+  /** MCP server URLs as origins or path prefixes, for operator servers and servers named in requests. */
+  mcpServerUrls: allowDeny(httpUrl),
+});
+
 export const GatewayConfig = z.object({
   server: z
     .object({
@@ -194,6 +204,8 @@ export const GatewayConfig = z.object({
       key: compactionKey.nullable().default(null),
     })
     .prefault({}),
+  /** Per-tenant tool policy: a tenant's own entry, else "*", else no restriction (tenant-tool-policy.ts). */
+  tenants: z.record(z.string(), TenantPolicyConfig).default({}),
   auth: z
     .object({
       apiKeys: z

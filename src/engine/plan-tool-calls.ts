@@ -25,9 +25,11 @@ export interface ToolPolicy {
 
 /**
  * Applies the request's tool policy to the calls of one turn and routes the
- * rest: `allowed_tools` is a hard limit, a tool nobody can run is an error,
- * and server-run calls need arguments that parse as a JSON object no deeper
- * than a request may nest (executors serialise them again).
+ * rest: `allowed_tools` is a hard limit, a tool nobody can run is an error, a
+ * server-run call the tenant's governance refuses is an error (every path to
+ * an execution plans here, so this is the check before each one), and
+ * server-run calls need arguments that parse as a JSON object no deeper than
+ * a request may nest (executors serialise them again).
  */
 export function planToolCalls(calls: readonly ToolCall[], registry: ExecutorRegistry, context: ToolContext, policy: ToolPolicy): PlannedCall[] {
   return calls.map((call): PlannedCall => {
@@ -35,8 +37,12 @@ export function planToolCalls(calls: readonly ToolCall[], registry: ExecutorRegi
       return { call, route: 'rejected', error: `The tool '${call.name}' is not among the allowed tools for this request.` };
     }
     const executor = registry.route(call, context);
-    if (!executor) return { call, route: 'rejected', error: `There is no tool named '${call.name}'.` };
+    // A tool the tenant may not run is not offered either: a call to it is told why rather than that it does not exist.
+    if (!executor) return { call, route: 'rejected', error: registry.refusal(call, context) ?? `There is no tool named '${call.name}'.` };
     if (executor.runsOnClient) return { call, route: 'client' };
+    // Before approval, too: nobody is asked to approve what may not run.
+    const refusal = registry.refusal(call, context);
+    if (refusal) return { call, route: 'rejected', error: refusal };
     const presentation = context.offered.get(call.name)?.presentation;
     if (presentation?.kind === 'mcp' && presentation.requiresApproval && !policy.approved?.has(call.callId)) return { call, route: 'approval' };
     const problem = argumentsProblem(call.arguments);

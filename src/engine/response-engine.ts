@@ -1,6 +1,7 @@
 import { invalidRequest } from '../errors/gateway-error.ts';
 import { refuseUnsupportedParameters } from '../protocol/unsupported-parameters.ts';
 import type { ExecutorRegistry } from '../executors/executor-registry.ts';
+import { ToolErrorSanitizer } from '../executors/sanitize-tool-error.ts';
 import type { ToolContext } from '../executors/tool-executor.ts';
 import type { CreateResponseRequest } from '../protocol/create-response-request.ts';
 import type { InputItem } from '../protocol/input-items.ts';
@@ -44,6 +45,8 @@ export interface ResponseEngineOptions {
   hostedTools?: HostedToolPolicy;
   /** Configured credentials, blanked out of a failed response's message (an upstream may echo its key). */
   secrets?: SecretRedactor;
+  /** Cleans tool error outputs (stack traces, internal addresses, secrets); by default one knowing only `secrets`. */
+  toolErrors?: ToolErrorSanitizer;
   /** Conversations (`conversation` on a request): read before the response, appended to when it ends. */
   conversations?: ConversationStore;
   /** Runs `background: true` responses detached from their connection. */
@@ -98,10 +101,12 @@ export class ResponseEngine {
   /** Responses running now, so a shutdown can end each with a terminal event. */
   readonly #inFlight = new Set<ResponseDeadline>();
   readonly #windows: ContextWindows;
+  readonly #toolErrors: ToolErrorSanitizer;
 
   constructor(options: ResponseEngineOptions) {
     this.#options = options;
     this.#windows = options.contextWindows ?? new ContextWindows();
+    this.#toolErrors = options.toolErrors ?? (options.secrets ? new ToolErrorSanitizer({ servers: [], secrets: options.secrets }) : ToolErrorSanitizer.basic);
   }
 
   /** How many responses are running. */
@@ -265,6 +270,7 @@ export class ResponseEngine {
       policy,
       limits,
       controls,
+      toolErrors: this.#toolErrors,
       signal,
       deadline,
       observer: safeObserver(options.observers ?? []),

@@ -2,6 +2,7 @@ import { GatewayError } from '../errors/gateway-error.ts';
 import type { ExecutorRegistry } from '../executors/executor-registry.ts';
 import type { ToolContext } from '../executors/tool-executor.ts';
 import type { LoopReport } from '../protocol/loop-controls-param.ts';
+import type { ToolErrorSanitizer } from '../executors/sanitize-tool-error.ts';
 import type { OutputItem } from '../protocol/output-items.ts';
 import type { ResponseResource } from '../protocol/response-resource.ts';
 import type { ResponseStreamEvent, ResponseStreamEventBody } from '../protocol/stream-events.ts';
@@ -66,6 +67,8 @@ export interface ResponseLoop {
   limits: LoopLimits;
   /** The loop controls in force for this response (operator configuration and the request's `"loopgate:loop"`). */
   controls: LoopControls;
+  /** Cleans tool error outputs before the model and the client see them. */
+  toolErrors: ToolErrorSanitizer;
   /** Aborted when the client goes away or the deadline passes. */
   signal: AbortSignal;
   /** The response's deadline: tells the two apart, and is disposed when the stream ends. */

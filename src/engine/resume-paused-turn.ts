@@ -114,9 +114,11 @@ function planApproval(
   if (planned!.route === 'server') return { ...planned!, approvalRequestId: request.id };
   // The client sees this error on its mcp_call: in its own names, never the model's `server__tool`.
   const problem = argumentsProblem(request.arguments);
-  const error = problem
-    ? `The arguments of the approved call '${request.name}' ${problem}.`
-    : `The tool '${request.name}' of the MCP server '${request.server_label}' is not available in this request (the server no longer lists it, or allowed_tools leaves it out).`;
+  const error =
+    registry.refusal(call, context) ??
+    (problem
+      ? `The arguments of the approved call '${request.name}' ${problem}.`
+      : `The tool '${request.name}' of the MCP server '${request.server_label}' is not available in this request (the server no longer lists it, or allowed_tools leaves it out).`);
   return { call, route: 'rejected', error, approvalRequestId: request.id, presentation };
 }
 

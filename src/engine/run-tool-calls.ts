@@ -1,3 +1,4 @@
+import type { ToolErrorSanitizer } from '../executors/sanitize-tool-error.ts';
 import type { ToolCall, ToolContext, ToolExecutor, ToolResult } from '../executors/tool-executor.ts';
 import type { LoopObserver } from './loop-observer.ts';
 import { errorOutput } from './plan-tool-calls.ts';
@@ -11,6 +12,8 @@ export interface ToolRunOptions {
   /** The response's signal: client gone or deadline passed. */
   signal: AbortSignal;
   observer: Required<LoopObserver>;
+  /** Every error output passes through it before the model and the client see it. */
+  errors: ToolErrorSanitizer;
   turn: number;
   /** Called as each call finishes, in completion order. */
   onResult(index: number, result: ToolResult): void;
@@ -18,7 +21,8 @@ export interface ToolRunOptions {
 
 /**
  * Runs server-side calls and returns their results in call order. A call that
- * throws, times out or is cancelled becomes an error result; the loop never
+ * throws, times out or is cancelled becomes an error result, and every error
+ * result is sanitised (sanitize-tool-error.ts); the loop never
  * waits on an executor past its timeout or the response's cancellation, even
  * one that ignores its abort signal.
  */
@@ -26,15 +30,17 @@ export async function runToolCalls(calls: readonly { call: ToolCall; executor: T
   const runOne = async ({ call, executor }: { call: ToolCall; executor: ToolExecutor }, index: number): Promise<ToolResult> => {
     const started = performance.now();
     options.observer.toolCallStarted({ turn: options.turn, callId: call.callId, name: call.name, executor: executor.kind });
-    const result = await executeWithLimits(call, executor, options);
+    const outcome = await executeWithLimits(call, executor, options);
+    // The operator's log keeps the error as it was (configured secrets are redacted from log lines anyway).
     options.observer.toolCallEnded({
       turn: options.turn,
       callId: call.callId,
       name: call.name,
       executor: executor.kind,
       durationMs: performance.now() - started,
-      error: result.isError ? result.output : null,
+      error: outcome.isError ? outcome.output : null,
     });
+    const result = outcome.isError ? { output: options.errors.sanitize(outcome.output, options.context), isError: true } : outcome;
     options.onResult(index, result);
     return result;
   };

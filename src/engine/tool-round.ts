@@ -62,6 +62,7 @@ export async function* runToolRound(scope: ToolRoundScope, planned: readonly Pla
     defaultTimeoutMs: loop.limits.toolTimeoutMs,
     signal: loop.signal,
     observer: loop.observer,
+    errors: loop.toolErrors,
     turn,
     onResult: (index, result) => {
       arrived.push({ index, ...result });

@@ -1,18 +1,22 @@
 import { FunctionToolExecutor } from './function-tool-executor.ts';
+import { UNGOVERNED, type ToolGovernance } from './tool-governance.ts';
 import type { PreparedTools, ToolCall, ToolContext, ToolExecutor } from './tool-executor.ts';
 
 /**
  * Routes each call to the executor that can run it: the server-side
  * executors first, in the order they were registered, then the client
  * `function` executor for tools the request declared. Null means nobody can:
- * the model called a tool that does not exist.
+ * the model called a tool that does not exist. Its governance (the tenant's
+ * tool policy) is asked wherever tools are offered and before calls run.
  */
 export class ExecutorRegistry {
   readonly #serverSide: readonly ToolExecutor[];
   readonly #client = new FunctionToolExecutor();
+  readonly #governance: ToolGovernance;
 
-  constructor(serverSide: readonly ToolExecutor[]) {
+  constructor(serverSide: readonly ToolExecutor[], governance: ToolGovernance = UNGOVERNED) {
     this.#serverSide = serverSide;
+    this.#governance = governance;
   }
 
   /**
@@ -24,10 +28,24 @@ export class ExecutorRegistry {
     return context.offered.size > 0 || this.#serverSide.some((executor) => executor.prepare === undefined);
   }
 
-  /** Asks every executor that offers tools what it offers for this response, concurrently. */
+  /**
+   * Asks every executor that offers tools what it offers for this response,
+   * concurrently, once the governance accepted what the request names (a
+   * refused MCP server is never contacted); tools the tenant may not run are
+   * not offered.
+   */
   async prepare(context: ToolContext, signal: AbortSignal): Promise<PreparedTools> {
+    this.#governance.checkRequest(context);
     const prepared = await Promise.all(this.#serverSide.map((executor) => executor.prepare?.(context, signal)));
-    return { offered: prepared.flatMap((entry) => entry?.offered ?? []), items: prepared.flatMap((entry) => entry?.items ?? []) };
+    return {
+      offered: prepared.flatMap((entry) => entry?.offered ?? []).filter((tool) => this.#governance.offers(tool, context.tenant)),
+      items: prepared.flatMap((entry) => entry?.items ?? []),
+    };
+  }
+
+  /** Why the governance refuses to run this call for the request's tenant, or null; asked before every server-side execution. */
+  refusal(call: ToolCall, context: ToolContext): string | null {
+    return this.#governance.check(call, context);
   }
 
   route(call: ToolCall, context: ToolContext): ToolExecutor | null {

@@ -37,6 +37,8 @@ export interface OfferedTool {
   target: unknown;
   /** Longest one call of this tool may run; before the executor's own `timeoutMs` and the loop's default. */
   timeoutMs?: number;
+  /** The URL of the server the tool runs on (MCP), which tenants' URL policies judge. */
+  serverUrl?: string;
 }
 
 /** What `prepare` found: tools to offer, and items that announce them in the output (`mcp_list_tools`). */

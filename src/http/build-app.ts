@@ -16,6 +16,8 @@ import type { ToolExecutor } from '../executors/tool-executor.ts';
 import { EgressPolicy } from '../executors/mcp/egress-policy.ts';
 import { McpExecutor } from '../executors/mcp/mcp-executor.ts';
 import { McpSessionPool } from '../executors/mcp/mcp-session-pool.ts';
+import { ToolErrorSanitizer } from '../executors/sanitize-tool-error.ts';
+import { TenantToolPolicy } from '../executors/tenant-tool-policy.ts';
 import type { ConversationStore } from '../store/conversation-store.ts';
 import { createConversationStore } from '../store/create-conversation-store.ts';
 import { BackgroundRunner } from '../engine/background-runner.ts';
@@ -114,7 +116,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   if (!compactionKey) {
     app.log.warn('compaction: no compaction.key (COMPACTION_KEY) is configured, so a random key was generated: compaction items will not survive a restart, and replicas must share one key (32 bytes as base64, e.g. from `openssl rand -base64 32`)');
   }
-  const executors = new ExecutorRegistry([...(options.executors ?? []), mcp]);
+  const executors = new ExecutorRegistry([...(options.executors ?? []), mcp], new TenantToolPolicy(config.tenants));
+  const toolErrors = new ToolErrorSanitizer({ servers: config.mcp.servers, secrets });
   const contextWindows = new ContextWindows({
     models: Object.fromEntries(Object.entries(config.models).flatMap(([name, model]) => (model.contextWindow ? [[name, model.contextWindow]] : []))),
     providers: Object.fromEntries(Object.entries(config.providers).flatMap(([name, provider]) => (provider.contextWindow ? [[name, provider.contextWindow]] : []))),
@@ -128,6 +131,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     defaultModel: config.defaultModel,
     hostedTools: config.loop.hostedTools,
     secrets,
+    toolErrors,
     background: runner,
     conversations,
     compaction,

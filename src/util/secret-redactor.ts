@@ -1,3 +1,5 @@
+import { escapeRegExp } from './escape-reg-exp.ts';
+
 /** What a secret reads as once redacted. */
 export const REDACTED = '[redacted]';
 
@@ -62,8 +64,4 @@ export class SecretRedactor {
  */
 export function headerSecrets(headers: Readonly<Record<string, string>>): string[] {
   return Object.values(headers).flatMap((value) => [value, ...value.split(/\s+/).slice(1)]);
-}
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }

@@ -2,6 +2,7 @@ import { ResponseEngine } from '../../src/engine/response-engine.ts';
 import type { LoopObserver } from '../../src/engine/loop-observer.ts';
 import type { LoopLimits } from '../../src/engine/response-loop.ts';
 import { ExecutorRegistry } from '../../src/executors/executor-registry.ts';
+import type { ToolGovernance } from '../../src/executors/tool-governance.ts';
 import type { ToolExecutor } from '../../src/executors/tool-executor.ts';
 import { CreateResponseRequest } from '../../src/protocol/create-response-request.ts';
 import { ModelRouter } from '../../src/providers/model-router.ts';
@@ -17,12 +18,18 @@ export interface Harness {
   run(body: Record<string, unknown>, options?: { signal?: AbortSignal; observers?: LoopObserver[] }): Promise<{ events: any[]; response: any }>;
 }
 
-export function harness(provider: Provider, executors: ToolExecutor[] = [], limits: Partial<LoopLimits & { deadlineMs: number }> = {}): Harness {
-  const store = new MemoryResponseStore({ maxEntries: 1_000, ttlSeconds: 600 });
+/** `shared.store` lets two harnesses (say, before and after a policy change) continue each other's responses. */
+export function harness(
+  provider: Provider,
+  executors: ToolExecutor[] = [],
+  limits: Partial<LoopLimits & { deadlineMs: number }> = {},
+  shared: { store?: MemoryResponseStore; governance?: ToolGovernance } = {},
+): Harness {
+  const store = shared.store ?? new MemoryResponseStore({ maxEntries: 1_000, ttlSeconds: 600 });
   const engine = new ResponseEngine({
     router: new ModelRouter(new Map([['scripted', provider]]), {}, 'scripted'),
     store,
-    executors: new ExecutorRegistry(executors),
+    executors: new ExecutorRegistry(executors, shared.governance),
     limits: { maxTurns: 10, toolTimeoutMs: 5_000, deadlineMs: 30_000, maxConsecutiveToolFailures: 0, pausedStatus: 'requires_action', ...limits },
     defaultModel: 'm',
   });

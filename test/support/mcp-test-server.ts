@@ -27,12 +27,17 @@ export class McpTestServer {
   #servers: McpServer[] = [];
   readonly #transport: 'streamable' | 'sse';
   readonly #records: boolean;
+  readonly #adminTools: boolean;
   /** The records behind `lookup`, `delete_record` and `append_log`. */
   readonly records = new Map<string, string>([['r1', 'first record'], ['r2', 'second record']]);
+  /** The URL of the last HTTP request received, as the server saw it (query included). */
+  #lastUrl = '';
 
-  constructor(transport: 'streamable' | 'sse' = 'streamable', options: { records?: boolean } = {}) {
+  /** `records` adds annotated `lookup`, `delete_record`, `append_log`; `adminTools` adds `delete` (recorded like `add`) and `explode` (fails carelessly: stack, internal address, secrets). */
+  constructor(transport: 'streamable' | 'sse' = 'streamable', options: { records?: boolean; adminTools?: boolean } = {}) {
     this.#transport = transport;
     this.#records = options.records ?? false;
+    this.#adminTools = options.adminTools ?? false;
   }
 
   /** The calls received for tool `name`. */
@@ -51,6 +56,7 @@ export class McpTestServer {
     const sseSessions = new Map<string, SSEServerTransport>();
     this.#http = createServer(async (req, res) => {
       this.headers.push(req.headers);
+      this.#lastUrl = `http://${req.headers.host}${req.url}`;
       const body = await readBody(req);
       for (const message of [body].flat()) if (message && typeof message === 'object' && 'method' in message) this.methods.push(String(message.method));
       const url = new URL(req.url ?? '/', 'http://localhost');
@@ -125,6 +131,7 @@ export class McpTestServer {
     server.registerTool('fail', { description: 'Always fails.', inputSchema: {} }, async () => ({ content: [{ type: 'text', text: 'the thing is broken' }], isError: true }));
     server.registerTool('secret', { description: 'Should be filtered by allowed_tools.', inputSchema: {} }, async () => ({ content: [{ type: 'text', text: 'secret' }] }));
     if (this.#records) this.#registerRecordTools(server);
+    if (this.#adminTools) this.#registerAdminTools(server);
     this.#servers.push(server);
     return server;
   }
@@ -142,6 +149,25 @@ export class McpTestServer {
     server.registerTool('append_log', { description: 'Appends a line to the log; never changes what is there.', inputSchema: { line: z.string() }, annotations: { readOnlyHint: false, destructiveHint: false } }, async ({ line }) => {
       this.calls.push({ name: 'append_log', args: { line } });
       return { content: [{ type: 'text', text: `logged ${line}` }] };
+    });
+  }
+
+  #registerAdminTools(server: McpServer): void {
+    server.registerTool('delete', { description: 'Deletes a record.', inputSchema: { id: z.string() } }, async ({ id }) => {
+      this.calls.push({ name: 'delete', args: { id } });
+      return { content: [{ type: 'text', text: `deleted ${id}` }] };
+    });
+    // A careless server: its error message is the whole stack, with an internal address and the URL and key it was called with.
+    server.registerTool('explode', { description: 'Reads the admin API.', inputSchema: {} }, async (_args, extra) => {
+      this.calls.push({ name: 'explode', args: {} });
+      const key = String(extra.requestInfo?.headers['x-api-key'] ?? '');
+      throw new Error(
+        [
+          `AdminError: request to http://10.0.3.7:9000/admin failed with 503 (called at ${this.#lastUrl}, key ${key})`,
+          '    at queryAdmin (/srv/tools/src/admin.js:41:13)',
+          '    at async Server.handleExplode (/srv/tools/src/server.js:88:5)',
+        ].join('\n'),
+      );
     });
   }
 }

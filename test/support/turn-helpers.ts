@@ -1,4 +1,5 @@
 import { ExecutorRegistry } from '../../src/executors/executor-registry.ts';
+import { ToolErrorSanitizer } from '../../src/executors/sanitize-tool-error.ts';
 import { initialResponse } from '../../src/engine/initial-response.ts';
 import { safeObserver } from '../../src/engine/loop-observer.ts';
 import { runResponseLoop } from '../../src/engine/response-loop.ts';
@@ -51,6 +52,7 @@ export async function collectLoopEvents(firstTurn: TurnStream, request: CreateRe
     policy: { allowed: null, toolChoiceNone: false, parallel: true, maxToolCalls: null },
     limits: { maxTurns: 10, toolTimeoutMs: 1_000, maxConsecutiveToolFailures: 0, pausedStatus: 'requires_action' },
     controls: resolveLoopControls(controlsOff(10), request),
+    toolErrors: ToolErrorSanitizer.basic,
     signal,
     deadline: new ResponseDeadline(new AbortController().signal, 60_000),
     observer: safeObserver([]),

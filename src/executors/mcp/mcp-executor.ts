@@ -192,7 +192,7 @@ export class McpExecutor implements ToolExecutor {
     if (!VALID_FUNCTION_NAME.test(name)) return [];
     const callTimeoutMs = timeoutMs ?? this.#defaultTimeoutMs;
     const target: McpTarget = { server, toolName: tool.name, timeoutMs: callTimeoutMs };
-    return [{ definition: { type: 'function', name, ...(tool.description && { description: tool.description }), parameters: tool.inputSchema }, executor: this, presentation, target, timeoutMs: callTimeoutMs }];
+    return [{ definition: { type: 'function', name, ...(tool.description && { description: tool.description }), parameters: tool.inputSchema }, executor: this, presentation, target, timeoutMs: callTimeoutMs, serverUrl: server.url }];
   }
 }
 
