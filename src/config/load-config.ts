@@ -14,10 +14,12 @@ import { httpUrl, redisUrl } from './url-schemas.ts';
 
 const toolCallMode = z.enum(['native', 'text']);
 const textToolCallRetries = z.int().min(0).max(10);
-/** How a provider's models call tools, unless a model in `models` says otherwise (providers/text-tool-calls/). */
+const structuredOutputMode = z.enum(['native', 'prompt']);
+/** How a provider's models call tools and answer in a text.format, unless a model in `models` says otherwise (providers/text-tool-calls/, providers/prompted-structured-output.ts). */
 const providerToolCalls = {
   toolCalls: toolCallMode.default('native'),
   textToolCallRetries: textToolCallRetries.default(2),
+  structuredOutput: structuredOutputMode.default('native'),
 };
 
 const OpenAIChatProviderConfig = z.object({
@@ -91,6 +93,8 @@ export const GatewayConfig = z.object({
         /** `native` or `text` (tools described in the prompt, calls read from the text); unset: the provider's. */
         toolCalls: toolCallMode.optional(),
         textToolCallRetries: textToolCallRetries.optional(),
+        /** `native` or `prompt` (text.format described in the instructions, not sent); unset: the provider's. */
+        structuredOutput: structuredOutputMode.optional(),
       }),
     )
     .default({}),

@@ -1,9 +1,13 @@
 import { invalidRequest } from '../errors/gateway-error.ts';
+import { PromptedStructuredOutputProvider } from './prompted-structured-output.ts';
 import type { ModelInfo, Provider } from './provider.ts';
 import { TextToolCallProvider } from './text-tool-calls/text-tool-call-provider.ts';
 
 /** How a model calls tools: through its API's own tool calling, or in its text (text-tool-calls/). */
 export type ToolCallMode = 'native' | 'text';
+
+/** How a model answers in a `text.format`: through its API's own structured output, or told in its instructions (prompted-structured-output.ts). */
+export type StructuredOutputMode = 'native' | 'prompt';
 
 /** Further model calls after a text reply whose tool calls cannot be read, unless configured. */
 export const DEFAULT_TEXT_TOOL_CALL_RETRIES = 2;
@@ -15,12 +19,15 @@ export interface ModelAlias {
   /** Unset: as its provider's models do. */
   toolCalls?: ToolCallMode;
   textToolCallRetries?: number;
+  /** Unset: as its provider's models do. */
+  structuredOutput?: StructuredOutputMode;
 }
 
-/** How the models a provider serves call tools, unless an alias says otherwise. */
-export interface ProviderToolCalls {
+/** How the models a provider serves call tools and answer in a format, unless an alias says otherwise. */
+export interface ProviderModelDefaults {
   toolCalls?: ToolCallMode;
   textToolCallRetries?: number;
+  structuredOutput?: StructuredOutputMode;
 }
 
 export interface ModelRoute {
@@ -34,34 +41,36 @@ export interface ModelRoute {
  * is configured; every other name goes, unchanged, to the default provider —
  * so with a single upstream configured, any model it serves works. A model
  * configured with `toolCalls: "text"` (its own, else its provider's) is
- * served through the text tool-call protocol in front of its provider.
+ * served through the text tool-call protocol in front of its provider; one
+ * with `structuredOutput: "prompt"` gets its `text.format` in its
+ * instructions.
  */
 export class ModelRouter {
   readonly #providers: ReadonlyMap<string, Provider>;
   readonly #aliases: Readonly<Record<string, ModelAlias>>;
   readonly #defaultProvider: string | null;
   readonly #anthropic: string | null;
-  readonly #toolCalls: Readonly<Record<string, ProviderToolCalls>>;
-  /** Text tool-call fronts of the providers, one per provider and retry limit. */
-  readonly #textToolCallProviders = new Map<string, TextToolCallProvider>();
+  readonly #modelDefaults: Readonly<Record<string, ProviderModelDefaults>>;
+  /** The decorated fronts of the providers, one per provider and combination of settings. */
+  readonly #fronts = new Map<string, Provider>();
 
   /**
    * `anthropicProvider` names the provider that serves `claude…` and
-   * `anthropic/…` models, when one is configured; `toolCalls` says, per
-   * provider name, how its models call tools by default.
+   * `anthropic/…` models, when one is configured; `modelDefaults` says, per
+   * provider name, how its models call tools and answer in a format by default.
    */
   constructor(
     providers: ReadonlyMap<string, Provider>,
     aliases: Readonly<Record<string, ModelAlias>>,
     defaultProvider: string | null,
     anthropicProvider: string | null = null,
-    toolCalls: Readonly<Record<string, ProviderToolCalls>> = {},
+    modelDefaults: Readonly<Record<string, ProviderModelDefaults>> = {},
   ) {
     this.#providers = providers;
     this.#aliases = aliases;
     this.#anthropic = anthropicProvider && providers.has(anthropicProvider) ? anthropicProvider : null;
     this.#defaultProvider = defaultProvider && providers.has(defaultProvider) ? defaultProvider : null;
-    this.#toolCalls = toolCalls;
+    this.#modelDefaults = modelDefaults;
     for (const [alias, target] of Object.entries(aliases)) {
       if (!providers.has(target.provider)) throw new Error(`Model alias '${alias}' names unknown provider '${target.provider}'.`);
     }
@@ -84,17 +93,22 @@ export class ModelRouter {
     return this.#route(this.#defaultProvider, model);
   }
 
-  /** The named provider, behind the text tool-call protocol when the model (or else its provider) is configured so. */
+  /** The named provider, behind the decorators the model (or else its provider) is configured with. */
   #route(providerName: string, upstreamModel: string, alias?: ModelAlias): ModelRoute {
     const provider = this.#providers.get(providerName)!;
-    const defaults = Object.hasOwn(this.#toolCalls, providerName) ? this.#toolCalls[providerName] : undefined;
-    if ((alias?.toolCalls ?? defaults?.toolCalls ?? 'native') === 'native') return { provider, upstreamModel };
+    const defaults = Object.hasOwn(this.#modelDefaults, providerName) ? this.#modelDefaults[providerName] : undefined;
+    const textToolCalls = (alias?.toolCalls ?? defaults?.toolCalls ?? 'native') === 'text';
+    const promptedFormat = (alias?.structuredOutput ?? defaults?.structuredOutput ?? 'native') === 'prompt';
+    if (!textToolCalls && !promptedFormat) return { provider, upstreamModel };
     const retries = alias?.textToolCallRetries ?? defaults?.textToolCallRetries ?? DEFAULT_TEXT_TOOL_CALL_RETRIES;
-    const key = `${providerName}\u0000${retries}`;
-    let front = this.#textToolCallProviders.get(key);
+    const key = [providerName, promptedFormat ? 'prompt' : 'native', textToolCalls ? `text:${retries}` : 'native'].join('\u0000');
+    let front = this.#fronts.get(key);
     if (!front) {
-      front = new TextToolCallProvider(provider, { retries });
-      this.#textToolCallProviders.set(key, front);
+      // The tool protocol goes outermost: its retries then pass through the format's front too, and the
+      // format's instruction comes last in the instructions, after the tool protocol's "answer in plain text".
+      front = promptedFormat ? new PromptedStructuredOutputProvider(provider) : provider;
+      if (textToolCalls) front = new TextToolCallProvider(front, { retries });
+      this.#fronts.set(key, front);
     }
     return { provider: front, upstreamModel };
   }

@@ -1,4 +1,5 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import { Ajv as AjvDraft07 } from 'ajv';
 import { invalidRequest } from '../../errors/gateway-error.ts';
 import type { TextFormatParam } from '../../protocol/create-response-request.ts';
 import type { AnswerCheck } from './answer-check.ts';
@@ -6,8 +7,13 @@ import type { AnswerCheck } from './answer-check.ts';
 const MAX_PROBLEMS = 20;
 const CACHED_SCHEMAS = 256;
 
-// One compiler for every request: compiling is the expensive part, so validators are kept by schema text.
-const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: false });
+// One compiler per dialect for every request: compiling is the expensive part, so validators are kept by schema text.
+const ajvOptions = { strict: false, allErrors: true, validateFormats: false };
+const ajv2020 = new Ajv2020(ajvOptions);
+// Draft-07 has its own compiler (the dialects cannot share one): it is what zod's JSON schemas, and so the
+// OpenAI SDK's zodTextFormat, declare in `$schema`.
+const ajvDraft07 = new AjvDraft07(ajvOptions);
+const DRAFT_07 = /^https?:\/\/json-schema\.org\/draft-07\/schema#?$/;
 const compiled = new Map<string, ValidateFunction>();
 
 /**
@@ -45,6 +51,7 @@ function compile(schema: Record<string, unknown>): ValidateFunction {
   }
   let validate: ValidateFunction;
   try {
+    const ajv = typeof schema.$schema === 'string' && DRAFT_07.test(schema.$schema) ? ajvDraft07 : ajv2020;
     validate = ajv.compile(schema);
   } catch (error) {
     throw invalidRequest(`The JSON schema in text.format cannot be used to validate answers: ${error instanceof Error ? error.message : String(error)}`, 'text.format.schema', 'invalid_json_schema');
