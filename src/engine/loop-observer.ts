@@ -1,6 +1,35 @@
+import type { ResponseStatus, Usage } from '../protocol/response-resource.ts';
+
+/** Who a response is for and where it runs, as the engine settled it before the first model call. */
+export interface ResponseStartedEvent {
+  responseId: string;
+  /** The model as the client named it (or the configured default): unbounded, so observers bound it before using it as a label. */
+  model: string;
+  /** The provider serving it (a configured provider's name). */
+  provider: string;
+  upstreamModel: string;
+  tenant: string;
+  background: boolean;
+  /** `performance.now()` when the engine took the request: durations count from here. */
+  startedAt: number;
+}
+
+/** How a response ended; every started response ends exactly once, also when it failed before its stream began. */
+export interface ResponseEndedEvent extends ResponseStartedEvent {
+  status: ResponseStatus;
+  /** `error.code` of a failed response. */
+  errorCode: string | null;
+  /** `incomplete_details.reason` of an incomplete or cancelled one. */
+  incompleteReason: string | null;
+  /** Summed over its model calls; null when no call reported any. */
+  usage: Usage | null;
+  durationMs: number;
+}
+
 /**
- * Watches the agentic loop (seeds 000 and 002): turn and tool-call start and
- * end. Used for structured logs now, metrics and traces later. Observers are
+ * Watches the agentic loop (seeds 000 and 002): the response's start and
+ * end, turn and tool-call start and end, each model call's first output and
+ * failures. Used for structured logs and metrics (and traces). Observers are
  * bystanders: one that throws is ignored, never breaks the loop.
  */
 export interface LoopObserver {
@@ -8,11 +37,30 @@ export interface LoopObserver {
   turnEnded?(event: { turn: number; toolCalls: number; finish: string | null; durationMs: number }): void;
   toolCallStarted?(event: { turn: number; callId: string; name: string; executor: string }): void;
   toolCallEnded?(event: { turn: number; callId: string; name: string; executor: string; durationMs: number; error: string | null }): void;
+  /** Before the first model call (a background response: when it is queued). */
+  responseStarted?(event: ResponseStartedEvent): void;
+  /** A model call's first output arrived: text, reasoning, a refusal or a tool call. */
+  modelCallFirstOutput?(event: { turn: number }): void;
+  /** A model call failed: the upstream refused it at once (`status` is the HTTP status it became), or its stream reported an error (`status` null). */
+  modelCallFailed?(event: { turn: number; code: string; status: number | null }): void;
+  responseEnded?(event: ResponseEndedEvent): void;
 }
+
+/** Makes one response's own observer (metrics, traces): the engine calls it once per response. */
+export type ResponseObserverFactory = () => LoopObserver;
 
 type Notify = Required<LoopObserver>;
 
-const silent: Notify = { turnStarted: () => {}, turnEnded: () => {}, toolCallStarted: () => {}, toolCallEnded: () => {} };
+const silent: Notify = {
+  turnStarted: () => {},
+  turnEnded: () => {},
+  toolCallStarted: () => {},
+  toolCallEnded: () => {},
+  responseStarted: () => {},
+  modelCallFirstOutput: () => {},
+  modelCallFailed: () => {},
+  responseEnded: () => {},
+};
 
 /** Every hook present and safe to call. */
 export function safeObserver(observers: readonly LoopObserver[]): Notify {
@@ -28,7 +76,16 @@ export function safeObserver(observers: readonly LoopObserver[]): Notify {
         }
       }
     };
-  return { turnStarted: call('turnStarted'), turnEnded: call('turnEnded'), toolCallStarted: call('toolCallStarted'), toolCallEnded: call('toolCallEnded') };
+  return {
+    turnStarted: call('turnStarted'),
+    turnEnded: call('turnEnded'),
+    toolCallStarted: call('toolCallStarted'),
+    toolCallEnded: call('toolCallEnded'),
+    responseStarted: call('responseStarted'),
+    modelCallFirstOutput: call('modelCallFirstOutput'),
+    modelCallFailed: call('modelCallFailed'),
+    responseEnded: call('responseEnded'),
+  };
 }
 
 interface Logger {

@@ -22,7 +22,8 @@ import { ContextWindows } from './context-windows.ts';
 import type { ConversationStore } from '../store/conversation-store.ts';
 import { declareTools, type DeclaredTools, type HostedToolPolicy } from './declared-tools.ts';
 import { initialResponse } from './initial-response.ts';
-import { safeObserver, type LoopObserver } from './loop-observer.ts';
+import { safeObserver, type LoopObserver, type ResponseObserverFactory } from './loop-observer.ts';
+import { describeFailure, ResponseLifecycle } from './response-lifecycle.ts';
 import { runResponseLoop, type LoopLimits, type LoopPolicy } from './response-loop.ts';
 import { planResume } from './resume-paused-turn.ts';
 import { ResponseDeadline } from './response-deadline.ts';
@@ -57,6 +58,8 @@ export interface ResponseEngineOptions {
   contextWindows?: ContextWindows;
   /** The loop controls (`loop.*` of the configuration): defaults and the limits on a request's `"loopgate:loop"`; all off when absent. */
   controls?: OperatorLoopControls;
+  /** Observers every response gets, whatever its transport (metrics): each factory makes one per response. */
+  responseObservers?: readonly ResponseObserverFactory[];
 }
 
 export interface CreateResponseOptions {
@@ -79,8 +82,8 @@ export interface ResponseRun {
   readonly omittedTools: readonly string[];
   /** A background response's record as first stored (status `queued`). */
   readonly queued: StoredResponse | null;
-  /** Releases what the response holds when its events will never be read (a background start that failed). */
-  abandon(): void;
+  /** Releases what the response holds when its events will never be read (a background start that failed, with `reason`). */
+  abandon(reason: unknown): void;
 }
 
 /** A background response, stored as `queued` and running detached. */
@@ -139,7 +142,7 @@ export class ResponseEngine {
     try {
       await runner.start(record, run.events, () => controller.abort(new Error('The response was cancelled.')));
     } catch (error) {
-      run.abandon();
+      run.abandon(error);
       throw error;
     }
     return { record, provider: run.provider, upstreamModel: run.upstreamModel, omittedTools: run.omittedTools };
@@ -153,6 +156,7 @@ export class ResponseEngine {
    * paused turn's server-side tools starts its model call inside the stream.)
    */
   async createResponse(request: CreateResponseRequest, options: CreateResponseOptions): Promise<ResponseRun> {
+    const startedAt = performance.now();
     const { router, store, limits } = this.#options;
     const model = request.model ?? this.#options.defaultModel;
     if (!model) throw invalidRequest("Missing required parameter: 'model' (no default model is configured).", 'model', 'missing_required_parameter');
@@ -171,16 +175,16 @@ export class ResponseEngine {
     const responseId = newId('resp');
     const claim = conversationId === null ? null : await ConversationClaim.take(this.#conversations(), options.tenant, conversationId, responseId);
     try {
-      return await this.#prepare(request, options, { model, route, responseId, claim, controls });
+      return await this.#prepare(request, options, { model, route, responseId, claim, controls, startedAt });
     } catch (error) {
       await claim?.abandon();
       throw error;
     }
   }
 
-  async #prepare(request: CreateResponseRequest, options: CreateResponseOptions, taken: { model: string; route: ModelRoute; responseId: string; claim: ConversationClaim | null; controls: LoopControls }): Promise<ResponseRun> {
+  async #prepare(request: CreateResponseRequest, options: CreateResponseOptions, taken: { model: string; route: ModelRoute; responseId: string; claim: ConversationClaim | null; controls: LoopControls; startedAt: number }): Promise<ResponseRun> {
     const { store, limits } = this.#options;
-    const { model, route, responseId, claim, controls } = taken;
+    const { model, route, responseId, claim, controls, startedAt } = taken;
     const conversationItems = claim ? await this.#conversations().items(options.tenant, claim.conversationId) : null;
     if (claim && conversationItems === null) throw conversationNotFound(claim.conversationId);
     const { history, input, previous, previousOutput, loadedTools, turns } = await buildConversation(store, options.tenant, request, conversationItems, options.connection ?? null);
@@ -199,7 +203,7 @@ export class ResponseEngine {
     const mcpServers = (request.tools ?? []).flatMap((tool, index) => (tool.type === 'mcp' ? [{ tool, index }] : []));
     const deadline = new ResponseDeadline(options.signal, limits.deadlineMs, this.#inFlight);
     try {
-      return await this.#start(request, options, { route, model, responseId, claim, history, input, previous, previousOutput, turns, declared, mcpServers, policy, controls, deadline });
+      return await this.#start(request, options, { route, model, responseId, claim, history, input, previous, previousOutput, turns, declared, mcpServers, policy, controls, deadline, startedAt });
     } catch (error) {
       deadline.dispose();
       throw error;
@@ -224,10 +228,11 @@ export class ResponseEngine {
       policy: LoopPolicy;
       controls: LoopControls;
       deadline: ResponseDeadline;
+      startedAt: number;
     },
   ): Promise<ResponseRun> {
     const { executors, limits } = this.#options;
-    const { route, model, responseId, claim, history, input, previous, previousOutput, turns, declared, mcpServers, policy, controls, deadline } = prepared;
+    const { route, model, responseId, claim, history, input, previous, previousOutput, turns, declared, mcpServers, policy, controls, deadline, startedAt } = prepared;
     const functionTools = declared.functions;
     const signal = deadline.signal;
     // Compaction items become their summaries here, so one that does not open is a 400 before anything starts.
@@ -245,8 +250,22 @@ export class ResponseEngine {
     // Every model call of the loop fits the context window, or learns it from the upstream's refusal.
     const truncating = request.truncation === 'auto' ? new TruncatingProvider(route.provider, this.#windows, model) : null;
     const provider = truncating ?? route.provider;
+    const observer = safeObserver([...(this.#options.responseObservers ?? []).map((make) => make()), ...(options.observers ?? [])]);
+    const lifecycle = new ResponseLifecycle(observer, { responseId, model, provider: route.provider.name, upstreamModel: route.upstreamModel, tenant: options.tenant, background: request.background === true, startedAt });
     // A background response starts its model call inside the loop: a refusal then ends it as `failed`.
-    const firstTurn = resume || request.background ? null : await startFirstTurn(provider, turnRequest, deadline);
+    let firstTurn: TurnStream | null = null;
+    if (!resume && !request.background) {
+      try {
+        firstTurn = await startFirstTurn(provider, turnRequest, deadline);
+      } catch (error) {
+        if (signal.aborted) lifecycle.cancelled();
+        else {
+          observer.modelCallFailed({ turn: 1, ...describeFailure(error) });
+          lifecycle.failed(error);
+        }
+        throw error;
+      }
+    }
     const response: ResponseResource = initialResponse(request, responseId, model, Math.floor(Date.now() / 1000));
     // Said in the response itself too, for transports without headers (WebSocket) and for whoever reads it back.
     if (declared.omitted.length > 0) response['loopgate:omitted_tools'] = declared.omitted;
@@ -273,7 +292,7 @@ export class ResponseEngine {
       toolErrors: this.#toolErrors,
       signal,
       deadline,
-      observer: safeObserver(options.observers ?? []),
+      observer,
       hooks: {
         beforeTerminal: async (final) => {
           if (final.error && this.#options.secrets) final.error.message = this.#options.secrets.redact(final.error.message);
@@ -284,6 +303,7 @@ export class ResponseEngine {
           if (options.connection && final.status !== 'failed') options.connection.remember([...turns, { responseId: final.id, status: final.status, inputItems: input, output: final.output }]);
         },
         onHookFailure: request.stream ? 'fail-response' : 'throw',
+        ended: (final, failure) => lifecycle.streamEnded(final, failure),
       },
     });
     return {
@@ -292,9 +312,10 @@ export class ResponseEngine {
       upstreamModel: route.upstreamModel,
       omittedTools: declared.omitted,
       queued,
-      abandon: () => {
+      abandon: (reason) => {
         deadline.dispose();
         void claim?.abandon();
+        lifecycle.failed(reason);
       },
     };
   }

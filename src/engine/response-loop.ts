@@ -18,6 +18,7 @@ import type { LoopObserver } from './loop-observer.ts';
 import { ModelTranscript, userMessage } from './model-transcript.ts';
 import { OutputBuilder } from './output-builder.ts';
 import { planToolCalls, type PlannedCall, type ToolPolicy } from './plan-tool-calls.ts';
+import { describeFailure } from './response-lifecycle.ts';
 import type { ResumePlan } from './resume-paused-turn.ts';
 import type { ResponseDeadline } from './response-deadline.ts';
 import { runToolRound, type ToolRoundScope } from './tool-round.ts';
@@ -47,6 +48,8 @@ export interface ResponseEventHooks {
   beforeTerminal(response: ResponseResource): Promise<void>;
   /** A `beforeTerminal` failure ends a started stream with `response.failed`, or propagates (JSON requests can still answer with an HTTP error). */
   onHookFailure: 'fail-response' | 'throw';
+  /** Runs once the stream is over, however it ended: `response` as it was left, `failure` what the stream threw (null when it did not). */
+  ended?(response: ResponseResource, failure: { error: unknown } | null): void;
 }
 
 export interface ResponseLoop {
@@ -89,10 +92,15 @@ export interface ResponseLoop {
  * `sequence_number`.
  */
 export async function* runResponseLoop(loop: ResponseLoop): AsyncGenerator<ResponseStreamEvent[]> {
+  let failure: { error: unknown } | null = null;
   try {
     yield* runLoop(loop);
+  } catch (error) {
+    failure = { error };
+    throw error;
   } finally {
     loop.deadline.dispose();
+    loop.hooks.ended?.(loop.response, failure);
   }
 }
 
@@ -176,16 +184,22 @@ async function* runLoop(loop: ResponseLoop): AsyncGenerator<ResponseStreamEvent[
       // A turn whose answer may be sent back is held until it is judged: clients only see answers that stand.
       const held = gate.holdsNextTurn(usedTools(), lastCall !== null);
       const heldFrom = pending.length;
-      const stream = turn === 1 && loop.firstTurn ? loop.firstTurn : await loop.provider.startTurn(nextRequest(), loop.signal);
+      const stream = turn === 1 && loop.firstTurn ? loop.firstTurn : await startModelCall(loop, nextRequest(), turn);
       let finish: TurnFinish | null = null;
       let failure: { code: string; message: string } | null = null;
+      let output = false;
       for await (const event of stream) {
         if (event.type === 'finish') finish = event.finish;
         else if (event.type === 'usage') usage.add(event.usage);
         else if (event.type === 'error') {
           failure = { code: event.code, message: event.message };
+          if (!loop.signal.aborted) observer.modelCallFailed({ turn, code: event.code, status: null });
           break;
         } else {
+          if (!output) {
+            output = true;
+            observer.modelCallFirstOutput({ turn });
+          }
           builder.apply(event, emit);
           if (!held && pending.length > 0) yield drain();
         }
@@ -278,6 +292,16 @@ async function* runLoop(loop: ResponseLoop): AsyncGenerator<ResponseStreamEvent[
   const report: LoopReport = { ...(endedBy && { ended_by: endedBy }), ...gate.report() };
   if (Object.keys(report).length > 0) response['loopgate:loop'] = report;
   yield* finishResponse({ response, pausedStatus: loop.limits.pausedStatus, hooks: loop.hooks, signal: loop.signal }, builder, usage, final, stamp);
+}
+
+/** A model call after the first; one the upstream refuses is told to the observers, then ends the response as any failure does. */
+async function startModelCall(loop: ResponseLoop, request: TurnRequest, turn: number): Promise<TurnStream> {
+  try {
+    return await loop.provider.startTurn(request, loop.signal);
+  } catch (error) {
+    if (!loop.signal.aborted) loop.observer.modelCallFailed({ turn, ...describeFailure(error) });
+    throw error;
+  }
 }
 
 /** The text of a turn's answer: every `output_text` of its messages. */

@@ -1,0 +1,57 @@
+import { GatewayError } from '../errors/gateway-error.ts';
+import type { ResponseResource, ResponseStatus } from '../protocol/response-resource.ts';
+import type { LoopObserver, ResponseStartedEvent } from './loop-observer.ts';
+
+/** Statuses a response can end with; anything else means its stream was dropped before the end. */
+const ENDED = new Set<ResponseStatus>(['completed', 'failed', 'incomplete', 'cancelled', 'requires_action']);
+
+/**
+ * One response's start and end as its observers see them: started once,
+ * ended exactly once whichever way it ends — its terminal event, a failure
+ * before its stream began (the client got an HTTP error instead), a stream
+ * abandoned by its reader, or a background start that never ran.
+ */
+export class ResponseLifecycle {
+  readonly #observer: Required<LoopObserver>;
+  readonly #started: ResponseStartedEvent;
+  #ended = false;
+
+  constructor(observer: Required<LoopObserver>, started: ResponseStartedEvent) {
+    this.#observer = observer;
+    this.#started = started;
+    observer.responseStarted(started);
+  }
+
+  /**
+   * The stream is over: `response` as its terminal event left it. `failure`
+   * is what the stream threw, if it did (a JSON request then answers with an
+   * HTTP error, whatever the object says).
+   */
+  streamEnded(response: ResponseResource, failure: { error: unknown } | null): void {
+    if (failure) return this.failed(failure.error);
+    if (!ENDED.has(response.status)) return this.#end({ status: 'cancelled', errorCode: null, incompleteReason: 'cancelled', usage: response.usage });
+    this.#end({ status: response.status, errorCode: response.error?.code ?? null, incompleteReason: response.incomplete_details?.reason ?? null, usage: response.usage });
+  }
+
+  /** It failed without a terminal event: before its stream began, or its stream threw. */
+  failed(error: unknown): void {
+    this.#end({ status: 'failed', errorCode: describeFailure(error).code, incompleteReason: null, usage: null });
+  }
+
+  /** The client went away before its stream began. */
+  cancelled(): void {
+    this.#end({ status: 'cancelled', errorCode: null, incompleteReason: 'cancelled', usage: null });
+  }
+
+  #end(outcome: { status: ResponseStatus; errorCode: string | null; incompleteReason: string | null; usage: ResponseResource['usage'] }): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    this.#observer.responseEnded({ ...this.#started, ...outcome, usage: outcome.usage ?? null, durationMs: performance.now() - this.#started.startedAt });
+  }
+}
+
+/** A failure as observers are told of it: the error's code and the HTTP status it maps to (null for what is not a `GatewayError`). */
+export function describeFailure(error: unknown): { code: string; status: number | null } {
+  if (error instanceof GatewayError) return { code: error.code ?? error.type, status: error.status };
+  return { code: 'server_error', status: null };
+}
