@@ -1,5 +1,5 @@
-import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { VERSION } from './build-info.ts';
 import { formatPath, formatProblems, valueAt, type ConfigProblem } from './config/config-problem.ts';
 import { ENVIRONMENT_VARIABLES, type EnvironmentVariable } from './config/environment-variables.ts';
 import { GatewayConfig, resolveConfig } from './config/load-config.ts';
@@ -16,8 +16,6 @@ export interface Startup {
 /** Exit codes: 0 done, 1 invalid configuration, 2 a command line loopgate does not understand. */
 const EXIT_INVALID_CONFIG = 1;
 const EXIT_USAGE = 2;
-
-export const VERSION: string = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
 
 const FLAGS = {
   'check-config': { type: 'boolean' },

@@ -20,7 +20,7 @@ type Parser =
 
 export interface EnvironmentVariable {
   name: string;
-  /** Where the value lands in the configuration; null for LOOPGATE_CONFIG, which names the file. */
+  /** Where the value lands in the configuration; null for those read elsewhere (LOOPGATE_CONFIG names the file, LOOPGATE_BUILD the build). */
   path: ConfigPath | null;
   parse: Parser;
   /** One line for `--help`. */
@@ -70,6 +70,10 @@ export const ENVIRONMENT_VARIABLES: readonly EnvironmentVariable[] = [
   { name: 'BODY_LIMIT_BYTES', path: ['server', 'bodyLimitBytes'], parse: 'integer', help: 'largest request body in bytes (larger: 413)' },
   { name: 'SSE_KEEPALIVE_MS', path: ['server', 'keepAliveIntervalMs'], parse: 'integer', help: 'keep-alive comment interval on idle streams, in milliseconds' },
   { name: 'SHUTDOWN_GRACE_MS', path: ['server', 'shutdownGraceMs'], parse: 'integer', help: 'on SIGTERM/SIGINT, how long responses in flight may finish, in milliseconds' },
+  { name: 'METRICS_ENABLED', path: ['metrics', 'enabled'], parse: 'boolean', help: 'serve Prometheus metrics (default true)' },
+  { name: 'METRICS_PORT', path: ['metrics', 'port'], parse: 'integer', help: 'serve /metrics on this port instead of the main one (meant for an internal network)' },
+  { name: 'METRICS_TOKEN', path: ['metrics', 'token'], parse: 'text', help: 'bearer token scrapes of /metrics must send (16 characters or more); needed on the main port when API_KEYS is set' },
+  { name: 'LOOPGATE_BUILD', path: null, parse: 'text', help: 'the build GET /version reports (e.g. the git commit the image was built from); unset: `git rev-parse` of the checkout, if any' },
   { name: 'CORS_ORIGINS', path: ['server', 'corsOrigins'], parse: 'list', help: 'comma-separated browser origins, * for any, empty to disable CORS' },
 ];
 

@@ -208,6 +208,19 @@ export const GatewayConfig = z.object({
       key: compactionKey.nullable().default(null),
     })
     .prefault({}),
+  /** Prometheus metrics (README: "Metrics"). */
+  metrics: z
+    .object({
+      enabled: z.boolean().default(true),
+      /** null: served on the main port at `path`; a port number: a listener of its own (0: any free port). */
+      port: z.int().min(0).max(65_535).nullable().default(null),
+      /** The separate listener's address; null: server.host. */
+      host: z.string().min(1).nullable().default(null),
+      path: z.string().regex(/^\/[A-Za-z0-9._~\/-]*$/, 'an absolute URL path such as /metrics').default('/metrics'),
+      /** A bearer token scrapes must send; with API keys on and no token, the main port's /metrics refuses every scrape. */
+      token: z.string().min(16).nullable().default(null),
+    })
+    .prefault({}),
   /** Per-tenant tool policy: a tenant's own entry, else "*", else no restriction (tenant-tool-policy.ts). */
   tenants: z.record(z.string(), TenantPolicyConfig).default({}),
   auth: z

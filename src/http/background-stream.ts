@@ -2,12 +2,14 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { isFinished } from '../engine/background-runner.ts';
 import type { ResponseEventLog } from '../store/response-event-log.ts';
 import type { ResponseStore } from '../store/response-store.ts';
-import { SseWriter } from './sse-writer.ts';
+import { SseWriter, type StreamWatcher } from './sse-writer.ts';
 
 export interface BackgroundStreamSource {
   events: ResponseEventLog;
   store: ResponseStore;
   keepAliveIntervalMs: number;
+  /** Told of every stream opened and closed (metrics). */
+  streams?: StreamWatcher | null;
 }
 
 /**
@@ -24,7 +26,7 @@ export async function streamBackgroundEvents(request: FastifyRequest, reply: Fas
   const controller = new AbortController();
   reply.raw.once('close', () => controller.abort());
   reply.hijack();
-  const writer = new SseWriter(reply.raw, reply.getHeaders() as Record<string, string>, source.keepAliveIntervalMs);
+  const writer = new SseWriter(reply.raw, reply.getHeaders() as Record<string, string>, source.keepAliveIntervalMs, source.streams);
   const stillRunning = async () => {
     const record = await store.get(tenant, id);
     return record !== null && !isFinished(record.response);

@@ -26,18 +26,25 @@ import { createStore } from '../store/create-store.ts';
 import type { ResponseStore } from '../store/response-store.ts';
 import { newId } from '../util/ids.ts';
 import { SecretRedactor } from '../util/secret-redactor.ts';
-import { registerAuthentication } from './authenticate.ts';
+import { createGatewayMetrics } from '../observability/create-gateway-metrics.ts';
+import { MeteredConversationStore } from '../observability/metered-conversation-store.ts';
+import { MeteredResponseStore } from '../observability/metered-response-store.ts';
+import { ResponseMetricsObserver } from '../observability/response-metrics-observer.ts';
+import { DEFAULT_TENANT, registerAuthentication } from './authenticate.ts';
 import { registerErrorHandling } from './error-handler.ts';
 import { registerGracefulDrain } from './graceful-drain.ts';
 import { GatewayLogController } from './log-controller.ts';
 import { readiness } from './readiness.ts';
+import { registerRequestMetrics } from './request-metrics.ts';
 import { registerCompactRoute } from './routes/compact-route.ts';
+import { registerDiscoveryRoutes } from './routes/discovery-routes.ts';
 import { registerHealthRoutes } from './routes/health-routes.ts';
 import { registerInputTokensRoute } from './routes/input-tokens-route.ts';
 import { registerModelsRoute } from './routes/models-route.ts';
 import { registerConversationsRoutes } from './routes/conversations-routes.ts';
 import { registerResponsesRoute } from './routes/responses-route.ts';
 import { registerStoredResponsesRoutes } from './routes/stored-responses-route.ts';
+import { serveMetrics } from './serve-metrics.ts';
 import { registerResponsesSocket } from './websocket/responses-socket-route.ts';
 
 export interface AppOptions {
@@ -89,8 +96,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const anthropicProvider = Object.entries(config.providers).find(([, provider]) => provider.type === 'anthropic')?.[0] ?? null;
   const defaultProvider = config.defaultProvider && providers.has(config.defaultProvider) ? config.defaultProvider : anthropicProvider;
   const router = new ModelRouter(providers, config.models, defaultProvider, anthropicProvider, config.providers);
-  const store = options.store ?? createStore(config.store, app.log.child({ component: 'store' }));
-  const conversations = options.conversations ?? createConversationStore(config.store);
+  // Null when metrics are off: then nothing below measures anything.
+  const metrics = createGatewayMetrics(config, providers.keys(), DEFAULT_TENANT);
+  const unmeteredStore = options.store ?? createStore(config.store, app.log.child({ component: 'store' }));
+  const store = metrics ? new MeteredResponseStore(unmeteredStore, metrics.storeMeter('responses')) : unmeteredStore;
+  const unmeteredConversations = options.conversations ?? createConversationStore(config.store);
+  const conversations = metrics ? new MeteredConversationStore(unmeteredConversations, metrics.storeMeter('conversations')) : unmeteredConversations;
   const egress = new EgressPolicy({ allowedUrlPrefixes: config.mcp.allowedUrls });
   const mcpPool = new McpSessionPool({
     listTtlMs: config.mcp.listTtlMs,
@@ -136,6 +147,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     conversations,
     compaction,
     contextWindows,
+    responseObservers: metrics ? [() => new ResponseMetricsObserver(metrics)] : [],
   });
   const counter = new InputTokenCounter({ router, store, executors, defaultModel: config.defaultModel, hostedTools: config.loop.hostedTools, conversations, contextWindows, compaction });
 
@@ -152,6 +164,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     reply.header('x-request-id', request.id);
     done();
   });
+  if (metrics) registerRequestMetrics(app, metrics);
   if (config.server.corsOrigins.length > 0) {
     await app.register(cors, {
       origin: config.server.corsOrigins.includes('*') ? '*' : config.server.corsOrigins,
@@ -169,22 +182,26 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     pingIntervalMs: config.server.keepAliveIntervalMs,
     maxQueuedFrames: config.server.websocketMaxQueued,
   });
+  metrics?.watch({ websocketConnections: () => sockets.size, backgroundRunning: () => runner.running, mcpServers: () => mcp.status() });
   registerAuthentication(app, config.auth.apiKeys);
   registerErrorHandling(app, secrets);
   const drain = registerGracefulDrain(app, { graceMs: config.server.shutdownGraceMs, stopResponses: () => engine.shutDown(), cutUpgradedConnections: () => sockets.terminate() });
   registerHealthRoutes(app, () => readiness({ draining: () => drain.draining, providers, providerTypes: config.providers, store, mcpServers: () => mcp.status() }));
   registerModelsRoute(app, router, config.defaultModel);
-  const backgroundSource = { events: backgroundStores.events, store, keepAliveIntervalMs: config.server.keepAliveIntervalMs };
+  const backgroundSource = { events: backgroundStores.events, store, keepAliveIntervalMs: config.server.keepAliveIntervalMs, streams: metrics };
   registerResponsesRoute(app, {
     engine,
     keepAliveIntervalMs: config.server.keepAliveIntervalMs,
     background: backgroundSource,
     idempotency: { keys: backgroundStores.idempotency, responses: store, ttlSeconds: config.server.idempotencyTtlSeconds },
+    streams: metrics,
   });
   registerInputTokensRoute(app, counter);
   registerStoredResponsesRoutes(app, store, { ...backgroundSource, runner, cancelWaitMs: config.background.cancelWaitMs });
   registerConversationsRoutes(app, conversations);
   registerCompactRoute(app, new Compactor({ router, store, codec: compaction, deadlineMs: config.loop.deadlineMs }));
+  registerDiscoveryRoutes(app, { metricsPath: metrics ? config.metrics.path : null });
+  if (metrics) serveMetrics(app, metrics, config);
 
   app.addHook('onClose', async () => {
     // Background responses have no connection to keep the server open: they get the same grace, then end (stored) before the stores close.

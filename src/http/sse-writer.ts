@@ -1,5 +1,11 @@
 import type { ServerResponse } from 'node:http';
 
+/** Told when a stream opens and when it closes (the open-streams gauge). */
+export interface StreamWatcher {
+  streamOpened(): void;
+  streamClosed(): void;
+}
+
 /**
  * Writes server-sent events to a raw Node response. Each frame is one
  * `write()` call (clients lose events split across reads), LF line ends only,
@@ -13,9 +19,12 @@ export class SseWriter {
   #closed = false;
   #waitingForDrain = false;
   #lastWriteAt = Date.now();
+  #watcher: StreamWatcher | null;
 
-  constructor(raw: ServerResponse, headers: Record<string, string | number | string[]>, keepAliveMs: number) {
+  constructor(raw: ServerResponse, headers: Record<string, string | number | string[]>, keepAliveMs: number, watcher: StreamWatcher | null = null) {
     this.#raw = raw;
+    this.#watcher = watcher;
+    watcher?.streamOpened();
     raw.writeHead(200, {
       ...headers,
       'content-type': 'text/event-stream; charset=utf-8',
@@ -67,10 +76,17 @@ export class SseWriter {
     clearInterval(this.#keepAlive);
     if (!this.#closed) this.#raw.end();
     this.#closed = true;
+    this.#unwatch();
   }
 
   #markClosed(): void {
     this.#closed = true;
     clearInterval(this.#keepAlive);
+    this.#unwatch();
+  }
+
+  #unwatch(): void {
+    this.#watcher?.streamClosed();
+    this.#watcher = null;
   }
 }

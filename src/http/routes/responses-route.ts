@@ -11,7 +11,7 @@ import { takeIdempotencyKey, type IdempotencyHold, type IdempotencyOptions } fro
 import { abortOnDisconnect } from '../abort-on-disconnect.ts';
 import { deliverEvents } from '../deliver-events.ts';
 import { ResponseLog } from '../response-log.ts';
-import { SseWriter } from '../sse-writer.ts';
+import { SseWriter, type StreamWatcher } from '../sse-writer.ts';
 
 export interface ResponsesRouteOptions {
   engine: ResponseEngine;
@@ -19,6 +19,8 @@ export interface ResponsesRouteOptions {
   /** Where `background: true` responses are streamed from. */
   background: BackgroundStreamSource;
   idempotency: IdempotencyOptions;
+  /** Told of every stream opened and closed (metrics). */
+  streams?: StreamWatcher | null;
 }
 
 /** Marks the route whose own summary line replaces Fastify's "request completed" (log-controller.ts). */
@@ -68,7 +70,7 @@ async function respond(request: FastifyRequest, reply: FastifyReply, body: Creat
     if (response && summary) summary.write(request.log, response, { tenant: request.tenant, provider: run.provider, upstreamModel: run.upstreamModel, stream: body.stream === true, omittedTools: run.omittedTools });
   };
   if (body.stream) {
-    const final = await streamEvents(request, reply, run.events, options.keepAliveIntervalMs, summary);
+    const final = await streamEvents(request, reply, run.events, options, summary);
     finished(final);
     if (hold) await (final ? hold.complete(final) : hold.release()).catch((error: unknown) => request.log.warn({ err: error }, 'idempotency key not settled'));
     return reply;
@@ -110,11 +112,11 @@ async function streamEvents(
   request: FastifyRequest,
   reply: FastifyReply,
   batches: AsyncGenerator<ResponseStreamEvent[]>,
-  keepAliveMs: number,
+  options: ResponsesRouteOptions,
   summary: ResponseLog | null,
 ): Promise<ResponseResource | null> {
   reply.hijack();
-  const writer = new SseWriter(reply.raw, reply.getHeaders() as Record<string, string>, keepAliveMs);
+  const writer = new SseWriter(reply.raw, reply.getHeaders() as Record<string, string>, options.keepAliveIntervalMs, options.streams);
   let final: ResponseResource | null = null;
   try {
     const delivery = await deliverEvents(batches, (event) => writer.event(event.type, JSON.stringify(event)), () => summary?.firstByte());

@@ -1,0 +1,181 @@
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { ResponseEndedEvent } from '../engine/loop-observer.ts';
+import type { LabelBounds } from './label-bounds.ts';
+import { processMetrics } from './process-metrics.ts';
+
+/** What the gauges read at scrape time, from parts the metrics do not own. */
+export interface ScrapedState {
+  websocketConnections(): number;
+  /** Background responses this replica runs now. */
+  backgroundRunning(): number;
+  /** The operator's MCP servers and their breaker state (`listing`, `ready`, `unavailable`). */
+  mcpServers(): readonly { name: string; state: string }[];
+}
+
+/** Records one store's operations (store/): how long each took, and which failed. */
+export interface StoreMeter {
+  time<T>(operation: string, run: () => Promise<T>): Promise<T>;
+}
+
+const MCP_STATES = ['listing', 'ready', 'unavailable'] as const;
+
+/**
+ * The gateway's Prometheus metrics, one registry per app (so tests can run
+ * several gateways in one process). Every label goes through `LabelBounds`;
+ * nothing per response (ids, raw model names) becomes a label. Names and
+ * labels are documented in the README ("Metrics").
+ */
+export class GatewayMetrics {
+  readonly registry = new Registry();
+  readonly bounds: LabelBounds;
+  #state: ScrapedState | null = null;
+
+  readonly #requests: Counter<'method' | 'route' | 'status'>;
+  readonly #responses: Counter<'model' | 'provider' | 'status'>;
+  readonly #responseSeconds: Histogram<'model' | 'provider'>;
+  readonly #firstTokenSeconds: Histogram<'model' | 'provider'>;
+  readonly #turns: Histogram<'model' | 'provider'>;
+  readonly #tokens: Counter<'model' | 'provider' | 'tenant' | 'type'>;
+  readonly #toolCallSeconds: Histogram<'kind' | 'server' | 'outcome'>;
+  readonly #upstreamErrors: Counter<'provider' | 'code'>;
+  readonly #storeSeconds: Histogram<'store' | 'operation'>;
+  readonly #storeErrors: Counter<'store' | 'operation'>;
+  readonly #openStreams: Gauge;
+  readonly #backgroundEnded: Counter<'status'>;
+
+  constructor(bounds: LabelBounds) {
+    this.bounds = bounds;
+    const registers = [this.registry];
+    this.#requests = new Counter({ name: 'loopgate_http_requests_total', help: 'HTTP requests answered, by method, route pattern and status (499: the client left before the answer began).', labelNames: ['method', 'route', 'status'], registers });
+    this.#responses = new Counter({ name: 'loopgate_responses_total', help: 'Responses ended, by model, provider and final status.', labelNames: ['model', 'provider', 'status'], registers });
+    this.#responseSeconds = new Histogram({
+      name: 'loopgate_response_duration_seconds',
+      help: 'Time from the request to the end of its response, every turn and tool call included.',
+      labelNames: ['model', 'provider'],
+      buckets: [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600],
+      registers,
+    });
+    this.#firstTokenSeconds = new Histogram({
+      name: 'loopgate_response_time_to_first_token_seconds',
+      help: "Time from the request to the model's first output (text, reasoning, refusal or a tool call).",
+      labelNames: ['model', 'provider'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers,
+    });
+    this.#turns = new Histogram({ name: 'loopgate_response_turns', help: 'Model calls per response.', labelNames: ['model', 'provider'], buckets: [1, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 50], registers });
+    this.#tokens = new Counter({ name: 'loopgate_tokens_total', help: 'Tokens of ended responses, by type: input and output; cached (part of input) and reasoning (part of output).', labelNames: ['model', 'provider', 'tenant', 'type'], registers });
+    this.#toolCallSeconds = new Histogram({
+      name: 'loopgate_tool_call_duration_seconds',
+      help: 'Server-side tool calls and how long each ran, by executor kind, MCP server and outcome (its _count counts the calls).',
+      labelNames: ['kind', 'server', 'outcome'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      registers,
+    });
+    this.#upstreamErrors = new Counter({ name: 'loopgate_upstream_errors_total', help: 'Model calls that failed, refused at once or in their stream, by provider and error code.', labelNames: ['provider', 'code'], registers });
+    this.#storeSeconds = new Histogram({
+      name: 'loopgate_store_operation_duration_seconds',
+      help: 'Store operations and how long each took, failed ones included.',
+      labelNames: ['store', 'operation'],
+      buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
+      registers,
+    });
+    this.#storeErrors = new Counter({ name: 'loopgate_store_operation_errors_total', help: 'Store operations that failed.', labelNames: ['store', 'operation'], registers });
+    this.#openStreams = new Gauge({ name: 'loopgate_open_streams', help: 'Server-sent event streams open now (responses and background streams).', registers });
+    this.#backgroundEnded = new Counter({ name: 'loopgate_background_responses_ended_total', help: 'Background responses this replica ran to their end, by final status.', labelNames: ['status'], registers });
+    const state = () => this.#state;
+    new Gauge({
+      name: 'loopgate_websocket_connections',
+      help: 'WebSocket connections open now on /v1/responses.',
+      registers,
+      collect() {
+        this.set(state()?.websocketConnections() ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'loopgate_background_responses',
+      help: 'Background responses on this replica by state.',
+      labelNames: ['state'],
+      registers,
+      collect() {
+        this.set({ state: 'in_progress' }, state()?.backgroundRunning() ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'loopgate_mcp_server_state',
+      help: "Operator MCP servers' breaker state: 1 for the state each is in, 0 for the others (listing, ready, unavailable).",
+      labelNames: ['server', 'state'],
+      registers,
+      collect() {
+        this.reset();
+        for (const server of state()?.mcpServers() ?? []) for (const name of MCP_STATES) this.set({ server: server.name, state: name }, server.state === name ? 1 : 0);
+      },
+    });
+  }
+
+  /** Where the scrape-time gauges read from (the app's sockets, background runner and MCP catalog). */
+  watch(state: ScrapedState): void {
+    this.#state = state;
+  }
+
+  request(method: string, route: string | undefined, status: number): void {
+    this.#requests.inc({ method, route: route ?? 'unmatched', status: String(status) });
+  }
+
+  streamOpened(): void {
+    this.#openStreams.inc();
+  }
+
+  streamClosed(): void {
+    this.#openStreams.dec();
+  }
+
+  responseEnded(event: ResponseEndedEvent, turns: number, firstTokenMs: number | null): void {
+    const labels = { model: this.bounds.model(event.model), provider: this.bounds.provider(event.provider) };
+    this.#responses.inc({ ...labels, status: event.status });
+    this.#responseSeconds.observe(labels, event.durationMs / 1000);
+    if (firstTokenMs !== null) this.#firstTokenSeconds.observe(labels, firstTokenMs / 1000);
+    // A response refused before its first model call ran no turn at all.
+    if (turns > 0) this.#turns.observe(labels, turns);
+    if (event.background) this.#backgroundEnded.inc({ status: event.status });
+    const usage = event.usage;
+    if (!usage) return;
+    const tenant = this.bounds.tenant(event.tenant);
+    this.#tokens.inc({ ...labels, tenant, type: 'input' }, usage.input_tokens);
+    this.#tokens.inc({ ...labels, tenant, type: 'output' }, usage.output_tokens);
+    this.#tokens.inc({ ...labels, tenant, type: 'cached' }, usage.input_tokens_details?.cached_tokens ?? 0);
+    this.#tokens.inc({ ...labels, tenant, type: 'reasoning' }, usage.output_tokens_details?.reasoning_tokens ?? 0);
+  }
+
+  toolCall(executorKind: string, toolName: string, failed: boolean, durationMs: number): void {
+    this.#toolCallSeconds.observe({ kind: executorKind, server: this.bounds.toolServer(toolName, executorKind), outcome: failed ? 'error' : 'success' }, durationMs / 1000);
+  }
+
+  upstreamError(provider: string, code: string): void {
+    this.#upstreamErrors.inc({ provider: this.bounds.provider(provider), code: this.bounds.upstreamCode(code) });
+  }
+
+  /** A meter for one store (`responses`, `conversations`). */
+  storeMeter(store: string): StoreMeter {
+    const seconds = this.#storeSeconds;
+    const errors = this.#storeErrors;
+    return {
+      async time(operation, run) {
+        const started = performance.now();
+        try {
+          return await run();
+        } catch (error) {
+          errors.inc({ store, operation });
+          throw error;
+        } finally {
+          seconds.observe({ store, operation }, (performance.now() - started) / 1000);
+        }
+      },
+    };
+  }
+
+  /** The text exposition format: this gateway's metrics, then the process's (CPU, memory, event loop, GC). */
+  async exposition(): Promise<{ contentType: string; body: string }> {
+    const [own, process] = await Promise.all([this.registry.metrics(), processMetrics().metrics()]);
+    return { contentType: this.registry.contentType, body: `${own}\n${process}` };
+  }
+}

@@ -1,0 +1,42 @@
+import type { LoopObserver, ResponseEndedEvent, ResponseStartedEvent } from '../engine/loop-observer.ts';
+import type { GatewayMetrics } from './gateway-metrics.ts';
+
+/**
+ * One response's loop events, turned into metrics: its tool calls and failed
+ * model calls as they happen, its duration, time to first token, turns and
+ * tokens when it ends.
+ */
+export class ResponseMetricsObserver implements LoopObserver {
+  readonly #metrics: GatewayMetrics;
+  #provider = '';
+  #turns = 0;
+  #firstOutputAt: number | null = null;
+
+  constructor(metrics: GatewayMetrics) {
+    this.#metrics = metrics;
+  }
+
+  responseStarted(event: ResponseStartedEvent): void {
+    this.#provider = event.provider;
+  }
+
+  turnEnded(): void {
+    this.#turns++;
+  }
+
+  modelCallFirstOutput(): void {
+    this.#firstOutputAt ??= performance.now();
+  }
+
+  modelCallFailed(event: { code: string }): void {
+    this.#metrics.upstreamError(this.#provider, event.code);
+  }
+
+  toolCallEnded(event: { name: string; executor: string; durationMs: number; error: string | null }): void {
+    this.#metrics.toolCall(event.executor, event.name, event.error !== null, event.durationMs);
+  }
+
+  responseEnded(event: ResponseEndedEvent): void {
+    this.#metrics.responseEnded(event, this.#turns, this.#firstOutputAt === null ? null : this.#firstOutputAt - event.startedAt);
+  }
+}
