@@ -6,6 +6,16 @@ export interface ModelTurn {
   /** The text streamed in these pieces instead (joined when the upstream call is not streamed). */
   textPieces?: string[];
   calls?: { id: string; name: string; args: Record<string, unknown> }[];
+  /** The usage this turn reports (default 10 input, 5 output); `reasoning` only where the upstream reports it (`reportsReasoningTokens`). */
+  usage?: TurnTokens;
+}
+
+/** A turn's tokens: `cached` is part of `input`, `reasoning` part of `output`. */
+export interface TurnTokens {
+  input: number;
+  output: number;
+  cached: number;
+  reasoning: number;
 }
 
 /** What the model was shown, flattened the same way for every upstream. */
@@ -26,6 +36,10 @@ export interface ProviderFlavor {
   seen(request: RecordedRequest): Seen[];
   /** The upstream refusing at once, before any content, and the HTTP status the client must get. */
   failAtOnce(): { reply: UpstreamReply; status: number };
+  /** A streamed turn that sends `text`, then fails; `code` is the error code the gateway reports for that failure. */
+  failMidStream(text: string): { reply: UpstreamReply; code: string };
+  /** Whether this upstream reports reasoning tokens (Anthropic's Messages API does not). */
+  reportsReasoningTokens: boolean;
 }
 
 export const openaiChat: ProviderFlavor = {
@@ -36,13 +50,16 @@ export const openaiChat: ProviderFlavor = {
     const calls = (turn.calls ?? []).map((call, index) => ({ index, id: call.id, type: 'function', function: { name: call.name, arguments: JSON.stringify(call.args) } }));
     const finish = calls.length > 0 ? 'tool_calls' : 'stop';
     const pieces = textPiecesOf(turn);
+    const usage = turn.usage
+      ? { prompt_tokens: turn.usage.input, completion_tokens: turn.usage.output, prompt_tokens_details: { cached_tokens: turn.usage.cached }, completion_tokens_details: { reasoning_tokens: turn.usage.reasoning } }
+      : { prompt_tokens: 10, completion_tokens: 5 };
     if (!request.body.stream) {
       const message = { role: 'assistant', content: turn.textPieces ? turn.textPieces.join('') : (turn.text ?? null), ...(calls.length > 0 && { tool_calls: calls.map(({ index: _index, ...call }) => call) }) };
-      return { kind: 'json', body: { choices: [{ index: 0, message, finish_reason: finish }], usage: { prompt_tokens: 10, completion_tokens: 5 } } };
+      return { kind: 'json', body: { choices: [{ index: 0, message, finish_reason: finish }], usage } };
     }
     return {
       kind: 'sse',
-      pieces: sse([chunk({ role: 'assistant', content: '' }), ...pieces.map((piece) => chunk({ content: piece })), ...calls.map((call) => chunk({ tool_calls: [call] })), chunk({}, finish), usageChunk(10, 5)]),
+      pieces: sse([chunk({ role: 'assistant', content: '' }), ...pieces.map((piece) => chunk({ content: piece })), ...calls.map((call) => chunk({ tool_calls: [call] })), chunk({}, finish), turn.usage ? { ...usageChunk(0, 0), usage } : usageChunk(10, 5)]),
     };
   },
   seen(request) {
@@ -60,6 +77,11 @@ export const openaiChat: ProviderFlavor = {
     return seen;
   },
   failAtOnce: () => ({ reply: { kind: 'json', status: 500, body: { error: { message: 'boom' } } }, status: 502 }),
+  failMidStream: (text) => ({
+    reply: { kind: 'sse', pieces: sse([chunk({ role: 'assistant', content: '' }), chunk({ content: text }), { error: { message: 'The server had an error.', type: 'server_error', param: null, code: 'server_error' } }], false) },
+    code: 'server_error',
+  }),
+  reportsReasoningTokens: true,
 };
 
 const anthropicEvent = (name: string, data: unknown) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
@@ -69,7 +91,9 @@ export const anthropic: ProviderFlavor = {
   model: 'claude-test',
   config: (upstream) => ({ providers: { anthropic: { type: 'anthropic', baseUrl: new URL(upstream).origin, apiKey: 'sk-ant-test', defaultMaxTokens: 1024 } }, defaultProvider: 'anthropic' }),
   render(_request, turn) {
-    const pieces = [anthropicEvent('message_start', { type: 'message_start', message: { id: 'msg_test', type: 'message', role: 'assistant', content: [], model: 'claude-test', stop_reason: null, usage: { input_tokens: 10, output_tokens: 1 } } })];
+    const tokens = turn.usage ?? { input: 10, output: 5, cached: 0, reasoning: 0 };
+    const startUsage = { input_tokens: tokens.input - tokens.cached, ...(turn.usage && { cache_read_input_tokens: tokens.cached }), output_tokens: 1 };
+    const pieces = [anthropicEvent('message_start', { type: 'message_start', message: { id: 'msg_test', type: 'message', role: 'assistant', content: [], model: 'claude-test', stop_reason: null, usage: startUsage } })];
     let index = 0;
     const text = textPiecesOf(turn);
     if (text.length > 0) {
@@ -85,7 +109,7 @@ export const anthropic: ProviderFlavor = {
       index++;
     }
     const stopReason = (turn.calls ?? []).length > 0 ? 'tool_use' : 'end_turn';
-    pieces.push(anthropicEvent('message_delta', { type: 'message_delta', delta: { stop_reason: stopReason }, usage: { output_tokens: 5 } }));
+    pieces.push(anthropicEvent('message_delta', { type: 'message_delta', delta: { stop_reason: stopReason }, usage: { output_tokens: tokens.output } }));
     pieces.push(anthropicEvent('message_stop', { type: 'message_stop' }));
     return { kind: 'sse', pieces };
   },
@@ -102,6 +126,19 @@ export const anthropic: ProviderFlavor = {
     return seen;
   },
   failAtOnce: () => ({ reply: { kind: 'sse', pieces: [anthropicEvent('error', { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } })] }, status: 503 }),
+  failMidStream: (text) => ({
+    reply: {
+      kind: 'sse',
+      pieces: [
+        anthropicEvent('message_start', { type: 'message_start', message: { id: 'msg_test', type: 'message', role: 'assistant', content: [], model: 'claude-test', stop_reason: null, usage: { input_tokens: 10, output_tokens: 1 } } }),
+        anthropicEvent('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }),
+        anthropicEvent('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } }),
+        anthropicEvent('error', { type: 'error', error: { type: 'api_error', message: 'Internal server error' } }),
+      ],
+    },
+    code: 'upstream_error',
+  }),
+  reportsReasoningTokens: false,
 };
 
 export const flavors: ProviderFlavor[] = [openaiChat, anthropic];
