@@ -18,6 +18,11 @@ COPY --from=deps /app/node_modules ./node_modules
 COPY package.json ./
 COPY src ./src
 COPY config ./config
+# GET /openapi.json serves these merged.
+COPY openapi ./openapi
+# What GET /version reports as the build: docker build --build-arg LOOPGATE_BUILD=$(git rev-parse --short HEAD) .
+ARG LOOPGATE_BUILD=""
+ENV LOOPGATE_BUILD=${LOOPGATE_BUILD}
 USER node
 EXPOSE 8080
 # Healthy means ready for traffic (/readyz): a provider configured, the response store reachable,

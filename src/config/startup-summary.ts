@@ -18,6 +18,8 @@ export interface StartupSummary {
   /** Whether compaction items are sealed under the configured key or one generated at start (never the key). */
   compaction: { key: 'configured' | 'generated' };
   limits: { max_turns: number; deadline_ms: number; tool_timeout_ms: number; body_limit_bytes: number; shutdown_grace_ms: number };
+  /** Where /metrics is served (`port` null: the main port) and whether a token guards it (never the token). */
+  metrics: { enabled: false } | { enabled: true; path: string; port: number | null; token: boolean };
 }
 
 /** Builds the start-up line's fields; never includes a key, a header or a URL's password. */
@@ -40,6 +42,7 @@ export function describeStartup(config: GatewayConfig, runtime: { version: strin
       body_limit_bytes: server.bodyLimitBytes,
       shutdown_grace_ms: server.shutdownGraceMs,
     },
+    metrics: config.metrics.enabled ? { enabled: true, path: config.metrics.path, port: config.metrics.port, token: config.metrics.token !== null } : { enabled: false },
   };
 }
 
