@@ -1,13 +1,19 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
+import { GatewayMetrics } from '../src/observability/gateway-metrics.ts';
+import { LabelBounds } from '../src/observability/label-bounds.ts';
+import { ResponseMetricsObserver } from '../src/observability/response-metrics-observer.ts';
 import { freePort } from '../test/support/redis.ts';
 import { firstLine, median, ms, percentile, waitHealthy } from './bench-support.ts';
 
 /**
  * Gateway overhead, measured against a floor taken in the same run: the same
  * client calling the scripted upstream directly. Prints absolute figures and
- * the ratios the targets are stated in. Not a test: numbers on a small, noisy
+ * the ratios the targets are stated in, and the cost of metrics: the same
+ * gateway with metrics on (the default) beside one with them off, measured
+ * alternately in the same rounds. Not a test: numbers on a small, noisy
  * machine are for reading, so this never fails on them.
  *
  *   npm run bench            (BENCH_QUICK=1 for a short run)
@@ -20,6 +26,9 @@ const THROUGHPUT_MS = quick ? 1_500 : 5_000;
 const CONCURRENCY = 64;
 const ROUNDS = quick ? 1 : 3;
 const WARMUP_MS = quick ? 1_000 : 3_000;
+const METRICS_PAIRS = quick ? 4 : 10;
+const METRICS_LATENCY_REQUESTS = quick ? 200 : 500;
+const METRICS_LOAD_MS = quick ? 1_000 : 2_500;
 
 interface Target {
   name: string;
@@ -29,6 +38,8 @@ interface Target {
   streamBody: string;
   /** Bytes that mark the first content token in this target's stream. */
   firstTokenMarker: string;
+  /** The serving process, when it is a child of this benchmark (for its CPU time). */
+  pid?: number;
 }
 
 async function main(): Promise<void> {
@@ -42,10 +53,20 @@ async function main(): Promise<void> {
     OPENAI_API_KEY: 'bench',
     LOG_LEVEL: 'warn',
   });
+  const gatewayOffPort = await freePort();
+  const gatewayOff = await startChild(['src/main.ts'], {
+    PORT: String(gatewayOffPort),
+    HOST: '127.0.0.1',
+    OPENAI_BASE_URL: `http://127.0.0.1:${upstreamPort}/v1`,
+    OPENAI_API_KEY: 'bench',
+    LOG_LEVEL: 'warn',
+    METRICS_ENABLED: 'false',
+  });
   const reference = await startChild(['bench/reference-proxy.ts'], { UPSTREAM_PORT: String(upstreamPort) });
   const referencePort = Number(await firstLine(reference));
   try {
     await waitHealthy(gatewayPort);
+    await waitHealthy(gatewayOffPort);
     const floor: Target = {
       name: 'floor (direct)',
       pool: new Pool(`http://127.0.0.1:${upstreamPort}`, { connections: CONCURRENCY }),
@@ -61,10 +82,12 @@ async function main(): Promise<void> {
       body: JSON.stringify({ model: 'bench-model', input: 'Hello' }),
       streamBody: JSON.stringify({ model: 'bench-model', input: 'Hello', stream: true }),
       firstTokenMarker: 'response.output_text.delta',
+      ...(gateway.pid !== undefined && { pid: gateway.pid }),
     };
     const bare: Target = { ...through, name: 'reference proxy', pool: new Pool(`http://127.0.0.1:${referencePort}`, { connections: CONCURRENCY }) };
+    const metricsOff: Target = { ...through, name: 'loopgate, metrics off', pool: new Pool(`http://127.0.0.1:${gatewayOffPort}`, { connections: CONCURRENCY }), ...(gatewayOff.pid !== undefined && { pid: gatewayOff.pid }) };
     // Warm up: the JIT needs a few seconds of traffic before numbers settle.
-    for (const target of [floor, through, bare]) {
+    for (const target of [floor, through, bare, metricsOff]) {
       await throughput(target, WARMUP_MS);
       await latencies(target, 500, false);
       await latencies(target, 200, true).catch(() => []);
@@ -90,6 +113,7 @@ async function main(): Promise<void> {
         unstoredRps,
       });
     }
+    const metrics = await metricsCost(through, metricsOff);
     const pick = (key: 'p50' | 'p99' | 'rps' | 'ttft', side: 0 | 1) => median(rounds.map((round) => round[key][side]));
     const addedP50 = pick('p50', 1) - pick('p50', 0);
     const addedP99 = pick('p99', 1) - pick('p99', 0);
@@ -113,12 +137,96 @@ async function main(): Promise<void> {
     console.log(`time to first token, streaming, concurrency 1 (${TTFT_REQUESTS} requests):`);
     console.log(`  floor p50 ${ms(pick('ttft', 0))}, gateway p50 ${ms(pick('ttft', 1))}`);
     console.log(`  added ${ms(addedTtft)} (target ≤ 1 ms, ratio ${(pick('ttft', 1) / pick('ttft', 0)).toFixed(2)}x)`);
-    await Promise.all([floor.pool.close(), through.pool.close(), bare.pool.close()]);
+    console.log(`metrics on (the default) beside off: ${METRICS_PAIRS} alternating pairs, medians (each ratio taken within its pair):`);
+    console.log(`  p50 at concurrency 1 (${METRICS_LATENCY_REQUESTS} requests each): on ${ms(metrics.p50[0])}, off ${ms(metrics.p50[1])}; on/off ${metrics.p50Ratio.toFixed(3)}x, metrics add ${ms(metrics.p50[0] - metrics.p50[1])} per request`);
+    console.log(`  throughput at concurrency ${CONCURRENCY} (${METRICS_LOAD_MS} ms each): on ${metrics.rps[0].toFixed(0)} req/s, off ${metrics.rps[1].toFixed(0)} req/s; on/off ${(metrics.rpsRatio * 100).toFixed(1)}%`);
+    console.log(`  gateway CPU per request under load: on ${metrics.cpuMs[0].toFixed(3)} ms, off ${metrics.cpuMs[1].toFixed(3)} ms; on/off ${metrics.cpuRatio.toFixed(3)}x`);
+    console.log(`  recording one response's metrics, in process (no I/O): ${(await recordingCostMicros()).toFixed(2)} µs`);
+    const scrape = await fetch(`http://127.0.0.1:${gatewayPort}/metrics`);
+    console.log(`  one scrape after the run: ${(await scrape.text()).length} bytes`);
+    await Promise.all([floor.pool.close(), through.pool.close(), bare.pool.close(), metricsOff.pool.close()]);
   } finally {
     reference.kill('SIGTERM');
+    gatewayOff.kill('SIGTERM');
     gateway.kill('SIGTERM');
     upstream.kill('SIGTERM');
   }
+}
+
+/** The gateway with metrics on and off ([on, off], medians over the pairs), and the medians of the ratios within each pair; `cpuMs`: the gateway process's CPU time per request under load. */
+interface MetricsCost {
+  p50: [number, number];
+  rps: [number, number];
+  cpuMs: [number, number];
+  p50Ratio: number;
+  rpsRatio: number;
+  cpuRatio: number;
+}
+
+/**
+ * On and off measured in short alternating pairs (on first, then off first),
+ * each ratio taken within its pair: on a shared machine the load drifts by
+ * more than metrics cost, and a pair sees nearly the same drift on both sides.
+ */
+async function metricsCost(on: Target, off: Target): Promise<MetricsCost> {
+  const pairs: { p50: [number, number]; rps: [number, number]; cpuMs: [number, number] }[] = [];
+  for (let pair = 0; pair < METRICS_PAIRS; pair++) {
+    const measured = new Map<Target, { p50: number; rps: number; cpuMs: number }>();
+    for (const target of pair % 2 === 0 ? [on, off] : [off, on]) {
+      const p50 = percentile(await latencies(target, METRICS_LATENCY_REQUESTS, false), 50);
+      measured.set(target, { p50, ...(await loadWithCpu(target, METRICS_LOAD_MS)) });
+    }
+    const [a, b] = [measured.get(on)!, measured.get(off)!];
+    pairs.push({ p50: [a.p50, b.p50], rps: [a.rps, b.rps], cpuMs: [a.cpuMs, b.cpuMs] });
+  }
+  const side = (key: 'p50' | 'rps' | 'cpuMs', index: 0 | 1) => median(pairs.map((pair) => pair[key][index]));
+  const ratio = (key: 'p50' | 'rps' | 'cpuMs') => median(pairs.map((pair) => pair[key][0] / pair[key][1]));
+  return {
+    p50: [side('p50', 0), side('p50', 1)],
+    rps: [side('rps', 0), side('rps', 1)],
+    cpuMs: [side('cpuMs', 0), side('cpuMs', 1)],
+    p50Ratio: ratio('p50'),
+    rpsRatio: ratio('rps'),
+    cpuRatio: ratio('cpuMs'),
+  };
+}
+
+/**
+ * What the metrics of one plain JSON response cost on their own, measured in
+ * this process where no load drifts: the request count, one timed store
+ * write, one turn, the first token and the response's end, through the same
+ * observer the engine uses.
+ */
+async function recordingCostMicros(): Promise<number> {
+  const metrics = new GatewayMetrics(new LabelBounds({ models: ['bench-model'], providers: ['openai'], tenants: ['default'], mcpServers: [] }));
+  const store = metrics.storeMeter('responses');
+  const write = async () => {};
+  const usage = { input_tokens: 5, output_tokens: 5, total_tokens: 10, input_tokens_details: { cached_tokens: 0 }, output_tokens_details: { reasoning_tokens: 0 } };
+  const one = async () => {
+    const observer = new ResponseMetricsObserver(metrics);
+    const started = { responseId: 'resp_bench', model: 'bench-model', provider: 'openai', upstreamModel: 'bench-model', tenant: 'default', background: false, startedAt: performance.now() };
+    observer.responseStarted(started);
+    observer.modelCallFirstOutput();
+    observer.turnEnded();
+    await store.time('put', write);
+    observer.responseEnded({ ...started, status: 'completed', errorCode: null, incompleteReason: null, usage, durationMs: 1 });
+    metrics.request('POST', '/v1/responses', 200);
+  };
+  for (let index = 0; index < 20_000; index++) await one();
+  const count = 200_000;
+  const started = performance.now();
+  for (let index = 0; index < count; index++) await one();
+  return ((performance.now() - started) / count) * 1000;
+}
+
+/** Throughput, and the CPU time the gateway process spent per request meanwhile (from its /proc stat). */
+async function loadWithCpu(target: Target, durationMs: number): Promise<{ rps: number; cpuMs: number }> {
+  const before = cpuOf(target);
+  const started = performance.now();
+  const rps = await throughput(target, durationMs);
+  const seconds = (performance.now() - started) / 1000;
+  const after = cpuOf(target);
+  return { rps, cpuMs: before === null || after === null ? Number.NaN : (after - before) / (rps * seconds) };
 }
 
 /** Sequential requests; with `stream`, the time until the first content token arrives. */
@@ -161,6 +269,18 @@ async function throughput(target: Target, durationMs = THROUGHPUT_MS): Promise<n
     }),
   );
   return completed / ((performance.now() - started) / 1000);
+}
+
+/** The CPU time (user + system) a child process has used, in ms; null where /proc cannot tell. */
+function cpuOf(target: Target): number | null {
+  if (target.pid === undefined) return null;
+  try {
+    // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th, in clock ticks (100 per second on Linux).
+    const fields = readFileSync(`/proc/${target.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) / 100) * 1000;
+  } catch {
+    return null;
+  }
 }
 
 function startChild(args: string[], env: Record<string, string>): Promise<ChildProcess> {
