@@ -6,7 +6,7 @@ import { missingApiPathHint } from './url-schemas.ts';
  * Checks what one setting says about another, on the raw configuration (so it
  * runs even when other values are invalid): names of providers that do not
  * exist, MCP server names used twice, tool policies for tenants no API key
- * belongs to, base URLs that probably lack `/v1`.
+ * belongs to, base URLs that probably lack `/v1`, a metrics port that is the main one.
  */
 export function checkReferences(raw: Record<string, unknown>, sources: ConfigSources): { problems: ConfigProblem[]; warnings: ConfigProblem[] } {
   const problems: ConfigProblem[] = [];
@@ -54,6 +54,13 @@ export function checkReferences(raw: Record<string, unknown>, sources: ConfigSou
     if (tenant === '*' || tenantsInUse.has(tenant)) continue;
     const known = apiKeys.length > 0 ? `tenants with API keys: ${[...keyTenants].join(', ')}` : 'no API keys are configured, so every request is tenant "default"';
     problems.push(sources.problem(['tenants', tenant], `is a policy for a tenant no API key belongs to (${known}); use "*" for every tenant`, { at: 'key' }));
+  }
+
+  // A port of its own for /metrics cannot be the main one (0 asks for any free port, which never is).
+  const metricsPort = isPlainObject(raw.metrics) ? raw.metrics.port : null;
+  const mainPort = isPlainObject(raw.server) ? raw.server.port : null;
+  if (typeof metricsPort === 'number' && metricsPort !== 0 && metricsPort === mainPort) {
+    problems.push(sources.problem(['metrics', 'port'], `is server.port (${metricsPort}) too; leave it null to serve /metrics on the main port, or pick another port`));
   }
 
   for (const [name, provider] of Object.entries(providers)) {

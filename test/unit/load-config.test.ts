@@ -291,4 +291,17 @@ describe('start-up validation', () => {
     expect(config.loop).toMatchObject({ atLimit: 'final_answer', terminalTools: ['docs__submit', 'docs__done'], completionCheck: { enabled: true, prompt: null }, outputValidation: { enabled: false, maxAttempts: 3 } });
     expect(problemsOf(resolveConfig({ LOOP_OUTPUT_VALIDATION: 'maybe' }))).toEqual(['LOOP_OUTPUT_VALIDATION must be true or false, got "maybe"']);
   });
+
+  it('reads the metrics settings from the file and the environment, and refuses a metrics port that is the main one, a short token, a bad path', () => {
+    expect(loadConfig({}).metrics).toEqual({ enabled: true, port: null, host: null, path: '/metrics', token: null });
+    const config = loadConfig({ METRICS_PORT: '9464', METRICS_TOKEN: 'scrape-token-0123456789', METRICS_ENABLED: 'on' });
+    expect(config.metrics).toEqual({ enabled: true, port: 9464, host: null, path: '/metrics', token: 'scrape-token-0123456789' });
+    expect(loadConfig({ METRICS_ENABLED: 'false' }).metrics.enabled).toBe(false);
+    expect(problemsOf(resolveConfig({ PORT: '9000', METRICS_PORT: '9000' }))).toEqual(['METRICS_PORT is server.port (9000) too; leave it null to serve /metrics on the main port, or pick another port']);
+    const problems = problemsOf(resolveConfig({ LOOPGATE_CONFIG: configFile('{ "metrics": { "path": "metrics", "token": "short" } }') }));
+    expect(problems).toHaveLength(2);
+    expect(problems.join('\n')).toMatch(/metrics\.path.*an absolute URL path such as \/metrics/);
+    expect(problems.join('\n')).toMatch(/metrics\.token/);
+    expect(problems.join('\n')).not.toContain('short');
+  });
 });
