@@ -83,7 +83,7 @@ export interface ResponseRun {
   /** A background response's record as first stored (status `queued`). */
   readonly queued: StoredResponse | null;
   /** Releases what the response holds when its events will never be read (a background start that failed, with `reason`). */
-  abandon(reason: unknown): void;
+  abandon(reason?: unknown): void;
 }
 
 /** A background response, stored as `queued` and running detached. */
