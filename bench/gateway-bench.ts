@@ -53,20 +53,10 @@ async function main(): Promise<void> {
     OPENAI_API_KEY: 'bench',
     LOG_LEVEL: 'warn',
   });
-  const gatewayOffPort = await freePort();
-  const gatewayOff = await startChild(['src/main.ts'], {
-    PORT: String(gatewayOffPort),
-    HOST: '127.0.0.1',
-    OPENAI_BASE_URL: `http://127.0.0.1:${upstreamPort}/v1`,
-    OPENAI_API_KEY: 'bench',
-    LOG_LEVEL: 'warn',
-    METRICS_ENABLED: 'false',
-  });
   const reference = await startChild(['bench/reference-proxy.ts'], { UPSTREAM_PORT: String(upstreamPort) });
   const referencePort = Number(await firstLine(reference));
   try {
     await waitHealthy(gatewayPort);
-    await waitHealthy(gatewayOffPort);
     const floor: Target = {
       name: 'floor (direct)',
       pool: new Pool(`http://127.0.0.1:${upstreamPort}`, { connections: CONCURRENCY }),
@@ -85,9 +75,8 @@ async function main(): Promise<void> {
       ...(gateway.pid !== undefined && { pid: gateway.pid }),
     };
     const bare: Target = { ...through, name: 'reference proxy', pool: new Pool(`http://127.0.0.1:${referencePort}`, { connections: CONCURRENCY }) };
-    const metricsOff: Target = { ...through, name: 'loopgate, metrics off', pool: new Pool(`http://127.0.0.1:${gatewayOffPort}`, { connections: CONCURRENCY }), ...(gatewayOff.pid !== undefined && { pid: gatewayOff.pid }) };
     // Warm up: the JIT needs a few seconds of traffic before numbers settle.
-    for (const target of [floor, through, bare, metricsOff]) {
+    for (const target of [floor, through, bare]) {
       await throughput(target, WARMUP_MS);
       await latencies(target, 500, false);
       await latencies(target, 200, true).catch(() => []);
@@ -113,7 +102,7 @@ async function main(): Promise<void> {
         unstoredRps,
       });
     }
-    const metrics = await metricsCost(through, metricsOff);
+    const metrics = await metricsCost(upstreamPort, through);
     const pick = (key: 'p50' | 'p99' | 'rps' | 'ttft', side: 0 | 1) => median(rounds.map((round) => round[key][side]));
     const addedP50 = pick('p50', 1) - pick('p50', 0);
     const addedP99 = pick('p99', 1) - pick('p99', 0);
@@ -144,10 +133,9 @@ async function main(): Promise<void> {
     console.log(`  recording one response's metrics, in process (no I/O): ${(await recordingCostMicros()).toFixed(2)} µs`);
     const scrape = await fetch(`http://127.0.0.1:${gatewayPort}/metrics`);
     console.log(`  one scrape after the run: ${(await scrape.text()).length} bytes`);
-    await Promise.all([floor.pool.close(), through.pool.close(), bare.pool.close(), metricsOff.pool.close()]);
+    await Promise.all([floor.pool.close(), through.pool.close(), bare.pool.close()]);
   } finally {
     reference.kill('SIGTERM');
-    gatewayOff.kill('SIGTERM');
     gateway.kill('SIGTERM');
     upstream.kill('SIGTERM');
   }
@@ -164,11 +152,33 @@ interface MetricsCost {
 }
 
 /**
- * On and off measured in short alternating pairs (on first, then off first),
- * each ratio taken within its pair: on a shared machine the load drifts by
- * more than metrics cost, and a pair sees nearly the same drift on both sides.
+ * Two fresh gateways, metrics on and off, with the same history: warmed
+ * alike, then measured in short alternating pairs (on first, then off
+ * first), each ratio taken within its pair — on a shared machine the load
+ * drifts by more than metrics cost, and a pair sees nearly the same drift on
+ * both sides.
  */
-async function metricsCost(on: Target, off: Target): Promise<MetricsCost> {
+async function metricsCost(upstreamPort: number, like: Target): Promise<MetricsCost> {
+  const gateways: ChildProcess[] = [];
+  const start = async (metricsEnabled: boolean): Promise<Target> => {
+    const port = await freePort();
+    const child = await startChild(['src/main.ts'], { PORT: String(port), HOST: '127.0.0.1', OPENAI_BASE_URL: `http://127.0.0.1:${upstreamPort}/v1`, OPENAI_API_KEY: 'bench', LOG_LEVEL: 'warn', METRICS_ENABLED: String(metricsEnabled) });
+    gateways.push(child);
+    await waitHealthy(port);
+    return { ...like, name: `loopgate, metrics ${metricsEnabled ? 'on' : 'off'}`, pool: new Pool(`http://127.0.0.1:${port}`, { connections: CONCURRENCY }), ...(child.pid !== undefined && { pid: child.pid }) };
+  };
+  try {
+    const [on, off] = [await start(true), await start(false)];
+    for (const target of [on, off, on, off]) await throughput(target, WARMUP_MS / 2);
+    const cost = await alternate(on, off);
+    await Promise.all([on.pool.close(), off.pool.close()]);
+    return cost;
+  } finally {
+    for (const child of gateways) child.kill('SIGTERM');
+  }
+}
+
+async function alternate(on: Target, off: Target): Promise<MetricsCost> {
   const pairs: { p50: [number, number]; rps: [number, number]; cpuMs: [number, number] }[] = [];
   for (let pair = 0; pair < METRICS_PAIRS; pair++) {
     const measured = new Map<Target, { p50: number; rps: number; cpuMs: number }>();

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assertEventStreamInvariants } from '../support/event-invariants.ts';
 import { startGateway, type RunningGateway } from '../support/gateway.ts';
 import { McpTestServer } from '../support/mcp-test-server.ts';
-import { assertValidResponse } from '../support/openresponses-schema.ts';
+import { assertValidResponse, assertValidResponseWithOpenAIItems } from '../support/openresponses-schema.ts';
 import { delta, parsePrometheusText, sumOf, type Scrape } from '../support/prometheus-text.ts';
 import { flavors, type ModelTurn, type ProviderFlavor, type Seen, type TurnTokens } from '../support/provider-flavors.ts';
 import { ScriptedChatUpstream, type RecordedRequest, type UpstreamReply } from '../support/scripted-chat-upstream.ts';
@@ -49,6 +49,8 @@ describe.each(flavors)('metrics over $name', (flavor: ProviderFlavor) => {
   let gateway: RunningGateway;
   let client: OpenAI;
   const responseIds: string[] = [];
+  /** An MCP server a request names, under a label the client chose. */
+  let namedServer: Record<string, unknown>;
 
   /** The model, by the first thing the user said. */
   function reply(request: RecordedRequest): UpstreamReply {
@@ -60,6 +62,9 @@ describe.each(flavors)('metrics over $name', (flavor: ProviderFlavor) => {
       case 'tools':
         if (results.length > 0) return turn({ text: `Results: ${results.join(' | ')}` });
         return turn({ calls: [{ id: 'call_add', name: 'tools__add', args: { a: 2, b: 3 } }, { id: 'call_fail', name: 'tools__fail', args: {} }] });
+      case 'calc':
+        if (results.length > 0) return turn({ text: `Sum: ${results.join(' | ')}` });
+        return turn({ calls: [{ id: 'call_calc', name: 'calc__add', args: { a: 20, b: 22 } }] });
       case 'boom':
         return flavor.failAtOnce().reply;
       case 'midstream':
@@ -92,8 +97,9 @@ describe.each(flavors)('metrics over $name', (flavor: ProviderFlavor) => {
     gateway = await startGateway(upstreamUrl, {
       ...flavor.config(upstreamUrl),
       models: { fast: { provider, model: flavor.model } },
-      mcp: { servers: [{ name: 'tools', url: mcpUrl, allowedTools: ['add', 'fail'] }] },
+      mcp: { servers: [{ name: 'tools', url: mcpUrl, allowedTools: ['add', 'fail'] }], allowedUrls: [`${new URL(mcpUrl).origin}/`] },
     });
+    namedServer = { type: 'mcp', server_label: 'calc', server_url: mcpUrl, require_approval: 'never', allowed_tools: ['add'] };
     client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 });
   });
   afterAll(async () => {
@@ -231,24 +237,33 @@ describe.each(flavors)('metrics over $name', (flavor: ProviderFlavor) => {
     expect(delta(before, after, 'loopgate_responses_total', { model: 'fast', provider, status: 'completed' })).toBe(1);
   });
 
-  it('labels stay bounded: unknown model names are `other`, and no id or raw model name is ever a label', async () => {
+  it('labels stay bounded: unknown model names are `other`, a server named in a request is `request`, and no id, raw model name or client label is ever a label', async () => {
+    const before = await scrape();
     const invented = `model-${randomUUID()}`;
     const response = await client.responses.create({ model: invented, input: 'hello' });
     responseIds.push(response.id);
+    const named = await client.responses.create({ model: 'fast', input: 'calc', tools: [namedServer as never] });
+    assertValidResponseWithOpenAIItems(named);
+    expect(named.output.map((item) => item.type)).toEqual(['mcp_list_tools', 'mcp_call', 'message']);
+    expect(named.output_text).toBe('Sum: 42');
+    responseIds.push(named.id);
     const scraped = await scrape();
+    expect(delta(before, scraped, 'loopgate_tool_call_duration_seconds_count', { kind: 'mcp', server: 'request', outcome: 'success' })).toBe(1);
+    expect(delta(before, scraped, 'loopgate_responses_total', { model: 'other', provider, status: 'completed' })).toBe(1);
     const own = scraped.samples.filter((sample) => sample.name.startsWith('loopgate_'));
     const values = new Set(own.flatMap((sample) => Object.values(sample.labels)));
     for (const value of values) {
       expect(value).not.toMatch(/resp_|call_|req_|msg_/);
       expect(value).not.toContain(invented);
       expect(value).not.toBe(flavor.model);
+      expect(value).not.toBe('calc');
     }
     for (const id of responseIds) expect([...values].some((value) => value.includes(id))).toBe(false);
     const labelValues = (label: string) => new Set(own.flatMap((sample) => (label in sample.labels ? [sample.labels[label]] : [])));
     expect([...labelValues('model')].sort()).toEqual(['fast', 'other']);
     expect([...labelValues('provider')]).toEqual([provider]);
     expect([...labelValues('tenant')]).toEqual(['default']);
-    expect([...labelValues('server')]).toEqual(['tools']);
+    expect([...labelValues('server')].sort()).toEqual(['request', 'tools']);
     for (const route of labelValues('route')) expect(route).toMatch(/^\/[a-z0-9_/:.-]*$/);
   });
 });
