@@ -1,6 +1,7 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { GatewayError } from '../errors/gateway-error.ts';
+import { bearerToken, credentialDigest } from './bearer-credentials.ts';
 
 /** The tenant of a gateway without API keys: everything belongs to it. */
 export const DEFAULT_TENANT = 'default';
@@ -25,7 +26,7 @@ interface KeyEntry {
 export function registerAuthentication(app: FastifyInstance, apiKeys: { key: string; tenant: string }[]): void {
   app.decorateRequest('tenant', DEFAULT_TENANT);
   if (apiKeys.length === 0) return;
-  const entries: KeyEntry[] = apiKeys.map(({ key, tenant }) => ({ digest: sha256(key), tenant }));
+  const entries: KeyEntry[] = apiKeys.map(({ key, tenant }) => ({ digest: credentialDigest(key), tenant }));
 
   app.addHook('onRequest', (request, _reply, done) => {
     if (request.method === 'OPTIONS' || !request.url.startsWith('/v1/')) return done();
@@ -39,16 +40,12 @@ export function registerAuthentication(app: FastifyInstance, apiKeys: { key: str
 }
 
 function tenantFor(entries: KeyEntry[], authorization: string | undefined): string | null {
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
-  if (!match) return null;
-  const presented = sha256(match[1]!);
+  const token = bearerToken(authorization);
+  if (token === null) return null;
+  const presented = credentialDigest(token);
   let tenant: string | null = null;
   for (const entry of entries) {
     if (timingSafeEqual(presented, entry.digest) && tenant === null) tenant = entry.tenant;
   }
   return tenant;
-}
-
-function sha256(value: string): Buffer {
-  return createHash('sha256').update(value).digest();
 }

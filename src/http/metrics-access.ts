@@ -1,5 +1,6 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import { GatewayError } from '../errors/gateway-error.ts';
+import { bearerToken, credentialDigest } from './bearer-credentials.ts';
 
 /** Who may scrape a `/metrics` endpoint: returns the refusal, or null to serve. */
 export type MetricsAccess = (authorization: string | undefined) => GatewayError | null;
@@ -22,14 +23,10 @@ export function metricsAccess(token: string | null, locked: boolean): MetricsAcc
     });
     return () => refusal;
   }
-  const expected = sha256(token);
+  const expected = credentialDigest(token);
   return (authorization) => {
-    const presented = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '')?.[1];
-    if (presented !== undefined && timingSafeEqual(sha256(presented), expected)) return null;
+    const presented = bearerToken(authorization);
+    if (presented !== null && timingSafeEqual(credentialDigest(presented), expected)) return null;
     return new GatewayError({ status: 401, type: 'authentication_error', code: 'invalid_metrics_token', message: 'Missing or invalid metrics token. Send it as "Authorization: Bearer <token>".' });
   };
-}
-
-function sha256(value: string): Buffer {
-  return createHash('sha256').update(value).digest();
 }
