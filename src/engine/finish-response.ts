@@ -16,6 +16,8 @@ export interface Finishing {
   pausedStatus: 'requires_action' | 'completed';
   hooks: ResponseEventHooks;
   signal: AbortSignal;
+  /** Told the final response just before its terminal event is stamped (observers). */
+  ended?(response: ResponseResource): void;
 }
 
 /**
@@ -67,5 +69,6 @@ export async function* finishResponse(
     response.incomplete_details = null;
     response.error = error instanceof GatewayError ? { code: error.code ?? 'server_error', message: error.message } : { code: 'server_error', message: 'The response could not be finished.' };
   }
+  loop.ended?.(response);
   yield stamp({ type: terminal, response });
 }

@@ -22,7 +22,7 @@ import { ContextWindows } from './context-windows.ts';
 import type { ConversationStore } from '../store/conversation-store.ts';
 import { declareTools, type DeclaredTools, type HostedToolPolicy } from './declared-tools.ts';
 import { initialResponse } from './initial-response.ts';
-import { safeObserver, type LoopObserver } from './loop-observer.ts';
+import { safeObserver, type LoopObserver, type ObservedResponse, type ResponseObserverFactory } from './loop-observer.ts';
 import { runResponseLoop, type LoopLimits, type LoopPolicy } from './response-loop.ts';
 import { planResume } from './resume-paused-turn.ts';
 import { ResponseDeadline } from './response-deadline.ts';
@@ -57,6 +57,8 @@ export interface ResponseEngineOptions {
   contextWindows?: ContextWindows;
   /** The loop controls (`loop.*` of the configuration): defaults and the limits on a request's `"loopgate:loop"`; all off when absent. */
   controls?: OperatorLoopControls;
+  /** Observers of every response, whatever its transport (the inspector): each makes one response's observer. */
+  responseObservers?: readonly ResponseObserverFactory[];
 }
 
 export interface CreateResponseOptions {
@@ -273,7 +275,7 @@ export class ResponseEngine {
       toolErrors: this.#toolErrors,
       signal,
       deadline,
-      observer: safeObserver(options.observers ?? []),
+      observer: safeObserver([...(options.observers ?? []), ...this.#responseObservers({ id: responseId, tenant: options.tenant, background: request.background === true, cleanToolError: (error) => this.#toolErrors.sanitize(error, toolContext) })]),
       hooks: {
         beforeTerminal: async (final) => {
           if (final.error && this.#options.secrets) final.error.message = this.#options.secrets.redact(final.error.message);
@@ -297,6 +299,17 @@ export class ResponseEngine {
         void claim?.abandon();
       },
     };
+  }
+
+  #responseObservers(response: ObservedResponse): LoopObserver[] {
+    return (this.#options.responseObservers ?? []).flatMap((make) => {
+      try {
+        return make(response) ?? [];
+      } catch {
+        // Observers are bystanders, their factories too.
+        return [];
+      }
+    });
   }
 
   #conversations(): ConversationStore {

@@ -89,10 +89,52 @@ export interface ResponseLoop {
  * `sequence_number`.
  */
 export async function* runResponseLoop(loop: ResponseLoop): AsyncGenerator<ResponseStreamEvent[]> {
+  const lifecycle = new ObservedLifecycle(loop);
   try {
-    yield* runLoop(loop);
+    yield* runLoop(loop, lifecycle);
   } finally {
     loop.deadline.dispose();
+    lifecycle.endIfOpen();
+  }
+}
+
+/**
+ * Tells observers a response started and, exactly once, that it ended —
+ * from its terminal event, or, for a loop stopped without one (a store write
+ * that failed a JSON request), as `failed`.
+ */
+class ObservedLifecycle {
+  readonly #loop: ResponseLoop;
+  #startedAt: number | null = null;
+  #ended = false;
+
+  constructor(loop: ResponseLoop) {
+    this.#loop = loop;
+  }
+
+  start(): void {
+    const { response, observer, toolContext, provider } = this.#loop;
+    this.#startedAt = performance.now();
+    observer.responseStarted({ responseId: response.id, tenant: toolContext.tenant, model: response.model, provider: provider.name, background: response.background });
+  }
+
+  end(response: ResponseResource): void {
+    if (this.#startedAt === null || this.#ended) return;
+    this.#ended = true;
+    this.#loop.observer.responseEnded({
+      responseId: response.id,
+      status: response.status,
+      usage: response.usage,
+      error: response.error,
+      incompleteReason: response.incomplete_details?.reason ?? null,
+      durationMs: performance.now() - this.#startedAt,
+    });
+  }
+
+  endIfOpen(): void {
+    const { response } = this.#loop;
+    if (this.#startedAt === null || this.#ended) return;
+    this.end({ ...response, status: 'failed', error: response.error ?? { code: 'server_error', message: 'The response ended without a terminal event.' } });
   }
 }
 
@@ -101,7 +143,7 @@ export async function* runResponseLoop(loop: ResponseLoop): AsyncGenerator<Respo
  * hop through an async generator costs a promise: a response is a handful of
  * batches, not dozens of single events.
  */
-async function* runLoop(loop: ResponseLoop): AsyncGenerator<ResponseStreamEvent[]> {
+async function* runLoop(loop: ResponseLoop, lifecycle: ObservedLifecycle): AsyncGenerator<ResponseStreamEvent[]> {
   let sequence = 0;
   let pending: ResponseStreamEventBody[] = [];
   const emit = (event: ResponseStreamEventBody) => pending.push(event);
@@ -123,6 +165,7 @@ async function* runLoop(loop: ResponseLoop): AsyncGenerator<ResponseStreamEvent[
   emit({ type: 'response.created', response: { ...response, output: [] } });
   response.status = 'in_progress';
   emit({ type: 'response.in_progress', response: { ...response, output: [] } });
+  lifecycle.start();
 
   const itemsOf = (name: string) => callItemsFor(loop.toolContext.offered.get(name)?.presentation ?? { kind: 'function' });
   const builder = new OutputBuilder((name) => itemsOf(name).hidesCall, (name) => loop.namespaced?.get(name) ?? null);
@@ -253,7 +296,9 @@ async function* runLoop(loop: ResponseLoop): AsyncGenerator<ResponseStreamEvent[
         }
         for (const { call } of approvals) {
           const request = itemsOf(call.name).approvalRequest(call);
-          if (request) builder.addItem(request, emit);
+          if (!request) continue;
+          builder.addItem(request, emit);
+          observer.approvalRequested({ turn, callId: call.callId, name: call.name });
         }
         const asked = flush();
         if (asked) yield asked;
@@ -277,7 +322,7 @@ async function* runLoop(loop: ResponseLoop): AsyncGenerator<ResponseStreamEvent[
   builder.closeAll(final.status === 'completed' || final.status === 'requires_action' ? 'completed' : 'incomplete', emit);
   const report: LoopReport = { ...(endedBy && { ended_by: endedBy }), ...gate.report() };
   if (Object.keys(report).length > 0) response['loopgate:loop'] = report;
-  yield* finishResponse({ response, pausedStatus: loop.limits.pausedStatus, hooks: loop.hooks, signal: loop.signal }, builder, usage, final, stamp);
+  yield* finishResponse({ response, pausedStatus: loop.limits.pausedStatus, hooks: loop.hooks, signal: loop.signal, ended: (done) => lifecycle.end(done) }, builder, usage, final, stamp);
 }
 
 /** The text of a turn's answer: every `output_text` of its messages. */
