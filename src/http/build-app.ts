@@ -36,6 +36,9 @@ import { registerHealthRoutes } from './routes/health-routes.ts';
 import { registerInputTokensRoute } from './routes/input-tokens-route.ts';
 import { registerModelsRoute } from './routes/models-route.ts';
 import { registerConversationsRoutes } from './routes/conversations-routes.ts';
+import { RecentResponses } from './inspector/recent-responses.ts';
+import { registerInspectorPage } from './routes/inspector-page-route.ts';
+import { registerInspectorRoutes } from './routes/inspector-routes.ts';
 import { registerResponsesRoute } from './routes/responses-route.ts';
 import { registerStoredResponsesRoutes } from './routes/stored-responses-route.ts';
 import { registerResponsesSocket } from './websocket/responses-socket-route.ts';
@@ -122,6 +125,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     models: Object.fromEntries(Object.entries(config.models).flatMap(([name, model]) => (model.contextWindow ? [[name, model.contextWindow]] : []))),
     providers: Object.fromEntries(Object.entries(config.providers).flatMap(([name, provider]) => (provider.contextWindow ? [[name, provider.contextWindow]] : []))),
   });
+  // The inspector watches every response through the engine; off, it costs nothing.
+  const inspected = config.inspector.enabled ? new RecentResponses(config.inspector.recentResponses) : null;
   const engine = new ResponseEngine({
     router,
     store,
@@ -136,6 +141,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     conversations,
     compaction,
     contextWindows,
+    ...(inspected && { responseObservers: [inspected.observe] }),
   });
   const counter = new InputTokenCounter({ router, store, executors, defaultModel: config.defaultModel, hostedTools: config.loop.hostedTools, conversations, contextWindows, compaction });
 
@@ -185,6 +191,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   registerStoredResponsesRoutes(app, store, { ...backgroundSource, runner, cancelWaitMs: config.background.cancelWaitMs });
   registerConversationsRoutes(app, conversations);
   registerCompactRoute(app, new Compactor({ router, store, codec: compaction, deadlineMs: config.loop.deadlineMs }));
+  if (inspected) {
+    registerInspectorPage(app);
+    registerInspectorRoutes(app, { recent: inspected, store, background: backgroundSource });
+  }
 
   app.addHook('onClose', async () => {
     // Background responses have no connection to keep the server open: they get the same grace, then end (stored) before the stores close.
