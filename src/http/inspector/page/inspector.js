@@ -96,7 +96,7 @@ let current = null;
 
 function select(id, tenant) {
   current?.controller.abort();
-  current = { id, tenant, controller: new AbortController() };
+  current = { id, tenant, status: null, background: false, refresh: null, controller: new AbortController() };
   history.replaceState(null, '', `#${id}`);
   for (const row of $('responses').tBodies[0].rows) row.classList.toggle('selected', row.dataset.responseId === id);
   $('stream-log').replaceChildren();
@@ -104,47 +104,59 @@ function select(id, tenant) {
   void watch(current);
 }
 
-/** Shows the response, then keeps it current while it runs: its resumable stream when it has one, else polling. */
+/**
+ * Shows the response, then keeps it current while it runs. Turns and tool
+ * calls change between events (a model call or a tool running says nothing
+ * until it ends), so the timeline is re-read on a timer while it runs — and
+ * at once on every event of a background response's resumable stream.
+ */
 async function watch(view) {
-  const timeline = await loadTimeline(view);
-  if (!timeline || !RUNNING.has(timeline.response.status)) return following(view, null);
-  if (timeline.response.background && (await followStream(view))) return following(view, null);
-  while (view === current && !view.controller.signal.aborted) {
-    following(view, 'polling');
-    await sleep(POLL_EVERY_MS);
-    const latest = await loadTimeline(view);
-    if (!latest || !RUNNING.has(latest.response.status)) break;
+  const { signal } = view.controller;
+  view.refresh = coalesced(() => loadTimeline(view));
+  await view.refresh();
+  if (!RUNNING.has(view.status)) return following(view, null);
+  const ticker = setInterval(() => void view.refresh(), POLL_EVERY_MS);
+  try {
+    const streamed = view.background && (await followStream(view));
+    while (!streamed && RUNNING.has(view.status) && !signal.aborted) {
+      following(view, 'polling');
+      await sleep(POLL_EVERY_MS);
+    }
+  } finally {
+    clearInterval(ticker);
+    if (!signal.aborted) await view.refresh();
+    following(view, null);
   }
-  following(view, null);
 }
 
 async function loadTimeline(view) {
   try {
     const query = view.tenant ? `?tenant=${encodeURIComponent(view.tenant)}` : '';
     const timeline = await (await api(`responses/${encodeURIComponent(view.id)}${query}`, view.controller.signal)).json();
-    if (view !== current) return null;
+    if (view !== current) return;
     view.tenant = timeline.response.tenant;
+    view.status = timeline.response.status;
+    view.background = timeline.response.background;
     renderTimeline(timeline);
-    return timeline;
   } catch (error) {
-    if (view.controller.signal.aborted) return null;
+    view.status = null;
+    if (view.controller.signal.aborted) return;
     $('detail').hidden = true;
     notice(error.status === 404 ? `No response ${view.id} that this key may see.` : `Could not load ${view.id}: ${error.message}`);
-    return null;
   }
 }
 
 /**
  * Follows a background response through its resumable stream, resuming
- * after the last event seen when the connection drops; each event refreshes
- * the timeline. False when the stream cannot be read (polling takes over).
+ * after the last event seen when the connection drops. True once it ended
+ * (or the view changed); false when the stream cannot be read, for polling
+ * to take over.
  */
 async function followStream(view) {
   const { signal } = view.controller;
-  const refresh = coalesced(() => loadTimeline(view));
   let after = -1;
   $('stream').hidden = false;
-  for (;;) {
+  while (!signal.aborted) {
     following(view, 'stream');
     try {
       const query = new URLSearchParams({ tenant: view.tenant });
@@ -153,19 +165,15 @@ async function followStream(view) {
       for await (const event of sseEvents(response.body)) {
         after = event.sequence_number;
         logEvent(event);
-        if (TERMINAL_EVENTS.has(event.type)) {
-          await refresh();
-          return true;
-        }
-        void refresh();
+        if (TERMINAL_EVENTS.has(event.type)) return true;
+        void view.refresh();
       }
     } catch (error) {
-      if (signal.aborted) return true;
-      if (error instanceof ApiError) return false;
+      if (error instanceof ApiError) return signal.aborted;
     }
     await sleep(RECONNECT_MS);
-    if (signal.aborted) return true;
   }
+  return true;
 }
 
 /** Runs `task` at most once at a time; calls meanwhile fold into one more run. */
