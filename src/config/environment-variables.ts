@@ -70,6 +70,7 @@ export const ENVIRONMENT_VARIABLES: readonly EnvironmentVariable[] = [
   { name: 'BODY_LIMIT_BYTES', path: ['server', 'bodyLimitBytes'], parse: 'integer', help: 'largest request body in bytes (larger: 413)' },
   { name: 'SSE_KEEPALIVE_MS', path: ['server', 'keepAliveIntervalMs'], parse: 'integer', help: 'keep-alive comment interval on idle streams, in milliseconds' },
   { name: 'SHUTDOWN_GRACE_MS', path: ['server', 'shutdownGraceMs'], parse: 'integer', help: 'on SIGTERM/SIGINT, how long responses in flight may finish, in milliseconds' },
+  { name: 'INSPECTOR_ENABLED', path: ['inspector', 'enabled'], parse: 'boolean', help: 'serve the live inspector page at /inspector/ and its data at /v1/inspector/… (API keys apply; admin keys see every tenant)' },
   { name: 'CORS_ORIGINS', path: ['server', 'corsOrigins'], parse: 'list', help: 'comma-separated browser origins, * for any, empty to disable CORS' },
 ];
 
