@@ -136,10 +136,12 @@ describe.each(flavors)('inspector data over $name', (flavor) => {
     const admin = await get(gateway, `/v1/inspector/responses/${theirs.id}`, KEY_ADMIN);
     expect(admin.status).toBe(200);
     expect(admin.body.response).toMatchObject({ id: theirs.id, tenant: 'team-b' });
-    const badLimit = await get(gateway, '/v1/inspector/responses?limit=0', KEY_A);
-    expect(badLimit.status).toBe(400);
-    assertErrorEnvelope(badLimit.body);
-    expect(badLimit.body.error).toMatchObject({ type: 'invalid_request_error', param: 'limit' });
+    for (const [query, param] of [['/v1/inspector/responses?limit=0', 'limit'], [`/v1/inspector/responses/${mine.id}?tenant=no%20such`, 'tenant'], [`/v1/inspector/responses/${mine.id}/events?starting_after=soon`, 'starting_after']]) {
+      const refused = await get(gateway, query!, KEY_A);
+      expect(refused.status).toBe(400);
+      assertErrorEnvelope(refused.body);
+      expect(refused.body.error).toMatchObject({ type: 'invalid_request_error', param });
+    }
   });
 
   it('serves a background response\'s resumable stream to its tenant and to the admin key, from any sequence number', async () => {

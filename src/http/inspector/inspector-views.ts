@@ -85,7 +85,7 @@ export function canSee(viewer: InspectorViewer, tenant: string): boolean {
 }
 
 /** Longest tool error text the inspector keeps. */
-export const MAX_ERROR_CHARS = 1_000;
+export const MAX_ERROR_CHARS = 500;
 
 export function boundError(text: string): string {
   return text.length > MAX_ERROR_CHARS ? `${text.slice(0, MAX_ERROR_CHARS)}… [truncated]` : text;

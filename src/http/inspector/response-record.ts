@@ -2,8 +2,8 @@ import type { LoopObserver, ObservedResponse, ResponseEndedEvent, ResponseStarte
 import type { ResponseStatus } from '../../protocol/response-resource.ts';
 import { boundError, type InspectorApproval, type InspectorResponse, type InspectorTimeline, type InspectorToolCall, type InspectorTurn } from './inspector-views.ts';
 
-/** Turns, tool calls and approvals kept per response; a runaway loop costs no more than this. */
-export const MAX_TIMELINE_ENTRIES = 1_000;
+/** Turns, tool calls and approvals kept per response: with errors bounded too, a runaway loop costs at most ~150 kB here. */
+export const MAX_TIMELINE_ENTRIES = 256;
 
 /**
  * One response as the inspector saw it run: fed by its loop observer, read
@@ -13,7 +13,9 @@ export const MAX_TIMELINE_ENTRIES = 1_000;
 export class ResponseRecord implements LoopObserver {
   readonly id: string;
   readonly tenant: string;
-  readonly #observed: ObservedResponse;
+  readonly #background: boolean;
+  /** Held only while the response runs: it keeps the response's tool context alive. */
+  #cleanToolError: ObservedResponse['cleanToolError'] | null;
   readonly #onStart: (record: ResponseRecord) => void;
   readonly #createdAt = Math.floor(Date.now() / 1000);
   readonly #startedAt = performance.now();
@@ -30,7 +32,8 @@ export class ResponseRecord implements LoopObserver {
 
   /** `onStart`: the response started running (a record whose loop never starts is never listed). */
   constructor(observed: ObservedResponse, onStart: (record: ResponseRecord) => void) {
-    this.#observed = observed;
+    this.#background = observed.background;
+    this.#cleanToolError = observed.cleanToolError;
     this.#onStart = onStart;
     this.id = observed.id;
     this.tenant = observed.tenant;
@@ -48,6 +51,7 @@ export class ResponseRecord implements LoopObserver {
     this.#ended = event;
     this.#endedMs = this.#now();
     this.#status = event.status;
+    this.#cleanToolError = null;
   }
 
   turnStarted(event: { turn: number }): void {
@@ -74,7 +78,7 @@ export class ResponseRecord implements LoopObserver {
     call.duration_ms = round(event.durationMs);
     call.status = event.error === null ? 'completed' : 'failed';
     // The raw error is the operator log's; what is shown here may reach a tenant's eyes.
-    call.error = event.error === null ? null : boundError(this.#observed.cleanToolError(event.error));
+    call.error = event.error === null ? null : boundError(this.#cleanToolError?.(event.error) ?? 'The tool call failed.');
   }
 
   approvalRequested(event: { turn: number; callId: string; name: string }): void {
@@ -91,7 +95,7 @@ export class ResponseRecord implements LoopObserver {
       tenant: this.tenant,
       model: this.#model,
       provider: this.#provider,
-      background: this.#observed.background,
+      background: this.#background,
       status: this.#status,
       created_at: this.#createdAt,
       duration_ms: this.#endedMs ?? this.#now(),
