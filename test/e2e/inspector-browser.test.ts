@@ -208,7 +208,8 @@ describe.each(flavors)('inspector page in Chromium over $name', (flavor) => {
     // Opening the other tenant's response by id says it is not there.
     await pageB.fill('#open-id', mine.id);
     await pageB.click('#open-form button[type=submit]');
-    await pageB.locator('#notice', { hasText: 'that this key may see' }).waitFor();
+    await pageB.locator('#detail-notice', { hasText: 'that this key may see' }).waitFor();
+    expect(await pageB.locator('#detail').isHidden()).toBe(true);
 
     const admin = await openInspector(KEY_ADMIN);
     await row(admin, mine.id).waitFor();

@@ -58,9 +58,11 @@ async function refreshList() {
     renderList(data);
     notice('');
   } catch (error) {
-    renderList([]);
-    // Without a (valid) key there is nothing to poll for: the key form starts it again.
-    if (error.status === 401) return notice('This gateway needs an API key: enter one above.');
+    // Without a (valid) key there is nothing to show or poll for: the key form starts it again.
+    if (error.status === 401) {
+      renderList([]);
+      return notice('This gateway needs an API key: enter one above.');
+    }
     notice(`Could not load responses: ${error.message}`);
   }
   listTimer = setTimeout(refreshList, LIST_EVERY_MS);
@@ -101,6 +103,7 @@ function select(id, tenant) {
   for (const row of $('responses').tBodies[0].rows) row.classList.toggle('selected', row.dataset.responseId === id);
   $('stream-log').replaceChildren();
   $('stream').hidden = true;
+  $('detail-notice').textContent = '';
   void watch(current);
 }
 
@@ -137,12 +140,16 @@ async function loadTimeline(view) {
     view.tenant = timeline.response.tenant;
     view.status = timeline.response.status;
     view.background = timeline.response.background;
+    $('detail-notice').textContent = '';
     renderTimeline(timeline);
   } catch (error) {
-    view.status = null;
     if (view.controller.signal.aborted) return;
-    $('detail').hidden = true;
-    notice(error.status === 404 ? `No response ${view.id} that this key may see.` : `Could not load ${view.id}: ${error.message}`);
+    if (error.status === 404 || error.status === 401) {
+      // Gone, or not this key's: nothing more to follow.
+      view.status = null;
+      $('detail').hidden = true;
+    }
+    $('detail-notice').textContent = error.status === 404 ? `No response ${view.id} that this key may see.` : `Could not load ${view.id}: ${error.message}`;
   }
 }
 
@@ -172,6 +179,8 @@ async function followStream(view) {
       if (error instanceof ApiError) return signal.aborted;
     }
     await sleep(RECONNECT_MS);
+    // Ended while the stream was away: the timeline already says how.
+    if (!RUNNING.has(view.status)) return true;
   }
   return true;
 }
