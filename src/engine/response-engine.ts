@@ -259,6 +259,7 @@ export class ResponseEngine {
       // Stored by the background runner, once it holds the response's lease.
       queued = { tenant: options.tenant, response: structuredClone(response), inputItems: input, previousResponseId: request.previous_response_id ?? null };
     }
+    const observed: ObservedResponse = { id: responseId, tenant: options.tenant, background: request.background === true, cleanToolError: (error) => this.#toolErrors.sanitize(error, toolContext) };
     const events = runResponseLoop({
       response,
       provider,
@@ -275,7 +276,7 @@ export class ResponseEngine {
       toolErrors: this.#toolErrors,
       signal,
       deadline,
-      observer: safeObserver([...(options.observers ?? []), ...this.#responseObservers({ id: responseId, tenant: options.tenant, background: request.background === true, cleanToolError: (error) => this.#toolErrors.sanitize(error, toolContext) })]),
+      observer: safeObserver([...(options.observers ?? []), ...this.#responseObservers(observed)]),
       hooks: {
         beforeTerminal: async (final) => {
           if (final.error && this.#options.secrets) final.error.message = this.#options.secrets.redact(final.error.message);
