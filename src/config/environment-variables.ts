@@ -74,6 +74,7 @@ export const ENVIRONMENT_VARIABLES: readonly EnvironmentVariable[] = [
   { name: 'METRICS_PORT', path: ['metrics', 'port'], parse: 'integer', help: 'serve /metrics on this port instead of the main one (meant for an internal network)' },
   { name: 'METRICS_TOKEN', path: ['metrics', 'token'], parse: 'text', help: 'bearer token scrapes of /metrics must send (16 characters or more); needed on the main port when API_KEYS is set' },
   { name: 'LOOPGATE_BUILD', path: null, parse: 'text', help: 'the build GET /version reports (e.g. the git commit the image was built from); unset: `git rev-parse` of the checkout, if any' },
+  { name: 'INSPECTOR_ENABLED', path: ['inspector', 'enabled'], parse: 'boolean', help: 'serve the live inspector page at /inspector/ and its data at /v1/inspector/… (API keys apply; admin keys see every tenant)' },
   { name: 'CORS_ORIGINS', path: ['server', 'corsOrigins'], parse: 'list', help: 'comma-separated browser origins, * for any, empty to disable CORS' },
 ];
 

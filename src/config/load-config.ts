@@ -221,12 +221,20 @@ export const GatewayConfig = z.object({
       token: z.string().min(16).nullable().default(null),
     })
     .prefault({}),
+  inspector: z
+    .object({
+      /** The live inspector page (/inspector) and its data endpoints (/v1/inspector/…). */
+      enabled: z.boolean().default(false),
+      /** Responses each replica remembers for it, newest first (older ones are read from the store, without timings). */
+      recentResponses: z.int().positive().max(100_000).default(500),
+    })
+    .prefault({}),
   /** Per-tenant tool policy: a tenant's own entry, else "*", else no restriction (tenant-tool-policy.ts). */
   tenants: z.record(z.string(), TenantPolicyConfig).default({}),
   auth: z
     .object({
       apiKeys: z
-        .array(z.object({ key: z.string().min(8), tenant: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'tenant names are 1-64 of A-Z a-z 0-9 _ . -') }))
+        .array(z.object({ key: z.string().min(8), tenant: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'tenant names are 1-64 of A-Z a-z 0-9 _ . -'), admin: z.boolean().default(false) }))
         .default([]),
     })
     .prefault({}),

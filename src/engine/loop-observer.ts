@@ -19,6 +19,8 @@ export interface ResponseEndedEvent extends ResponseStartedEvent {
   status: ResponseStatus;
   /** `error.code` of a failed response. */
   errorCode: string | null;
+  /** The error of a failed response (its message as the client sees it). */
+  error: { code: string; message: string } | null;
   /** `incomplete_details.reason` of an incomplete or cancelled one. */
   incompleteReason: string | null;
   /** Summed over its model calls; null when no call reported any. */
@@ -43,11 +45,31 @@ export interface LoopObserver {
   modelCallFirstOutput?(event: { turn: number }): void;
   /** A model call failed: the upstream refused it at once (`status` is the HTTP status it became), or its stream reported an error (`status` null). */
   modelCallFailed?(event: { turn: number; code: string; status: number | null }): void;
+  /** A call waits for the client's approval: the response pauses with it (`mcp_approval_request`). */
+  approvalRequested?(event: { turn: number; callId: string; name: string }): void;
+  /** Once per started response, also when it failed before its stream began. */
   responseEnded?(event: ResponseEndedEvent): void;
 }
 
-/** Makes one response's own observer (metrics, traces): the engine calls it once per response. */
-export type ResponseObserverFactory = () => LoopObserver;
+/** What an observer of every response learns of one as the engine starts it. */
+export interface ObservedResponse {
+  id: string;
+  tenant: string;
+  background: boolean;
+  /**
+   * Cleans a tool error the way the client's output item is cleaned (no stack
+   * traces, internal addresses or secrets, bounded): `toolCallEnded` carries
+   * it raw, for the operator's log; whoever shows it to others cleans it.
+   */
+  cleanToolError(error: string): string;
+}
+
+/**
+ * Makes the observer of one response (metrics, traces, the inspector),
+ * whatever the transport: the per-response instance is what ties its turn and
+ * tool events together. Null: not interested in this one.
+ */
+export type ResponseObserverFactory = (response: ObservedResponse) => LoopObserver | null;
 
 type Notify = Required<LoopObserver>;
 
@@ -59,6 +81,7 @@ const silent: Notify = {
   responseStarted: () => {},
   modelCallFirstOutput: () => {},
   modelCallFailed: () => {},
+  approvalRequested: () => {},
   responseEnded: () => {},
 };
 
@@ -84,6 +107,7 @@ export function safeObserver(observers: readonly LoopObserver[]): Notify {
     responseStarted: call('responseStarted'),
     modelCallFirstOutput: call('modelCallFirstOutput'),
     modelCallFailed: call('modelCallFailed'),
+    approvalRequested: call('approvalRequested'),
     responseEnded: call('responseEnded'),
   };
 }

@@ -22,7 +22,7 @@ import { ContextWindows } from './context-windows.ts';
 import type { ConversationStore } from '../store/conversation-store.ts';
 import { declareTools, type DeclaredTools, type HostedToolPolicy } from './declared-tools.ts';
 import { initialResponse } from './initial-response.ts';
-import { safeObserver, type LoopObserver, type ResponseObserverFactory } from './loop-observer.ts';
+import { safeObserver, type LoopObserver, type ObservedResponse, type ResponseObserverFactory } from './loop-observer.ts';
 import { describeFailure, ResponseLifecycle } from './response-lifecycle.ts';
 import { runResponseLoop, type LoopLimits, type LoopPolicy } from './response-loop.ts';
 import { planResume } from './resume-paused-turn.ts';
@@ -58,7 +58,7 @@ export interface ResponseEngineOptions {
   contextWindows?: ContextWindows;
   /** The loop controls (`loop.*` of the configuration): defaults and the limits on a request's `"loopgate:loop"`; all off when absent. */
   controls?: OperatorLoopControls;
-  /** Observers every response gets, whatever its transport (metrics): each factory makes one per response. */
+  /** Observers every response gets, whatever its transport (metrics, traces, the inspector): each factory makes one per response. */
   responseObservers?: readonly ResponseObserverFactory[];
 }
 
@@ -250,7 +250,8 @@ export class ResponseEngine {
     // Every model call of the loop fits the context window, or learns it from the upstream's refusal.
     const truncating = request.truncation === 'auto' ? new TruncatingProvider(route.provider, this.#windows, model) : null;
     const provider = truncating ?? route.provider;
-    const observer = safeObserver([...(this.#options.responseObservers ?? []).map((make) => make()), ...(options.observers ?? [])]);
+    const observed: ObservedResponse = { id: responseId, tenant: options.tenant, background: request.background === true, cleanToolError: (error) => this.#toolErrors.sanitize(error, toolContext) };
+    const observer = safeObserver([...this.#responseObservers(observed), ...(options.observers ?? [])]);
     const lifecycle = new ResponseLifecycle(observer, { responseId, model, provider: route.provider.name, upstreamModel: route.upstreamModel, tenant: options.tenant, background: request.background === true, startedAt });
     // A background response starts its model call inside the loop: a refusal then ends it as `failed`.
     let firstTurn: TurnStream | null = null;
@@ -318,6 +319,17 @@ export class ResponseEngine {
         lifecycle.failed(reason);
       },
     };
+  }
+
+  #responseObservers(response: ObservedResponse): LoopObserver[] {
+    return (this.#options.responseObservers ?? []).flatMap((make) => {
+      try {
+        return make(response) ?? [];
+      } catch {
+        // Observers are bystanders, their factories too.
+        return [];
+      }
+    });
   }
 
   #conversations(): ConversationStore {

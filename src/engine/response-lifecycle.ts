@@ -29,24 +29,24 @@ export class ResponseLifecycle {
    */
   streamEnded(response: ResponseResource, failure: { error: unknown } | null): void {
     if (failure) return this.failed(failure.error);
-    if (!ENDED.has(response.status)) return this.#end({ status: 'cancelled', errorCode: null, incompleteReason: 'cancelled', usage: response.usage });
-    this.#end({ status: response.status, errorCode: response.error?.code ?? null, incompleteReason: response.incomplete_details?.reason ?? null, usage: response.usage });
+    if (!ENDED.has(response.status)) return this.#end({ status: 'cancelled', error: null, incompleteReason: 'cancelled', usage: response.usage });
+    this.#end({ status: response.status, error: response.error ? { code: response.error.code, message: response.error.message } : null, incompleteReason: response.incomplete_details?.reason ?? null, usage: response.usage });
   }
 
   /** It failed without a terminal event: before its stream began, or its stream threw. */
   failed(error: unknown): void {
-    this.#end({ status: 'failed', errorCode: describeFailure(error).code, incompleteReason: null, usage: null });
+    this.#end({ status: 'failed', error: { code: describeFailure(error).code, message: error instanceof Error ? error.message : 'The response failed.' }, incompleteReason: null, usage: null });
   }
 
   /** The client went away before its stream began. */
   cancelled(): void {
-    this.#end({ status: 'cancelled', errorCode: null, incompleteReason: 'cancelled', usage: null });
+    this.#end({ status: 'cancelled', error: null, incompleteReason: 'cancelled', usage: null });
   }
 
-  #end(outcome: { status: ResponseStatus; errorCode: string | null; incompleteReason: string | null; usage: ResponseResource['usage'] }): void {
+  #end(outcome: { status: ResponseStatus; error: { code: string; message: string } | null; incompleteReason: string | null; usage: ResponseResource['usage'] }): void {
     if (this.#ended) return;
     this.#ended = true;
-    this.#observer.responseEnded({ ...this.#started, ...outcome, usage: outcome.usage ?? null, durationMs: performance.now() - this.#started.startedAt });
+    this.#observer.responseEnded({ ...this.#started, ...outcome, errorCode: outcome.error?.code ?? null, usage: outcome.usage ?? null, durationMs: performance.now() - this.#started.startedAt });
   }
 }
 

@@ -267,7 +267,9 @@ async function* runLoop(loop: ResponseLoop): AsyncGenerator<ResponseStreamEvent[
         }
         for (const { call } of approvals) {
           const request = itemsOf(call.name).approvalRequest(call);
-          if (request) builder.addItem(request, emit);
+          if (!request) continue;
+          builder.addItem(request, emit);
+          observer.approvalRequested({ turn, callId: call.callId, name: call.name });
         }
         const asked = flush();
         if (asked) yield asked;

@@ -10,12 +10,15 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Who owns what this request reads and writes. */
     tenant: string;
+    /** The key is an operator's (`admin: true`): operator views (the inspector) show every tenant. */
+    admin: boolean;
   }
 }
 
 interface KeyEntry {
   digest: Buffer;
   tenant: string;
+  admin: boolean;
 }
 
 /**
@@ -23,29 +26,31 @@ interface KeyEntry {
  * `Authorization: Bearer <key>`; the key names the tenant. Keys are compared
  * as SHA-256 digests in constant time, always against every configured key.
  */
-export function registerAuthentication(app: FastifyInstance, apiKeys: { key: string; tenant: string }[]): void {
+export function registerAuthentication(app: FastifyInstance, apiKeys: { key: string; tenant: string; admin?: boolean }[]): void {
   app.decorateRequest('tenant', DEFAULT_TENANT);
+  app.decorateRequest('admin', false);
   if (apiKeys.length === 0) return;
-  const entries: KeyEntry[] = apiKeys.map(({ key, tenant }) => ({ digest: credentialDigest(key), tenant }));
+  const entries: KeyEntry[] = apiKeys.map(({ key, tenant, admin }) => ({ digest: credentialDigest(key), tenant, admin: admin === true }));
 
   app.addHook('onRequest', (request, _reply, done) => {
     if (request.method === 'OPTIONS' || !request.url.startsWith('/v1/')) return done();
-    const tenant = tenantFor(entries, request.headers.authorization);
-    if (tenant === null) {
+    const entry = entryFor(entries, request.headers.authorization);
+    if (entry === null) {
       return done(new GatewayError({ status: 401, type: 'authentication_error', code: 'invalid_api_key', message: 'Missing or invalid API key. Send it as "Authorization: Bearer <key>".' }));
     }
-    request.tenant = tenant;
+    request.tenant = entry.tenant;
+    request.admin = entry.admin;
     done();
   });
 }
 
-function tenantFor(entries: KeyEntry[], authorization: string | undefined): string | null {
+function entryFor(entries: KeyEntry[], authorization: string | undefined): KeyEntry | null {
   const token = bearerToken(authorization);
   if (token === null) return null;
   const presented = credentialDigest(token);
-  let tenant: string | null = null;
+  let found: KeyEntry | null = null;
   for (const entry of entries) {
-    if (timingSafeEqual(presented, entry.digest) && tenant === null) tenant = entry.tenant;
+    if (timingSafeEqual(presented, entry.digest) && found === null) found = entry;
   }
-  return tenant;
+  return found;
 }

@@ -1,7 +1,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { invalidRequest } from '../errors/gateway-error.ts';
 import { isFinished } from '../engine/background-runner.ts';
-import type { ResponseEventLog } from '../store/response-event-log.ts';
-import type { ResponseStore } from '../store/response-store.ts';
+import { eventsExpired, type ResponseEventLog } from '../store/response-event-log.ts';
+import type { ResponseStore, StoredResponse } from '../store/response-store.ts';
 import { SseWriter, type StreamWatcher } from './sse-writer.ts';
 
 export interface BackgroundStreamSource {
@@ -19,9 +20,8 @@ export interface BackgroundStreamSource {
  * response runs on. Checks first that the replay has no hole (a 400 while
  * the status line can still say so).
  */
-export async function streamBackgroundEvents(request: FastifyRequest, reply: FastifyReply, source: BackgroundStreamSource, id: string, after: number): Promise<void> {
+export async function streamBackgroundEvents(request: FastifyRequest, reply: FastifyReply, source: BackgroundStreamSource, id: string, after: number, tenant: string = request.tenant): Promise<void> {
   const { events, store } = source;
-  const tenant = request.tenant;
   await events.checkReplayable(tenant, id, after);
   const controller = new AbortController();
   reply.raw.once('close', () => controller.abort());
@@ -51,4 +51,16 @@ export async function streamBackgroundEvents(request: FastifyRequest, reply: Fas
     controller.abort();
     writer.end();
   }
+}
+
+/**
+ * A stored response's resumable stream (`GET /v1/responses/{id}?stream=true`,
+ * and the inspector's view of it): a 400 while the status line can still say
+ * so when it was not a background response or its events are gone.
+ */
+export async function streamStoredResponse(request: FastifyRequest, reply: FastifyReply, source: BackgroundStreamSource, record: StoredResponse, after: number): Promise<void> {
+  const { response, tenant } = record;
+  if (!response.background) throw invalidRequest('This response cannot be streamed: it was not created with background=true. Retrieve it without stream=true.', 'stream', 'invalid_value');
+  if (isFinished(response) && (await source.events.lastSequence(tenant, response.id)) < 0) throw eventsExpired(response.id, null);
+  await streamBackgroundEvents(request, reply, source, response.id, after, tenant);
 }

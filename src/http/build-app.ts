@@ -42,6 +42,9 @@ import { registerHealthRoutes } from './routes/health-routes.ts';
 import { registerInputTokensRoute } from './routes/input-tokens-route.ts';
 import { registerModelsRoute } from './routes/models-route.ts';
 import { registerConversationsRoutes } from './routes/conversations-routes.ts';
+import { RecentResponses } from './inspector/recent-responses.ts';
+import { registerInspectorPage } from './routes/inspector-page-route.ts';
+import { registerInspectorRoutes } from './routes/inspector-routes.ts';
 import { registerResponsesRoute } from './routes/responses-route.ts';
 import { registerStoredResponsesRoutes } from './routes/stored-responses-route.ts';
 import { serveMetrics } from './serve-metrics.ts';
@@ -133,6 +136,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     models: Object.fromEntries(Object.entries(config.models).flatMap(([name, model]) => (model.contextWindow ? [[name, model.contextWindow]] : []))),
     providers: Object.fromEntries(Object.entries(config.providers).flatMap(([name, provider]) => (provider.contextWindow ? [[name, provider.contextWindow]] : []))),
   });
+  // The inspector watches every response through the engine; off, it costs nothing.
+  const inspected = config.inspector.enabled ? new RecentResponses(config.inspector.recentResponses) : null;
   const engine = new ResponseEngine({
     router,
     store,
@@ -147,7 +152,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     conversations,
     compaction,
     contextWindows,
-    responseObservers: metrics ? [() => new ResponseMetricsObserver(metrics)] : [],
+    responseObservers: [...(metrics ? [() => new ResponseMetricsObserver(metrics)] : []), ...(inspected ? [inspected.observe] : [])],
   });
   const counter = new InputTokenCounter({ router, store, executors, defaultModel: config.defaultModel, hostedTools: config.loop.hostedTools, conversations, contextWindows, compaction });
 
@@ -202,6 +207,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   registerCompactRoute(app, new Compactor({ router, store, codec: compaction, deadlineMs: config.loop.deadlineMs }));
   registerDiscoveryRoutes(app, { metricsPath: metrics ? config.metrics.path : null });
   if (metrics) serveMetrics(app, metrics, config);
+  if (inspected) {
+    registerInspectorPage(app);
+    registerInspectorRoutes(app, { recent: inspected, store, background: backgroundSource });
+  }
 
   app.addHook('onClose', async () => {
     // Background responses have no connection to keep the server open: they get the same grace, then end (stored) before the stores close.

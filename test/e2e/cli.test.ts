@@ -71,7 +71,7 @@ describe('loopgate command line', () => {
     expect(printed.logLevel).toBe('warn');
     expect(printed.providers.openai.apiKey).toBe('***');
     expect(printed.providers.anthropic).toMatchObject({ type: 'anthropic', apiKey: '***', baseUrl: 'https://api.anthropic.com' });
-    expect(printed.auth.apiKeys).toEqual([{ key: '***', tenant: 'team-a' }]);
+    expect(printed.auth.apiKeys).toEqual([{ key: '***', tenant: 'team-a', admin: false }]);
     expect(printed.store.redisUrl).toBe('redis://default:***@127.0.0.1:6379/0');
     expect(printed.mcp.servers).toEqual([{ name: 'docs', url: 'https://mcp.example/mcp', headers: { 'x-api-key': '***' }, allowedTools: ['search'], requireApproval: 'never', timeoutMs: null }]);
     expect(stderr).toContain('loopgate: warning: MCP_SERVERS[0].allowed_tools is the old spelling of allowedTools; it still works, but rename it\n');

@@ -1,5 +1,5 @@
 import { ResponseEngine } from '../../src/engine/response-engine.ts';
-import type { LoopObserver } from '../../src/engine/loop-observer.ts';
+import type { LoopObserver, ResponseObserverFactory } from '../../src/engine/loop-observer.ts';
 import type { LoopLimits } from '../../src/engine/response-loop.ts';
 import { ExecutorRegistry } from '../../src/executors/executor-registry.ts';
 import type { ToolGovernance } from '../../src/executors/tool-governance.ts';
@@ -23,7 +23,7 @@ export function harness(
   provider: Provider,
   executors: ToolExecutor[] = [],
   limits: Partial<LoopLimits & { deadlineMs: number }> = {},
-  shared: { store?: MemoryResponseStore; governance?: ToolGovernance } = {},
+  shared: { store?: MemoryResponseStore; governance?: ToolGovernance; responseObservers?: ResponseObserverFactory[] } = {},
 ): Harness {
   const store = shared.store ?? new MemoryResponseStore({ maxEntries: 1_000, ttlSeconds: 600 });
   const engine = new ResponseEngine({
@@ -32,6 +32,7 @@ export function harness(
     executors: new ExecutorRegistry(executors, shared.governance),
     limits: { maxTurns: 10, toolTimeoutMs: 5_000, deadlineMs: 30_000, maxConsecutiveToolFailures: 0, pausedStatus: 'requires_action', ...limits },
     defaultModel: 'm',
+    ...(shared.responseObservers && { responseObservers: shared.responseObservers }),
   });
   return {
     engine,

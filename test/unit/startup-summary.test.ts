@@ -65,9 +65,9 @@ describe('maskSecrets', () => {
     expect(text).not.toContain(SECRET);
     expect(masked.providers.openai).toMatchObject({ apiKey: '***', baseUrl: 'https://user:***@llm.example/v1' });
     expect(masked.auth.apiKeys).toEqual([
-      { key: '***', tenant: 'team-a' },
-      { key: '***', tenant: 'team-a' },
-      { key: '***', tenant: 'team-b' },
+      { key: '***', tenant: 'team-a', admin: false },
+      { key: '***', tenant: 'team-a', admin: false },
+      { key: '***', tenant: 'team-b', admin: false },
     ]);
     expect(masked.mcp.servers[0]).toMatchObject({ headers: { authorization: '***' }, url: 'https://mcp.example:8443/mcp?token=***' });
     expect(masked.store.redisUrl).toBe('redis://default:***@redis.internal:6379/2');

@@ -3,9 +3,8 @@ import { z } from 'zod';
 import { invalidRequest, notFound } from '../../errors/gateway-error.ts';
 import { parseRequest } from '../../protocol/parse-request.ts';
 import type { ResponseStore } from '../../store/response-store.ts';
-import { isFinished, type BackgroundRunner } from '../../engine/background-runner.ts';
-import { eventsExpired } from '../../store/response-event-log.ts';
-import { streamBackgroundEvents, type BackgroundStreamSource } from '../background-stream.ts';
+import type { BackgroundRunner } from '../../engine/background-runner.ts';
+import { streamStoredResponse, type BackgroundStreamSource } from '../background-stream.ts';
 import { inputItemView } from '../input-item-view.ts';
 
 const IncludeQuery = z.preprocess(
@@ -54,10 +53,7 @@ export function registerStoredResponsesRoutes(app: FastifyInstance, store: Respo
       if (query.starting_after !== undefined) throw invalidRequest("'starting_after' applies only with stream=true.", 'starting_after', 'invalid_value');
       return record.response;
     }
-    if (!record.response.background) throw invalidRequest('This response cannot be streamed: it was not created with background=true. Retrieve it without stream=true.', 'stream', 'invalid_value');
-    const after = query.starting_after ?? -1;
-    if (isFinished(record.response) && (await background.events.lastSequence(request.tenant, record.response.id)) < 0) throw eventsExpired(record.response.id, null);
-    await streamBackgroundEvents(request, reply, background, record.response.id, after);
+    await streamStoredResponse(request, reply, background, record, query.starting_after ?? -1);
     return reply;
   });
 
