@@ -57,6 +57,8 @@ export interface ResponseEngineOptions {
   contextWindows?: ContextWindows;
   /** The loop controls (`loop.*` of the configuration): defaults and the limits on a request's `"loopgate:loop"`; all off when absent. */
   controls?: OperatorLoopControls;
+  /** Observers of every response, whatever its transport (usage accounting), before each request's own. */
+  observers?: readonly LoopObserver[];
 }
 
 export interface CreateResponseOptions {
@@ -66,6 +68,12 @@ export interface CreateResponseOptions {
   observers?: readonly LoopObserver[];
   /** The connection's own latest response (WebSocket): continued from before the store, and replaced by this one when it ends. */
   connection?: ConnectionResponses;
+  /**
+   * Runs once the first model call is assembled — conversation, tools and
+   * all — before it is sent (or the response queued); throwing refuses the
+   * response with nothing sent upstream (the rate limits' token pre-check).
+   */
+  admit?(firstCall: TurnRequest): Promise<void>;
 }
 
 /** A response whose first model call has been accepted by the upstream. */
@@ -245,6 +253,7 @@ export class ResponseEngine {
     // Every model call of the loop fits the context window, or learns it from the upstream's refusal.
     const truncating = request.truncation === 'auto' ? new TruncatingProvider(route.provider, this.#windows, model) : null;
     const provider = truncating ?? route.provider;
+    await options.admit?.(turnRequest);
     // A background response starts its model call inside the loop: a refusal then ends it as `failed`.
     const firstTurn = resume || request.background ? null : await startFirstTurn(provider, turnRequest, deadline);
     const response: ResponseResource = initialResponse(request, responseId, model, Math.floor(Date.now() / 1000));
@@ -273,7 +282,7 @@ export class ResponseEngine {
       toolErrors: this.#toolErrors,
       signal,
       deadline,
-      observer: safeObserver(options.observers ?? []),
+      observer: safeObserver([...(this.#options.observers ?? []), ...(options.observers ?? [])]),
       hooks: {
         beforeTerminal: async (final) => {
           if (final.error && this.#options.secrets) final.error.message = this.#options.secrets.redact(final.error.message);

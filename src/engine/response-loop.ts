@@ -89,11 +89,31 @@ export interface ResponseLoop {
  * `sequence_number`.
  */
 export async function* runResponseLoop(loop: ResponseLoop): AsyncGenerator<ResponseStreamEvent[]> {
+  const started = performance.now();
+  const tally: LoopTally = { usage: new UsageTotal(), counters: { run: 0, consecutiveFailures: 0 } };
   try {
-    yield* runLoop(loop);
+    yield* runLoop(loop, tally);
   } finally {
     loop.deadline.dispose();
+    // Usage is charged whatever way the response ended, a dropped stream included.
+    const { response } = loop;
+    loop.observer.responseEnded({
+      responseId: response.id,
+      tenant: loop.toolContext.tenant,
+      model: response.model,
+      provider: loop.provider.name,
+      status: response.status,
+      usage: tally.usage.toUsage(),
+      toolCalls: tally.counters.run,
+      durationMs: performance.now() - started,
+    });
   }
+}
+
+/** What the loop counts over the whole response: usage of every model call, server-side calls run, failures in a row. */
+interface LoopTally {
+  usage: UsageTotal;
+  counters: ToolRoundScope['counters'];
 }
 
 /**
@@ -101,7 +121,7 @@ export async function* runResponseLoop(loop: ResponseLoop): AsyncGenerator<Respo
  * hop through an async generator costs a promise: a response is a handful of
  * batches, not dozens of single events.
  */
-async function* runLoop(loop: ResponseLoop): AsyncGenerator<ResponseStreamEvent[]> {
+async function* runLoop(loop: ResponseLoop, tally: LoopTally): AsyncGenerator<ResponseStreamEvent[]> {
   let sequence = 0;
   let pending: ResponseStreamEventBody[] = [];
   const emit = (event: ResponseStreamEventBody) => pending.push(event);
@@ -126,8 +146,7 @@ async function* runLoop(loop: ResponseLoop): AsyncGenerator<ResponseStreamEvent[
 
   const itemsOf = (name: string) => callItemsFor(loop.toolContext.offered.get(name)?.presentation ?? { kind: 'function' });
   const builder = new OutputBuilder((name) => itemsOf(name).hidesCall, (name) => loop.namespaced?.get(name) ?? null);
-  const usage = new UsageTotal();
-  const counters = { run: 0, consecutiveFailures: 0 };
+  const { usage, counters } = tally;
   const scope: ToolRoundScope = { loop, builder, emit, itemsOf, flush, counters };
   const transcript = new ModelTranscript(loop.request.items);
   const gate = new AnswerGate(controls);

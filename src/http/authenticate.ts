@@ -5,16 +5,34 @@ import { GatewayError } from '../errors/gateway-error.ts';
 /** The tenant of a gateway without API keys: everything belongs to it. */
 export const DEFAULT_TENANT = 'default';
 
+/** The rate-limit identity of a gateway without API keys: all its traffic is one caller. */
+export const DEFAULT_KEY_ID = 'default';
+
 declare module 'fastify' {
   interface FastifyRequest {
     /** Who owns what this request reads and writes. */
     tenant: string;
+    /** Which API key sent it, as its limits are kept (apiKeyId), never the key itself. */
+    apiKeyId: string;
+    /** Whether the key may read every tenant's usage (true without API keys: there is one tenant). */
+    admin: boolean;
   }
 }
 
 interface KeyEntry {
   digest: Buffer;
   tenant: string;
+  keyId: string;
+  admin: boolean;
+}
+
+/**
+ * The name an API key's rate limits are kept under (in Redis too): a digest
+ * of its own, so neither the key nor the digest it is authenticated by is
+ * stored anywhere.
+ */
+export function apiKeyId(key: string): string {
+  return createHash('sha256').update(`loopgate-rate-limits\n${key}`).digest('hex').slice(0, 32);
 }
 
 /**
@@ -22,31 +40,35 @@ interface KeyEntry {
  * `Authorization: Bearer <key>`; the key names the tenant. Keys are compared
  * as SHA-256 digests in constant time, always against every configured key.
  */
-export function registerAuthentication(app: FastifyInstance, apiKeys: { key: string; tenant: string }[]): void {
+export function registerAuthentication(app: FastifyInstance, apiKeys: { key: string; tenant: string; admin?: boolean }[]): void {
   app.decorateRequest('tenant', DEFAULT_TENANT);
+  app.decorateRequest('apiKeyId', DEFAULT_KEY_ID);
+  app.decorateRequest('admin', apiKeys.length === 0);
   if (apiKeys.length === 0) return;
-  const entries: KeyEntry[] = apiKeys.map(({ key, tenant }) => ({ digest: sha256(key), tenant }));
+  const entries: KeyEntry[] = apiKeys.map(({ key, tenant, admin }) => ({ digest: sha256(key), tenant, keyId: apiKeyId(key), admin: admin === true }));
 
   app.addHook('onRequest', (request, _reply, done) => {
     if (request.method === 'OPTIONS' || !request.url.startsWith('/v1/')) return done();
-    const tenant = tenantFor(entries, request.headers.authorization);
-    if (tenant === null) {
+    const entry = entryFor(entries, request.headers.authorization);
+    if (entry === null) {
       return done(new GatewayError({ status: 401, type: 'authentication_error', code: 'invalid_api_key', message: 'Missing or invalid API key. Send it as "Authorization: Bearer <key>".' }));
     }
-    request.tenant = tenant;
+    request.tenant = entry.tenant;
+    request.apiKeyId = entry.keyId;
+    request.admin = entry.admin;
     done();
   });
 }
 
-function tenantFor(entries: KeyEntry[], authorization: string | undefined): string | null {
+function entryFor(entries: KeyEntry[], authorization: string | undefined): KeyEntry | null {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
   if (!match) return null;
   const presented = sha256(match[1]!);
-  let tenant: string | null = null;
+  let found: KeyEntry | null = null;
   for (const entry of entries) {
-    if (timingSafeEqual(presented, entry.digest) && tenant === null) tenant = entry.tenant;
+    if (timingSafeEqual(presented, entry.digest) && found === null) found = entry;
   }
-  return tenant;
+  return found;
 }
 
 function sha256(value: string): Buffer {
