@@ -6,6 +6,8 @@ export interface ModelTurn {
   /** The text streamed in these pieces instead (joined when the upstream call is not streamed). */
   textPieces?: string[];
   calls?: { id: string; name: string; args: Record<string, unknown> }[];
+  /** The tokens the upstream reports for this call (default 10 in, 5 out). */
+  usage?: { input: number; output: number };
 }
 
 /** What the model was shown, flattened the same way for every upstream. */
@@ -38,11 +40,11 @@ export const openaiChat: ProviderFlavor = {
     const pieces = textPiecesOf(turn);
     if (!request.body.stream) {
       const message = { role: 'assistant', content: turn.textPieces ? turn.textPieces.join('') : (turn.text ?? null), ...(calls.length > 0 && { tool_calls: calls.map(({ index: _index, ...call }) => call) }) };
-      return { kind: 'json', body: { choices: [{ index: 0, message, finish_reason: finish }], usage: { prompt_tokens: 10, completion_tokens: 5 } } };
+      return { kind: 'json', body: { choices: [{ index: 0, message, finish_reason: finish }], usage: { prompt_tokens: usageOf(turn).input, completion_tokens: usageOf(turn).output } } };
     }
     return {
       kind: 'sse',
-      pieces: sse([chunk({ role: 'assistant', content: '' }), ...pieces.map((piece) => chunk({ content: piece })), ...calls.map((call) => chunk({ tool_calls: [call] })), chunk({}, finish), usageChunk(10, 5)]),
+      pieces: sse([chunk({ role: 'assistant', content: '' }), ...pieces.map((piece) => chunk({ content: piece })), ...calls.map((call) => chunk({ tool_calls: [call] })), chunk({}, finish), usageChunk(usageOf(turn).input, usageOf(turn).output)]),
     };
   },
   seen(request) {
@@ -69,7 +71,7 @@ export const anthropic: ProviderFlavor = {
   model: 'claude-test',
   config: (upstream) => ({ providers: { anthropic: { type: 'anthropic', baseUrl: new URL(upstream).origin, apiKey: 'sk-ant-test', defaultMaxTokens: 1024 } }, defaultProvider: 'anthropic' }),
   render(_request, turn) {
-    const pieces = [anthropicEvent('message_start', { type: 'message_start', message: { id: 'msg_test', type: 'message', role: 'assistant', content: [], model: 'claude-test', stop_reason: null, usage: { input_tokens: 10, output_tokens: 1 } } })];
+    const pieces = [anthropicEvent('message_start', { type: 'message_start', message: { id: 'msg_test', type: 'message', role: 'assistant', content: [], model: 'claude-test', stop_reason: null, usage: { input_tokens: usageOf(turn).input, output_tokens: 1 } } })];
     let index = 0;
     const text = textPiecesOf(turn);
     if (text.length > 0) {
@@ -85,7 +87,7 @@ export const anthropic: ProviderFlavor = {
       index++;
     }
     const stopReason = (turn.calls ?? []).length > 0 ? 'tool_use' : 'end_turn';
-    pieces.push(anthropicEvent('message_delta', { type: 'message_delta', delta: { stop_reason: stopReason }, usage: { output_tokens: 5 } }));
+    pieces.push(anthropicEvent('message_delta', { type: 'message_delta', delta: { stop_reason: stopReason }, usage: { output_tokens: usageOf(turn).output } }));
     pieces.push(anthropicEvent('message_stop', { type: 'message_stop' }));
     return { kind: 'sse', pieces };
   },
@@ -105,6 +107,10 @@ export const anthropic: ProviderFlavor = {
 };
 
 export const flavors: ProviderFlavor[] = [openaiChat, anthropic];
+
+function usageOf(turn: ModelTurn): { input: number; output: number } {
+  return turn.usage ?? { input: 10, output: 5 };
+}
 
 function textPiecesOf(turn: ModelTurn): string[] {
   return turn.textPieces ?? (turn.text ? [turn.text] : []);
