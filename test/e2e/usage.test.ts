@@ -2,7 +2,7 @@ import OpenAI from 'openai';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../support/gateway.ts';
 import { McpTestServer } from '../support/mcp-test-server.ts';
-import { assertErrorEnvelope, assertValidEvent, assertValidResponse } from '../support/openresponses-schema.ts';
+import { assertErrorEnvelope, assertValidEvent, assertValidExtension, assertValidResponse } from '../support/openresponses-schema.ts';
 import { flavors, scriptModel, type ProviderFlavor } from '../support/provider-flavors.ts';
 import { ScriptedChatUpstream } from '../support/scripted-chat-upstream.ts';
 import { finalOf, SocketClient } from '../support/socket-client.ts';
@@ -28,7 +28,12 @@ type UsageList = { object: 'list'; start: string; end: string; tenant: string | 
 
 const today = () => new Date().toISOString().slice(0, 10);
 const yesterday = () => new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
-const usageOf = (client: OpenAI, query: Record<string, string> = {}) => client.get<UsageList>('/usage', { query });
+/** GET /v1/usage through the SDK; every answer valid against openapi/loopgate-extensions.json. */
+async function usageOf(client: OpenAI, query: Record<string, string> = {}): Promise<UsageList> {
+  const list = await client.get<UsageList>('/usage', { query });
+  assertValidExtension('UsageList', list);
+  return list;
+}
 const row = (tenant: string, model: string, responses: number) => ({
   object: 'loopgate.usage',
   day: today(),
