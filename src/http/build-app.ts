@@ -206,7 +206,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     await runner.whenIdle(BACKGROUND_FINISH_MS);
     runner.close();
     rateLimits.close();
-    await usage.whenIdle();
+    await Promise.all([rateLimits.whenIdle(), usage.whenIdle()]);
     await backgroundStores.close();
     await Promise.allSettled([...[...providers.values()].map((provider) => provider.close()), store.close(), conversations.close(), mcpPool.close(), egress.close()]);
     mcp.close();

@@ -13,6 +13,8 @@ export interface AdmissionScope {
   /** The limiter failed (its store is away): the request goes on unmetered, and this reports it. */
   storeFailed(error: unknown): void;
   storeWorks(): void;
+  /** Keeps a settlement under way, so a closing gateway can wait for it. */
+  track(settlement: Promise<void>): void;
 }
 
 /**
@@ -83,7 +85,10 @@ export class Admission {
 
   /** Charges `usedTokens` in place of the reservation and frees the slot; later calls return the first one's promise. */
   settle(usedTokens: number): Promise<void> {
-    this.#settlement ??= this.#settleOnce(usedTokens);
+    if (!this.#settlement) {
+      this.#settlement = this.#settleOnce(usedTokens);
+      this.#scope?.track(this.#settlement);
+    }
     return this.#settlement;
   }
 

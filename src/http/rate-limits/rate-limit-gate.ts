@@ -21,6 +21,7 @@ export class RateLimitGate {
   readonly #limits: KeyLimits;
   readonly #scope: AdmissionScope;
   readonly #keeper: SlotKeeper;
+  readonly #settling = new Set<Promise<void>>();
   #failing = false;
 
   constructor(options: { limiter: RateLimiter; limits: KeyLimits; log: GateLogger }) {
@@ -38,6 +39,10 @@ export class RateLimitGate {
       storeWorks: () => {
         if (this.#failing) log.info({}, 'rate limits: the limiter store answers again');
         this.#failing = false;
+      },
+      track: (settlement) => {
+        this.#settling.add(settlement);
+        void settlement.finally(() => this.#settling.delete(settlement));
       },
     };
   }
@@ -62,6 +67,11 @@ export class RateLimitGate {
     }
     if (!taken.allowed) throw rateLimitRefusal(taken, 0);
     return new Admission(this.#scope, keyId, limits, slot, taken.state);
+  }
+
+  /** Resolves once the settlements under way (charges, released slots) have ended, before the store closes. */
+  async whenIdle(): Promise<void> {
+    await Promise.all([...this.#settling]);
   }
 
   close(): void {
