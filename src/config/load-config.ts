@@ -228,8 +228,8 @@ export const GatewayConfig = z.object({
             tenant: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'tenant names are 1-64 of A-Z a-z 0-9 _ . -'),
             /** This key's own limits; a limit left out is the top-level `limits` one, null lifts it. */
             limits: KeyLimitsConfig.optional(),
-            /** May read every tenant's usage (GET /v1/usage). */
-            admin: z.boolean().default(false),
+            /** May read every tenant's usage (GET /v1/usage); absent: false. */
+            admin: z.boolean().optional(),
           }),
         )
         .default([]),

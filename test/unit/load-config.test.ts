@@ -56,7 +56,7 @@ describe('loadConfig', () => {
     expect(config.logLevel).toBe('debug');
     expect(config.defaultModel).toBe('qwen3');
     expect(config.store.redisUrl).toBe('redis://127.0.0.1:6379');
-    expect(config.auth.apiKeys).toEqual([{ key: 'sk-team-a-123456', tenant: 'team-a', admin: false }]);
+    expect(config.auth.apiKeys).toEqual([{ key: 'sk-team-a-123456', tenant: 'team-a' }]);
     expect(config.mcp.servers).toEqual([{ name: 'docs', url: 'https://mcp.example/mcp', headers: { 'x-key': 'k' }, allowedTools: ['search'], requireApproval: 'never', timeoutMs: 5000 }]);
     expect(config.mcp.allowedUrls).toEqual(['http://10.0.0.5:9000/', 'https://internal.example/']);
     expect(config.loop).toMatchObject({ maxTurns: 4, pausedStatus: 'completed' });
