@@ -219,7 +219,7 @@ async function recordingCostMicros(): Promise<number> {
     observer.modelCallFirstOutput();
     observer.turnEnded();
     await store.time('put', write);
-    observer.responseEnded({ ...started, status: 'completed', errorCode: null, error: null, incompleteReason: null, usage, durationMs: 1 });
+    observer.responseEnded({ ...started, status: 'completed', errorCode: null, error: null, incompleteReason: null, usage, toolCalls: 0, durationMs: 1 });
     metrics.request('POST', '/v1/responses', 200);
   };
   for (let index = 0; index < 20_000; index++) await one();

@@ -61,6 +61,15 @@ const TenantPolicyConfig = z.object({
   mcpServerUrls: allowDeny(httpUrl),
 });
 
+/** A rate limit or quota: 0 refuses everything, null is no limit. */
+const rateLimit = z.int().min(0).nullable();
+const KeyLimitsConfig = z.object({
+  requestsPerMinute: rateLimit.optional(),
+  tokensPerMinute: rateLimit.optional(),
+  tokensPerDay: rateLimit.optional(),
+  concurrentResponses: rateLimit.optional(),
+});
+
 export const GatewayConfig = z.object({
   server: z
     .object({
@@ -234,8 +243,32 @@ export const GatewayConfig = z.object({
   auth: z
     .object({
       apiKeys: z
-        .array(z.object({ key: z.string().min(8), tenant: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'tenant names are 1-64 of A-Z a-z 0-9 _ . -'), admin: z.boolean().default(false) }))
+        .array(
+          z.object({
+            key: z.string().min(8),
+            tenant: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'tenant names are 1-64 of A-Z a-z 0-9 _ . -'),
+            /** This key's own limits; a limit left out is the top-level `limits` one, null lifts it. */
+            limits: KeyLimitsConfig.optional(),
+            /** An operator's key: reads every tenant's usage (GET /v1/usage) and sees every tenant in the inspector. */
+            admin: z.boolean().default(false),
+          }),
+        )
         .default([]),
+    })
+    .prefault({}),
+  /** Limits of every API key (or of the whole gateway, without keys) that sets none of its own; null: unlimited (README: "Usage and limits"). */
+  limits: z
+    .object({
+      requestsPerMinute: rateLimit.default(null),
+      tokensPerMinute: rateLimit.default(null),
+      tokensPerDay: rateLimit.default(null),
+      concurrentResponses: rateLimit.default(null),
+    })
+    .prefault({}),
+  usage: z
+    .object({
+      /** How long usage per tenant, model and day is kept. */
+      retentionDays: z.int().positive().max(3_660).default(400),
     })
     .prefault({}),
 });

@@ -23,15 +23,17 @@ export interface ResponseEndedEvent extends ResponseStartedEvent {
   error: { code: string; message: string } | null;
   /** `incomplete_details.reason` of an incomplete or cancelled one. */
   incompleteReason: string | null;
-  /** Summed over its model calls; null when no call reported any. */
+  /** Summed over its model calls (a dropped stream's too); null when no call reported any. */
   usage: Usage | null;
+  /** Server-side tool calls the gateway ran. */
+  toolCalls: number;
   durationMs: number;
 }
 
 /**
  * Watches the agentic loop (seeds 000 and 002): the response's start and
  * end, turn and tool-call start and end, each model call's first output and
- * failures. Used for structured logs and metrics (and traces). Observers are
+ * failures. Used for structured logs, metrics, traces, the inspector, usage accounting and rate limits. Observers are
  * bystanders: one that throws is ignored, never breaks the loop.
  */
 export interface LoopObserver {

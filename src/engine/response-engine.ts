@@ -69,6 +69,12 @@ export interface CreateResponseOptions {
   observers?: readonly LoopObserver[];
   /** The connection's own latest response (WebSocket): continued from before the store, and replaced by this one when it ends. */
   connection?: ConnectionResponses;
+  /**
+   * Runs once the first model call is assembled — conversation, tools and
+   * all — before it is sent (or the response queued); throwing refuses the
+   * response with nothing sent upstream (the rate limits' token pre-check).
+   */
+  admit?(firstCall: TurnRequest): Promise<void>;
 }
 
 /** A response whose first model call has been accepted by the upstream. */
@@ -250,6 +256,8 @@ export class ResponseEngine {
     // Every model call of the loop fits the context window, or learns it from the upstream's refusal.
     const truncating = request.truncation === 'auto' ? new TruncatingProvider(route.provider, this.#windows, model) : null;
     const provider = truncating ?? route.provider;
+    // A request its rate limits refuse (the first call's tokens) never starts: no observer hears of it.
+    await options.admit?.(turnRequest);
     const observed: ObservedResponse = { id: responseId, tenant: options.tenant, background: request.background === true, cleanToolError: (error) => this.#toolErrors.sanitize(error, toolContext) };
     const observer = safeObserver([...this.#responseObservers(observed), ...(options.observers ?? [])]);
     const lifecycle = new ResponseLifecycle(observer, { responseId, model, provider: route.provider.name, upstreamModel: route.upstreamModel, tenant: options.tenant, background: request.background === true, startedAt });
@@ -304,7 +312,7 @@ export class ResponseEngine {
           if (options.connection && final.status !== 'failed') options.connection.remember([...turns, { responseId: final.id, status: final.status, inputItems: input, output: final.output }]);
         },
         onHookFailure: request.stream ? 'fail-response' : 'throw',
-        ended: (final, failure) => lifecycle.streamEnded(final, failure),
+        ended: (final, failure, spent) => lifecycle.streamEnded(final, failure, spent),
       },
     });
     return {

@@ -1,6 +1,14 @@
 import { GatewayError } from '../errors/gateway-error.ts';
-import type { ResponseResource, ResponseStatus } from '../protocol/response-resource.ts';
+import type { ResponseResource, ResponseStatus, Usage } from '../protocol/response-resource.ts';
 import type { LoopObserver, ResponseStartedEvent } from './loop-observer.ts';
+
+/** What a response's model calls and tools cost, counted by the loop (so a dropped stream's too). */
+interface Spent {
+  usage: Usage | null;
+  toolCalls: number;
+}
+
+const NOTHING_SPENT: Spent = { usage: null, toolCalls: 0 };
 
 /** Statuses a response can end with; anything else means its stream was dropped before the end. */
 const ENDED = new Set<ResponseStatus>(['completed', 'failed', 'incomplete', 'cancelled', 'requires_action']);
@@ -27,26 +35,26 @@ export class ResponseLifecycle {
    * is what the stream threw, if it did (a JSON request then answers with an
    * HTTP error, whatever the object says).
    */
-  streamEnded(response: ResponseResource, failure: { error: unknown } | null): void {
-    if (failure) return this.failed(failure.error);
-    if (!ENDED.has(response.status)) return this.#end({ status: 'cancelled', error: null, incompleteReason: 'cancelled', usage: response.usage });
-    this.#end({ status: response.status, error: response.error ? { code: response.error.code, message: response.error.message } : null, incompleteReason: response.incomplete_details?.reason ?? null, usage: response.usage });
+  streamEnded(response: ResponseResource, failure: { error: unknown } | null, spent: Spent): void {
+    if (failure) return this.failed(failure.error, spent);
+    if (!ENDED.has(response.status)) return this.#end({ status: 'cancelled', error: null, incompleteReason: 'cancelled' }, spent);
+    this.#end({ status: response.status, error: response.error ? { code: response.error.code, message: response.error.message } : null, incompleteReason: response.incomplete_details?.reason ?? null }, spent);
   }
 
-  /** It failed without a terminal event: before its stream began, or its stream threw. */
-  failed(error: unknown): void {
-    this.#end({ status: 'failed', error: { code: describeFailure(error).code, message: error instanceof Error ? error.message : 'The response failed.' }, incompleteReason: null, usage: null });
+  /** It failed without a terminal event: before its stream began, or its stream threw (after spending `spent`). */
+  failed(error: unknown, spent: Spent = NOTHING_SPENT): void {
+    this.#end({ status: 'failed', error: { code: describeFailure(error).code, message: error instanceof Error ? error.message : 'The response failed.' }, incompleteReason: null }, spent);
   }
 
   /** The client went away before its stream began. */
   cancelled(): void {
-    this.#end({ status: 'cancelled', error: null, incompleteReason: 'cancelled', usage: null });
+    this.#end({ status: 'cancelled', error: null, incompleteReason: 'cancelled' }, NOTHING_SPENT);
   }
 
-  #end(outcome: { status: ResponseStatus; error: { code: string; message: string } | null; incompleteReason: string | null; usage: ResponseResource['usage'] }): void {
+  #end(outcome: { status: ResponseStatus; error: { code: string; message: string } | null; incompleteReason: string | null }, spent: Spent): void {
     if (this.#ended) return;
     this.#ended = true;
-    this.#observer.responseEnded({ ...this.#started, ...outcome, errorCode: outcome.error?.code ?? null, usage: outcome.usage ?? null, durationMs: performance.now() - this.#started.startedAt });
+    this.#observer.responseEnded({ ...this.#started, ...outcome, errorCode: outcome.error?.code ?? null, usage: spent.usage, toolCalls: spent.toolCalls, durationMs: performance.now() - this.#started.startedAt });
   }
 }
 

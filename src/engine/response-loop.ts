@@ -4,7 +4,7 @@ import type { ToolContext } from '../executors/tool-executor.ts';
 import type { LoopReport } from '../protocol/loop-controls-param.ts';
 import type { ToolErrorSanitizer } from '../executors/sanitize-tool-error.ts';
 import type { OutputItem } from '../protocol/output-items.ts';
-import type { ResponseResource } from '../protocol/response-resource.ts';
+import type { ResponseResource, Usage } from '../protocol/response-resource.ts';
 import type { ResponseStreamEvent, ResponseStreamEventBody } from '../protocol/stream-events.ts';
 import type { Provider, TurnFinish, TurnRequest, TurnStream } from '../providers/provider.ts';
 import { callItemsFor } from './call-items.ts';
@@ -48,8 +48,8 @@ export interface ResponseEventHooks {
   beforeTerminal(response: ResponseResource): Promise<void>;
   /** A `beforeTerminal` failure ends a started stream with `response.failed`, or propagates (JSON requests can still answer with an HTTP error). */
   onHookFailure: 'fail-response' | 'throw';
-  /** Runs once the stream is over, however it ended: `response` as it was left, `failure` what the stream threw (null when it did not). */
-  ended?(response: ResponseResource, failure: { error: unknown } | null): void;
+  /** Runs once the stream is over, however it ended: `response` as it was left, `failure` what the stream threw (null when it did not), `tally` what the loop spent. */
+  ended?(response: ResponseResource, failure: { error: unknown } | null, tally: { usage: Usage | null; toolCalls: number }): void;
 }
 
 export interface ResponseLoop {
@@ -93,15 +93,23 @@ export interface ResponseLoop {
  */
 export async function* runResponseLoop(loop: ResponseLoop): AsyncGenerator<ResponseStreamEvent[]> {
   let failure: { error: unknown } | null = null;
+  const tally: LoopTally = { usage: new UsageTotal(), counters: { run: 0, consecutiveFailures: 0 } };
   try {
-    yield* runLoop(loop);
+    yield* runLoop(loop, tally);
   } catch (error) {
     failure = { error };
     throw error;
   } finally {
     loop.deadline.dispose();
-    loop.hooks.ended?.(loop.response, failure);
+    // Usage is charged whatever way the response ended, a dropped stream included.
+    loop.hooks.ended?.(loop.response, failure, { usage: tally.usage.toUsage(), toolCalls: tally.counters.run });
   }
+}
+
+/** What the loop counts over the whole response: usage of every model call, server-side calls run, failures in a row. */
+interface LoopTally {
+  usage: UsageTotal;
+  counters: ToolRoundScope['counters'];
 }
 
 /**
@@ -109,7 +117,7 @@ export async function* runResponseLoop(loop: ResponseLoop): AsyncGenerator<Respo
  * hop through an async generator costs a promise: a response is a handful of
  * batches, not dozens of single events.
  */
-async function* runLoop(loop: ResponseLoop): AsyncGenerator<ResponseStreamEvent[]> {
+async function* runLoop(loop: ResponseLoop, tally: LoopTally): AsyncGenerator<ResponseStreamEvent[]> {
   let sequence = 0;
   let pending: ResponseStreamEventBody[] = [];
   const emit = (event: ResponseStreamEventBody) => pending.push(event);
@@ -134,8 +142,7 @@ async function* runLoop(loop: ResponseLoop): AsyncGenerator<ResponseStreamEvent[
 
   const itemsOf = (name: string) => callItemsFor(loop.toolContext.offered.get(name)?.presentation ?? { kind: 'function' });
   const builder = new OutputBuilder((name) => itemsOf(name).hidesCall, (name) => loop.namespaced?.get(name) ?? null);
-  const usage = new UsageTotal();
-  const counters = { run: 0, consecutiveFailures: 0 };
+  const { usage, counters } = tally;
   const scope: ToolRoundScope = { loop, builder, emit, itemsOf, flush, counters };
   const transcript = new ModelTranscript(loop.request.items);
   const gate = new AnswerGate(controls);

@@ -1,4 +1,4 @@
-import { timingSafeEqual } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { GatewayError } from '../errors/gateway-error.ts';
 import { bearerToken, credentialDigest } from './bearer-credentials.ts';
@@ -6,11 +6,16 @@ import { bearerToken, credentialDigest } from './bearer-credentials.ts';
 /** The tenant of a gateway without API keys: everything belongs to it. */
 export const DEFAULT_TENANT = 'default';
 
+/** The rate-limit identity of a gateway without API keys: all its traffic is one caller. */
+export const DEFAULT_KEY_ID = 'default';
+
 declare module 'fastify' {
   interface FastifyRequest {
     /** Who owns what this request reads and writes. */
     tenant: string;
-    /** The key is an operator's (`admin: true`): operator views (the inspector) show every tenant. */
+    /** Which API key sent it, as its limits are kept (apiKeyId), never the key itself. */
+    apiKeyId: string;
+    /** The key is an operator's (`admin: true`; every request is, without API keys): operator views (the inspector, everyone's usage) show every tenant. */
     admin: boolean;
   }
 }
@@ -18,7 +23,17 @@ declare module 'fastify' {
 interface KeyEntry {
   digest: Buffer;
   tenant: string;
+  keyId: string;
   admin: boolean;
+}
+
+/**
+ * The name an API key's rate limits are kept under (in Redis too): a digest
+ * of its own, so neither the key nor the digest it is authenticated by is
+ * stored anywhere.
+ */
+export function apiKeyId(key: string): string {
+  return createHash('sha256').update(`loopgate-rate-limits\n${key}`).digest('hex').slice(0, 32);
 }
 
 /**
@@ -28,9 +43,10 @@ interface KeyEntry {
  */
 export function registerAuthentication(app: FastifyInstance, apiKeys: { key: string; tenant: string; admin?: boolean }[]): void {
   app.decorateRequest('tenant', DEFAULT_TENANT);
-  app.decorateRequest('admin', false);
+  app.decorateRequest('apiKeyId', DEFAULT_KEY_ID);
+  app.decorateRequest('admin', apiKeys.length === 0);
   if (apiKeys.length === 0) return;
-  const entries: KeyEntry[] = apiKeys.map(({ key, tenant, admin }) => ({ digest: credentialDigest(key), tenant, admin: admin === true }));
+  const entries: KeyEntry[] = apiKeys.map(({ key, tenant, admin }) => ({ digest: credentialDigest(key), tenant, keyId: apiKeyId(key), admin: admin === true }));
 
   app.addHook('onRequest', (request, _reply, done) => {
     if (request.method === 'OPTIONS' || !request.url.startsWith('/v1/')) return done();
@@ -39,6 +55,7 @@ export function registerAuthentication(app: FastifyInstance, apiKeys: { key: str
       return done(new GatewayError({ status: 401, type: 'authentication_error', code: 'invalid_api_key', message: 'Missing or invalid API key. Send it as "Authorization: Bearer <key>".' }));
     }
     request.tenant = entry.tenant;
+    request.apiKeyId = entry.keyId;
     request.admin = entry.admin;
     done();
   });

@@ -8,6 +8,7 @@ import { Compactor } from '../engine/compaction/compactor.ts';
 import { ContextWindows } from '../engine/context-windows.ts';
 import { InputTokenCounter } from '../engine/count-input-tokens.ts';
 import { ResponseEngine } from '../engine/response-engine.ts';
+import { UsageRecorder } from '../engine/usage-recorder.ts';
 import { createProviders } from '../providers/create-providers.ts';
 import { ModelRouter } from '../providers/model-router.ts';
 import type { Provider } from '../providers/provider.ts';
@@ -48,6 +49,9 @@ import { registerInspectorRoutes } from './routes/inspector-routes.ts';
 import { registerResponsesRoute } from './routes/responses-route.ts';
 import { registerStoredResponsesRoutes } from './routes/stored-responses-route.ts';
 import { serveMetrics } from './serve-metrics.ts';
+import { registerUsageRoute } from './routes/usage-route.ts';
+import { KeyLimits } from './rate-limits/key-limits.ts';
+import { RateLimitGate } from './rate-limits/rate-limit-gate.ts';
 import { registerResponsesSocket } from './websocket/responses-socket-route.ts';
 
 export interface AppOptions {
@@ -68,6 +72,9 @@ export interface AppOptions {
 const BACKGROUND_FINISH_MS = 5_000;
 
 const CLIENT_REQUEST_ID = /^[\w.:-]{1,128}$/;
+
+/** Rate-limit headers browsers may read (rate-limits/rate-limit-headers.ts). */
+const RATE_LIMIT_HEADERS = ['requests', 'tokens', 'tokens-day'].flatMap((suffix) => ['limit', 'remaining', 'reset'].map((kind) => `x-ratelimit-${kind}-${suffix}`)).concat('retry-after', 'retry-after-ms');
 
 /** Builds the gateway: providers, engine and HTTP routes, ready to `listen()`. */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
@@ -124,6 +131,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   mcp.start();
   const backgroundStores = createBackgroundStores(config);
+  const usage = new UsageRecorder({ store: backgroundStores.usage, log: app.log.child({ component: 'usage' }) });
+  const rateLimits = new RateLimitGate({ limiter: backgroundStores.limiter, limits: new KeyLimits(config), log: app.log.child({ component: 'rate-limits' }) });
   const runner = new BackgroundRunner({ store, events: backgroundStores.events, registry: backgroundStores.registry, leaseMs: config.background.leaseMs, log: app.log.child({ component: 'background' }) });
   const compactionKey = config.compaction.key === null ? null : decodeCompactionKey(config.compaction.key);
   const compaction = compactionKey ? new CompactionCodec(compactionKey) : CompactionCodec.withRandomKey();
@@ -152,7 +161,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     conversations,
     compaction,
     contextWindows,
-    responseObservers: [...(metrics ? [() => new ResponseMetricsObserver(metrics)] : []), ...(inspected ? [inspected.observe] : [])],
+    responseObservers: [...(metrics ? [() => new ResponseMetricsObserver(metrics)] : []), ...(inspected ? [inspected.observe] : []), () => usage],
   });
   const counter = new InputTokenCounter({ router, store, executors, defaultModel: config.defaultModel, hostedTools: config.loop.hostedTools, conversations, contextWindows, compaction });
 
@@ -174,7 +183,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     await app.register(cors, {
       origin: config.server.corsOrigins.includes('*') ? '*' : config.server.corsOrigins,
       methods: ['GET', 'POST', 'DELETE', 'OPTIONS'],
-      exposedHeaders: ['x-request-id', 'x-loopgate-omitted-tools', 'idempotent-replayed'],
+      exposedHeaders: ['x-request-id', 'x-loopgate-omitted-tools', 'idempotent-replayed', ...RATE_LIMIT_HEADERS],
       maxAge: 600,
     });
   }
@@ -186,6 +195,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     maxConnectionMs: config.server.websocketMaxConnectionMs,
     pingIntervalMs: config.server.keepAliveIntervalMs,
     maxQueuedFrames: config.server.websocketMaxQueued,
+    rateLimits,
   });
   metrics?.watch({ websocketConnections: () => sockets.size, backgroundRunning: () => runner.running, mcpServers: () => mcp.status() });
   registerAuthentication(app, config.auth.apiKeys);
@@ -200,11 +210,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     background: backgroundSource,
     idempotency: { keys: backgroundStores.idempotency, responses: store, ttlSeconds: config.server.idempotencyTtlSeconds },
     streams: metrics,
+    rateLimits,
   });
   registerInputTokensRoute(app, counter);
   registerStoredResponsesRoutes(app, store, { ...backgroundSource, runner, cancelWaitMs: config.background.cancelWaitMs });
   registerConversationsRoutes(app, conversations);
-  registerCompactRoute(app, new Compactor({ router, store, codec: compaction, deadlineMs: config.loop.deadlineMs }));
+  registerCompactRoute(app, new Compactor({ router, store, codec: compaction, deadlineMs: config.loop.deadlineMs }), { rateLimits, usage });
+  registerUsageRoute(app, backgroundStores.usage);
   registerDiscoveryRoutes(app, { metricsPath: metrics ? config.metrics.path : null });
   if (metrics) serveMetrics(app, metrics, config);
   if (inspected) {
@@ -218,6 +230,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     engine.shutDown();
     await runner.whenIdle(BACKGROUND_FINISH_MS);
     runner.close();
+    rateLimits.close();
+    await Promise.all([rateLimits.whenIdle(), usage.whenIdle()]);
     await backgroundStores.close();
     await Promise.allSettled([...[...providers.values()].map((provider) => provider.close()), store.close(), conversations.close(), mcpPool.close(), egress.close()]);
     mcp.close();

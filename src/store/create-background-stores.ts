@@ -10,22 +10,39 @@ import type { ResponseEventLog } from './response-event-log.ts';
 import type { IdempotencyStore } from './idempotency-store.ts';
 import { MemoryIdempotencyStore } from './memory-idempotency-store.ts';
 import { RedisIdempotencyStore } from './redis-idempotency-store.ts';
+import type { RateLimiter } from './rate-limiter.ts';
+import { MemoryRateLimiter } from './memory-rate-limiter.ts';
+import { RedisRateLimiter } from './redis-rate-limiter.ts';
+import type { UsageStore } from './usage-store.ts';
+import { MemoryUsageStore } from './memory-usage-store.ts';
+import { RedisUsageStore } from './redis-usage-store.ts';
 
 export interface BackgroundStores {
   events: ResponseEventLog;
   registry: BackgroundRegistry;
   idempotency: IdempotencyStore;
+  /** Usage accounting per tenant, model and day. */
+  usage: UsageStore;
+  /** Rate limits and quotas per API key. */
+  limiter: RateLimiter;
   close(): Promise<void>;
 }
 
-/** Event log, lease registry and idempotency keys beside the response store: Redis (single or cluster) when it is configured, this process otherwise. */
-export function createBackgroundStores(config: Pick<GatewayConfig, 'store' | 'background'>): BackgroundStores {
+/** Event log, lease registry, idempotency keys, usage and rate limits beside the response store: Redis (single or cluster) when it is configured, this process otherwise. */
+export function createBackgroundStores(config: Pick<GatewayConfig, 'store' | 'background' | 'usage'>): BackgroundStores {
   const { store, background } = config;
+  const retentionDays = config.usage.retentionDays;
   const limits = { maxEvents: background.maxEvents, maxBytes: background.maxEventBytes, ttlSeconds: background.eventsTtlSeconds };
   if (!store.redisUrl && store.clusterNodes.length === 0) {
     const events = new MemoryEventLog(limits);
     const registry = new MemoryBackgroundRegistry();
-    return { events, registry, idempotency: new MemoryIdempotencyStore({ maxEntries: store.maxEntries }), close: async () => void (await Promise.all([events.close(), registry.close()])) };
+    return {
+      events,
+      registry,
+      idempotency: new MemoryIdempotencyStore({ maxEntries: store.maxEntries }),
+      usage: new MemoryUsageStore({ retentionDays }),
+      limiter: new MemoryRateLimiter(),
+      close: async () => void (await Promise.all([events.close(), registry.close()])) };
   }
   const client = connectRedis({ url: store.redisUrl ?? '', clusterNodes: store.clusterNodes, commandTimeoutMs: store.commandTimeoutMs, connectTimeoutMs: store.connectTimeoutMs });
   // Its outages are logged by the response store's own connection; this one only must not crash on them.
@@ -37,6 +54,8 @@ export function createBackgroundStores(config: Pick<GatewayConfig, 'store' | 'ba
     events,
     registry,
     idempotency: new RedisIdempotencyStore({ client, keys, readyWaitMs: store.commandTimeoutMs }),
+    usage: new RedisUsageStore({ client, keys, readyWaitMs: store.commandTimeoutMs, retentionDays }),
+    limiter: new RedisRateLimiter({ client, keys, readyWaitMs: store.commandTimeoutMs }),
     close: async () => {
       await Promise.all([events.close(), registry.close()]);
       client.disconnect();

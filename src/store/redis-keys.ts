@@ -10,6 +10,10 @@
  *   slot: the bulk of the bytes and commands spreads across shards.
  * - `{bg}` — the registry of running background responses and their cancel
  *   requests: small, read by every replica's lease keeper in one command.
+ * - `{k:<key id>}` — one API key's rate-limit buckets and concurrency slots,
+ *   taken together by one script; keys spread across shards.
+ * - `{u:<day>}` — one UTC day's usage of every tenant with the list of those
+ *   tenants, written by one script per response; days spread across shards.
  */
 export class RedisKeys {
   readonly #prefix: string;
@@ -82,5 +86,30 @@ export class RedisKeys {
   /** Pub/sub channel on which a cancel reaches the owning replica at once. */
   cancelChannel(): string {
     return `${this.#prefix}cancel`;
+  }
+
+  /** An API key's token buckets (a hash); `keyId` is a digest, never the key. */
+  rateLimitBuckets(keyId: string): string {
+    return `${this.#prefix}{k:${keyId}}:rl`;
+  }
+
+  /** An API key's concurrency slots (a sorted set scored by lease expiry). */
+  rateLimitSlots(keyId: string): string {
+    return `${this.#prefix}{k:${keyId}}:slots`;
+  }
+
+  /** A tenant's usage on one UTC day (a hash of counters per model). */
+  usage(day: string, tenant: string): string {
+    return `${this.usagePrefix(day)}${tenant}`;
+  }
+
+  /** Keys of one day's usage start with this (the read script derives each tenant's key). */
+  usagePrefix(day: string): string {
+    return `${this.#prefix}{u:${day}}:t:`;
+  }
+
+  /** The tenants with usage on one UTC day (a set). */
+  usageTenants(day: string): string {
+    return `${this.#prefix}{u:${day}}:tenants`;
   }
 }

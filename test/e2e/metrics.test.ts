@@ -12,7 +12,7 @@ import { finalOf, SocketClient } from '../support/socket-client.ts';
 import { waitFor } from '../support/wait-for.ts';
 
 /** What every model turn of these tests reports. */
-const TOKENS: TurnTokens = { input: 30, output: 12, cached: 8, reasoning: 4 };
+const TOKENS = { input: 30, output: 12, cached: 8, reasoning: 4 } satisfies TurnTokens;
 
 /** Histogram families: every series' buckets are cumulative and end at its count. */
 function assertHistogramsWellFormed(scrape: Scrape): void {

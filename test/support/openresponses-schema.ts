@@ -108,7 +108,7 @@ const extensions = JSON.parse(readFileSync(new URL('../../openapi/loopgate-exten
 ajv.addSchema({ $id: 'loopgate', components: extensions.components });
 
 /** Throws unless `value` is valid as loopgate's extension schema `name` (openapi/loopgate-extensions.json). */
-export function assertValidExtension(name: 'InputTokenCount' | 'ResponseResourceExtensions' | 'TruncationReport' | 'CreateResponseExtensions' | 'LoopReport' | 'InspectorResponseList' | 'InspectorTimeline', value: unknown): void {
+export function assertValidExtension(name: 'InputTokenCount' | 'ResponseResourceExtensions' | 'TruncationReport' | 'CreateResponseExtensions' | 'LoopReport' | 'InspectorResponseList' | 'InspectorTimeline' | 'UsageList', value: unknown): void {
   const key = `loopgate:${name}`;
   let validate = cache.get(key);
   if (!validate) {

@@ -14,8 +14,10 @@ export interface ModelTurn {
 export interface TurnTokens {
   input: number;
   output: number;
-  cached: number;
-  reasoning: number;
+  /** Default 0. */
+  cached?: number;
+  /** Default 0. */
+  reasoning?: number;
 }
 
 /** What the model was shown, flattened the same way for every upstream. */
@@ -51,7 +53,7 @@ export const openaiChat: ProviderFlavor = {
     const finish = calls.length > 0 ? 'tool_calls' : 'stop';
     const pieces = textPiecesOf(turn);
     const usage = turn.usage
-      ? { prompt_tokens: turn.usage.input, completion_tokens: turn.usage.output, prompt_tokens_details: { cached_tokens: turn.usage.cached }, completion_tokens_details: { reasoning_tokens: turn.usage.reasoning } }
+      ? { prompt_tokens: turn.usage.input, completion_tokens: turn.usage.output, prompt_tokens_details: { cached_tokens: turn.usage.cached ?? 0 }, completion_tokens_details: { reasoning_tokens: turn.usage.reasoning ?? 0 } }
       : { prompt_tokens: 10, completion_tokens: 5 };
     if (!request.body.stream) {
       const message = { role: 'assistant', content: turn.textPieces ? turn.textPieces.join('') : (turn.text ?? null), ...(calls.length > 0 && { tool_calls: calls.map(({ index: _index, ...call }) => call) }) };
@@ -91,7 +93,7 @@ export const anthropic: ProviderFlavor = {
   model: 'claude-test',
   config: (upstream) => ({ providers: { anthropic: { type: 'anthropic', baseUrl: new URL(upstream).origin, apiKey: 'sk-ant-test', defaultMaxTokens: 1024 } }, defaultProvider: 'anthropic' }),
   render(_request, turn) {
-    const tokens = turn.usage ?? { input: 10, output: 5, cached: 0, reasoning: 0 };
+    const tokens = { input: 10, output: 5, cached: 0, reasoning: 0, ...turn.usage };
     const startUsage = { input_tokens: tokens.input - tokens.cached, ...(turn.usage && { cache_read_input_tokens: tokens.cached }), output_tokens: 1 };
     const pieces = [anthropicEvent('message_start', { type: 'message_start', message: { id: 'msg_test', type: 'message', role: 'assistant', content: [], model: 'claude-test', stop_reason: null, usage: startUsage } })];
     let index = 0;
@@ -142,6 +144,10 @@ export const anthropic: ProviderFlavor = {
 };
 
 export const flavors: ProviderFlavor[] = [openaiChat, anthropic];
+
+function usageOf(turn: ModelTurn): { input: number; output: number } {
+  return turn.usage ?? { input: 10, output: 5 };
+}
 
 function textPiecesOf(turn: ModelTurn): string[] {
   return turn.textPieces ?? (turn.text ? [turn.text] : []);

@@ -50,7 +50,7 @@ describe('RecentResponses', () => {
     observer.toolCallEnded({ turn: 1, callId: 'c1', name: 'ok', executor: 'mcp', durationMs: 5, error: null });
     observer.approvalRequested({ turn: 1, callId: 'c3', name: 'gated' });
     const usage = { input_tokens: 30, output_tokens: 7, total_tokens: 37, input_tokens_details: { cached_tokens: 0 }, output_tokens_details: { reasoning_tokens: 0 } };
-    observer.responseEnded({ responseId: 'r1', tenant: 'team-a', model: 'm', provider: 'p', upstreamModel: 'm', background: false, startedAt: 0, status: 'requires_action', usage, errorCode: null, error: null, incompleteReason: null, durationMs: 40 });
+    observer.responseEnded({ responseId: 'r1', tenant: 'team-a', model: 'm', provider: 'p', upstreamModel: 'm', background: false, startedAt: 0, status: 'requires_action', usage, toolCalls: 1, errorCode: null, error: null, incompleteReason: null, durationMs: 40 });
 
     const timeline = recent.timeline(admin, 'r1')!;
     expect(timeline.turns).toEqual([{ turn: 1, started_ms: expect.any(Number), duration_ms: 12, finish: 'tool_calls', tool_calls: 2 }]);

@@ -4,7 +4,7 @@ import type { CompactResource, KeptUserMessage } from '../../protocol/compact-re
 import type { InputItem, UserContentPart } from '../../protocol/input-items.ts';
 import { refuseUnsupportedParameters } from '../../protocol/unsupported-parameters.ts';
 import type { ModelRouter } from '../../providers/model-router.ts';
-import type { TurnStream } from '../../providers/provider.ts';
+import type { TurnRequest, TurnStream } from '../../providers/provider.ts';
 import type { ResponseStore } from '../../store/response-store.ts';
 import { assertNever } from '../../util/assert-never.ts';
 import { newId } from '../../util/ids.ts';
@@ -28,6 +28,8 @@ export interface CompactOptions {
   tenant: string;
   /** Aborted when the client goes away. */
   signal: AbortSignal;
+  /** Runs once the summarising call is assembled, before it is sent; throwing refuses the compaction (as `CreateResponseOptions.admit`). */
+  admit?(call: TurnRequest): Promise<void>;
 }
 
 /**
@@ -55,6 +57,7 @@ export class Compactor {
     const window = modelInputOf(history, input, { codec, tenant: options.tenant, inherited: 'previous_response_id' });
     const items: InputItem[] = [...window, ...answersToOpenCalls(window), { type: 'message', role: 'user', content: COMPACTION_REQUEST }];
     const turn = toTurnRequest(request, route.upstreamModel, items, history.length, []);
+    await options.admit?.(turn);
 
     const deadline = new ResponseDeadline(options.signal, deadlineMs);
     let summary: { text: string; usage: UsageTotal };

@@ -1,17 +1,32 @@
 import type { FastifyInstance } from 'fastify';
 import type { Compactor } from '../../engine/compaction/compactor.ts';
+import type { UsageRecorder } from '../../engine/usage-recorder.ts';
 import { CompactRequest } from '../../protocol/compact-request.ts';
 import { parseRequest } from '../../protocol/parse-request.ts';
 import { abortOnDisconnect } from '../abort-on-disconnect.ts';
+import type { RateLimitGate } from '../rate-limits/rate-limit-gate.ts';
+
+/** What a compaction is metered by: it is a request with a model call, though no response. */
+export interface CompactMetering {
+  rateLimits: RateLimitGate;
+  usage: UsageRecorder;
+}
 
 /** `POST /v1/responses/compact`: the compacted window as JSON (`CompactResource`); failures in the error envelope, like `POST /v1/responses`. */
-export function registerCompactRoute(app: FastifyInstance, compactor: Compactor): void {
+export function registerCompactRoute(app: FastifyInstance, compactor: Compactor, metering: CompactMetering): void {
   app.post('/v1/responses/compact', async (request, reply) => {
     const body = parseRequest(CompactRequest, request.body);
     const signal = abortOnDisconnect(reply);
+    const admission = await metering.rateLimits.admit(request.apiKeyId, { concurrent: false });
+    reply.headers(admission.headers());
     try {
-      return await compactor.compact(body, { tenant: request.tenant, signal });
+      const compacted = await compactor.compact(body, { tenant: request.tenant, signal, admit: admission.reserveTokens });
+      await admission.settle(compacted.usage.total_tokens);
+      metering.usage.compacted(request.tenant, body.model, compacted.usage);
+      reply.headers(admission.headers());
+      return compacted;
     } catch (error) {
+      await admission.done();
       // The refusal's line (error-handler.ts) says whose request it was and for what.
       request.log = request.log.child({ tenant: request.tenant, model: body.model });
       throw error;

@@ -12,6 +12,8 @@ import { abortOnDisconnect } from '../abort-on-disconnect.ts';
 import { deliverEvents } from '../deliver-events.ts';
 import { ResponseLog } from '../response-log.ts';
 import { SseWriter, type StreamWatcher } from '../sse-writer.ts';
+import type { Admission } from '../rate-limits/admission.ts';
+import type { RateLimitGate } from '../rate-limits/rate-limit-gate.ts';
 
 export interface ResponsesRouteOptions {
   engine: ResponseEngine;
@@ -21,6 +23,8 @@ export interface ResponsesRouteOptions {
   idempotency: IdempotencyOptions;
   /** Told of every stream opened and closed (metrics). */
   streams?: StreamWatcher | null;
+  /** Rate limits and quotas per API key, checked before anything else runs. */
+  rateLimits: RateLimitGate;
 }
 
 /** Marks the route whose own summary line replaces Fastify's "request completed" (log-controller.ts). */
@@ -48,13 +52,17 @@ async function respond(request: FastifyRequest, reply: FastifyReply, body: Creat
   // Building log objects costs even when they are dropped: observe only at the levels kept.
   const log = request.log as typeof request.log & { isLevelEnabled?(level: string): boolean };
   const summary = log.isLevelEnabled?.('info') ? new ResponseLog() : null;
-  const observers: LoopObserver[] = [...(summary ? [summary] : []), ...(log.isLevelEnabled?.('debug') ? [loggingObserver(log)] : [])];
-  if (body.background) return startBackground(request, reply, body, options, summary, hold);
+  // A refused request (429) has cost nothing yet: no store read, no tool listing, no upstream call.
+  const admission = await options.rateLimits.admit(request.apiKeyId, { concurrent: true });
+  reply.headers(admission.headers());
+  if (body.background) return startBackground(request, reply, body, options, summary, hold, admission);
+  const observers: LoopObserver[] = [admission.observer, ...(summary ? [summary] : []), ...(log.isLevelEnabled?.('debug') ? [loggingObserver(log)] : [])];
   let run: ResponseRun;
   try {
     // Throws before anything is sent when the upstream fails at once: the client gets a real status.
-    run = await options.engine.createResponse(body, { tenant: request.tenant, signal, observers });
+    run = await options.engine.createResponse(body, { tenant: request.tenant, signal, observers, admit: admission.reserveTokens });
   } catch (error) {
+    await admission.done();
     if (!signal.aborted) {
       // No response line follows: the refusal's line (error-handler.ts) says whose request it was and for what.
       request.log = request.log.child({ tenant: request.tenant, model: body.model ?? null, stream: body.stream === true });
@@ -64,18 +72,24 @@ async function respond(request: FastifyRequest, reply: FastifyReply, body: Creat
     await hold?.release();
     return reply;
   }
+  reply.headers(admission.headers());
   // Tools the model was not offered are said, never silently dropped (README: hosted tools).
   if (run.omittedTools.length > 0) reply.header('x-loopgate-omitted-tools', run.omittedTools.join(','));
   const finished = (response: ResponseResource | null) => {
     if (response && summary) summary.write(request.log, response, { tenant: request.tenant, provider: run.provider, upstreamModel: run.upstreamModel, stream: body.stream === true, omittedTools: run.omittedTools });
   };
   if (body.stream) {
-    const final = await streamEvents(request, reply, run.events, options, summary);
+    const final = await streamEvents(request, reply, run.events, options, summary, () => admission.done());
     finished(final);
     if (hold) await (final ? hold.complete(final) : hold.release()).catch((error: unknown) => request.log.warn({ err: error }, 'idempotency key not settled'));
     return reply;
   }
-  const response = await collectResponse(run.events);
+  let response: ResponseResource | null;
+  try {
+    response = await collectResponse(run.events);
+  } finally {
+    await admission.done();
+  }
   summary?.firstByte();
   finished(response);
   if (hold) await (response ? hold.complete(response) : hold.release());
@@ -88,14 +102,17 @@ async function respond(request: FastifyRequest, reply: FastifyReply, body: Creat
  * `stream: true`, with its events from the event log — a dropped connection
  * stops the reading, not the response.
  */
-async function startBackground(request: FastifyRequest, reply: FastifyReply, body: CreateResponseRequest, options: ResponsesRouteOptions, summary: ResponseLog | null, hold: IdempotencyHold | null): Promise<FastifyReply> {
+async function startBackground(request: FastifyRequest, reply: FastifyReply, body: CreateResponseRequest, options: ResponsesRouteOptions, summary: ResponseLog | null, hold: IdempotencyHold | null, admission: Admission): Promise<FastifyReply> {
   let started: BackgroundStart;
   try {
-    started = await options.engine.createBackground(body, { tenant: request.tenant });
+    // The admission settles when the response ends, on this replica's runner, long after this request.
+    started = await options.engine.createBackground(body, { tenant: request.tenant, observers: [admission.observer], admit: admission.reserveTokens });
   } catch (error) {
+    await admission.done();
     request.log = request.log.child({ tenant: request.tenant, model: body.model ?? null, stream: body.stream === true, background: true });
     throw error;
   }
+  reply.headers(admission.headers());
   if (started.omittedTools.length > 0) reply.header('x-loopgate-omitted-tools', started.omittedTools.join(','));
   const response = started.record.response;
   await hold?.complete(response);
@@ -114,6 +131,7 @@ async function streamEvents(
   batches: AsyncGenerator<ResponseStreamEvent[]>,
   options: ResponsesRouteOptions,
   summary: ResponseLog | null,
+  beforeEnd: () => Promise<void>,
 ): Promise<ResponseResource | null> {
   reply.hijack();
   const writer = new SseWriter(reply.raw, reply.getHeaders() as Record<string, string>, options.keepAliveIntervalMs, options.streams);
@@ -121,6 +139,7 @@ async function streamEvents(
   try {
     const delivery = await deliverEvents(batches, (event) => writer.event(event.type, JSON.stringify(event)), () => summary?.firstByte());
     final = delivery.final;
+    await beforeEnd();
     if (delivery.delivered) await writer.write('data: [DONE]\n\n');
     else request.log.info({ response_id: final?.id }, 'client disconnected during the stream');
   } catch (error) {

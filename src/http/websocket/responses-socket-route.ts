@@ -58,7 +58,7 @@ export async function registerResponsesSocket(app: FastifyInstance, options: Res
       });
     },
     wsHandler: (socket, request) => {
-      const session = new ResponsesSocketSession(socket, { tenant: request.tenant, log: request.log }, options);
+      const session = new ResponsesSocketSession(socket, { tenant: request.tenant, apiKeyId: request.apiKeyId, log: request.log }, options);
       sessions.add(session);
       request.log.debug('websocket opened');
       void session.finished.then(() => sessions.delete(session));

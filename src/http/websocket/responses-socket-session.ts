@@ -9,6 +9,8 @@ import type { ResponseStreamEvent } from '../../protocol/stream-events.ts';
 import type { SecretRedactor } from '../../util/secret-redactor.ts';
 import { deliverEvents } from '../deliver-events.ts';
 import { ResponseLog } from '../response-log.ts';
+import type { Admission } from '../rate-limits/admission.ts';
+import type { RateLimitGate } from '../rate-limits/rate-limit-gate.ts';
 import { parseClientFrame } from './client-events.ts';
 import { SocketWriter } from './socket-writer.ts';
 
@@ -21,10 +23,14 @@ export interface SocketSessionOptions {
   pingIntervalMs: number;
   /** `response.create` frames waiting behind the running response before the connection is refused as abusive. */
   maxQueuedFrames: number;
+  /** Rate limits and quotas per API key: each `response.create` is a request. */
+  rateLimits: RateLimitGate;
 }
 
 export interface SocketPeer {
   tenant: string;
+  /** The API key the upgrade carried, as its limits are kept. */
+  apiKeyId: string;
   log: FastifyBaseLogger;
 }
 
@@ -127,11 +133,14 @@ export class ResponsesSocketSession {
     const { request, streamId } = parsed;
     const log = this.#peer.log as FastifyBaseLogger & { isLevelEnabled?(level: string): boolean };
     const summary = log.isLevelEnabled?.('info') ? new ResponseLog() : null;
-    const observers: LoopObserver[] = [...(summary ? [summary] : []), ...(log.isLevelEnabled?.('debug') ? [loggingObserver(log)] : [])];
+    let admission: Admission | null = null;
     let run: ResponseRun;
     try {
-      run = await this.#options.engine.createResponse(request, { tenant: this.#peer.tenant, signal: this.#closed.signal, observers, connection: this.#connection });
+      admission = await this.#options.rateLimits.admit(this.#peer.apiKeyId, { concurrent: true });
+      const observers: LoopObserver[] = [admission.observer, ...(summary ? [summary] : []), ...(log.isLevelEnabled?.('debug') ? [loggingObserver(log)] : [])];
+      run = await this.#options.engine.createResponse(request, { tenant: this.#peer.tenant, signal: this.#closed.signal, observers, connection: this.#connection, admit: admission.reserveTokens });
     } catch (error) {
+      await admission?.done();
       this.#failedContinuation(parsed.previousResponseId);
       if (this.#closed.signal.aborted) return;
       const refusal = asGatewayError(error);
@@ -140,6 +149,8 @@ export class ResponsesSocketSession {
       return;
     }
     const final = await this.#stream(run.events, streamId, summary);
+    // Settled before the next frame is served: its limits see this response's tokens and slot.
+    await admission.done();
     if (final?.status === 'failed') this.#failedContinuation(parsed.previousResponseId);
     if (final && summary) summary.write(log, final, { tenant: this.#peer.tenant, provider: run.provider, upstreamModel: run.upstreamModel, stream: true, omittedTools: run.omittedTools, transport: 'websocket' });
   }

@@ -1,0 +1,68 @@
+import type { Usage } from '../protocol/response-resource.ts';
+import { utcDay, type UsageRecord, type UsageStore } from '../store/usage-store.ts';
+import type { LoopObserver, ResponseEndedEvent } from './loop-observer.ts';
+
+interface RecorderLogger {
+  warn(object: Record<string, unknown>, message: string): void;
+  info(object: Record<string, unknown>, message: string): void;
+}
+
+/**
+ * Usage accounting: adds every response's usage — tokens summed over its
+ * model calls, the tool calls the gateway ran — to its tenant's day (UTC, at
+ * its end) and model, whatever its transport and however it ended. Writes go
+ * on behind the response; a store that is away loses them (one warning per
+ * outage), it never fails a response.
+ */
+export class UsageRecorder implements LoopObserver {
+  readonly #store: UsageStore;
+  readonly #log: RecorderLogger;
+  readonly #now: () => number;
+  readonly #pending = new Set<Promise<void>>();
+  #failing = false;
+
+  constructor(options: { store: UsageStore; log: RecorderLogger; now?: () => number }) {
+    this.#store = options.store;
+    this.#log = options.log;
+    this.#now = options.now ?? Date.now;
+  }
+
+  responseEnded(event: ResponseEndedEvent): void {
+    this.#record(event.tenant, event.model, event.usage, { responses: 1, toolCalls: event.toolCalls });
+  }
+
+  /** A compaction's model call: its tokens count, it is no response. */
+  compacted(tenant: string, model: string, usage: Usage): void {
+    this.#record(tenant, model, usage, { responses: 0, toolCalls: 0 });
+  }
+
+  /** Resolves once the writes under way have ended (before the stores close). */
+  async whenIdle(): Promise<void> {
+    await Promise.all([...this.#pending]);
+  }
+
+  #record(tenant: string, model: string, usage: Usage | null, counts: { responses: number; toolCalls: number }): void {
+    const entry: UsageRecord = {
+      tenant,
+      model,
+      day: utcDay(this.#now()),
+      ...counts,
+      inputTokens: usage?.input_tokens ?? 0,
+      outputTokens: usage?.output_tokens ?? 0,
+      cachedTokens: usage?.input_tokens_details.cached_tokens ?? 0,
+      reasoningTokens: usage?.output_tokens_details.reasoning_tokens ?? 0,
+    };
+    const write = this.#store.record(entry).then(
+      () => {
+        if (this.#failing) this.#log.info({}, 'usage: recording works again');
+        this.#failing = false;
+      },
+      (error: unknown) => {
+        if (!this.#failing) this.#log.warn({ err: error, tenant }, 'usage: a response could not be recorded; usage is lost until the store answers again');
+        this.#failing = true;
+      },
+    );
+    this.#pending.add(write);
+    void write.finally(() => this.#pending.delete(write));
+  }
+}
