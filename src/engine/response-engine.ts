@@ -22,7 +22,8 @@ import { ContextWindows } from './context-windows.ts';
 import type { ConversationStore } from '../store/conversation-store.ts';
 import { declareTools, type DeclaredTools, type HostedToolPolicy } from './declared-tools.ts';
 import { initialResponse } from './initial-response.ts';
-import { safeObserver, type LoopObserver } from './loop-observer.ts';
+import { observesModelCalls, safeObserver, type LoopObserver } from './loop-observer.ts';
+import { ObservedProvider } from './observed-provider.ts';
 import { runResponseLoop, type LoopLimits, type LoopPolicy } from './response-loop.ts';
 import { planResume } from './resume-paused-turn.ts';
 import { ResponseDeadline } from './response-deadline.ts';
@@ -68,6 +69,18 @@ export interface CreateResponseOptions {
   connection?: ConnectionResponses;
 }
 
+/** What `createResponse` settled before the conversation is read. */
+interface Taken {
+  model: string;
+  route: ModelRoute;
+  responseId: string;
+  claim: ConversationClaim | null;
+  controls: LoopControls;
+  observer: Required<LoopObserver>;
+  /** Whether the response's model calls are reported (observed-provider.ts). */
+  watchModelCalls: boolean;
+}
+
 /** A response whose first model call has been accepted by the upstream. */
 export interface ResponseRun {
   /** The one ordered event stream, in batches (each step's events), for SSE as it comes or folded into JSON. */
@@ -79,8 +92,8 @@ export interface ResponseRun {
   readonly omittedTools: readonly string[];
   /** A background response's record as first stored (status `queued`). */
   readonly queued: StoredResponse | null;
-  /** Releases what the response holds when its events will never be read (a background start that failed). */
-  abandon(): void;
+  /** Releases what the response holds when its events will never be read (a background start that failed, for `reason`). */
+  abandon(reason: unknown): void;
 }
 
 /** A background response, stored as `queued` and running detached. */
@@ -139,7 +152,7 @@ export class ResponseEngine {
     try {
       await runner.start(record, run.events, () => controller.abort(new Error('The response was cancelled.')));
     } catch (error) {
-      run.abandon();
+      run.abandon(error);
       throw error;
     }
     return { record, provider: run.provider, upstreamModel: run.upstreamModel, omittedTools: run.omittedTools };
@@ -169,16 +182,35 @@ export class ResponseEngine {
     if (request.store !== false && !store.isReady()) await store.ensureWritable();
 
     const responseId = newId('resp');
-    const claim = conversationId === null ? null : await ConversationClaim.take(this.#conversations(), options.tenant, conversationId, responseId);
+    const observers = options.observers ?? [];
+    const observer = safeObserver(observers);
+    observer.responseStarted({
+      responseId,
+      tenant: options.tenant,
+      model,
+      provider: route.provider.name,
+      upstreamModel: route.upstreamModel,
+      stream: request.stream === true,
+      background: request.background === true,
+      conversationId,
+      previousResponseId: request.previous_response_id ?? null,
+    });
     try {
-      return await this.#prepare(request, options, { model, route, responseId, claim, controls });
+      const claim = conversationId === null ? null : await ConversationClaim.take(this.#conversations(), options.tenant, conversationId, responseId);
+      try {
+        // Model calls are watched only for observers that want them (traces, metrics).
+        return await this.#prepare(request, options, { model, route, responseId, claim, controls, observer, watchModelCalls: observesModelCalls(observers) });
+      } catch (error) {
+        await claim?.abandon();
+        throw error;
+      }
     } catch (error) {
-      await claim?.abandon();
+      observer.responseRefused({ responseId, error });
       throw error;
     }
   }
 
-  async #prepare(request: CreateResponseRequest, options: CreateResponseOptions, taken: { model: string; route: ModelRoute; responseId: string; claim: ConversationClaim | null; controls: LoopControls }): Promise<ResponseRun> {
+  async #prepare(request: CreateResponseRequest, options: CreateResponseOptions, taken: Taken): Promise<ResponseRun> {
     const { store, limits } = this.#options;
     const { model, route, responseId, claim, controls } = taken;
     const conversationItems = claim ? await this.#conversations().items(options.tenant, claim.conversationId) : null;
@@ -199,7 +231,7 @@ export class ResponseEngine {
     const mcpServers = (request.tools ?? []).flatMap((tool, index) => (tool.type === 'mcp' ? [{ tool, index }] : []));
     const deadline = new ResponseDeadline(options.signal, limits.deadlineMs, this.#inFlight);
     try {
-      return await this.#start(request, options, { route, model, responseId, claim, history, input, previous, previousOutput, turns, declared, mcpServers, policy, controls, deadline });
+      return await this.#start(request, options, { ...taken, history, input, previous, previousOutput, turns, declared, mcpServers, policy, deadline });
     } catch (error) {
       deadline.dispose();
       throw error;
@@ -209,11 +241,7 @@ export class ResponseEngine {
   async #start(
     request: CreateResponseRequest,
     options: CreateResponseOptions,
-    prepared: {
-      route: ModelRoute;
-      model: string;
-      responseId: string;
-      claim: ConversationClaim | null;
+    prepared: Taken & {
       history: InputItem[];
       input: StoredInputItem[];
       previous: ConversationTurn | null;
@@ -222,12 +250,11 @@ export class ResponseEngine {
       declared: DeclaredTools;
       mcpServers: ToolContext['mcpServers'];
       policy: LoopPolicy;
-      controls: LoopControls;
       deadline: ResponseDeadline;
     },
   ): Promise<ResponseRun> {
     const { executors, limits } = this.#options;
-    const { route, model, responseId, claim, history, input, previous, previousOutput, turns, declared, mcpServers, policy, controls, deadline } = prepared;
+    const { route, model, responseId, claim, history, input, previous, previousOutput, turns, declared, mcpServers, policy, controls, deadline, observer } = prepared;
     const functionTools = declared.functions;
     const signal = deadline.signal;
     // Compaction items become their summaries here, so one that does not open is a 400 before anything starts.
@@ -244,7 +271,7 @@ export class ResponseEngine {
     const turnRequest = toTurnRequest(request, route.upstreamModel, modelInput, history.length, [...functionTools, ...[...offered.values()].map((tool) => tool.definition)]);
     // Every model call of the loop fits the context window, or learns it from the upstream's refusal.
     const truncating = request.truncation === 'auto' ? new TruncatingProvider(route.provider, this.#windows, model) : null;
-    const provider = truncating ?? route.provider;
+    const provider = prepared.watchModelCalls ? new ObservedProvider(truncating ?? route.provider, observer) : (truncating ?? route.provider);
     // A background response starts its model call inside the loop: a refusal then ends it as `failed`.
     const firstTurn = resume || request.background ? null : await startFirstTurn(provider, turnRequest, deadline);
     const response: ResponseResource = initialResponse(request, responseId, model, Math.floor(Date.now() / 1000));
@@ -273,7 +300,7 @@ export class ResponseEngine {
       toolErrors: this.#toolErrors,
       signal,
       deadline,
-      observer: safeObserver(options.observers ?? []),
+      observer,
       hooks: {
         beforeTerminal: async (final) => {
           if (final.error && this.#options.secrets) final.error.message = this.#options.secrets.redact(final.error.message);
@@ -292,9 +319,10 @@ export class ResponseEngine {
       upstreamModel: route.upstreamModel,
       omittedTools: declared.omitted,
       queued,
-      abandon: () => {
+      abandon: (reason) => {
         deadline.dispose();
         void claim?.abandon();
+        observer.responseRefused({ responseId, error: reason });
       },
     };
   }

@@ -93,6 +93,7 @@ export async function* runResponseLoop(loop: ResponseLoop): AsyncGenerator<Respo
     yield* runLoop(loop);
   } finally {
     loop.deadline.dispose();
+    loop.observer.responseEnded({ response: loop.response });
   }
 }
 
