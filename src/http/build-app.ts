@@ -24,6 +24,7 @@ import { BackgroundRunner } from '../engine/background-runner.ts';
 import { createBackgroundStores } from '../store/create-background-stores.ts';
 import { createStore } from '../store/create-store.ts';
 import type { ResponseStore } from '../store/response-store.ts';
+import { Tracing } from '../observability/tracing.ts';
 import { newId } from '../util/ids.ts';
 import { SecretRedactor } from '../util/secret-redactor.ts';
 import { registerAuthentication } from './authenticate.ts';
@@ -137,6 +138,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     compaction,
     contextWindows,
   });
+  const tracing = Tracing.create({ config: config.tracing, providers: config.providers, secrets, log: app.log.child({ component: 'tracing' }) });
   const counter = new InputTokenCounter({ router, store, executors, defaultModel: config.defaultModel, hostedTools: config.loop.hostedTools, conversations, contextWindows, compaction });
 
   // The API speaks JSON only; any other body type is a 415, not a string handed to validation.
@@ -168,6 +170,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     maxConnectionMs: config.server.websocketMaxConnectionMs,
     pingIntervalMs: config.server.keepAliveIntervalMs,
     maxQueuedFrames: config.server.websocketMaxQueued,
+    tracing,
   });
   registerAuthentication(app, config.auth.apiKeys);
   registerErrorHandling(app, secrets);
@@ -180,6 +183,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     keepAliveIntervalMs: config.server.keepAliveIntervalMs,
     background: backgroundSource,
     idempotency: { keys: backgroundStores.idempotency, responses: store, ttlSeconds: config.server.idempotencyTtlSeconds },
+    tracing,
   });
   registerInputTokensRoute(app, counter);
   registerStoredResponsesRoutes(app, store, { ...backgroundSource, runner, cancelWaitMs: config.background.cancelWaitMs });
@@ -195,6 +199,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     await backgroundStores.close();
     await Promise.allSettled([...[...providers.values()].map((provider) => provider.close()), store.close(), conversations.close(), mcpPool.close(), egress.close()]);
     mcp.close();
+    // Last: the spans of responses the shutdown ended are exported too.
+    await tracing?.shutdown();
   });
   return app;
 }

@@ -12,6 +12,8 @@ import { abortOnDisconnect } from '../abort-on-disconnect.ts';
 import { deliverEvents } from '../deliver-events.ts';
 import { ResponseLog } from '../response-log.ts';
 import { SseWriter } from '../sse-writer.ts';
+import type { Tracing } from '../../observability/tracing.ts';
+import { traceContextOf } from '../../util/trace-context.ts';
 
 export interface ResponsesRouteOptions {
   engine: ResponseEngine;
@@ -19,6 +21,8 @@ export interface ResponsesRouteOptions {
   /** Where `background: true` responses are streamed from. */
   background: BackgroundStreamSource;
   idempotency: IdempotencyOptions;
+  /** Traces each response when tracing is on, under the client's traceparent. */
+  tracing?: Tracing | null;
 }
 
 /** Marks the route whose own summary line replaces Fastify's "request completed" (log-controller.ts). */
@@ -47,7 +51,9 @@ async function respond(request: FastifyRequest, reply: FastifyReply, body: Creat
   const log = request.log as typeof request.log & { isLevelEnabled?(level: string): boolean };
   const summary = log.isLevelEnabled?.('info') ? new ResponseLog() : null;
   const observers: LoopObserver[] = [...(summary ? [summary] : []), ...(log.isLevelEnabled?.('debug') ? [loggingObserver(log)] : [])];
-  if (body.background) return startBackground(request, reply, body, options, summary, hold);
+  const tracer = options.tracing?.observer(traceContextOf(request.headers)) ?? null;
+  if (tracer) observers.push(tracer);
+  if (body.background) return startBackground(request, reply, body, options, summary, hold, tracer);
   let run: ResponseRun;
   try {
     // Throws before anything is sent when the upstream fails at once: the client gets a real status.
@@ -86,10 +92,11 @@ async function respond(request: FastifyRequest, reply: FastifyReply, body: Creat
  * `stream: true`, with its events from the event log — a dropped connection
  * stops the reading, not the response.
  */
-async function startBackground(request: FastifyRequest, reply: FastifyReply, body: CreateResponseRequest, options: ResponsesRouteOptions, summary: ResponseLog | null, hold: IdempotencyHold | null): Promise<FastifyReply> {
+async function startBackground(request: FastifyRequest, reply: FastifyReply, body: CreateResponseRequest, options: ResponsesRouteOptions, summary: ResponseLog | null, hold: IdempotencyHold | null, tracer: LoopObserver | null): Promise<FastifyReply> {
   let started: BackgroundStart;
   try {
-    started = await options.engine.createBackground(body, { tenant: request.tenant });
+    // The runner logs the response's own line; a trace follows it to its end.
+    started = await options.engine.createBackground(body, { tenant: request.tenant, ...(tracer && { observers: [tracer] }) });
   } catch (error) {
     request.log = request.log.child({ tenant: request.tenant, model: body.model ?? null, stream: body.stream === true, background: true });
     throw error;

@@ -7,6 +7,8 @@ import { GatewayError } from '../../errors/gateway-error.ts';
 import type { ResponseResource } from '../../protocol/response-resource.ts';
 import type { ResponseStreamEvent } from '../../protocol/stream-events.ts';
 import type { SecretRedactor } from '../../util/secret-redactor.ts';
+import type { TraceContext } from '../../util/trace-context.ts';
+import type { Tracing } from '../../observability/tracing.ts';
 import { deliverEvents } from '../deliver-events.ts';
 import { ResponseLog } from '../response-log.ts';
 import { parseClientFrame } from './client-events.ts';
@@ -21,11 +23,15 @@ export interface SocketSessionOptions {
   pingIntervalMs: number;
   /** `response.create` frames waiting behind the running response before the connection is refused as abusive. */
   maxQueuedFrames: number;
+  /** Traces each response when tracing is on. */
+  tracing?: Tracing | null;
 }
 
 export interface SocketPeer {
   tenant: string;
   log: FastifyBaseLogger;
+  /** The upgrade request's trace context: every response on the connection continues it. */
+  trace?: TraceContext | null;
 }
 
 /** Close codes (RFC 6455 §7.4.1). */
@@ -128,6 +134,7 @@ export class ResponsesSocketSession {
     const log = this.#peer.log as FastifyBaseLogger & { isLevelEnabled?(level: string): boolean };
     const summary = log.isLevelEnabled?.('info') ? new ResponseLog() : null;
     const observers: LoopObserver[] = [...(summary ? [summary] : []), ...(log.isLevelEnabled?.('debug') ? [loggingObserver(log)] : [])];
+    if (this.#options.tracing) observers.push(this.#options.tracing.observer(this.#peer.trace ?? null));
     let run: ResponseRun;
     try {
       run = await this.#options.engine.createResponse(request, { tenant: this.#peer.tenant, signal: this.#closed.signal, observers, connection: this.#connection });
