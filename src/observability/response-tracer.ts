@@ -44,6 +44,12 @@ export class ResponseTracer implements LoopObserver {
   #provider: TracedProvider | null = null;
   readonly #modelCalls = new Map<number, { span: Span; stream: boolean }>();
   readonly #toolCalls = new Map<string, Span>();
+  /**
+   * One wall-clock anchor for all of the response's spans, read finer than the SDK's own (which
+   * anchors each span to `Date.now()`, whole milliseconds apart): children then never appear to
+   * start before their parent or to end after it.
+   */
+  readonly #epochOffsetMs = Date.now() - performance.now();
 
   constructor(options: ResponseTracerOptions) {
     this.#options = options;
@@ -65,7 +71,7 @@ export class ResponseTracer implements LoopObserver {
     if (this.#provider) attributes[GEN_AI.providerName] = this.#provider.genAiName;
     if (event.conversationId) attributes[GEN_AI.conversationId] = event.conversationId;
     if (event.previousResponseId) attributes[LOOPGATE.previousResponseId] = event.previousResponseId;
-    this.#response = this.#options.tracer.startSpan(OPERATION.invokeAgent, { kind: SpanKind.SERVER, attributes }, this.#options.parent);
+    this.#response = this.#options.tracer.startSpan(OPERATION.invokeAgent, { kind: SpanKind.SERVER, attributes, startTime: this.#now() }, this.#options.parent);
     this.#context = trace.setSpan(this.#options.parent, this.#response);
   }
 
@@ -79,7 +85,7 @@ export class ResponseTracer implements LoopObserver {
       span.setAttributes(usageAttributes({ inputTokens: response.usage.input_tokens, outputTokens: response.usage.output_tokens, cachedInputTokens: response.usage.input_tokens_details.cached_tokens, reasoningTokens: response.usage.output_tokens_details.reasoning_tokens }));
     }
     if (response.status === 'failed') this.#fail(span, response.error?.code ?? 'server_error', response.error?.message ?? 'The response failed.');
-    span.end();
+    span.end(this.#now());
     this.#response = null;
   }
 
@@ -90,7 +96,7 @@ export class ResponseTracer implements LoopObserver {
     const code = typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string' ? error.code : error instanceof Error ? error.name : 'server_error';
     span.setAttribute(LOOPGATE.responseStatus, 'refused');
     this.#fail(span, code, error instanceof Error ? error.message : String(error));
-    span.end();
+    span.end(this.#now());
     this.#response = null;
   }
 
@@ -119,7 +125,7 @@ export class ResponseTracer implements LoopObserver {
       const tools = toolDefinitions(request);
       if (tools) attributes[GEN_AI.toolDefinitions] = tools;
     }
-    const span = this.#options.tracer.startSpan(`${OPERATION.chat} ${request.model}`, { kind: SpanKind.CLIENT, attributes }, this.#context);
+    const span = this.#options.tracer.startSpan(`${OPERATION.chat} ${request.model}`, { kind: SpanKind.CLIENT, attributes, startTime: this.#now() }, this.#context);
     this.#modelCalls.set(turn, { span, stream: request.stream });
     this.#propagate(span, carrier);
   }
@@ -134,7 +140,7 @@ export class ResponseTracer implements LoopObserver {
     if (call.stream && event.firstEventMs !== null) span.setAttribute(GEN_AI.responseTimeToFirstChunk, event.firstEventMs / 1000);
     if (this.#options.captureContent && !event.error) span.setAttribute(GEN_AI.outputMessages, outputMessages(event.output, event.finish));
     if (event.error) this.#fail(span, event.error.code, event.error.message);
-    span.end();
+    span.end(this.#now());
   }
 
   toolCallStarted(event: { turn: number; callId: string; name: string; executor: string; arguments: string; trace: TraceCarrier }): void {
@@ -149,7 +155,7 @@ export class ResponseTracer implements LoopObserver {
     };
     if (event.executor === 'mcp') attributes[MCP_METHOD_NAME] = 'tools/call';
     if (this.#options.captureContent) attributes[GEN_AI.toolCallArguments] = JSON.stringify(parsedArguments(event.arguments));
-    const span = this.#options.tracer.startSpan(`${OPERATION.executeTool} ${event.name}`, { kind: SpanKind.INTERNAL, attributes }, this.#context);
+    const span = this.#options.tracer.startSpan(`${OPERATION.executeTool} ${event.name}`, { kind: SpanKind.INTERNAL, attributes, startTime: this.#now() }, this.#context);
     this.#toolCalls.set(event.callId, span);
     this.#propagate(span, event.trace);
   }
@@ -161,7 +167,11 @@ export class ResponseTracer implements LoopObserver {
     // MCP's conventions name a failed tool call (`isError`) so; timeouts and cancellations read the same to the model.
     if (event.error !== null) this.#fail(span, 'tool_error', event.error);
     else if (this.#options.captureContent) span.setAttribute(GEN_AI.toolCallResult, this.#options.redact(event.output));
-    span.end();
+    span.end(this.#now());
+  }
+
+  #now(): number {
+    return this.#epochOffsetMs + performance.now();
   }
 
   /** Writes the call's span into the carrier as W3C headers: the call sends them on. */
@@ -176,8 +186,8 @@ export class ResponseTracer implements LoopObserver {
 
   /** Calls the loop never reported as ended (their stream was never read) end with the response. */
   #endOpenCalls(): void {
-    for (const { span } of this.#modelCalls.values()) span.end();
-    for (const span of this.#toolCalls.values()) span.end();
+    for (const { span } of this.#modelCalls.values()) span.end(this.#now());
+    for (const span of this.#toolCalls.values()) span.end(this.#now());
     this.#modelCalls.clear();
     this.#toolCalls.clear();
   }
