@@ -8,6 +8,8 @@ import { assertErrorEnvelope, assertValidResponse } from '../support/openrespons
 import { OtlpReceiver, SPAN_KIND, type ReceivedSpan } from '../support/otlp-receiver.ts';
 import { flavors, scriptModel, type ProviderFlavor } from '../support/provider-flavors.ts';
 import { ScriptedChatUpstream } from '../support/scripted-chat-upstream.ts';
+import { finalOf, SocketClient } from '../support/socket-client.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 /** A client's own trace: the span its call to the gateway belongs to. */
 function clientTrace(): { traceId: string; spanId: string; traceparent: string } {
@@ -285,5 +287,55 @@ describe('tracing switched off or handed a broken traceparent', () => {
     expect(root.traceId).toMatch(/^[0-9a-f]{32}$/);
     for (const span of spans) expect(span.traceId).toBe(root.traceId);
     expect(parseTraceparent(upstream.requests.find((request) => request.method === 'POST')!.headers.traceparent).traceId).toBe(root.traceId);
+  });
+});
+
+describe('traces of responses on a WebSocket and in the background', () => {
+  const flavor = flavors[0]!;
+  const upstream = new ScriptedChatUpstream();
+  const receiver = new OtlpReceiver();
+  let gateway: RunningGateway;
+  let client: OpenAI;
+
+  beforeAll(async () => {
+    const [upstreamUrl, tracesUrl] = await Promise.all([upstream.start(), receiver.start()]);
+    scriptModel(upstream, flavor, () => ({ text: 'Hello there' }));
+    gateway = await startGateway(upstreamUrl, { ...flavor.config(upstreamUrl), tracing: { endpoint: tracesUrl } });
+    client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 });
+  });
+  afterAll(async () => {
+    await Promise.all([upstream.close(), receiver.close()]);
+  });
+
+  it('every response on a connection continues the trace of its upgrade request; a background response its creating request\'s', async () => {
+    const upgrade = clientTrace();
+    const socket = new SocketClient(client, { headers: { traceparent: upgrade.traceparent } });
+    const first = finalOf(await socket.create({ model: flavor.model, input: 'Hi', store: false }));
+    const second = finalOf(await socket.create({ model: flavor.model, input: 'Again', previous_response_id: first.id, store: false }));
+    assertValidResponse(first);
+    assertValidResponse(second);
+    socket.close();
+    await socket.closed;
+
+    const creator = clientTrace();
+    const queued = await client.responses.create({ model: flavor.model, input: 'Later', background: true }, { headers: { traceparent: creator.traceparent } });
+    expect(queued.status).toBe('queued');
+    await waitFor(async () => (await client.responses.retrieve(queued.id)).status === 'completed');
+    await gateway.close();
+
+    const spans = await receiver.waitForSpans(6);
+    const responses = byName(spans, 'invoke_agent');
+    expect(responses.map((span) => span.attributes['gen_ai.response.id']).sort()).toEqual([first.id, second.id, queued.id].sort());
+    for (const id of [first.id, second.id]) {
+      const span = responses.find((entry) => entry.attributes['gen_ai.response.id'] === id)!;
+      expect(span.traceId).toBe(upgrade.traceId);
+      expect(span.parentSpanId).toBe(upgrade.spanId);
+    }
+    const background = responses.find((entry) => entry.attributes['gen_ai.response.id'] === queued.id)!;
+    expect(background).toMatchObject({ traceId: creator.traceId, parentSpanId: creator.spanId });
+    expect(background.attributes).toMatchObject({ 'loopgate.background': true, 'loopgate.response.status': 'completed' });
+    expect(responses.find((entry) => entry.attributes['gen_ai.response.id'] === second.id)!.attributes['loopgate.previous_response_id']).toBe(first.id);
+    // Each response's model call hangs under it.
+    for (const response of responses) expect(spans.filter((span) => span.parentSpanId === response.spanId).map((span) => span.name)).toEqual([`chat ${flavor.model}`]);
   });
 });
