@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import type { GatewayConfig } from './load-config.ts';
 import { maskUrl } from './mask-secrets.ts';
+import { DEFAULT_OTLP_TRACES_URL, tracingEnabled } from '../observability/tracing-settings.ts';
 
 /** The fields of the one start-up log line: what an operator needs to know this process is the one they meant. */
 export interface StartupSummary {
@@ -18,6 +19,8 @@ export interface StartupSummary {
   /** Whether compaction items are sealed under the configured key or one generated at start (never the key). */
   compaction: { key: 'configured' | 'generated' };
   limits: { max_turns: number; deadline_ms: number; tool_timeout_ms: number; body_limit_bytes: number; shutdown_grace_ms: number };
+  /** Where traces go, when they are on. */
+  tracing: { enabled: false } | { enabled: true; endpoint: string; capture_content: boolean };
 }
 
 /** Builds the start-up line's fields; never includes a key, a header or a URL's password. */
@@ -40,6 +43,7 @@ export function describeStartup(config: GatewayConfig, runtime: { version: strin
       body_limit_bytes: server.bodyLimitBytes,
       shutdown_grace_ms: server.shutdownGraceMs,
     },
+    tracing: tracingEnabled(config.tracing) ? { enabled: true, endpoint: maskUrl(config.tracing.endpoint ?? DEFAULT_OTLP_TRACES_URL), capture_content: config.tracing.captureContent } : { enabled: false },
   };
 }
 

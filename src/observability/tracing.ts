@@ -12,9 +12,7 @@ import type { TraceContext } from '../util/trace-context.ts';
 import { ReportingExporter, type ExportLogger } from './reporting-exporter.ts';
 import { genAiProviderName } from './gen-ai-attributes.ts';
 import { ResponseTracer, type TracedProvider } from './response-tracer.ts';
-
-/** Where OTLP/HTTP collectors listen for traces unless told otherwise. */
-export const DEFAULT_OTLP_TRACES_URL = 'http://localhost:4318/v1/traces';
+import { DEFAULT_OTLP_TRACES_URL, tracingEnabled } from './tracing-settings.ts';
 
 /** Longest one export may take, and what a shutdown waits for the last one. */
 const EXPORT_TIMEOUT_MS = 10_000;
@@ -32,11 +30,6 @@ export interface TracingOptions {
   log: ExportLogger;
   /** Where spans go instead of the OTLP exporter (tests, benchmarks). */
   exporter?: SpanExporter;
-}
-
-/** Whether the configuration turns traces on: explicitly, or by naming an endpoint. */
-export function tracingEnabled(config: GatewayConfig['tracing']): boolean {
-  return config.enabled ?? config.endpoint !== null;
 }
 
 /**

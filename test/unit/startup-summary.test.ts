@@ -17,6 +17,7 @@ const config = GatewayConfig.parse({
   auth: { apiKeys: [{ key: `${SECRET}-1`, tenant: 'team-a' }, { key: `${SECRET}-2`, tenant: 'team-a' }, { key: `${SECRET}-3`, tenant: 'team-b' }] },
   compaction: { key: Buffer.alloc(32, SECRET).toString('base64') },
   loop: { maxTurns: 7, deadlineMs: 90_000, toolTimeoutMs: 5_000 },
+  tracing: { endpoint: `https://otel.example/v1/traces?api_key=${SECRET}`, headers: { 'x-honeycomb-team': SECRET } },
 });
 
 describe('describeStartup', () => {
@@ -37,6 +38,7 @@ describe('describeStartup', () => {
       auth: { enabled: true, keys: 3, tenants: 2 },
       compaction: { key: 'configured' },
       limits: { max_turns: 7, deadline_ms: 90_000, tool_timeout_ms: 5_000, body_limit_bytes: 1_000_000, shutdown_grace_ms: 12_000 },
+      tracing: { enabled: true, endpoint: 'https://otel.example/v1/traces?api_key=***', capture_content: false },
     });
     expect(JSON.stringify(summary)).not.toContain(SECRET);
   });
