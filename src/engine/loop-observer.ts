@@ -50,6 +50,9 @@ export interface ModelCallEndedEvent {
   finish: TurnFinish | null;
   /** Why the call failed: refused at once, an error mid-stream, or cancelled; null when it finished. */
   error: { code: string; message: string } | null;
+  /** The upstream's own id for its answer and the model that produced it, when it said. */
+  responseId: string | null;
+  responseModel: string | null;
   durationMs: number;
   /** From the call's start to its first event (the first chunk); null when none came. */
   firstEventMs: number | null;

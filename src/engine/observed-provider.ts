@@ -76,6 +76,7 @@ class ModelCallTally {
   #usage: TurnUsage | null = null;
   #finish: TurnFinish | null = null;
   #error: { code: string; message: string } | null = null;
+  #upstream: { id: string | null; model: string | null } = { id: null, model: null };
   readonly #output: ModelCallOutput = { text: '', refusal: '', toolCalls: [] };
 
   constructor(turn: number, provider: string, model: string, startedAt: number) {
@@ -115,6 +116,9 @@ class ModelCallTally {
       case 'error':
         this.#error = { code: event.code, message: event.message };
         break;
+      case 'upstream.response':
+        this.#upstream = { id: event.id, model: event.model };
+        break;
       case 'reasoning.delta':
       case 'reasoning.encrypted':
         break;
@@ -133,6 +137,8 @@ class ModelCallTally {
       usage: this.#usage,
       finish: this.#finish,
       error: this.#error ?? failure,
+      responseId: this.#upstream.id,
+      responseModel: this.#upstream.model,
       durationMs: now - this.#startedAt,
       firstEventMs: this.#firstEventAt === null ? null : this.#firstEventAt - this.#startedAt,
       output: this.#output,

@@ -136,6 +136,8 @@ export class ResponseTracer implements LoopObserver {
     this.#modelCalls.delete(event.turn);
     const { span } = call;
     if (event.usage) span.setAttributes(usageAttributes(event.usage));
+    if (event.responseModel) span.setAttribute(GEN_AI.responseModel, event.responseModel);
+    if (event.responseId) span.setAttribute(GEN_AI.responseId, event.responseId);
     if (event.finish) span.setAttribute(GEN_AI.responseFinishReasons, [event.finish.raw ?? event.finish.reason]);
     if (call.stream && event.firstEventMs !== null) span.setAttribute(GEN_AI.responseTimeToFirstChunk, event.firstEventMs / 1000);
     if (this.#options.captureContent && !event.error) span.setAttribute(GEN_AI.outputMessages, outputMessages(event.output, event.finish));

@@ -81,6 +81,8 @@ export type TurnEvent =
   | { type: 'tool_call.start'; callId: string; name: string; terminal?: boolean }
   | { type: 'tool_call.delta'; callId: string; delta: string }
   | { type: 'usage'; usage: TurnUsage }
+  /** What the upstream said of its answer: its own id for it and the model that produced it (for traces; nothing a client sees). */
+  | { type: 'upstream.response'; id: string | null; model: string | null }
   | { type: 'finish'; finish: TurnFinish }
   /** A failure after the turn started: the response ends `failed`. */
   | { type: 'error'; code: string; message: string };

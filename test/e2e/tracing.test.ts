@@ -40,6 +40,8 @@ function scriptTwoTurnLoop(upstream: ScriptedChatUpstream, flavor: ProviderFlavo
 /** The provider's own words for "called tools" and "done". */
 const FINISH = { 'openai-chat': { tools: 'tool_calls', done: 'stop' }, anthropic: { tools: 'tool_use', done: 'end_turn' } } as const;
 const GEN_AI_PROVIDER = { 'openai-chat': 'openai', anthropic: 'anthropic' } as const;
+/** What each scripted upstream says of its answers: the model, and how its ids begin. */
+const UPSTREAM_ANSWER = { 'openai-chat': { model: 'upstream-model', id: /^chatcmpl-scripted/ }, anthropic: { model: 'claude-test', id: /^msg_test$/ } } as const;
 
 describe.each(flavors)('traces over $name', (flavor) => {
   const upstream = new ScriptedChatUpstream();
@@ -133,9 +135,11 @@ describe.each(flavors)('traces over $name', (flavor) => {
         'gen_ai.usage.input_tokens': 10,
         'gen_ai.usage.output_tokens': 5,
         'gen_ai.response.finish_reasons': [index === 0 ? FINISH[flavor.name].tools : FINISH[flavor.name].done],
+        'gen_ai.response.model': UPSTREAM_ANSWER[flavor.name].model,
         'server.address': '127.0.0.1',
         'loopgate.turn': index + 1,
       });
+      expect(call.attributes['gen_ai.response.id']).toMatch(UPSTREAM_ANSWER[flavor.name].id);
     }
     expect(tool.kind).toBe(SPAN_KIND.internal);
     expect(tool.status.code).toBe(0);

@@ -31,7 +31,8 @@ async function drain(stream: TurnStream, stopAfter = Infinity): Promise<TurnEven
 
 describe('ObservedProvider', () => {
   it('announces each call with a carrier it then sends, and reports usage, finish and output once the stream ends', async () => {
-    const inner = new ScriptedProvider((turn) => (turn === 1 ? calls({ id: 'c1', name: 'lookup', args: '{"q":"oslo"}' }) : text('Oslo is sunny.')));
+    const answered = text('Oslo is sunny.');
+    const inner = new ScriptedProvider((turn) => (turn === 1 ? calls({ id: 'c1', name: 'lookup', args: '{"q":"oslo"}' }) : { events: [{ type: 'upstream.response', id: 'chatcmpl-7', model: 'gpt-test-0613' }, ...answered.events] }));
     const { started, ended, observer } = recorder();
     const provider = new ObservedProvider(inner, observer);
     const signal = new AbortController().signal;
@@ -44,7 +45,8 @@ describe('ObservedProvider', () => {
     expect(inner.requests.map((request) => request.trace)).toEqual([{ traceparent: `00-${'a'.repeat(32)}-0000000000000001-01` }, { traceparent: `00-${'a'.repeat(32)}-0000000000000002-01` }]);
     expect(ended).toHaveLength(2);
     expect(ended[0]).toMatchObject({ turn: 1, model: 'test-model', usage: usage(20, 8), finish: { reason: 'tool_calls' }, error: null, output: { text: '', refusal: '', toolCalls: [{ callId: 'c1', name: 'lookup', arguments: '{"q":"oslo"}' }] } });
-    expect(ended[1]).toMatchObject({ turn: 2, model: 'other-model', usage: usage(10, 5), finish: { reason: 'stop' }, error: null, output: { text: 'Oslo is sunny.', toolCalls: [] } });
+    expect(ended[0]).toMatchObject({ responseId: null, responseModel: null });
+    expect(ended[1]).toMatchObject({ turn: 2, model: 'other-model', responseId: 'chatcmpl-7', responseModel: 'gpt-test-0613', usage: usage(10, 5), finish: { reason: 'stop' }, error: null, output: { text: 'Oslo is sunny.', toolCalls: [] } });
     expect(ended[1]!.firstEventMs).not.toBeNull();
     expect(ended[1]!.durationMs).toBeGreaterThanOrEqual(ended[1]!.firstEventMs!);
   });
