@@ -228,8 +228,8 @@ async function reportTracing(rounds: { plain: Figures; traced: Figures }[], sink
   const of = (side: 'plain' | 'traced', key: keyof Figures) => median(rounds.map((round) => round[side][key]));
   // The batch processor exports every few seconds: give the last batch time to arrive.
   await new Promise((resolve) => setTimeout(resolve, 6_000));
-  const stats = (await (await fetch(`http://127.0.0.1:${sinkPort}/stats`)).json()) as { spans: number; exports: number };
-  console.log(`tracing on vs off, measured interleaved (traces exported over OTLP/HTTP to a local collector: ${stats.spans} spans in ${stats.exports} exports):`);
+  const stats = (await (await fetch(`http://127.0.0.1:${sinkPort}/stats`)).json()) as { spans: number; exports: number; bytes: number };
+  console.log(`tracing on vs off, measured interleaved (traces exported over OTLP/HTTP, protobuf, to a local collector on this machine: ${stats.spans} spans in ${stats.exports} exports, ${Math.round(stats.bytes / Math.max(1, stats.spans))} bytes a span):`);
   console.log(`  latency p50 ${ms(of('traced', 'p50'))} vs ${ms(of('plain', 'p50'))}: +${ms(of('traced', 'p50') - of('plain', 'p50'))}, ratio ${(of('traced', 'p50') / of('plain', 'p50')).toFixed(3)}x`);
   console.log(`  latency p99 ${ms(of('traced', 'p99'))} vs ${ms(of('plain', 'p99'))}: ratio ${(of('traced', 'p99') / of('plain', 'p99')).toFixed(3)}x`);
   console.log(`  throughput ${of('traced', 'rps').toFixed(0)} vs ${of('plain', 'rps').toFixed(0)} req/s: ${((of('traced', 'rps') / of('plain', 'rps')) * 100).toFixed(1)}%`);

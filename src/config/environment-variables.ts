@@ -76,6 +76,8 @@ export const ENVIRONMENT_VARIABLES: readonly EnvironmentVariable[] = [
   // OpenTelemetry's own names; the traces endpoint after the base, so that it wins when both are set.
   { name: 'OTEL_EXPORTER_OTLP_ENDPOINT', path: ['tracing', 'endpoint'], parse: 'otlp-base-url', help: 'OTLP/HTTP collector base URL (http://collector:4318): turns traces on, sent to <url>/v1/traces' },
   { name: 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', path: ['tracing', 'endpoint'], parse: 'text', help: 'OTLP/HTTP traces URL used as is (…/v1/traces): turns traces on' },
+  { name: 'OTEL_EXPORTER_OTLP_PROTOCOL', path: ['tracing', 'protocol'], parse: 'text', help: 'http/protobuf or http/json (the traces variable below wins)' },
+  { name: 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL', path: ['tracing', 'protocol'], parse: 'text', help: 'how traces are encoded: http/protobuf or http/json' },
   { name: 'TRACING_ENABLED', path: ['tracing', 'enabled'], parse: 'boolean', help: 'traces on or off whatever the endpoint (unset: on when an OTLP endpoint is set)' },
   { name: 'OTEL_SERVICE_NAME', path: ['tracing', 'serviceName'], parse: 'text', help: 'service.name of the traces' },
   { name: 'OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT', path: ['tracing', 'captureContent'], parse: 'boolean', help: 'put prompts, completions, tool arguments and results on spans' },

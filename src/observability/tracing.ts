@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { defaultTextMapGetter, ROOT_CONTEXT, type Context, type Tracer } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPTraceExporter as JsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPTraceExporter as ProtobufTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { AlwaysOnSampler, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler, TracerProvider, type SpanExporter } from '@opentelemetry/sdk-trace';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
@@ -54,7 +55,8 @@ export class Tracing {
 
   private constructor(options: TracingOptions) {
     const { config } = options;
-    const exporter = options.exporter ?? new OTLPTraceExporter({ url: config.endpoint ?? DEFAULT_OTLP_TRACES_URL, headers: config.headers, timeoutMillis: EXPORT_TIMEOUT_MS });
+    const Exporter = config.protocol === 'http/json' ? JsonTraceExporter : ProtobufTraceExporter;
+    const exporter = options.exporter ?? new Exporter({ url: config.endpoint ?? DEFAULT_OTLP_TRACES_URL, headers: config.headers, timeoutMillis: EXPORT_TIMEOUT_MS });
     this.#provider = new TracerProvider({
       resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: config.serviceName, [ATTR_SERVICE_VERSION]: VERSION }),
       // A client's sampled flag decides for its own trace; the ratio, for traces that start here.
@@ -78,6 +80,11 @@ export class Tracing {
       providers: this.#providers,
       redact: this.#redact,
     });
+  }
+
+  /** Exports what is queued now (tests and benchmarks read it at once). */
+  async flush(): Promise<void> {
+    await this.#provider.forceFlush();
   }
 
   /** Exports what is queued, then stops; spans ended later are dropped. An unreachable collector holds a shutdown up for SHUTDOWN_MS at most. */

@@ -98,7 +98,8 @@ describe.each(flavors)('traces over $name', (flavor) => {
 
     const spans = await receiver.waitForSpans(4);
     expect(spans).toHaveLength(4);
-    expect(receiver.requests.every((request) => request.contentType === 'application/json')).toBe(true);
+    // OTLP's default encoding.
+    expect(receiver.requests.map((request) => request.contentType)).toEqual(receiver.requests.map(() => 'application/x-protobuf'));
     const root = onlyOne(spans, 'invoke_agent');
     const calls = byName(spans, `chat ${flavor.model}`).sort((a, b) => Number(a.attributes['loopgate.turn']) - Number(b.attributes['loopgate.turn']));
     const tool = onlyOne(spans, 'execute_tool tools__add');
@@ -171,9 +172,9 @@ describe.each(flavors)('traces over $name', (flavor) => {
     for (const span of spans) expect(Object.keys(span.attributes).filter((key) => /messages|instructions|definitions|call\.arguments|call\.result/.test(key))).toEqual([]);
   });
 
-  it('with captureContent, spans carry the prompt, the answers, the tool definitions, arguments and result', async () => {
+  it('with captureContent, spans carry the prompt, the answers, the tool definitions, arguments and result (exported as OTLP JSON)', async () => {
     scriptTwoTurnLoop(upstream, flavor);
-    const client = await start({ captureContent: true });
+    const client = await start({ captureContent: true, protocol: 'http/json' });
     const response = await client.responses.create({ model: flavor.model, instructions: 'Answer briefly.', input: 'What is 2 + 3?' });
     assertValidResponse(response);
     await stop();
@@ -193,6 +194,7 @@ describe.each(flavors)('traces over $name', (flavor) => {
     expect(JSON.parse(String(calls[1]!.attributes['gen_ai.output.messages']))).toEqual([{ role: 'assistant', parts: [{ type: 'text', content: 'The sum is 5.' }], finish_reason: 'stop' }]);
     expect(JSON.parse(String(tool.attributes['gen_ai.tool.call.arguments']))).toEqual({ a: 2, b: 3 });
     expect(tool.attributes['gen_ai.tool.call.result']).toBe('5');
+    expect(receiver.requests.map((request) => request.contentType)).toEqual(receiver.requests.map(() => 'application/json'));
   });
 
   it('a failed tool call is an error span; the response goes on and its span is not one', async () => {

@@ -5,7 +5,7 @@ import { tracingEnabled } from '../../src/observability/tracing-settings.ts';
 describe('tracing configuration', () => {
   it('is off by default, as shipped', () => {
     const { tracing } = loadConfig({});
-    expect(tracing).toEqual({ enabled: null, endpoint: null, headers: {}, serviceName: 'loopgate', sampleRatio: 1, captureContent: false });
+    expect(tracing).toEqual({ enabled: null, endpoint: null, protocol: 'http/protobuf', headers: {}, serviceName: 'loopgate', sampleRatio: 1, captureContent: false });
     expect(tracingEnabled(tracing)).toBe(false);
   });
 
@@ -29,6 +29,13 @@ describe('tracing configuration', () => {
     const on = loadConfig({ TRACING_ENABLED: 'true' }).tracing;
     expect(tracingEnabled(on)).toBe(true);
     expect(on.endpoint).toBeNull();
+  });
+
+  it('reads the protocol from OTLP\'s variables, the traces one winning, and refuses one it cannot send', () => {
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }).tracing.protocol).toBe('http/json');
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf' }).tracing.protocol).toBe('http/protobuf');
+    const grpc = resolveConfig({ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' });
+    expect(grpc.ok ? [] : grpc.problems.map((problem) => problem.message).join('\n')).toMatch(/OTEL_EXPORTER_OTLP_PROTOCOL/);
   });
 
   it('reads the service name and the GenAI content switch', () => {
