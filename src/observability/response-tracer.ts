@@ -94,8 +94,11 @@ export class ResponseTracer implements LoopObserver {
     if (!span) return;
     this.#endOpenCalls();
     const code = typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string' ? error.code : error instanceof Error ? error.name : 'server_error';
+    const status = typeof error === 'object' && error !== null && 'status' in error && typeof error.status === 'number' ? error.status : 500;
     span.setAttribute(LOOPGATE.responseStatus, 'refused');
-    this.#fail(span, code, error instanceof Error ? error.message : String(error));
+    // As HTTP's conventions have it for a server's span: a request the client got wrong (4xx) is said, not an error of the server's.
+    if (status < 500) span.setAttribute('error.type', code);
+    else this.#fail(span, code, error instanceof Error ? error.message : String(error));
     span.end(this.#now());
     this.#response = null;
   }

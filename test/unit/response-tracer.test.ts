@@ -2,6 +2,7 @@ import { InMemorySpanExporter, type ReadableSpan, type SpanExporter } from '@ope
 import { ExportResultCode } from '@opentelemetry/core';
 import { describe, expect, it } from 'vitest';
 import { GatewayConfig } from '../../src/config/load-config.ts';
+import { GatewayError, invalidRequest } from '../../src/errors/gateway-error.ts';
 import type { LoopObserver, TraceCarrier } from '../../src/engine/loop-observer.ts';
 import { ReportingExporter } from '../../src/observability/reporting-exporter.ts';
 import { Tracing } from '../../src/observability/tracing.ts';
@@ -70,6 +71,21 @@ describe('ResponseTracer', () => {
       expect(span.status).toEqual({ code: 2, message: 'upstream said: invalid key [redacted]' });
       expect(span.attributes['error.type']).toBe('upstream_error');
     }
+  });
+
+  it('a request the client got wrong is refused without an error status; a gateway failure has one', async () => {
+    const { tracing, exporter } = tracingWith();
+    const started = { tenant: 'default', model: 'gpt-test', provider: 'openai', upstreamModel: 'gpt-test', stream: false, background: false, conversationId: null, previousResponseId: null };
+    const clientMistake = tracing.observer(null);
+    clientMistake.responseStarted!({ responseId: 'resp_a', ...started });
+    clientMistake.responseRefused!({ responseId: 'resp_a', error: invalidRequest('The MCP server URL is not allowed.', 'tools[0].server_url', 'mcp_server_url_refused') });
+    const outage = tracing.observer(null);
+    outage.responseStarted!({ responseId: 'resp_b', ...started });
+    outage.responseRefused!({ responseId: 'resp_b', error: new GatewayError({ status: 503, type: 'server_error', code: 'store_unavailable', message: 'The store is unavailable.' }) });
+    await tracing.flush();
+    const [refused, failed] = exporter.getFinishedSpans();
+    expect([refused!.status.code, refused!.attributes['error.type'], refused!.attributes['loopgate.response.status']]).toEqual([0, 'mcp_server_url_refused', 'refused']);
+    expect([failed!.status.code, failed!.attributes['error.type']]).toEqual([2, 'store_unavailable']);
   });
 
   it('ends calls the loop never finished when the response ends', async () => {
