@@ -17,6 +17,11 @@ import { firstLine, median, ms, percentile, waitHealthy } from './bench-support.
  * machine are for reading, so this never fails on them.
  *
  *   npm run bench            (BENCH_QUICK=1 for a short run)
+ *
+ * BENCH_TRACING=1 adds a second gateway with tracing on, exporting every
+ * response's spans to a local OTLP/HTTP collector (bench/otlp-sink.ts), and
+ * measures it beside the plain one in the same rounds: the ratios are
+ * tracing's cost per request.
  */
 
 const quick = process.env.BENCH_QUICK === '1';
@@ -29,6 +34,7 @@ const WARMUP_MS = quick ? 1_000 : 3_000;
 const METRICS_PAIRS = quick ? 4 : 10;
 const METRICS_LATENCY_REQUESTS = quick ? 200 : 500;
 const METRICS_LOAD_MS = quick ? 1_000 : 2_500;
+const tracing = process.env.BENCH_TRACING === '1';
 
 interface Target {
   name: string;
@@ -55,8 +61,10 @@ async function main(): Promise<void> {
   });
   const reference = await startChild(['bench/reference-proxy.ts'], { UPSTREAM_PORT: String(upstreamPort) });
   const referencePort = Number(await firstLine(reference));
+  const traced = tracing ? await startTracedGateway(upstreamPort) : null;
   try {
     await waitHealthy(gatewayPort);
+    if (traced) await waitHealthy(traced.port);
     const floor: Target = {
       name: 'floor (direct)',
       pool: new Pool(`http://127.0.0.1:${upstreamPort}`, { connections: CONCURRENCY }),
@@ -75,14 +83,17 @@ async function main(): Promise<void> {
       ...(gateway.pid !== undefined && { pid: gateway.pid }),
     };
     const bare: Target = { ...through, name: 'reference proxy', pool: new Pool(`http://127.0.0.1:${referencePort}`, { connections: CONCURRENCY }) };
+    const tracedTarget: Target | null = traced ? { ...through, name: 'through loopgate, traced', pool: new Pool(`http://127.0.0.1:${traced.port}`, { connections: CONCURRENCY }), pid: traced.gateway.pid } : null;
     // Warm up: the JIT needs a few seconds of traffic before numbers settle.
-    for (const target of [floor, through, bare]) {
+    for (const target of [floor, through, bare, ...(tracedTarget ? [tracedTarget] : [])]) {
       await throughput(target, WARMUP_MS);
       await latencies(target, 500, false);
       await latencies(target, 200, true).catch(() => []);
     }
 
     const rounds: { p50: [number, number]; p99: [number, number]; rps: [number, number]; ttft: [number, number]; referenceRps: number; referenceP50: number; unstoredRps: number }[] = [];
+    /** The plain and the traced gateway, measured interleaved (request by request, slice by slice) so both meet the same machine. */
+    const tracedRounds: { plain: Figures; traced: Figures }[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       const [floorLatency, gatewayLatency, referenceLatency] = [
         await latencies(floor, LATENCY_REQUESTS, false),
@@ -101,6 +112,7 @@ async function main(): Promise<void> {
         referenceP50: percentile(referenceLatency, 50),
         unstoredRps,
       });
+      if (tracedTarget) tracedRounds.push(await interleaved(through, tracedTarget));
     }
     const metrics = await metricsCost(upstreamPort, through);
     const pick = (key: 'p50' | 'p99' | 'rps' | 'ttft', side: 0 | 1) => median(rounds.map((round) => round[key][side]));
@@ -133,8 +145,11 @@ async function main(): Promise<void> {
     console.log(`  recording one response's metrics, in process (no I/O): ${(await recordingCostMicros()).toFixed(2)} µs`);
     const scrape = await fetch(`http://127.0.0.1:${gatewayPort}/metrics`);
     console.log(`  one scrape after the run: ${(await scrape.text()).length} bytes`);
-    await Promise.all([floor.pool.close(), through.pool.close(), bare.pool.close()]);
+    if (traced) await reportTracing(tracedRounds, traced.sinkPort);
+    await Promise.all([floor.pool.close(), through.pool.close(), bare.pool.close(), tracedTarget?.pool.close()]);
   } finally {
+    traced?.gateway.kill('SIGTERM');
+    traced?.sink.kill('SIGTERM');
     reference.kill('SIGTERM');
     gateway.kill('SIGTERM');
     upstream.kill('SIGTERM');
@@ -214,7 +229,7 @@ async function recordingCostMicros(): Promise<number> {
   const usage = { input_tokens: 5, output_tokens: 5, total_tokens: 10, input_tokens_details: { cached_tokens: 0 }, output_tokens_details: { reasoning_tokens: 0 } };
   const one = async () => {
     const observer = new ResponseMetricsObserver(metrics);
-    const started = { responseId: 'resp_bench', model: 'bench-model', provider: 'openai', upstreamModel: 'bench-model', tenant: 'default', background: false, startedAt: performance.now() };
+    const started = { responseId: 'resp_bench', model: 'bench-model', provider: 'openai', upstreamModel: 'bench-model', tenant: 'default', stream: false, background: false, conversationId: null, previousResponseId: null, startedAt: performance.now() };
     observer.responseStarted(started);
     observer.modelCallFirstOutput();
     observer.turnEnded();
@@ -291,6 +306,64 @@ function cpuOf(target: Target): number | null {
   } catch {
     return null;
   }
+}
+
+/** A second gateway on the same upstream, tracing every response to a local OTLP sink. */
+async function startTracedGateway(upstreamPort: number): Promise<{ gateway: ChildProcess; sink: ChildProcess; port: number; sinkPort: number }> {
+  const sink = await startChild(['bench/otlp-sink.ts'], {});
+  const sinkPort = Number(await firstLine(sink));
+  const port = await freePort();
+  const gateway = await startChild(['src/main.ts'], {
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    OPENAI_BASE_URL: `http://127.0.0.1:${upstreamPort}/v1`,
+    OPENAI_API_KEY: 'bench',
+    LOG_LEVEL: 'warn',
+    OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${sinkPort}`,
+  });
+  return { gateway, sink, port, sinkPort };
+}
+
+interface Figures {
+  p50: number;
+  p99: number;
+  rps: number;
+  ttft: number;
+}
+
+/** Two gateways measured in turns — latency request by request, throughput in alternating slices — so load on the machine falls on both alike. */
+async function interleaved(a: Target, b: Target): Promise<{ plain: Figures; traced: Figures }> {
+  const samples = { a: { latency: [] as number[], ttft: [] as number[] }, b: { latency: [] as number[], ttft: [] as number[] } };
+  for (let index = 0; index < LATENCY_REQUESTS; index++) {
+    samples.a.latency.push(...(await latencies(a, 1, false)));
+    samples.b.latency.push(...(await latencies(b, 1, false)));
+  }
+  for (let index = 0; index < TTFT_REQUESTS; index++) {
+    samples.a.ttft.push(...(await latencies(a, 1, true)));
+    samples.b.ttft.push(...(await latencies(b, 1, true)));
+  }
+  const slices = 10;
+  let rpsA = 0;
+  let rpsB = 0;
+  for (let slice = 0; slice < slices; slice++) {
+    rpsA += await throughput(a, THROUGHPUT_MS / slices);
+    rpsB += await throughput(b, THROUGHPUT_MS / slices);
+  }
+  const figures = (side: { latency: number[]; ttft: number[] }, rps: number): Figures => ({ p50: percentile(side.latency, 50), p99: percentile(side.latency, 99), rps: rps / slices, ttft: percentile(side.ttft, 50) });
+  return { plain: figures(samples.a, rpsA), traced: figures(samples.b, rpsB) };
+}
+
+/** Tracing's cost: the traced gateway beside the plain one, medians of the rounds. */
+async function reportTracing(rounds: { plain: Figures; traced: Figures }[], sinkPort: number): Promise<void> {
+  const of = (side: 'plain' | 'traced', key: keyof Figures) => median(rounds.map((round) => round[side][key]));
+  // The batch processor exports every few seconds: give the last batch time to arrive.
+  await new Promise((resolve) => setTimeout(resolve, 6_000));
+  const stats = (await (await fetch(`http://127.0.0.1:${sinkPort}/stats`)).json()) as { spans: number; exports: number; bytes: number };
+  console.log(`tracing on vs off, measured interleaved (traces exported over OTLP/HTTP, protobuf, to a local collector on this machine: ${stats.spans} spans in ${stats.exports} exports, ${Math.round(stats.bytes / Math.max(1, stats.spans))} bytes a span):`);
+  console.log(`  latency p50 ${ms(of('traced', 'p50'))} vs ${ms(of('plain', 'p50'))}: +${ms(of('traced', 'p50') - of('plain', 'p50'))}, ratio ${(of('traced', 'p50') / of('plain', 'p50')).toFixed(3)}x`);
+  console.log(`  latency p99 ${ms(of('traced', 'p99'))} vs ${ms(of('plain', 'p99'))}: ratio ${(of('traced', 'p99') / of('plain', 'p99')).toFixed(3)}x`);
+  console.log(`  throughput ${of('traced', 'rps').toFixed(0)} vs ${of('plain', 'rps').toFixed(0)} req/s: ${((of('traced', 'rps') / of('plain', 'rps')) * 100).toFixed(1)}%`);
+  console.log(`  time to first token p50 ${ms(of('traced', 'ttft'))} vs ${ms(of('plain', 'ttft'))}: +${ms(of('traced', 'ttft') - of('plain', 'ttft'))}, ratio ${(of('traced', 'ttft') / of('plain', 'ttft')).toFixed(3)}x`);
 }
 
 function startChild(args: string[], env: Record<string, string>): Promise<ChildProcess> {

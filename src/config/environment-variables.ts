@@ -16,7 +16,9 @@ type Parser =
   /** A JSON array. */
   | 'json-array'
   /** A JSON object mapping each API key to its tenant, stored as `[{key, tenant}]`. */
-  | 'api-keys';
+  | 'api-keys'
+  /** An OTLP/HTTP base URL, stored with the traces path `v1/traces` appended (OTLP's rule for OTEL_EXPORTER_OTLP_ENDPOINT). */
+  | 'otlp-base-url';
 
 export interface EnvironmentVariable {
   name: string;
@@ -76,6 +78,14 @@ export const ENVIRONMENT_VARIABLES: readonly EnvironmentVariable[] = [
   { name: 'LOOPGATE_BUILD', path: null, parse: 'text', help: 'the build GET /version reports (e.g. the git commit the image was built from); unset: `git rev-parse` of the checkout, if any' },
   { name: 'INSPECTOR_ENABLED', path: ['inspector', 'enabled'], parse: 'boolean', help: 'serve the live inspector page at /inspector/ and its data at /v1/inspector/… (API keys apply; admin keys see every tenant)' },
   { name: 'CORS_ORIGINS', path: ['server', 'corsOrigins'], parse: 'list', help: 'comma-separated browser origins, * for any, empty to disable CORS' },
+  // OpenTelemetry's own names; the traces endpoint after the base, so that it wins when both are set.
+  { name: 'OTEL_EXPORTER_OTLP_ENDPOINT', path: ['tracing', 'endpoint'], parse: 'otlp-base-url', help: 'OTLP/HTTP collector base URL (http://collector:4318): turns traces on, sent to <url>/v1/traces' },
+  { name: 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', path: ['tracing', 'endpoint'], parse: 'text', help: 'OTLP/HTTP traces URL used as is (…/v1/traces): turns traces on' },
+  { name: 'OTEL_EXPORTER_OTLP_PROTOCOL', path: ['tracing', 'protocol'], parse: 'text', help: 'http/protobuf or http/json (the traces variable below wins)' },
+  { name: 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL', path: ['tracing', 'protocol'], parse: 'text', help: 'how traces are encoded: http/protobuf or http/json' },
+  { name: 'TRACING_ENABLED', path: ['tracing', 'enabled'], parse: 'boolean', help: 'traces on or off whatever the endpoint (unset: on when an OTLP endpoint is set)' },
+  { name: 'OTEL_SERVICE_NAME', path: ['tracing', 'serviceName'], parse: 'text', help: 'service.name of the traces' },
+  { name: 'OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT', path: ['tracing', 'captureContent'], parse: 'boolean', help: 'put prompts, completions, tool arguments and results on spans' },
 ];
 
 /**
@@ -131,6 +141,8 @@ function parseVariable(variable: EnvironmentVariable, text: string, expected: ()
       if ('problem' in value) return { problem: `must be a JSON array ${value.problem}` };
       return Array.isArray(value.value) ? value : { problem: `must be a JSON array ([…]), got ${describeJsonKind(value.value)}` };
     }
+    case 'otlp-base-url':
+      return { value: `${text.trim().replace(/\/+$/, '')}/v1/traces` };
     case 'api-keys': {
       const value = parseJson(text);
       const description = 'must be a JSON object mapping API keys to tenant names, {"sk-…": "team-a"}';

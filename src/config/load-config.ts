@@ -238,6 +238,24 @@ export const GatewayConfig = z.object({
       recentResponses: z.int().positive().max(100_000).default(500),
     })
     .prefault({}),
+  /** OpenTelemetry traces over OTLP/HTTP (observability/tracing.ts): a span per response, model call and tool call. */
+  tracing: z
+    .object({
+      /** null: on when an endpoint is set (here, or OTEL_EXPORTER_OTLP_ENDPOINT / OTEL_EXPORTER_OTLP_TRACES_ENDPOINT); true: on, to the OTLP default when none is. */
+      enabled: z.boolean().nullable().default(null),
+      /** The OTLP/HTTP traces URL, used as is (…/v1/traces); null: http://localhost:4318/v1/traces. */
+      endpoint: httpUrl.nullable().default(null),
+      /** OTLP's own default, protobuf, costs half the CPU and bytes of JSON per span. */
+      protocol: z.enum(['http/protobuf', 'http/json']).default('http/protobuf'),
+      /** Sent with every export (a tracing backend's API key); OTEL_EXPORTER_OTLP_HEADERS adds to them. */
+      headers: z.record(z.string(), z.string()).default({}),
+      serviceName: z.string().min(1).default('loopgate'),
+      /** Share of traces started here that are kept; a client's traceparent decides for its own traces. */
+      sampleRatio: z.number().min(0).max(1).default(1),
+      /** Prompts, completions, tool arguments and results on spans (the GenAI conventions' opt-in attributes). */
+      captureContent: z.boolean().default(false),
+    })
+    .prefault({}),
   /** Per-tenant tool policy: a tenant's own entry, else "*", else no restriction (tenant-tool-policy.ts). */
   tenants: z.record(z.string(), TenantPolicyConfig).default({}),
   auth: z

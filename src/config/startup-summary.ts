@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import type { GatewayConfig } from './load-config.ts';
 import { maskUrl } from './mask-secrets.ts';
+import { DEFAULT_OTLP_TRACES_URL, tracingEnabled } from '../observability/tracing-settings.ts';
 
 /** The fields of the one start-up log line: what an operator needs to know this process is the one they meant. */
 export interface StartupSummary {
@@ -20,6 +21,8 @@ export interface StartupSummary {
   limits: { max_turns: number; deadline_ms: number; tool_timeout_ms: number; body_limit_bytes: number; shutdown_grace_ms: number };
   /** Where /metrics is served (`port` null: the main port) and whether a token guards it (never the token). */
   metrics: { enabled: false } | { enabled: true; path: string; port: number | null; token: boolean };
+  /** Where traces go, when they are on. */
+  tracing: { enabled: false } | { enabled: true; endpoint: string; capture_content: boolean };
 }
 
 /** Builds the start-up line's fields; never includes a key, a header or a URL's password. */
@@ -43,6 +46,7 @@ export function describeStartup(config: GatewayConfig, runtime: { version: strin
       shutdown_grace_ms: server.shutdownGraceMs,
     },
     metrics: config.metrics.enabled ? { enabled: true, path: config.metrics.path, port: config.metrics.port, token: config.metrics.token !== null } : { enabled: false },
+    tracing: tracingEnabled(config.tracing) ? { enabled: true, endpoint: maskUrl(config.tracing.endpoint ?? DEFAULT_OTLP_TRACES_URL), capture_content: config.tracing.captureContent } : { enabled: false },
   };
 }
 

@@ -1,20 +1,42 @@
 import type { ResponseStatus, Usage } from '../protocol/response-resource.ts';
+import type { TurnFinish, TurnRequest, TurnUsage } from '../providers/provider.ts';
+import type { TraceContext } from '../util/trace-context.ts';
 
-/** Who a response is for and where it runs, as the engine settled it before the first model call. */
+/**
+ * Where an observer that traces writes the trace context of the call it is
+ * told of (W3C header forms); the call then carries it to the upstream or
+ * the tool server. Left empty, nothing is sent.
+ */
+export interface TraceCarrier {
+  traceparent?: string;
+  tracestate?: string;
+}
+
+/**
+ * Who a response is for and where it runs, as the engine settled it before
+ * the first model call: conversation read, tools listed, the request
+ * admitted by its rate limits.
+ */
 export interface ResponseStartedEvent {
   responseId: string;
   /** The model as the client named it (or the configured default): unbounded, so observers bound it before using it as a label. */
   model: string;
   /** The provider serving it (a configured provider's name). */
   provider: string;
+  /** The model name it is sent upstream under. */
   upstreamModel: string;
   tenant: string;
+  /** Whether the client streams its events. */
+  stream: boolean;
   background: boolean;
-  /** `performance.now()` when the engine took the request: durations count from here. */
+  /** The conversation it continues and appends to (`conversation`), if any. */
+  conversationId: string | null;
+  previousResponseId: string | null;
+  /** `performance.now()` when the engine took the request: durations count from here (a trace's response span starts here too). */
   startedAt: number;
 }
 
-/** How a response ended; every started response ends exactly once, also when it failed before its stream began. */
+/** How a response that ran ended; every started response ends exactly once, with this or with `responseRefused`. */
 export interface ResponseEndedEvent extends ResponseStartedEvent {
   status: ResponseStatus;
   /** `error.code` of a failed response. */
@@ -31,26 +53,121 @@ export interface ResponseEndedEvent extends ResponseStartedEvent {
 }
 
 /**
- * Watches the agentic loop (seeds 000 and 002): the response's start and
- * end, turn and tool-call start and end, each model call's first output and
- * failures. Used for structured logs, metrics, traces, the inspector, usage accounting and rate limits. Observers are
- * bystanders: one that throws is ignored, never breaks the loop.
+ * A started response that never ran: the request was answered with an HTTP
+ * error instead of a response — its first model call was refused (the
+ * upstream failed at once, or turned the request down), or a background
+ * response could not be queued. Nothing of it was ever sent as a response.
+ */
+export interface ResponseRefusedEvent extends ResponseStartedEvent {
+  /** The error envelope's code and message, as the client got them. */
+  error: { code: string; message: string };
+  errorCode: string;
+  /** The HTTP status the request was answered with (4xx: the request as the upstream judged it; 5xx: a failure). */
+  httpStatus: number;
+  durationMs: number;
+}
+
+/** What the model produced in one call, as it streamed. */
+export interface ModelCallOutput {
+  text: string;
+  refusal: string;
+  toolCalls: { callId: string; name: string; arguments: string }[];
+}
+
+export interface ModelCallStartedEvent {
+  /** The call's place in the response: the loop's turn (answers sent back for another try count too). */
+  turn: number;
+  provider: string;
+  /** What the provider is asked (the model name as the upstream knows it is `request.model`). */
+  request: TurnRequest;
+  trace: TraceCarrier;
+}
+
+export interface ModelCallEndedEvent {
+  turn: number;
+  provider: string;
+  model: string;
+  usage: TurnUsage | null;
+  finish: TurnFinish | null;
+  /** Why the call failed: refused at once, an error mid-stream, or cancelled; null when it finished. */
+  error: { code: string; message: string } | null;
+  /** The upstream's own id for its answer and the model that produced it, when it said. */
+  responseId: string | null;
+  responseModel: string | null;
+  durationMs: number;
+  /** From the call's start to its first event (the first chunk, whatever it held); null when none came. */
+  firstEventMs: number | null;
+  output: ModelCallOutput;
+}
+
+export interface ToolCallStartedEvent {
+  turn: number;
+  callId: string;
+  name: string;
+  executor: string;
+  /** The arguments as the model wrote them (JSON text). */
+  arguments: string;
+  /** Filled by a tracing observer: the call carries it to the tool server (MCP: `params._meta`). */
+  trace: TraceCarrier;
+}
+
+export interface ToolCallEndedEvent {
+  turn: number;
+  callId: string;
+  name: string;
+  executor: string;
+  durationMs: number;
+  /** A failed call's error output, raw (for the operator's log; whoever shows it to others cleans it: `ObservedResponse.cleanToolError`). */
+  error: string | null;
+  /** What the executor returned, before error outputs are cleaned for the model; `error` repeats it for failed calls. */
+  output: string;
+}
+
+/**
+ * Watches a response and its agentic loop (seeds 000 and 002), whatever its
+ * transport: the response's start and its end (or refusal), turn and
+ * tool-call start and end, each model call. Used for structured logs,
+ * metrics, traces, the inspector, usage accounting and rate limits.
+ * Observers are bystanders: one that throws is ignored, never breaks the
+ * loop. The only thing an observer may hand back is a trace context,
+ * through the `trace` carrier of a call it is told of.
+ *
+ * A response is started once (`responseStarted`), then ends exactly once:
+ * `responseEnded` when it ran, `responseRefused` when the request was
+ * answered with an HTTP error instead. A request refused before it starts
+ * (validation, a missing conversation, a refused MCP server, its rate
+ * limits) is no response: no hook hears of it.
+ *
+ * Model calls have two families of hooks, for two kinds of observers:
+ * `modelCallFirstOutput` / `modelCallFailed` come from the loop, cost
+ * nothing, and say when the model's first output came and that a call
+ * failed (the loop's turns; metrics, logs). `modelCallStarted` /
+ * `modelCallEnded` come from a wrapper of the provider (observed-provider.ts)
+ * that runs only while some observer has one of them: each call with its
+ * request, a trace carrier, and at its end usage, finish, output and timings
+ * (traces).
  */
 export interface LoopObserver {
+  /** Before the first model call (a background response: when it is queued); see `ResponseStartedEvent`. */
+  responseStarted?(event: ResponseStartedEvent): void;
+  /** The response ran and is over: its terminal event, its stream failed or was dropped by its reader (`cancelled`), or the client left before it began. */
+  responseEnded?(event: ResponseEndedEvent): void;
+  /** The response never ran: the request was answered with this error instead (no `responseEnded` follows). */
+  responseRefused?(event: ResponseRefusedEvent): void;
   turnStarted?(event: { turn: number }): void;
   turnEnded?(event: { turn: number; toolCalls: number; finish: string | null; durationMs: number }): void;
-  toolCallStarted?(event: { turn: number; callId: string; name: string; executor: string }): void;
-  toolCallEnded?(event: { turn: number; callId: string; name: string; executor: string; durationMs: number; error: string | null }): void;
-  /** Before the first model call (a background response: when it is queued). */
-  responseStarted?(event: ResponseStartedEvent): void;
-  /** A model call's first output arrived: text, reasoning, a refusal or a tool call. */
+  toolCallStarted?(event: ToolCallStartedEvent): void;
+  toolCallEnded?(event: ToolCallEndedEvent): void;
+  /** A model call's first output arrived (text, reasoning, a refusal or a tool call), in the loop's turn `turn`. */
   modelCallFirstOutput?(event: { turn: number }): void;
-  /** A model call failed: the upstream refused it at once (`status` is the HTTP status it became), or its stream reported an error (`status` null). */
+  /** A model call failed: the upstream refused it at once (`status` is the HTTP status it became), or its stream reported an error (`status` null); not said of a call the response's own cancellation stopped. */
   modelCallFailed?(event: { turn: number; code: string; status: number | null }): void;
+  /** A model call is about to go out (only while an observer has `modelCallStarted` or `modelCallEnded`). */
+  modelCallStarted?(event: ModelCallStartedEvent): void;
+  /** That call's stream was read to its end, abandoned or failed (cancelled ones included, with code `cancelled`). */
+  modelCallEnded?(event: ModelCallEndedEvent): void;
   /** A call waits for the client's approval: the response pauses with it (`mcp_approval_request`). */
   approvalRequested?(event: { turn: number; callId: string; name: string }): void;
-  /** Once per started response, also when it failed before its stream began. */
-  responseEnded?(event: ResponseEndedEvent): void;
 }
 
 /** What an observer of every response learns of one as the engine starts it. */
@@ -67,7 +184,7 @@ export interface ObservedResponse {
 }
 
 /**
- * Makes the observer of one response (metrics, traces, the inspector),
+ * Makes the observer of one response (metrics, the inspector, usage),
  * whatever the transport: the per-response instance is what ties its turn and
  * tool events together. Null: not interested in this one.
  */
@@ -75,17 +192,24 @@ export type ResponseObserverFactory = (response: ObservedResponse) => LoopObserv
 
 type Notify = Required<LoopObserver>;
 
-const silent: Notify = {
-  turnStarted: () => {},
-  turnEnded: () => {},
-  toolCallStarted: () => {},
-  toolCallEnded: () => {},
-  responseStarted: () => {},
-  modelCallFirstOutput: () => {},
-  modelCallFailed: () => {},
-  approvalRequested: () => {},
-  responseEnded: () => {},
+/** Every hook, once: the combined observer has each one (a hook added to `LoopObserver` must be added here). */
+const HOOKS: Record<keyof LoopObserver, true> = {
+  responseStarted: true,
+  responseEnded: true,
+  responseRefused: true,
+  turnStarted: true,
+  turnEnded: true,
+  toolCallStarted: true,
+  toolCallEnded: true,
+  modelCallFirstOutput: true,
+  modelCallFailed: true,
+  modelCallStarted: true,
+  modelCallEnded: true,
+  approvalRequested: true,
 };
+const HOOK_NAMES = Object.keys(HOOKS) as (keyof LoopObserver)[];
+
+const silent = Object.fromEntries(HOOK_NAMES.map((hook) => [hook, () => {}])) as unknown as Notify;
 
 /** Every hook present and safe to call. */
 export function safeObserver(observers: readonly LoopObserver[]): Notify {
@@ -101,17 +225,18 @@ export function safeObserver(observers: readonly LoopObserver[]): Notify {
         }
       }
     };
-  return {
-    turnStarted: call('turnStarted'),
-    turnEnded: call('turnEnded'),
-    toolCallStarted: call('toolCallStarted'),
-    toolCallEnded: call('toolCallEnded'),
-    responseStarted: call('responseStarted'),
-    modelCallFirstOutput: call('modelCallFirstOutput'),
-    modelCallFailed: call('modelCallFailed'),
-    approvalRequested: call('approvalRequested'),
-    responseEnded: call('responseEnded'),
-  };
+  return Object.fromEntries(HOOK_NAMES.map((hook) => [hook, call(hook)])) as unknown as Notify;
+}
+
+/** Whether any observer wants model calls reported (watching a call's stream costs a little per event). */
+export function observesModelCalls(observers: readonly LoopObserver[]): boolean {
+  return observers.some((observer) => observer.modelCallStarted !== undefined || observer.modelCallEnded !== undefined);
+}
+
+/** The trace context an observer wrote into `carrier`, or null. */
+export function carriedTrace(carrier: TraceCarrier): TraceContext | null {
+  if (!carrier.traceparent) return null;
+  return carrier.tracestate ? { traceparent: carrier.traceparent, tracestate: carrier.tracestate } : { traceparent: carrier.traceparent };
 }
 
 interface Logger {
@@ -123,7 +248,7 @@ export function loggingObserver(log: Logger): LoopObserver {
   return {
     turnStarted: (event) => log.debug({ loop: 'turn_start', ...event }, 'turn started'),
     turnEnded: (event) => log.debug({ loop: 'turn_end', ...event }, 'turn ended'),
-    toolCallStarted: (event) => log.debug({ loop: 'tool_start', ...event }, 'tool call started'),
-    toolCallEnded: (event) => log.debug({ loop: 'tool_end', ...event }, 'tool call ended'),
+    toolCallStarted: ({ trace: _trace, arguments: _arguments, ...event }) => log.debug({ loop: 'tool_start', ...event }, 'tool call started'),
+    toolCallEnded: ({ output: _output, ...event }) => log.debug({ loop: 'tool_end', ...event }, 'tool call ended'),
   };
 }

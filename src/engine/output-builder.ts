@@ -139,6 +139,7 @@ export class OutputBuilder {
       case 'usage':
       case 'finish':
       case 'error':
+      case 'upstream.response':
         return;
       default:
         assertNever(event);

@@ -22,7 +22,8 @@ import { ContextWindows } from './context-windows.ts';
 import type { ConversationStore } from '../store/conversation-store.ts';
 import { declareTools, type DeclaredTools, type HostedToolPolicy } from './declared-tools.ts';
 import { initialResponse } from './initial-response.ts';
-import { safeObserver, type LoopObserver, type ObservedResponse, type ResponseObserverFactory } from './loop-observer.ts';
+import { observesModelCalls, safeObserver, type LoopObserver, type ObservedResponse, type ResponseObserverFactory } from './loop-observer.ts';
+import { ObservedProvider } from './observed-provider.ts';
 import { describeFailure, ResponseLifecycle } from './response-lifecycle.ts';
 import { runResponseLoop, type LoopLimits, type LoopPolicy } from './response-loop.ts';
 import { planResume } from './resume-paused-turn.ts';
@@ -88,7 +89,7 @@ export interface ResponseRun {
   readonly omittedTools: readonly string[];
   /** A background response's record as first stored (status `queued`). */
   readonly queued: StoredResponse | null;
-  /** Releases what the response holds when its events will never be read (a background start that failed, with `reason`). */
+  /** Releases what the response holds when its events will never be read (a background start that failed, with `reason`): its observers hear it refused. */
   abandon(reason?: unknown): void;
 }
 
@@ -255,12 +256,25 @@ export class ResponseEngine {
     const turnRequest = toTurnRequest(request, route.upstreamModel, modelInput, history.length, [...functionTools, ...[...offered.values()].map((tool) => tool.definition)]);
     // Every model call of the loop fits the context window, or learns it from the upstream's refusal.
     const truncating = request.truncation === 'auto' ? new TruncatingProvider(route.provider, this.#windows, model) : null;
-    const provider = truncating ?? route.provider;
     // A request its rate limits refuse (the first call's tokens) never starts: no observer hears of it.
     await options.admit?.(turnRequest);
     const observed: ObservedResponse = { id: responseId, tenant: options.tenant, background: request.background === true, cleanToolError: (error) => this.#toolErrors.sanitize(error, toolContext) };
-    const observer = safeObserver([...this.#responseObservers(observed), ...(options.observers ?? [])]);
-    const lifecycle = new ResponseLifecycle(observer, { responseId, model, provider: route.provider.name, upstreamModel: route.upstreamModel, tenant: options.tenant, background: request.background === true, startedAt });
+    const observers = [...this.#responseObservers(observed), ...(options.observers ?? [])];
+    const observer = safeObserver(observers);
+    // Model calls are watched, each reported with its request, usage and timings, only for observers that want them (traces).
+    const provider = observesModelCalls(observers) ? new ObservedProvider(truncating ?? route.provider, observer) : (truncating ?? route.provider);
+    const lifecycle = new ResponseLifecycle(observer, {
+      responseId,
+      model,
+      provider: route.provider.name,
+      upstreamModel: route.upstreamModel,
+      tenant: options.tenant,
+      stream: request.stream === true,
+      background: request.background === true,
+      conversationId: claim?.conversationId ?? null,
+      previousResponseId: request.previous_response_id ?? null,
+      startedAt,
+    });
     // A background response starts its model call inside the loop: a refusal then ends it as `failed`.
     let firstTurn: TurnStream | null = null;
     if (!resume && !request.background) {
@@ -269,8 +283,9 @@ export class ResponseEngine {
       } catch (error) {
         if (signal.aborted) lifecycle.cancelled();
         else {
+          // The upstream refused it at once: the client gets the HTTP error, no response.
           observer.modelCallFailed({ turn: 1, ...describeFailure(error) });
-          lifecycle.failed(error);
+          lifecycle.refused(error);
         }
         throw error;
       }
@@ -324,7 +339,7 @@ export class ResponseEngine {
       abandon: (reason) => {
         deadline.dispose();
         void claim?.abandon();
-        lifecycle.failed(reason);
+        lifecycle.refused(reason ?? new Error('The response could not be started.'));
       },
     };
   }

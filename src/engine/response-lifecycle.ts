@@ -15,14 +15,15 @@ const ENDED = new Set<ResponseStatus>(['completed', 'failed', 'incomplete', 'can
 
 /**
  * One response's start and end as its observers see them: started once,
- * ended exactly once whichever way it ends — its terminal event, a failure
- * before its stream began (the client got an HTTP error instead), a stream
- * abandoned by its reader, or a background start that never ran.
+ * then over exactly once whichever way it goes — ended by its terminal
+ * event, a failed or abandoned stream, or the client leaving before it
+ * began; or refused, when the request was answered with an HTTP error
+ * instead (its first model call refused, a background start that never ran).
  */
 export class ResponseLifecycle {
   readonly #observer: Required<LoopObserver>;
   readonly #started: ResponseStartedEvent;
-  #ended = false;
+  #over = false;
 
   constructor(observer: Required<LoopObserver>, started: ResponseStartedEvent) {
     this.#observer = observer;
@@ -41,9 +42,17 @@ export class ResponseLifecycle {
     this.#end({ status: response.status, error: response.error ? { code: response.error.code, message: response.error.message } : null, incompleteReason: response.incomplete_details?.reason ?? null }, spent);
   }
 
-  /** It failed without a terminal event: before its stream began, or its stream threw (after spending `spent`). */
+  /** Its stream threw, after spending `spent`: it ends failed. */
   failed(error: unknown, spent: Spent = NOTHING_SPENT): void {
-    this.#end({ status: 'failed', error: { code: describeFailure(error).code, message: error instanceof Error ? error.message : 'The response failed.' }, incompleteReason: null }, spent);
+    this.#end({ status: 'failed', error: { code: describeFailure(error).code, message: messageOf(error) }, incompleteReason: null }, spent);
+  }
+
+  /** It never ran: the request is answered with `error` (an HTTP error) instead. */
+  refused(error: unknown): void {
+    if (this.#over) return;
+    this.#over = true;
+    const { code, status } = describeFailure(error);
+    this.#observer.responseRefused({ ...this.#started, error: { code, message: messageOf(error) }, errorCode: code, httpStatus: status ?? 500, durationMs: performance.now() - this.#started.startedAt });
   }
 
   /** The client went away before its stream began. */
@@ -52,10 +61,14 @@ export class ResponseLifecycle {
   }
 
   #end(outcome: { status: ResponseStatus; error: { code: string; message: string } | null; incompleteReason: string | null }, spent: Spent): void {
-    if (this.#ended) return;
-    this.#ended = true;
+    if (this.#over) return;
+    this.#over = true;
     this.#observer.responseEnded({ ...this.#started, ...outcome, errorCode: outcome.error?.code ?? null, usage: spent.usage, toolCalls: spent.toolCalls, durationMs: performance.now() - this.#started.startedAt });
   }
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : 'The response failed.';
 }
 
 /** A failure as observers are told of it: the error's code and the HTTP status it maps to (null for what is not a `GatewayError`). */

@@ -198,6 +198,8 @@ async function* runLoop(loop: ResponseLoop, tally: LoopTally): AsyncGenerator<Re
       for await (const event of stream) {
         if (event.type === 'finish') finish = event.finish;
         else if (event.type === 'usage') usage.add(event.usage);
+        // Which answer and model the upstream gave: for traces (observed-provider.ts), no output.
+        else if (event.type === 'upstream.response') continue;
         else if (event.type === 'error') {
           failure = { code: event.code, message: event.message };
           if (!loop.signal.aborted) observer.modelCallFailed({ turn, code: event.code, status: null });

@@ -1,6 +1,6 @@
 import type { ToolErrorSanitizer } from '../executors/sanitize-tool-error.ts';
 import type { ToolCall, ToolContext, ToolExecutor, ToolResult } from '../executors/tool-executor.ts';
-import type { LoopObserver } from './loop-observer.ts';
+import { carriedTrace, type LoopObserver, type TraceCarrier } from './loop-observer.ts';
 import { errorOutput } from './plan-tool-calls.ts';
 
 export interface ToolRunOptions {
@@ -29,8 +29,12 @@ export interface ToolRunOptions {
 export async function runToolCalls(calls: readonly { call: ToolCall; executor: ToolExecutor }[], options: ToolRunOptions): Promise<ToolResult[]> {
   const runOne = async ({ call, executor }: { call: ToolCall; executor: ToolExecutor }, index: number): Promise<ToolResult> => {
     const started = performance.now();
-    options.observer.toolCallStarted({ turn: options.turn, callId: call.callId, name: call.name, executor: executor.kind });
-    const outcome = await executeWithLimits(call, executor, options);
+    const carrier: TraceCarrier = {};
+    options.observer.toolCallStarted({ turn: options.turn, callId: call.callId, name: call.name, executor: executor.kind, arguments: call.arguments, trace: carrier });
+    const trace = carriedTrace(carrier);
+    // Each call carries its own trace context; without one, every call shares the response's context as it is.
+    const context = trace ? { ...options.context, trace } : options.context;
+    const outcome = await executeWithLimits(call, executor, context, options);
     // The operator's log keeps the error as it was (configured secrets are redacted from log lines anyway).
     options.observer.toolCallEnded({
       turn: options.turn,
@@ -39,6 +43,7 @@ export async function runToolCalls(calls: readonly { call: ToolCall; executor: T
       executor: executor.kind,
       durationMs: performance.now() - started,
       error: outcome.isError ? outcome.output : null,
+      output: outcome.output,
     });
     const result = outcome.isError ? { output: options.errors.sanitize(outcome.output, options.context), isError: true } : outcome;
     options.onResult(index, result);
@@ -50,9 +55,9 @@ export async function runToolCalls(calls: readonly { call: ToolCall; executor: T
   return results;
 }
 
-async function executeWithLimits(call: ToolCall, executor: ToolExecutor, options: ToolRunOptions): Promise<ToolResult> {
+async function executeWithLimits(call: ToolCall, executor: ToolExecutor, context: ToolContext, options: ToolRunOptions): Promise<ToolResult> {
   // The most specific limit wins: the offered tool's (an MCP server's `timeoutMs`, else `mcp.timeoutMs`), the executor's, the loop's.
-  const timeoutMs = options.context.offered.get(call.name)?.timeoutMs ?? executor.timeoutMs ?? options.defaultTimeoutMs;
+  const timeoutMs = context.offered.get(call.name)?.timeoutMs ?? executor.timeoutMs ?? options.defaultTimeoutMs;
   if (options.signal.aborted) return { output: errorOutput('The call was cancelled before it started.'), isError: true };
   // One controller per call, aborted by the response's signal or the call's timeout; both are removed afterwards.
   const controller = new AbortController();
@@ -75,7 +80,7 @@ async function executeWithLimits(call: ToolCall, executor: ToolExecutor, options
   });
   try {
     return await Promise.race([
-      executor.execute(call, options.context, signal).then(
+      executor.execute(call, context, signal).then(
         (result) => result,
         (error: unknown) => ({ output: errorOutput(`The tool '${call.name}' failed: ${error instanceof Error ? error.message : String(error)}`), isError: true }),
       ),

@@ -1,6 +1,6 @@
 import type { Usage } from '../protocol/response-resource.ts';
 import { utcDay, type UsageRecord, type UsageStore } from '../store/usage-store.ts';
-import type { LoopObserver, ResponseEndedEvent } from './loop-observer.ts';
+import type { LoopObserver, ResponseEndedEvent, ResponseRefusedEvent } from './loop-observer.ts';
 
 interface RecorderLogger {
   warn(object: Record<string, unknown>, message: string): void;
@@ -29,6 +29,11 @@ export class UsageRecorder implements LoopObserver {
 
   responseEnded(event: ResponseEndedEvent): void {
     this.#record(event.tenant, event.model, event.usage, { responses: 1, toolCalls: event.toolCalls });
+  }
+
+  /** A response refused at once counts as one, as a failed one does: no tokens, no tool calls. */
+  responseRefused(event: ResponseRefusedEvent): void {
+    this.#record(event.tenant, event.model, null, { responses: 1, toolCalls: 0 });
   }
 
   /** A compaction's model call: its tokens count, it is no response. */

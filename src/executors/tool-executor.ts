@@ -1,5 +1,6 @@
 import type { FunctionToolParam, McpToolParam } from '../protocol/create-response-request.ts';
 import type { OutputItem } from '../protocol/output-items.ts';
+import type { TraceContext } from '../util/trace-context.ts';
 
 /** A model's request to run a tool. */
 export interface ToolCall {
@@ -58,6 +59,8 @@ export interface ToolContext {
   previousOutput: readonly OutputItem[];
   /** Tools executors offered for this response, by the name the model calls them. */
   offered: ReadonlyMap<string, OfferedTool>;
+  /** In `execute`: the call's own trace context, for executors that pass it on (MCP: `params._meta`); absent while tracing is off. */
+  trace?: TraceContext;
 }
 
 /**

@@ -25,6 +25,7 @@ import { BackgroundRunner } from '../engine/background-runner.ts';
 import { createBackgroundStores } from '../store/create-background-stores.ts';
 import { createStore } from '../store/create-store.ts';
 import type { ResponseStore } from '../store/response-store.ts';
+import { Tracing } from '../observability/tracing.ts';
 import { newId } from '../util/ids.ts';
 import { SecretRedactor } from '../util/secret-redactor.ts';
 import { createGatewayMetrics } from '../observability/create-gateway-metrics.ts';
@@ -163,6 +164,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     contextWindows,
     responseObservers: [...(metrics ? [() => new ResponseMetricsObserver(metrics)] : []), ...(inspected ? [inspected.observe] : []), () => usage],
   });
+  const tracing = Tracing.create({ config: config.tracing, providers: config.providers, secrets, log: app.log.child({ component: 'tracing' }) });
   const counter = new InputTokenCounter({ router, store, executors, defaultModel: config.defaultModel, hostedTools: config.loop.hostedTools, conversations, contextWindows, compaction });
 
   // The API speaks JSON only; any other body type is a 415, not a string handed to validation.
@@ -196,6 +198,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     pingIntervalMs: config.server.keepAliveIntervalMs,
     maxQueuedFrames: config.server.websocketMaxQueued,
     rateLimits,
+    tracing,
   });
   metrics?.watch({ websocketConnections: () => sockets.size, backgroundRunning: () => runner.running, mcpServers: () => mcp.status() });
   registerAuthentication(app, config.auth.apiKeys);
@@ -211,6 +214,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     idempotency: { keys: backgroundStores.idempotency, responses: store, ttlSeconds: config.server.idempotencyTtlSeconds },
     streams: metrics,
     rateLimits,
+    tracing,
   });
   registerInputTokensRoute(app, counter);
   registerStoredResponsesRoutes(app, store, { ...backgroundSource, runner, cancelWaitMs: config.background.cancelWaitMs });
@@ -235,6 +239,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     await backgroundStores.close();
     await Promise.allSettled([...[...providers.values()].map((provider) => provider.close()), store.close(), conversations.close(), mcpPool.close(), egress.close()]);
     mcp.close();
+    // Last: the spans of responses the shutdown ended are exported too.
+    await tracing?.shutdown();
   });
   return app;
 }

@@ -1,10 +1,11 @@
-import type { LoopObserver, ResponseEndedEvent, ResponseStartedEvent } from '../engine/loop-observer.ts';
+import type { LoopObserver, ResponseEndedEvent, ResponseRefusedEvent, ResponseStartedEvent } from '../engine/loop-observer.ts';
 import type { GatewayMetrics } from './gateway-metrics.ts';
 
 /**
  * One response's loop events, turned into metrics: its tool calls and failed
  * model calls as they happen, its duration, time to first token, turns and
- * tokens when it ends.
+ * tokens when it ends. A response refused at once (its first model call)
+ * counts as a failed one; `modelCallFailed` has counted the upstream's error.
  */
 export class ResponseMetricsObserver implements LoopObserver {
   readonly #metrics: GatewayMetrics;
@@ -38,5 +39,9 @@ export class ResponseMetricsObserver implements LoopObserver {
 
   responseEnded(event: ResponseEndedEvent): void {
     this.#metrics.responseEnded(event, this.#turns, this.#firstOutputAt === null ? null : this.#firstOutputAt - event.startedAt);
+  }
+
+  responseRefused(event: ResponseRefusedEvent): void {
+    this.#metrics.responseEnded({ ...event, status: 'failed', incompleteReason: null, usage: null, toolCalls: 0 }, this.#turns, null);
   }
 }

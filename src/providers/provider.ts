@@ -1,5 +1,6 @@
 import type { InputItem } from '../protocol/input-items.ts';
 import type { FunctionToolParam, TextFormatParam, ToolChoiceParam } from '../protocol/create-response-request.ts';
+import type { TraceContext } from '../util/trace-context.ts';
 
 /**
  * What the engine asks of one provider call (one "turn"). Input is expressed in
@@ -33,6 +34,8 @@ export interface TurnRequest {
   serviceTier: string | null;
   /** Whether the client streams. A provider may still stream upstream either way. */
   stream: boolean;
+  /** The model call's trace context, sent upstream as `traceparent`/`tracestate` headers; absent while tracing is off. */
+  trace?: TraceContext;
 }
 
 export interface TurnUsage {
@@ -78,6 +81,8 @@ export type TurnEvent =
   | { type: 'tool_call.start'; callId: string; name: string; terminal?: boolean }
   | { type: 'tool_call.delta'; callId: string; delta: string }
   | { type: 'usage'; usage: TurnUsage }
+  /** What the upstream said of its answer: its own id for it and the model that produced it (for traces; nothing a client sees). */
+  | { type: 'upstream.response'; id: string | null; model: string | null }
   | { type: 'finish'; finish: TurnFinish }
   /** A failure after the turn started: the response ends `failed`. */
   | { type: 'error'; code: string; message: string };

@@ -12,20 +12,20 @@ import { fn, harness } from './loop-harness.ts';
 /** Records every hook call, in order, as `[hook, event]`. */
 function recorder(): { observer: LoopObserver; calls: [string, any][]; of(hook: string): any[] } {
   const recorded: [string, any][] = [];
-  const hooks = ['turnStarted', 'turnEnded', 'toolCallStarted', 'toolCallEnded', 'responseStarted', 'modelCallFirstOutput', 'modelCallFailed', 'responseEnded'] as const;
+  const hooks = ['turnStarted', 'turnEnded', 'toolCallStarted', 'toolCallEnded', 'responseStarted', 'modelCallFirstOutput', 'modelCallFailed', 'responseEnded', 'responseRefused'] as const;
   const observer = Object.fromEntries(hooks.map((hook) => [hook, (event: unknown) => recorded.push([hook, event])])) as LoopObserver;
   return { observer, calls: recorded, of: (hook) => recorded.filter(([name]) => name === hook).map(([, event]) => event) };
 }
 
 const refusal = () => new GatewayError({ status: 429, type: 'rate_limit_error', code: 'rate_limit_exceeded', message: 'Slow down.' });
 
-/** The loop observer's response hooks: one start, exactly one end, whichever way a response ends. */
+/** The loop observer's response hooks: one start, then exactly one end or refusal, whichever way a response goes. */
 describe('response lifecycle hooks', () => {
   it('a tool loop: started once with who and where, first output per model call, ended once with status, usage and duration', async () => {
     const provider = new ScriptedProvider((turn) => (turn === 1 ? calls({ id: 'c1', name: 'lookup' }) : text('done')));
     const seen = recorder();
     const { response } = await harness(provider, [new MockExecutor(['lookup'])]).run({ model: 'm', input: 'x', tools: [fn('lookup')] }, { observers: [seen.observer] });
-    expect(seen.calls[0]).toEqual(['responseStarted', { responseId: response.id, model: 'm', provider: 'scripted', upstreamModel: 'm', tenant: 't', background: false, startedAt: expect.any(Number) }]);
+    expect(seen.calls[0]).toEqual(['responseStarted', { responseId: response.id, model: 'm', provider: 'scripted', upstreamModel: 'm', tenant: 't', stream: false, background: false, conversationId: null, previousResponseId: null, startedAt: expect.any(Number) }]);
     expect(seen.of('modelCallFirstOutput')).toEqual([{ turn: 1 }, { turn: 2 }]);
     expect(seen.of('modelCallFailed')).toEqual([]);
     expect(seen.of('responseEnded')).toEqual([
@@ -34,13 +34,13 @@ describe('response lifecycle hooks', () => {
     expect(seen.calls.at(-1)![0]).toBe('responseEnded');
   });
 
-  it('a first model call the upstream refuses: the failure and a failed end are told, and the request still rejects', async () => {
+  it('a first model call the upstream refuses: the failure and the refusal (the HTTP error the client got, no end) are told, and the request still rejects', async () => {
     const provider = new ScriptedProvider(() => refusal());
     const seen = recorder();
     await expect(harness(provider).run({ model: 'm', input: 'x' }, { observers: [seen.observer] })).rejects.toMatchObject({ status: 429 });
-    expect(seen.calls.map(([hook]) => hook)).toEqual(['responseStarted', 'modelCallFailed', 'responseEnded']);
+    expect(seen.calls.map(([hook]) => hook)).toEqual(['responseStarted', 'modelCallFailed', 'responseRefused']);
     expect(seen.of('modelCallFailed')).toEqual([{ turn: 1, code: 'rate_limit_exceeded', status: 429 }]);
-    expect(seen.of('responseEnded')[0]).toMatchObject({ status: 'failed', errorCode: 'rate_limit_exceeded', usage: null });
+    expect(seen.of('responseRefused')[0]).toMatchObject({ responseId: seen.of('responseStarted')[0].responseId, errorCode: 'rate_limit_exceeded', error: { code: 'rate_limit_exceeded', message: 'Slow down.' }, httpStatus: 429, durationMs: expect.any(Number) });
   });
 
   it('a later model call refused, and an error inside a stream: each told with its turn; the response ends failed once', async () => {

@@ -19,6 +19,8 @@ export class McpTestServer {
   readonly headers: IncomingHttpHeaders[] = [];
   readonly cancelledCalls: string[] = [];
   readonly calls: { name: string; args: unknown }[] = [];
+  /** The `params._meta` each tools/call of `add` and `fail` carried (trace context goes there). */
+  readonly callMeta: { name: string; meta: Record<string, unknown> | undefined }[] = [];
   running = 0;
   maxRunning = 0;
   /** More tools a test registers on every session, beside the built-in ones. */
@@ -106,8 +108,9 @@ export class McpTestServer {
   #newServer(): McpServer {
     const server = new McpServer({ name: 'test-tools', version: '1.0.0' }, { capabilities: { tools: { listChanged: true } } });
     for (const register of this.extraTools) register(server);
-    server.registerTool('add', { description: 'Adds two numbers.', inputSchema: { a: z.number(), b: z.number() } }, async ({ a, b }) => {
+    server.registerTool('add', { description: 'Adds two numbers.', inputSchema: { a: z.number(), b: z.number() } }, async ({ a, b }, extra) => {
       this.calls.push({ name: 'add', args: { a, b } });
+      this.callMeta.push({ name: 'add', meta: extra._meta });
       return { content: [{ type: 'text', text: String(a + b) }] };
     });
     server.registerTool('slow', { description: 'Waits, then answers.', inputSchema: { ms: z.number(), label: z.string().optional() } }, async ({ ms, label }, extra) => {
@@ -128,7 +131,10 @@ export class McpTestServer {
       }
       return { content: [{ type: 'text', text: `slept ${ms} ms${label ? ` (${label})` : ''}` }] };
     });
-    server.registerTool('fail', { description: 'Always fails.', inputSchema: {} }, async () => ({ content: [{ type: 'text', text: 'the thing is broken' }], isError: true }));
+    server.registerTool('fail', { description: 'Always fails.', inputSchema: {} }, async (_args, extra) => {
+      this.callMeta.push({ name: 'fail', meta: extra._meta });
+      return { content: [{ type: 'text', text: 'the thing is broken' }], isError: true };
+    });
     server.registerTool('secret', { description: 'Should be filtered by allowed_tools.', inputSchema: {} }, async () => ({ content: [{ type: 'text', text: 'secret' }] }));
     if (this.#records) this.#registerRecordTools(server);
     if (this.#adminTools) this.#registerAdminTools(server);

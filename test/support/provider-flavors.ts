@@ -57,7 +57,7 @@ export const openaiChat: ProviderFlavor = {
       : { prompt_tokens: 10, completion_tokens: 5 };
     if (!request.body.stream) {
       const message = { role: 'assistant', content: turn.textPieces ? turn.textPieces.join('') : (turn.text ?? null), ...(calls.length > 0 && { tool_calls: calls.map(({ index: _index, ...call }) => call) }) };
-      return { kind: 'json', body: { choices: [{ index: 0, message, finish_reason: finish }], usage } };
+      return { kind: 'json', body: { id: 'chatcmpl-scripted', model: 'upstream-model', choices: [{ index: 0, message, finish_reason: finish }], usage } };
     }
     return {
       kind: 'sse',

@@ -1,5 +1,5 @@
 import type OpenAI from 'openai';
-import { ResponsesWS } from 'openai/resources/responses/ws';
+import { ResponsesWS, type ResponsesWSClientOptions } from 'openai/resources/responses/ws';
 
 type AnyEvent = Record<string, any> & { type: string };
 
@@ -17,8 +17,9 @@ export class SocketClient {
   #taken = 0;
   #wake: (() => void) | null = null;
 
-  constructor(client: OpenAI) {
-    this.ws = new ResponsesWS(client);
+  /** `options` go to the SDK's socket (extra upgrade `headers`, say). */
+  constructor(client: OpenAI, options?: ResponsesWSClientOptions) {
+    this.ws = new ResponsesWS(client, options);
     this.ws.on('event', (event) => {
       this.frames.push(event as AnyEvent);
       this.#wake?.();

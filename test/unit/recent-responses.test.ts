@@ -8,7 +8,7 @@ const admin = { tenant: 'ops', admin: true };
 /** Starts a response on `recent` the way the engine does: the factory, then responseStarted. */
 function start(recent: RecentResponses, id: string, tenant = 'team-a', background = false): Required<LoopObserver> {
   const observer = recent.observe({ id, tenant, background, cleanToolError: (error) => error.replace(/secret/g, '[redacted]') }) as Required<LoopObserver>;
-  observer.responseStarted({ responseId: id, tenant, model: 'm', provider: 'p', upstreamModel: 'm', background, startedAt: performance.now() });
+  observer.responseStarted({ responseId: id, tenant, model: 'm', provider: 'p', upstreamModel: 'm', stream: false, background, conversationId: null, previousResponseId: null, startedAt: performance.now() });
   return observer;
 }
 
@@ -43,14 +43,14 @@ describe('RecentResponses', () => {
     expect(recent.list(admin, 1)[0]).toMatchObject({ status: 'in_progress', turns: 0, tokens: null });
     observer.turnStarted({ turn: 1 });
     observer.turnEnded({ turn: 1, toolCalls: 2, finish: 'tool_calls', durationMs: 12.4 });
-    observer.toolCallStarted({ turn: 1, callId: 'c1', name: 'ok', executor: 'mcp' });
-    observer.toolCallStarted({ turn: 1, callId: 'c2', name: 'bad', executor: 'mcp' });
+    observer.toolCallStarted({ turn: 1, callId: 'c1', name: 'ok', executor: 'mcp', arguments: '{}', trace: {} });
+    observer.toolCallStarted({ turn: 1, callId: 'c2', name: 'bad', executor: 'mcp', arguments: '{}', trace: {} });
     expect(recent.timeline(admin, 'r1')!.tool_calls.map((call) => call.status)).toEqual(['running', 'running']);
-    observer.toolCallEnded({ turn: 1, callId: 'c2', name: 'bad', executor: 'mcp', durationMs: 3, error: `the secret is ${'x'.repeat(2_000)}` });
-    observer.toolCallEnded({ turn: 1, callId: 'c1', name: 'ok', executor: 'mcp', durationMs: 5, error: null });
+    observer.toolCallEnded({ turn: 1, callId: 'c2', name: 'bad', executor: 'mcp', durationMs: 3, error: `the secret is ${'x'.repeat(2_000)}`, output: `the secret is ${'x'.repeat(2_000)}` });
+    observer.toolCallEnded({ turn: 1, callId: 'c1', name: 'ok', executor: 'mcp', durationMs: 5, error: null, output: '5' });
     observer.approvalRequested({ turn: 1, callId: 'c3', name: 'gated' });
     const usage = { input_tokens: 30, output_tokens: 7, total_tokens: 37, input_tokens_details: { cached_tokens: 0 }, output_tokens_details: { reasoning_tokens: 0 } };
-    observer.responseEnded({ responseId: 'r1', tenant: 'team-a', model: 'm', provider: 'p', upstreamModel: 'm', background: false, startedAt: 0, status: 'requires_action', usage, toolCalls: 1, errorCode: null, error: null, incompleteReason: null, durationMs: 40 });
+    observer.responseEnded({ responseId: 'r1', tenant: 'team-a', model: 'm', provider: 'p', upstreamModel: 'm', stream: false, background: false, conversationId: null, previousResponseId: null, startedAt: 0, status: 'requires_action', usage, toolCalls: 1, errorCode: null, error: null, incompleteReason: null, durationMs: 40 });
 
     const timeline = recent.timeline(admin, 'r1')!;
     expect(timeline.turns).toEqual([{ turn: 1, started_ms: expect.any(Number), duration_ms: 12, finish: 'tool_calls', tool_calls: 2 }]);
@@ -59,6 +59,14 @@ describe('RecentResponses', () => {
     expect(timeline.tool_calls[1]!.error!.length).toBeLessThan(600);
     expect(timeline.approvals).toEqual([{ turn: 1, call_id: 'c3', name: 'gated', at_ms: expect.any(Number) }]);
     expect(timeline.response).toMatchObject({ status: 'requires_action', turns: 1, tool_calls: 2, failed_tool_calls: 1, tokens: { input: 30, output: 7, total: 37 }, provider: 'p', model: 'm' });
+  });
+
+  it('a response refused at once (its first model call) is listed as failed with the error the client got, not as running', () => {
+    const recent = new RecentResponses(5);
+    const observer = start(recent, 'r1');
+    const started = { responseId: 'r1', tenant: 'team-a', model: 'm', provider: 'p', upstreamModel: 'm', stream: false, background: false, conversationId: null, previousResponseId: null, startedAt: 0 };
+    observer.responseRefused({ ...started, error: { code: 'upstream_error', message: 'The upstream failed.' }, errorCode: 'upstream_error', httpStatus: 502, durationMs: 3 });
+    expect(recent.list(admin, 1)[0]).toMatchObject({ id: 'r1', status: 'failed', error: { code: 'upstream_error', message: 'The upstream failed.' }, tokens: null, turns: 0 });
   });
 
   it('bounds what it keeps per response, and says how much it left out', () => {

@@ -18,6 +18,7 @@ const config = GatewayConfig.parse({
   compaction: { key: Buffer.alloc(32, SECRET).toString('base64') },
   loop: { maxTurns: 7, deadlineMs: 90_000, toolTimeoutMs: 5_000 },
   metrics: { port: 9464, token: `${SECRET}-metrics` },
+  tracing: { endpoint: `https://otel.example/v1/traces?api_key=${SECRET}`, headers: { 'x-honeycomb-team': SECRET } },
 });
 
 describe('describeStartup', () => {
@@ -39,6 +40,7 @@ describe('describeStartup', () => {
       compaction: { key: 'configured' },
       limits: { max_turns: 7, deadline_ms: 90_000, tool_timeout_ms: 5_000, body_limit_bytes: 1_000_000, shutdown_grace_ms: 12_000 },
       metrics: { enabled: true, path: '/metrics', port: 9464, token: true },
+      tracing: { enabled: true, endpoint: 'https://otel.example/v1/traces?api_key=***', capture_content: false },
     });
     expect(JSON.stringify(summary)).not.toContain(SECRET);
   });

@@ -113,6 +113,7 @@ async function readSummary(stream: TurnStream): Promise<{ text: string; usage: U
       case 'reasoning.encrypted':
       case 'tool_call.start':
       case 'tool_call.delta':
+      case 'upstream.response':
         break;
       default:
         assertNever(event);

@@ -111,7 +111,7 @@ export class McpExecutor implements ToolExecutor {
     const target = offered?.executor === this ? (offered.target as McpTarget) : null;
     if (!target) return { output: JSON.stringify({ error: `No MCP tool is named '${call.name}'.` }), isError: true };
     const args = call.arguments ? (JSON.parse(call.arguments) as Record<string, unknown>) : {};
-    return this.#pool.session(target.server).call(target.toolName, args, signal, target.timeoutMs);
+    return this.#pool.session(target.server).call(target.toolName, args, signal, target.timeoutMs, context.trace);
   }
 
   /** What the catalog has now; an unavailable server offers nothing and the request goes on without it. */

@@ -5,6 +5,7 @@ import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/typ
 import { findTooDeep } from '../../protocol/json-depth.ts';
 import { REQUEST_LIMITS } from '../../protocol/request-limits.ts';
 import { headerSecrets, SecretRedactor } from '../../util/secret-redactor.ts';
+import type { TraceContext } from '../../util/trace-context.ts';
 import type { ToolResult } from '../tool-executor.ts';
 
 /** Where an MCP server is and how to reach it. */
@@ -156,11 +157,16 @@ export class McpSession {
     return value;
   }
 
-  /** Calls a tool; MCP errors and transport failures are error results, cancellation reaches the server. */
-  async call(name: string, args: Record<string, unknown>, signal: AbortSignal, timeoutMs: number): Promise<ToolResult> {
+  /**
+   * Calls a tool; MCP errors and transport failures are error results, cancellation reaches the server.
+   * A trace context goes in `params._meta` (`traceparent`, `tracestate`), where OpenTelemetry's MCP
+   * conventions put it: it then reaches the server whatever the transport (an HTTP+SSE server answers on
+   * one shared stream).
+   */
+  async call(name: string, args: Record<string, unknown>, signal: AbortSignal, timeoutMs: number, trace?: TraceContext): Promise<ToolResult> {
     try {
       const client = await this.#connect();
-      const result = await client.callTool({ name, arguments: args }, undefined, { signal, timeout: timeoutMs });
+      const result = await client.callTool({ name, arguments: args, ...(trace && { _meta: { ...trace } }) }, undefined, { signal, timeout: timeoutMs });
       const content = Array.isArray(result.content) ? result.content : [];
       const text = content
         .map((part: { type: string; text?: string }) => (part.type === 'text' ? (part.text ?? '') : JSON.stringify(part)))

@@ -1,4 +1,4 @@
-import type { LoopObserver, ObservedResponse, ResponseEndedEvent, ResponseStartedEvent } from '../../engine/loop-observer.ts';
+import type { LoopObserver, ObservedResponse, ResponseEndedEvent, ResponseRefusedEvent, ResponseStartedEvent } from '../../engine/loop-observer.ts';
 import type { ResponseStatus } from '../../protocol/response-resource.ts';
 import { boundError, type InspectorApproval, type InspectorResponse, type InspectorTimeline, type InspectorToolCall, type InspectorTurn } from './inspector-views.ts';
 
@@ -52,6 +52,11 @@ export class ResponseRecord implements LoopObserver {
     this.#endedMs = this.#now();
     this.#status = event.status;
     this.#cleanToolError = null;
+  }
+
+  /** Refused at once (the client got an HTTP error): shown as failed, with that error. */
+  responseRefused(event: ResponseRefusedEvent): void {
+    this.responseEnded({ ...event, status: 'failed', incompleteReason: null, usage: null, toolCalls: 0 });
   }
 
   turnStarted(event: { turn: number }): void {

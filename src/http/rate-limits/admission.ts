@@ -23,7 +23,8 @@ export interface AdmissionScope {
  * its first model call is estimated to need reserved (`reserveTokens`, the
  * engine's `admit` hook), then — once the response has ended, however — the
  * tokens it really used charged in place of the reservation and the slot
- * freed (`settle`, once; `responseEnded` does it for the loop).
+ * freed (`settle`, once; `responseEnded` or `responseRefused` does it for
+ * the engine, `done` for whoever holds the admission).
  */
 export class Admission {
   /** The admission of a key without limits: nothing to take, to report or to give back. */
@@ -81,6 +82,8 @@ export class Admission {
    */
   readonly observer: LoopObserver = {
     responseEnded: (event) => void this.settle(event.usage?.total_tokens ?? this.#reserved),
+    // Refused at once: nothing ran, nothing is charged.
+    responseRefused: () => void this.settle(0),
   };
 
   /** Charges `usedTokens` in place of the reservation and frees the slot; later calls return the first one's promise. */

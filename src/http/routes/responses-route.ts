@@ -14,6 +14,8 @@ import { ResponseLog } from '../response-log.ts';
 import { SseWriter, type StreamWatcher } from '../sse-writer.ts';
 import type { Admission } from '../rate-limits/admission.ts';
 import type { RateLimitGate } from '../rate-limits/rate-limit-gate.ts';
+import type { Tracing } from '../../observability/tracing.ts';
+import { traceContextOf } from '../../util/trace-context.ts';
 
 export interface ResponsesRouteOptions {
   engine: ResponseEngine;
@@ -25,6 +27,8 @@ export interface ResponsesRouteOptions {
   streams?: StreamWatcher | null;
   /** Rate limits and quotas per API key, checked before anything else runs. */
   rateLimits: RateLimitGate;
+  /** Traces each response when tracing is on, under the client's traceparent. */
+  tracing?: Tracing | null;
 }
 
 /** Marks the route whose own summary line replaces Fastify's "request completed" (log-controller.ts). */
@@ -55,8 +59,10 @@ async function respond(request: FastifyRequest, reply: FastifyReply, body: Creat
   // A refused request (429) has cost nothing yet: no store read, no tool listing, no upstream call.
   const admission = await options.rateLimits.admit(request.apiKeyId, { concurrent: true });
   reply.headers(admission.headers());
-  if (body.background) return startBackground(request, reply, body, options, summary, hold, admission);
-  const observers: LoopObserver[] = [admission.observer, ...(summary ? [summary] : []), ...(log.isLevelEnabled?.('debug') ? [loggingObserver(log)] : [])];
+  // Traced under the client's traceparent; the trace starts with the response (a request refused before it has none).
+  const tracer = options.tracing?.observer(traceContextOf(request.headers)) ?? null;
+  if (body.background) return startBackground(request, reply, body, options, summary, hold, admission, tracer);
+  const observers: LoopObserver[] = [admission.observer, ...(summary ? [summary] : []), ...(log.isLevelEnabled?.('debug') ? [loggingObserver(log)] : []), ...(tracer ? [tracer] : [])];
   let run: ResponseRun;
   try {
     // Throws before anything is sent when the upstream fails at once: the client gets a real status.
@@ -102,11 +108,11 @@ async function respond(request: FastifyRequest, reply: FastifyReply, body: Creat
  * `stream: true`, with its events from the event log — a dropped connection
  * stops the reading, not the response.
  */
-async function startBackground(request: FastifyRequest, reply: FastifyReply, body: CreateResponseRequest, options: ResponsesRouteOptions, summary: ResponseLog | null, hold: IdempotencyHold | null, admission: Admission): Promise<FastifyReply> {
+async function startBackground(request: FastifyRequest, reply: FastifyReply, body: CreateResponseRequest, options: ResponsesRouteOptions, summary: ResponseLog | null, hold: IdempotencyHold | null, admission: Admission, tracer: LoopObserver | null): Promise<FastifyReply> {
   let started: BackgroundStart;
   try {
-    // The admission settles when the response ends, on this replica's runner, long after this request.
-    started = await options.engine.createBackground(body, { tenant: request.tenant, observers: [admission.observer], admit: admission.reserveTokens });
+    // The admission settles when the response ends, on this replica's runner, long after this request; a trace follows it to its end too.
+    started = await options.engine.createBackground(body, { tenant: request.tenant, observers: [admission.observer, ...(tracer ? [tracer] : [])], admit: admission.reserveTokens });
   } catch (error) {
     await admission.done();
     request.log = request.log.child({ tenant: request.tenant, model: body.model ?? null, stream: body.stream === true, background: true });

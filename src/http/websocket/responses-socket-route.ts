@@ -1,6 +1,7 @@
 import websocket from '@fastify/websocket';
 import type { FastifyInstance } from 'fastify';
 import { GatewayError } from '../../errors/gateway-error.ts';
+import { traceContextOf } from '../../util/trace-context.ts';
 import { WRITES_OWN_LOG_LINE } from '../routes/responses-route.ts';
 import { ResponsesSocketSession, type SocketSessionOptions } from './responses-socket-session.ts';
 
@@ -58,7 +59,7 @@ export async function registerResponsesSocket(app: FastifyInstance, options: Res
       });
     },
     wsHandler: (socket, request) => {
-      const session = new ResponsesSocketSession(socket, { tenant: request.tenant, apiKeyId: request.apiKeyId, log: request.log }, options);
+      const session = new ResponsesSocketSession(socket, { tenant: request.tenant, apiKeyId: request.apiKeyId, log: request.log, trace: options.tracing ? traceContextOf(request.headers) : null }, options);
       sessions.add(session);
       request.log.debug('websocket opened');
       void session.finished.then(() => sessions.delete(session));

@@ -7,6 +7,8 @@ import { GatewayError } from '../../errors/gateway-error.ts';
 import type { ResponseResource } from '../../protocol/response-resource.ts';
 import type { ResponseStreamEvent } from '../../protocol/stream-events.ts';
 import type { SecretRedactor } from '../../util/secret-redactor.ts';
+import type { TraceContext } from '../../util/trace-context.ts';
+import type { Tracing } from '../../observability/tracing.ts';
 import { deliverEvents } from '../deliver-events.ts';
 import { ResponseLog } from '../response-log.ts';
 import type { Admission } from '../rate-limits/admission.ts';
@@ -25,6 +27,8 @@ export interface SocketSessionOptions {
   maxQueuedFrames: number;
   /** Rate limits and quotas per API key: each `response.create` is a request. */
   rateLimits: RateLimitGate;
+  /** Traces each response when tracing is on. */
+  tracing?: Tracing | null;
 }
 
 export interface SocketPeer {
@@ -32,6 +36,8 @@ export interface SocketPeer {
   /** The API key the upgrade carried, as its limits are kept. */
   apiKeyId: string;
   log: FastifyBaseLogger;
+  /** The upgrade request's trace context: every response on the connection continues it. */
+  trace?: TraceContext | null;
 }
 
 /** Close codes (RFC 6455 §7.4.1). */
@@ -138,6 +144,7 @@ export class ResponsesSocketSession {
     try {
       admission = await this.#options.rateLimits.admit(this.#peer.apiKeyId, { concurrent: true });
       const observers: LoopObserver[] = [admission.observer, ...(summary ? [summary] : []), ...(log.isLevelEnabled?.('debug') ? [loggingObserver(log)] : [])];
+      if (this.#options.tracing) observers.push(this.#options.tracing.observer(this.#peer.trace ?? null));
       run = await this.#options.engine.createResponse(request, { tenant: this.#peer.tenant, signal: this.#closed.signal, observers, connection: this.#connection, admit: admission.reserveTokens });
     } catch (error) {
       await admission?.done();

@@ -1,5 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { Agent, fetch as undiciFetch } from 'undici';
+import { traceHeaders, type TraceContext } from '../../util/trace-context.ts';
 import type { ModelInfo, Provider, TurnEvent, TurnRequest, TurnStream } from '../provider.ts';
 import { reportMisconfiguration, upstreamTimedOut, type ProviderLogger } from '../upstream-errors.ts';
 import { errorFromAnthropic, errorFromAnthropicType } from './anthropic-errors.ts';
@@ -72,8 +73,8 @@ export class AnthropicProvider implements Provider {
 
   async startTurn(request: TurnRequest, signal: AbortSignal): Promise<TurnStream> {
     const body = convertToAnthropicRequest(request, { defaultMaxTokens: this.#options.defaultMaxTokens });
-    const opened = await this.#open(body, signal);
-    return this.#events(body, opened, signal);
+    const opened = await this.#open(body, signal, request.trace);
+    return this.#events(body, opened, signal, request.trace);
   }
 
   /** Messages' `count_tokens`, sent the body `startTurn` would send (less what only sampling reads). */
@@ -110,12 +111,12 @@ export class AnthropicProvider implements Provider {
    * The SDK's own `timeout` stops at the response headers; the deadline
    * here bounds the whole call, stream included.
    */
-  async #open(body: AnthropicRequest, signal: AbortSignal): Promise<OpenedCall> {
+  async #open(body: AnthropicRequest, signal: AbortSignal, trace: TraceContext | undefined): Promise<OpenedCall> {
     let iterator: EventIterator;
     const buffered: AnthropicStreamEvent[] = [];
     const deadline = AbortSignal.timeout(this.#options.timeoutMs);
     try {
-      const stream = await this.#client.messages.create(body as unknown as Anthropic.MessageCreateParamsStreaming, { signal: AbortSignal.any([signal, deadline]) });
+      const stream = await this.#client.messages.create(body as unknown as Anthropic.MessageCreateParamsStreaming, { signal: AbortSignal.any([signal, deadline]), ...(trace && { headers: traceHeaders(trace) }) });
       iterator = (stream as unknown as AsyncIterable<AnthropicStreamEvent>)[Symbol.asyncIterator]();
       for (;;) {
         const next = await iterator.next();
@@ -139,7 +140,7 @@ export class AnthropicProvider implements Provider {
     return upstreamTimedOut(this.name, `The upstream '${this.name}' did not finish within ${this.#options.timeoutMs} ms (timeoutMs).`, cause);
   }
 
-  async *#events(body: AnthropicRequest, first: OpenedCall, signal: AbortSignal): AsyncGenerator<TurnEvent> {
+  async *#events(body: AnthropicRequest, first: OpenedCall, signal: AbortSignal, trace: TraceContext | undefined): AsyncGenerator<TurnEvent> {
     const usage = { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, reasoningTokens: 0 };
     let opened = first;
     let request = body;
@@ -187,7 +188,7 @@ export class AnthropicProvider implements Provider {
       if (translator.stopReason === 'pause_turn' && continuation < MAX_CONTINUATIONS) {
         request = { ...request, messages: [...request.messages, { role: 'assistant', content: content.blocks() }] };
         try {
-          opened = await this.#open(request, signal);
+          opened = await this.#open(request, signal, trace);
         } catch (error) {
           if (signal.aborted) throw error;
           const mapped = errorFromAnthropic(this.name, error);

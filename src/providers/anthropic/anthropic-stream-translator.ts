@@ -5,7 +5,7 @@ import { encodeRedactedThinking, encodeThinking } from './reasoning-blocks.ts';
 export interface AnthropicStreamEvent {
   type: string;
   index?: number;
-  message?: { usage?: AnthropicUsage; content?: unknown[] };
+  message?: { id?: string; model?: string; usage?: AnthropicUsage; content?: unknown[] };
   content_block?: { type: string; id?: string; name?: string; text?: string; thinking?: string; signature?: string; data?: string; input?: unknown };
   delta?: { type?: string; text?: string; partial_json?: string; thinking?: string; signature?: string; stop_reason?: string | null };
   usage?: AnthropicUsage;
@@ -51,6 +51,7 @@ export class AnthropicStreamTranslator {
     switch (event.type) {
       case 'message_start':
         this.#takeUsage(event.message?.usage);
+        if (event.message?.id || event.message?.model) out.push({ type: 'upstream.response', id: event.message.id ?? null, model: event.message.model ?? null });
         return;
       case 'content_block_start':
         this.#start(event.index ?? 0, event.content_block ?? { type: 'other' }, out);

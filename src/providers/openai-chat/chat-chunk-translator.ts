@@ -13,6 +13,7 @@ export class ChatChunkTranslator {
   #finishReason: string | null = null;
   #sawFinish = false;
   #usage: TurnUsage | null = null;
+  #identified = false;
 
   /** Translates one chunk; returns an `error` event for in-band upstream errors. */
   accept(chunk: ChatChunk, out: TurnEvent[]): void {
@@ -21,6 +22,7 @@ export class ChatChunkTranslator {
       out.push(inBandError);
       return;
     }
+    this.identify(chunk, out);
     const choice = chunk.choices?.[0];
     if (choice) {
       if (choice.delta) this.acceptDelta(choice.delta, out, choice.logprobs);
@@ -55,6 +57,13 @@ export class ChatChunkTranslator {
         );
       }
     }
+  }
+
+  /** Says once which completion and model the upstream answers with (every chunk repeats them). */
+  identify(source: { id?: string | null; model?: string | null }, out: TurnEvent[]): void {
+    if (this.#identified || (!source.id && !source.model)) return;
+    this.#identified = true;
+    out.push({ type: 'upstream.response', id: typeof source.id === 'string' ? source.id : null, model: typeof source.model === 'string' ? source.model : null });
   }
 
   /** Marks the finish reason of a non-streamed completion. */

@@ -84,6 +84,8 @@ export interface ChatChoiceChunk {
 
 /** One streamed chunk — or, from servers that put errors in-band, an error object. */
 export interface ChatChunk {
+  id?: string | null;
+  model?: string | null;
   object?: string;
   choices?: ChatChoiceChunk[] | null;
   usage?: ChatUsage | null;
@@ -92,6 +94,8 @@ export interface ChatChunk {
 }
 
 export interface ChatCompletion {
+  id?: string | null;
+  model?: string | null;
   object?: string;
   choices?: { index?: number; message?: ChatDelta | null; logprobs?: ChatLogprobs | null; finish_reason?: string | null }[] | null;
   usage?: ChatUsage | null;

@@ -1,5 +1,6 @@
 import { Pool } from 'undici';
 import type { Dispatcher } from 'undici';
+import { traceHeaders, type TraceContext } from '../../util/trace-context.ts';
 import type { ModelInfo, Provider, TurnEvent, TurnRequest, TurnStream } from '../provider.ts';
 import { readSseFrames } from '../sse-frames.ts';
 import { errorFromTransport, errorFromUpstreamStatus, reportMisconfiguration, type ProviderLogger } from '../upstream-errors.ts';
@@ -58,7 +59,7 @@ export class OpenAIChatProvider implements Provider {
 
   async startTurn(request: TurnRequest, signal: AbortSignal): Promise<TurnStream> {
     const body = convertToChatRequest(request, this.#options);
-    const response = await this.#send('POST', '/chat/completions', JSON.stringify(body), request.stream ? 'sse' : 'json', signal);
+    const response = await this.#send('POST', '/chat/completions', JSON.stringify(body), request.stream ? 'sse' : 'json', signal, request.trace);
     return request.stream ? startChatStream(readSseFrames(response.body), this.name, signal) : this.#readCompletion(response.body);
   }
 
@@ -74,10 +75,11 @@ export class OpenAIChatProvider implements Provider {
     await this.#pool.close();
   }
 
-  async #send(method: 'GET' | 'POST', path: string, body: string | null, accept: 'json' | 'sse', signal: AbortSignal): Promise<Dispatcher.ResponseData> {
+  async #send(method: 'GET' | 'POST', path: string, body: string | null, accept: 'json' | 'sse', signal: AbortSignal, trace?: TraceContext): Promise<Dispatcher.ResponseData> {
     let response: Dispatcher.ResponseData;
+    const headers = trace ? { ...this.#headers[accept], ...traceHeaders(trace) } : this.#headers[accept];
     try {
-      response = await this.#pool.request({ method, path: this.#basePath + path, headers: this.#headers[accept], body, signal });
+      response = await this.#pool.request({ method, path: this.#basePath + path, headers, body, signal });
     } catch (error) {
       if (signal.aborted) throw error;
       throw errorFromTransport(this.name, error);

@@ -17,6 +17,7 @@ export function readChatCompletion(body: unknown, provider: string): TurnEvent[]
   if (!choice) throw invalidUpstreamBody(provider, 'the completion has no choices');
   const translator = new ChatChunkTranslator();
   const events: TurnEvent[] = [];
+  translator.identify(completion, events);
   if (choice.message) translator.acceptDelta(choice.message, events, choice.logprobs);
   translator.setFinishReason(choice.finish_reason ?? null);
   if (completion.usage) translator.setUsage(completion.usage);

@@ -1,0 +1,162 @@
+import { GatewayError } from '../errors/gateway-error.ts';
+import type { ModelInfo, Provider, TurnEvent, TurnFinish, TurnRequest, TurnStream, TurnUsage } from '../providers/provider.ts';
+import { carriedTrace, type LoopObserver, type ModelCallOutput, type TraceCarrier } from './loop-observer.ts';
+
+/**
+ * A response's provider while something observes model calls (traces,
+ * metrics): each call is announced before it goes out — with a carrier a
+ * tracing observer fills, which the call then carries upstream — and
+ * reported once its stream is read to the end, abandoned or failed, with
+ * its usage, finish, output and timings. Wraps the response's whole
+ * provider stack, so one model call of the loop is one report however many
+ * upstream requests it took (a truncation retry, a `pause_turn`).
+ */
+export class ObservedProvider implements Provider {
+  readonly name: string;
+  readonly #inner: Provider;
+  readonly #observer: Required<LoopObserver>;
+  #calls = 0;
+
+  constructor(inner: Provider, observer: Required<LoopObserver>) {
+    this.name = inner.name;
+    this.#inner = inner;
+    this.#observer = observer;
+  }
+
+  async startTurn(request: TurnRequest, signal: AbortSignal): Promise<TurnStream> {
+    const turn = ++this.#calls;
+    const carrier: TraceCarrier = {};
+    this.#observer.modelCallStarted({ turn, provider: this.name, request, trace: carrier });
+    const trace = carriedTrace(carrier);
+    const tally = new ModelCallTally(turn, this.name, request.model, performance.now());
+    let stream: TurnStream;
+    try {
+      stream = await this.#inner.startTurn(trace ? { ...request, trace } : request, signal);
+    } catch (error) {
+      this.#observer.modelCallEnded(tally.report(failureOf(error, signal)));
+      throw error;
+    }
+    return this.#watch(stream, tally, signal);
+  }
+
+  listModels(signal: AbortSignal): Promise<ModelInfo[]> {
+    return this.#inner.listModels(signal);
+  }
+
+  close(): Promise<void> {
+    return this.#inner.close();
+  }
+
+  async *#watch(stream: TurnStream, tally: ModelCallTally, signal: AbortSignal): AsyncGenerator<TurnEvent> {
+    let failure: { code: string; message: string } | null = null;
+    try {
+      for await (const event of stream) {
+        tally.see(event);
+        yield event;
+      }
+    } catch (error) {
+      failure = failureOf(error, signal);
+      throw error;
+    } finally {
+      // Also when the loop stops reading early (an error event, a cancelled response).
+      this.#observer.modelCallEnded(tally.report(failure ?? (signal.aborted && !tally.finished ? CANCELLED : null)));
+    }
+  }
+}
+
+const CANCELLED = { code: 'cancelled', message: 'The model call was cancelled.' };
+
+/** What one call's events said so far. */
+class ModelCallTally {
+  readonly #turn: number;
+  readonly #provider: string;
+  readonly #model: string;
+  readonly #startedAt: number;
+  #firstEventAt: number | null = null;
+  #usage: TurnUsage | null = null;
+  #finish: TurnFinish | null = null;
+  #error: { code: string; message: string } | null = null;
+  #upstream: { id: string | null; model: string | null } = { id: null, model: null };
+  readonly #output: ModelCallOutput = { text: '', refusal: '', toolCalls: [] };
+
+  constructor(turn: number, provider: string, model: string, startedAt: number) {
+    this.#turn = turn;
+    this.#provider = provider;
+    this.#model = model;
+    this.#startedAt = startedAt;
+  }
+
+  get finished(): boolean {
+    return this.#finish !== null || this.#error !== null;
+  }
+
+  see(event: TurnEvent): void {
+    this.#firstEventAt ??= performance.now();
+    switch (event.type) {
+      case 'text.delta':
+        this.#output.text += event.delta;
+        break;
+      case 'refusal.delta':
+        this.#output.refusal += event.delta;
+        break;
+      case 'tool_call.start':
+        this.#output.toolCalls.push({ callId: event.callId, name: event.name, arguments: '' });
+        break;
+      case 'tool_call.delta': {
+        const call = this.#output.toolCalls.findLast((entry) => entry.callId === event.callId);
+        if (call) call.arguments += event.delta;
+        break;
+      }
+      case 'usage':
+        this.#usage = this.#usage ? addUsage(this.#usage, event.usage) : { ...event.usage };
+        break;
+      case 'finish':
+        this.#finish = event.finish;
+        break;
+      case 'error':
+        this.#error = { code: event.code, message: event.message };
+        break;
+      case 'upstream.response':
+        this.#upstream = { id: event.id, model: event.model };
+        break;
+      case 'reasoning.delta':
+      case 'reasoning.encrypted':
+        break;
+      default:
+        // A new kind of event must be considered here; at run time an unknown one is only not tallied.
+        event satisfies never;
+    }
+  }
+
+  report(failure: { code: string; message: string } | null) {
+    const now = performance.now();
+    return {
+      turn: this.#turn,
+      provider: this.#provider,
+      model: this.#model,
+      usage: this.#usage,
+      finish: this.#finish,
+      error: this.#error ?? failure,
+      responseId: this.#upstream.id,
+      responseModel: this.#upstream.model,
+      durationMs: now - this.#startedAt,
+      firstEventMs: this.#firstEventAt === null ? null : this.#firstEventAt - this.#startedAt,
+      output: this.#output,
+    };
+  }
+}
+
+function addUsage(a: TurnUsage, b: TurnUsage): TurnUsage {
+  return {
+    inputTokens: a.inputTokens + b.inputTokens,
+    outputTokens: a.outputTokens + b.outputTokens,
+    cachedInputTokens: a.cachedInputTokens + b.cachedInputTokens,
+    reasoningTokens: a.reasoningTokens + b.reasoningTokens,
+  };
+}
+
+function failureOf(error: unknown, signal: AbortSignal): { code: string; message: string } {
+  if (signal.aborted) return CANCELLED;
+  if (error instanceof GatewayError) return { code: error.code ?? 'upstream_error', message: error.message };
+  return { code: 'server_error', message: error instanceof Error ? error.message : String(error) };
+}

@@ -1,0 +1,207 @@
+import { defaultTextMapSetter, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span, type TextMapPropagator, type Tracer } from '@opentelemetry/api';
+import type { LoopObserver, ModelCallEndedEvent, ModelCallStartedEvent, ResponseEndedEvent, ResponseRefusedEvent, ResponseStartedEvent, ToolCallEndedEvent, ToolCallStartedEvent, TraceCarrier } from '../engine/loop-observer.ts';
+import type { TurnUsage } from '../providers/provider.ts';
+import { GEN_AI, LOOPGATE, MCP_METHOD_NAME, OPERATION } from './gen-ai-attributes.ts';
+import { inputMessages, outputMessages, parsedArguments, systemInstructions, toolDefinitions } from './gen-ai-content.ts';
+
+/** What the tracer knows of a configured provider. */
+export interface TracedProvider {
+  /** `gen_ai.provider.name`: the API family (openai, anthropic). */
+  genAiName: string;
+  /** `server.address` / `server.port` of its upstream. */
+  address: string;
+  port: number;
+}
+
+export interface ResponseTracerOptions {
+  tracer: Tracer;
+  propagator: TextMapPropagator;
+  /** The client's trace (its traceparent), or the root context: the response span's parent. */
+  parent: Context;
+  captureContent: boolean;
+  providers: ReadonlyMap<string, TracedProvider>;
+  /** Blanks configured secrets out of error texts before they leave in a span. */
+  redact(text: string): string;
+}
+
+/** Longest error description a span status carries. */
+const MAX_STATUS_CHARS = 1_000;
+
+/**
+ * The spans of one response, following the GenAI semantic conventions: the
+ * response (`invoke_agent`, kind SERVER — it is where the client's request
+ * enters loopgate), under it one `chat <model>` CLIENT span per model call and
+ * one `execute_tool <tool>` span per tool call. Each model and tool call's
+ * span goes with it as its trace context (the carrier in the hook's event),
+ * so upstreams and MCP servers continue the same trace. Ends every span it
+ * started: a call the loop never finished ends with the response.
+ */
+export class ResponseTracer implements LoopObserver {
+  readonly #options: ResponseTracerOptions;
+  #response: Span | null = null;
+  #context: Context;
+  #provider: TracedProvider | null = null;
+  readonly #modelCalls = new Map<number, { span: Span; stream: boolean }>();
+  readonly #toolCalls = new Map<string, Span>();
+  /**
+   * One wall-clock anchor for all of the response's spans, read finer than the SDK's own (which
+   * anchors each span to `Date.now()`, whole milliseconds apart): children then never appear to
+   * start before their parent or to end after it.
+   */
+  readonly #epochOffsetMs = Date.now() - performance.now();
+
+  constructor(options: ResponseTracerOptions) {
+    this.#options = options;
+    this.#context = options.parent;
+  }
+
+  responseStarted(event: ResponseStartedEvent): void {
+    this.#provider = this.#options.providers.get(event.provider) ?? null;
+    const attributes: Attributes = {
+      [GEN_AI.operationName]: OPERATION.invokeAgent,
+      [GEN_AI.requestModel]: event.model,
+      [GEN_AI.responseId]: event.responseId,
+      [GEN_AI.requestStream]: event.stream,
+      [LOOPGATE.tenant]: event.tenant,
+      [LOOPGATE.provider]: event.provider,
+      [LOOPGATE.upstreamModel]: event.upstreamModel,
+      [LOOPGATE.background]: event.background,
+    };
+    if (this.#provider) attributes[GEN_AI.providerName] = this.#provider.genAiName;
+    if (event.conversationId) attributes[GEN_AI.conversationId] = event.conversationId;
+    if (event.previousResponseId) attributes[LOOPGATE.previousResponseId] = event.previousResponseId;
+    // From when the engine took the request: reading the conversation and listing tools are part of the response.
+    this.#response = this.#options.tracer.startSpan(OPERATION.invokeAgent, { kind: SpanKind.SERVER, attributes, startTime: this.#epochOffsetMs + event.startedAt }, this.#options.parent);
+    this.#context = trace.setSpan(this.#options.parent, this.#response);
+  }
+
+  responseEnded(event: ResponseEndedEvent): void {
+    const span = this.#response;
+    if (!span) return;
+    this.#endOpenCalls();
+    span.setAttribute(LOOPGATE.responseStatus, event.status);
+    if (event.incompleteReason) span.setAttribute(LOOPGATE.incompleteReason, event.incompleteReason);
+    const usage = event.usage;
+    if (usage) {
+      span.setAttributes(usageAttributes({ inputTokens: usage.input_tokens, outputTokens: usage.output_tokens, cachedInputTokens: usage.input_tokens_details.cached_tokens, reasoningTokens: usage.output_tokens_details.reasoning_tokens }));
+    }
+    if (event.status === 'failed') this.#fail(span, event.error?.code ?? 'server_error', event.error?.message ?? 'The response failed.');
+    span.end(this.#now());
+    this.#response = null;
+  }
+
+  responseRefused(event: ResponseRefusedEvent): void {
+    const span = this.#response;
+    if (!span) return;
+    this.#endOpenCalls();
+    span.setAttribute(LOOPGATE.responseStatus, 'refused');
+    // As HTTP's conventions have it for a server's span: a request the client got wrong (4xx) is said, not an error of the server's.
+    if (event.httpStatus < 500) span.setAttribute('error.type', event.errorCode);
+    else this.#fail(span, event.errorCode, event.error.message);
+    span.end(this.#now());
+    this.#response = null;
+  }
+
+  modelCallStarted({ turn, provider, request, trace: carrier }: ModelCallStartedEvent): void {
+    const upstream = this.#options.providers.get(provider) ?? this.#provider;
+    const attributes: Attributes = {
+      [GEN_AI.operationName]: OPERATION.chat,
+      [GEN_AI.requestModel]: request.model,
+      [GEN_AI.requestStream]: request.stream,
+      [LOOPGATE.turn]: turn,
+    };
+    if (upstream) {
+      attributes[GEN_AI.providerName] = upstream.genAiName;
+      attributes['server.address'] = upstream.address;
+      attributes['server.port'] = upstream.port;
+    }
+    if (request.maxOutputTokens !== null) attributes[GEN_AI.requestMaxTokens] = request.maxOutputTokens;
+    if (request.temperature !== null) attributes[GEN_AI.requestTemperature] = request.temperature;
+    if (request.topP !== null) attributes[GEN_AI.requestTopP] = request.topP;
+    if (request.presencePenalty !== null) attributes[GEN_AI.requestPresencePenalty] = request.presencePenalty;
+    if (request.frequencyPenalty !== null) attributes[GEN_AI.requestFrequencyPenalty] = request.frequencyPenalty;
+    if (this.#options.captureContent) {
+      attributes[GEN_AI.inputMessages] = inputMessages(request);
+      const instructions = systemInstructions(request);
+      if (instructions) attributes[GEN_AI.systemInstructions] = instructions;
+      const tools = toolDefinitions(request);
+      if (tools) attributes[GEN_AI.toolDefinitions] = tools;
+    }
+    const span = this.#options.tracer.startSpan(`${OPERATION.chat} ${request.model}`, { kind: SpanKind.CLIENT, attributes, startTime: this.#now() }, this.#context);
+    this.#modelCalls.set(turn, { span, stream: request.stream });
+    this.#propagate(span, carrier);
+  }
+
+  modelCallEnded(event: ModelCallEndedEvent): void {
+    const call = this.#modelCalls.get(event.turn);
+    if (!call) return;
+    this.#modelCalls.delete(event.turn);
+    const { span } = call;
+    if (event.usage) span.setAttributes(usageAttributes(event.usage));
+    if (event.responseModel) span.setAttribute(GEN_AI.responseModel, event.responseModel);
+    if (event.responseId) span.setAttribute(GEN_AI.responseId, event.responseId);
+    if (event.finish) span.setAttribute(GEN_AI.responseFinishReasons, [event.finish.raw ?? event.finish.reason]);
+    if (call.stream && event.firstEventMs !== null) span.setAttribute(GEN_AI.responseTimeToFirstChunk, event.firstEventMs / 1000);
+    if (this.#options.captureContent && !event.error) span.setAttribute(GEN_AI.outputMessages, outputMessages(event.output, event.finish));
+    if (event.error) this.#fail(span, event.error.code, event.error.message);
+    span.end(this.#now());
+  }
+
+  toolCallStarted(event: ToolCallStartedEvent): void {
+    const attributes: Attributes = {
+      [GEN_AI.operationName]: OPERATION.executeTool,
+      [GEN_AI.toolName]: event.name,
+      [GEN_AI.toolCallId]: event.callId,
+      // The conventions' word for a tool the agent runs itself (`function` is one the client runs).
+      [GEN_AI.toolType]: 'extension',
+      [LOOPGATE.executor]: event.executor,
+      [LOOPGATE.turn]: event.turn,
+    };
+    if (event.executor === 'mcp') attributes[MCP_METHOD_NAME] = 'tools/call';
+    if (this.#options.captureContent) attributes[GEN_AI.toolCallArguments] = JSON.stringify(parsedArguments(event.arguments));
+    const span = this.#options.tracer.startSpan(`${OPERATION.executeTool} ${event.name}`, { kind: SpanKind.INTERNAL, attributes, startTime: this.#now() }, this.#context);
+    this.#toolCalls.set(event.callId, span);
+    this.#propagate(span, event.trace);
+  }
+
+  toolCallEnded(event: ToolCallEndedEvent): void {
+    const span = this.#toolCalls.get(event.callId);
+    if (!span) return;
+    this.#toolCalls.delete(event.callId);
+    // MCP's conventions name a failed tool call (`isError`) so; timeouts and cancellations read the same to the model.
+    if (event.error !== null) this.#fail(span, 'tool_error', event.error);
+    else if (this.#options.captureContent) span.setAttribute(GEN_AI.toolCallResult, this.#options.redact(event.output));
+    span.end(this.#now());
+  }
+
+  #now(): number {
+    return this.#epochOffsetMs + performance.now();
+  }
+
+  /** Writes the call's span into the carrier as W3C headers: the call sends them on. */
+  #propagate(span: Span, carrier: TraceCarrier): void {
+    this.#options.propagator.inject(trace.setSpan(this.#context, span), carrier, defaultTextMapSetter);
+  }
+
+  #fail(span: Span, type: string, message: string): void {
+    span.setAttribute('error.type', type);
+    span.setStatus({ code: SpanStatusCode.ERROR, message: this.#options.redact(message).slice(0, MAX_STATUS_CHARS) });
+  }
+
+  /** Calls the loop never reported as ended (their stream was never read) end with the response. */
+  #endOpenCalls(): void {
+    for (const { span } of this.#modelCalls.values()) span.end(this.#now());
+    for (const span of this.#toolCalls.values()) span.end(this.#now());
+    this.#modelCalls.clear();
+    this.#toolCalls.clear();
+  }
+}
+
+function usageAttributes(usage: TurnUsage): Attributes {
+  return {
+    [GEN_AI.usageInputTokens]: usage.inputTokens,
+    [GEN_AI.usageOutputTokens]: usage.outputTokens,
+    [GEN_AI.usageCacheReadInputTokens]: usage.cachedInputTokens,
+    [GEN_AI.usageReasoningOutputTokens]: usage.reasoningTokens,
+  };
+}

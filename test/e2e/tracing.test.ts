@@ -1,0 +1,347 @@
+import { randomBytes } from 'node:crypto';
+import OpenAI from 'openai';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { assertEventStreamInvariants } from '../support/event-invariants.ts';
+import { startGateway, type RunningGateway } from '../support/gateway.ts';
+import { McpTestServer } from '../support/mcp-test-server.ts';
+import { assertErrorEnvelope, assertValidResponse } from '../support/openresponses-schema.ts';
+import { OtlpReceiver, SPAN_KIND, type ReceivedSpan } from '../support/otlp-receiver.ts';
+import { flavors, scriptModel, type ProviderFlavor } from '../support/provider-flavors.ts';
+import { ScriptedChatUpstream } from '../support/scripted-chat-upstream.ts';
+import { finalOf, SocketClient } from '../support/socket-client.ts';
+import { waitFor } from '../support/wait-for.ts';
+
+/** A client's own trace: the span its call to the gateway belongs to. */
+function clientTrace(): { traceId: string; spanId: string; traceparent: string } {
+  const traceId = randomBytes(16).toString('hex');
+  const spanId = randomBytes(8).toString('hex');
+  return { traceId, spanId, traceparent: `00-${traceId}-${spanId}-01` };
+}
+
+/** `traceparent` → its trace id and span id (W3C: version-traceid-spanid-flags). */
+function parseTraceparent(value: unknown): { traceId: string; spanId: string; flags: string } {
+  expect(value).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$/);
+  const [, traceId, spanId, flags] = String(value).split('-');
+  return { traceId: traceId!, spanId: spanId!, flags: flags! };
+}
+
+const byName = (spans: ReceivedSpan[], name: string) => spans.filter((span) => span.name === name);
+const onlyOne = (spans: ReceivedSpan[], name: string) => {
+  const found = byName(spans, name);
+  expect(found, `spans named ${name}: ${spans.map((span) => span.name).join(', ')}`).toHaveLength(1);
+  return found[0]!;
+};
+
+/** A model that calls `tools__add` once, then answers with what it got back. */
+function scriptTwoTurnLoop(upstream: ScriptedChatUpstream, flavor: ProviderFlavor, tool = 'tools__add'): void {
+  scriptModel(upstream, flavor, (_request, results) => (results.length === 0 ? { calls: [{ id: 'call_add', name: tool, args: { a: 2, b: 3 } }] } : { text: `The sum is ${results[0]}.` }));
+}
+
+/** The provider's own words for "called tools" and "done". */
+const FINISH = { 'openai-chat': { tools: 'tool_calls', done: 'stop' }, anthropic: { tools: 'tool_use', done: 'end_turn' } } as const;
+const GEN_AI_PROVIDER = { 'openai-chat': 'openai', anthropic: 'anthropic' } as const;
+/** What each scripted upstream says of its answers: the model, and how its ids begin. */
+const UPSTREAM_ANSWER = { 'openai-chat': { model: 'upstream-model', id: /^chatcmpl-scripted/ }, anthropic: { model: 'claude-test', id: /^msg_test$/ } } as const;
+
+describe.each(flavors)('traces over $name', (flavor) => {
+  const upstream = new ScriptedChatUpstream();
+  const mcp = new McpTestServer();
+  const receiver = new OtlpReceiver();
+  let upstreamUrl: string;
+  let mcpUrl: string;
+  let tracesUrl: string;
+  let gateway: RunningGateway | null = null;
+
+  /** A gateway whose operator MCP server is the test server, exporting to the receiver unless `tracing` says otherwise. */
+  async function start(tracing: Record<string, unknown> = {}): Promise<OpenAI> {
+    gateway = await startGateway(upstreamUrl, { ...flavor.config(upstreamUrl), mcp: { servers: [{ name: 'tools', url: mcpUrl, allowedTools: ['add', 'fail'] }] }, tracing: { endpoint: tracesUrl, ...tracing } });
+    return new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 });
+  }
+  /** Closing the gateway exports what is queued. */
+  async function stop(): Promise<void> {
+    await gateway?.close();
+    gateway = null;
+  }
+
+  beforeAll(async () => {
+    [upstreamUrl, mcpUrl, tracesUrl] = await Promise.all([upstream.start(), mcp.start(), receiver.start()]);
+  });
+  afterAll(async () => {
+    await Promise.all([upstream.close(), mcp.close(), receiver.close()]);
+  });
+  beforeEach(() => {
+    upstream.requests.length = 0;
+    receiver.spans.length = 0;
+    receiver.requests.length = 0;
+    mcp.callMeta.length = 0;
+  });
+  afterEach(stop);
+
+  it.each([false, true])('a two-turn tool loop (stream: %s) is one response span with two model calls and a tool call, under the client\'s trace', async (stream) => {
+    scriptTwoTurnLoop(upstream, flavor);
+    const client = await start();
+    const caller = clientTrace();
+    const options = { headers: { traceparent: caller.traceparent, tracestate: 'vendor=opaque' } };
+    let response: any;
+    if (stream) {
+      const events: any[] = [];
+      for await (const event of await client.responses.create({ model: flavor.model, input: 'What is 2 + 3?', stream: true }, options)) events.push(event);
+      response = assertEventStreamInvariants(events);
+    } else {
+      response = await client.responses.create({ model: flavor.model, input: 'What is 2 + 3?' }, options);
+      assertValidResponse(response);
+    }
+    expect(response.status).toBe('completed');
+    expect(response.output.map((item: any) => item.type)).toEqual(['function_call', 'function_call_output', 'message']);
+    expect(response.output[2].content[0].text).toBe('The sum is 5.');
+    await stop();
+
+    const spans = await receiver.waitForSpans(4);
+    expect(spans).toHaveLength(4);
+    // OTLP's default encoding.
+    expect(receiver.requests.map((request) => request.contentType)).toEqual(receiver.requests.map(() => 'application/x-protobuf'));
+    const root = onlyOne(spans, 'invoke_agent');
+    const calls = byName(spans, `chat ${flavor.model}`).sort((a, b) => Number(a.attributes['loopgate.turn']) - Number(b.attributes['loopgate.turn']));
+    const tool = onlyOne(spans, 'execute_tool tools__add');
+    expect(calls).toHaveLength(2);
+
+    // One trace, the client's: the response span is its child, every other span the response's.
+    for (const span of spans) expect(span.traceId).toBe(caller.traceId);
+    expect(root.parentSpanId).toBe(caller.spanId);
+    for (const child of [...calls, tool]) expect(child.parentSpanId).toBe(root.spanId);
+    expect(root.resource['service.name']).toBe('loopgate');
+
+    expect(root.kind).toBe(SPAN_KIND.server);
+    expect(root.status.code).toBe(0);
+    expect(root.attributes).toMatchObject({
+      'gen_ai.operation.name': 'invoke_agent',
+      'gen_ai.provider.name': GEN_AI_PROVIDER[flavor.name],
+      'gen_ai.request.model': flavor.model,
+      'gen_ai.response.id': response.id,
+      'gen_ai.request.stream': stream,
+      'gen_ai.usage.input_tokens': response.usage.input_tokens,
+      'gen_ai.usage.output_tokens': response.usage.output_tokens,
+      'loopgate.response.status': 'completed',
+      'loopgate.tenant': 'default',
+    });
+    expect(response.usage.input_tokens).toBe(20);
+
+    for (const [index, call] of calls.entries()) {
+      expect(call.kind).toBe(SPAN_KIND.client);
+      expect(call.status.code).toBe(0);
+      expect(call.attributes).toMatchObject({
+        'gen_ai.operation.name': 'chat',
+        'gen_ai.provider.name': GEN_AI_PROVIDER[flavor.name],
+        'gen_ai.request.model': flavor.model,
+        'gen_ai.usage.input_tokens': 10,
+        'gen_ai.usage.output_tokens': 5,
+        'gen_ai.response.finish_reasons': [index === 0 ? FINISH[flavor.name].tools : FINISH[flavor.name].done],
+        'gen_ai.response.model': UPSTREAM_ANSWER[flavor.name].model,
+        'server.address': '127.0.0.1',
+        'loopgate.turn': index + 1,
+      });
+      expect(call.attributes['gen_ai.response.id']).toMatch(UPSTREAM_ANSWER[flavor.name].id);
+    }
+    expect(tool.kind).toBe(SPAN_KIND.internal);
+    expect(tool.status.code).toBe(0);
+    expect(tool.attributes).toMatchObject({
+      'gen_ai.operation.name': 'execute_tool',
+      'gen_ai.tool.name': 'tools__add',
+      'gen_ai.tool.call.id': 'call_add',
+      'mcp.method.name': 'tools/call',
+      'loopgate.tool.executor': 'mcp',
+    });
+    // The loop's order: model, tool, model — each inside the response.
+    expect(calls[0]!.endNanos <= tool.startNanos && tool.endNanos <= calls[1]!.startNanos).toBe(true);
+    for (const child of [...calls, tool]) expect(child.startNanos >= root.startNanos && child.endNanos <= root.endNanos).toBe(true);
+
+    // Each upstream call continued the trace from its own model-call span; the MCP server got the tool call's.
+    const modelCalls = upstream.requests.filter((request) => request.method === 'POST');
+    expect(modelCalls).toHaveLength(2);
+    for (const [index, request] of modelCalls.entries()) {
+      const sent = parseTraceparent(request.headers.traceparent);
+      expect(sent).toEqual({ traceId: caller.traceId, spanId: calls[index]!.spanId, flags: '01' });
+      expect(request.headers.tracestate).toBe('vendor=opaque');
+    }
+    expect(mcp.callMeta).toHaveLength(1);
+    const meta = mcp.callMeta[0]!.meta!;
+    expect(parseTraceparent(meta.traceparent)).toEqual({ traceId: caller.traceId, spanId: tool.spanId, flags: '01' });
+    expect(meta.tracestate).toBe('vendor=opaque');
+
+    // Prompts, answers and tool data stay out unless the operator asks for them.
+    for (const span of spans) expect(Object.keys(span.attributes).filter((key) => /messages|instructions|definitions|call\.arguments|call\.result/.test(key))).toEqual([]);
+  });
+
+  it('with captureContent, spans carry the prompt, the answers, the tool definitions, arguments and result (exported as OTLP JSON)', async () => {
+    scriptTwoTurnLoop(upstream, flavor);
+    const client = await start({ captureContent: true, protocol: 'http/json' });
+    const response = await client.responses.create({ model: flavor.model, instructions: 'Answer briefly.', input: 'What is 2 + 3?' });
+    assertValidResponse(response);
+    await stop();
+
+    const spans = await receiver.waitForSpans(4);
+    const calls = byName(spans, `chat ${flavor.model}`).sort((a, b) => Number(a.attributes['loopgate.turn']) - Number(b.attributes['loopgate.turn']));
+    const tool = onlyOne(spans, 'execute_tool tools__add');
+    expect(JSON.parse(String(calls[0]!.attributes['gen_ai.system_instructions']))).toEqual([{ type: 'text', content: 'Answer briefly.' }]);
+    expect(JSON.parse(String(calls[0]!.attributes['gen_ai.input.messages']))).toEqual([{ role: 'user', parts: [{ type: 'text', content: 'What is 2 + 3?' }] }]);
+    expect(JSON.parse(String(calls[0]!.attributes['gen_ai.output.messages']))).toEqual([{ role: 'assistant', parts: [{ type: 'tool_call', id: 'call_add', name: 'tools__add', arguments: { a: 2, b: 3 } }], finish_reason: 'tool_call' }]);
+    expect(JSON.parse(String(calls[0]!.attributes['gen_ai.tool.definitions'])).map((tool: any) => tool.name).sort()).toEqual(['tools__add', 'tools__fail']);
+    expect(JSON.parse(String(calls[1]!.attributes['gen_ai.input.messages']))).toEqual([
+      { role: 'user', parts: [{ type: 'text', content: 'What is 2 + 3?' }] },
+      { role: 'assistant', parts: [{ type: 'tool_call', id: 'call_add', name: 'tools__add', arguments: { a: 2, b: 3 } }] },
+      { role: 'tool', parts: [{ type: 'tool_call_response', id: 'call_add', response: '5' }] },
+    ]);
+    expect(JSON.parse(String(calls[1]!.attributes['gen_ai.output.messages']))).toEqual([{ role: 'assistant', parts: [{ type: 'text', content: 'The sum is 5.' }], finish_reason: 'stop' }]);
+    expect(JSON.parse(String(tool.attributes['gen_ai.tool.call.arguments']))).toEqual({ a: 2, b: 3 });
+    expect(tool.attributes['gen_ai.tool.call.result']).toBe('5');
+    expect(receiver.requests.map((request) => request.contentType)).toEqual(receiver.requests.map(() => 'application/json'));
+  });
+
+  it('a failed tool call is an error span; the response goes on and its span is not one', async () => {
+    scriptTwoTurnLoop(upstream, flavor, 'tools__fail');
+    const client = await start();
+    const response = await client.responses.create({ model: flavor.model, input: 'Break it.' });
+    assertValidResponse(response);
+    expect(response.status).toBe('completed');
+    await stop();
+
+    const spans = await receiver.waitForSpans(4);
+    const tool = onlyOne(spans, 'execute_tool tools__fail');
+    expect(tool.status.code).toBe(2);
+    expect(tool.status.message).toContain('the thing is broken');
+    expect(tool.attributes['error.type']).toBe('tool_error');
+    expect(onlyOne(spans, 'invoke_agent').status.code).toBe(0);
+  });
+
+  it('an upstream that refuses the first call: the client gets the HTTP error, the trace says why', async () => {
+    upstream.setScript(() => flavor.failAtOnce().reply);
+    await start();
+    const caller = clientTrace();
+    const refused = await fetch(`${gateway!.baseURL}/responses`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', traceparent: caller.traceparent },
+      body: JSON.stringify({ model: flavor.model, input: 'Hi' }),
+    });
+    expect(refused.status).toBe(flavor.failAtOnce().status);
+    const body = await refused.json();
+    assertErrorEnvelope(body);
+    await stop();
+
+    const spans = await receiver.waitForSpans(2);
+    const root = onlyOne(spans, 'invoke_agent');
+    const call = onlyOne(spans, `chat ${flavor.model}`);
+    expect(root.parentSpanId).toBe(caller.spanId);
+    expect(root.status.code).toBe(2);
+    expect(root.attributes['loopgate.response.status']).toBe('refused');
+    expect(call.status.code).toBe(2);
+    expect(root.attributes['error.type']).toBe(body.error.code);
+    expect(call.attributes['error.type']).toBe(body.error.code);
+  });
+});
+
+describe('tracing switched off or handed a broken traceparent', () => {
+  const flavor = flavors[0]!;
+  const upstream = new ScriptedChatUpstream();
+  const mcp = new McpTestServer();
+  const receiver = new OtlpReceiver();
+  let upstreamUrl: string;
+  let mcpUrl: string;
+  let tracesUrl: string;
+
+  beforeAll(async () => {
+    [upstreamUrl, mcpUrl, tracesUrl] = await Promise.all([upstream.start(), mcp.start(), receiver.start()]);
+    scriptTwoTurnLoop(upstream, flavor);
+  });
+  afterAll(async () => {
+    await Promise.all([upstream.close(), mcp.close(), receiver.close()]);
+  });
+  beforeEach(() => {
+    upstream.requests.length = 0;
+    receiver.spans.length = 0;
+    mcp.callMeta.length = 0;
+  });
+
+  it('off: no spans, and nothing of the client\'s trace goes upstream or to MCP servers', async () => {
+    const gateway = await startGateway(upstreamUrl, { ...flavor.config(upstreamUrl), mcp: { servers: [{ name: 'tools', url: mcpUrl }] }, tracing: { enabled: false, endpoint: tracesUrl } });
+    try {
+      const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 });
+      const response = await client.responses.create({ model: flavor.model, input: 'What is 2 + 3?' }, { headers: { traceparent: clientTrace().traceparent } });
+      assertValidResponse(response);
+      expect(response.output_text).toBe('The sum is 5.');
+    } finally {
+      await gateway.close();
+    }
+    expect(receiver.requests).toHaveLength(0);
+    expect(upstream.requests.filter((request) => request.method === 'POST')).toHaveLength(2);
+    for (const request of upstream.requests) expect(request.headers.traceparent).toBeUndefined();
+    expect(mcp.callMeta).toHaveLength(1);
+    expect(mcp.callMeta[0]!.meta?.traceparent).toBeUndefined();
+  });
+
+  it('a malformed traceparent is ignored: the response starts a trace of its own', async () => {
+    const gateway = await startGateway(upstreamUrl, { ...flavor.config(upstreamUrl), mcp: { servers: [{ name: 'tools', url: mcpUrl }] }, tracing: { endpoint: tracesUrl } });
+    try {
+      const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 });
+      const response = await client.responses.create({ model: flavor.model, input: 'What is 2 + 3?' }, { headers: { traceparent: '00-not-a-trace-01' } });
+      assertValidResponse(response);
+    } finally {
+      await gateway.close();
+    }
+    const spans = await receiver.waitForSpans(4);
+    const root = onlyOne(spans, 'invoke_agent');
+    expect(root.parentSpanId).toBeNull();
+    expect(root.traceId).toMatch(/^[0-9a-f]{32}$/);
+    for (const span of spans) expect(span.traceId).toBe(root.traceId);
+    expect(parseTraceparent(upstream.requests.find((request) => request.method === 'POST')!.headers.traceparent).traceId).toBe(root.traceId);
+  });
+});
+
+describe('traces of responses on a WebSocket and in the background', () => {
+  const flavor = flavors[0]!;
+  const upstream = new ScriptedChatUpstream();
+  const receiver = new OtlpReceiver();
+  let gateway: RunningGateway;
+  let client: OpenAI;
+
+  beforeAll(async () => {
+    const [upstreamUrl, tracesUrl] = await Promise.all([upstream.start(), receiver.start()]);
+    scriptModel(upstream, flavor, () => ({ text: 'Hello there' }));
+    gateway = await startGateway(upstreamUrl, { ...flavor.config(upstreamUrl), tracing: { endpoint: tracesUrl } });
+    client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 });
+  });
+  afterAll(async () => {
+    await Promise.all([upstream.close(), receiver.close()]);
+  });
+
+  it('every response on a connection continues the trace of its upgrade request; a background response its creating request\'s', async () => {
+    const upgrade = clientTrace();
+    const socket = new SocketClient(client, { headers: { traceparent: upgrade.traceparent } });
+    const first = finalOf(await socket.create({ model: flavor.model, input: 'Hi', store: false }));
+    const second = finalOf(await socket.create({ model: flavor.model, input: 'Again', previous_response_id: first.id, store: false }));
+    assertValidResponse(first);
+    assertValidResponse(second);
+    socket.close();
+    await socket.closed;
+
+    const creator = clientTrace();
+    const queued = await client.responses.create({ model: flavor.model, input: 'Later', background: true }, { headers: { traceparent: creator.traceparent } });
+    expect(queued.status).toBe('queued');
+    await waitFor(async () => (await client.responses.retrieve(queued.id)).status === 'completed');
+    await gateway.close();
+
+    const spans = await receiver.waitForSpans(6);
+    const responses = byName(spans, 'invoke_agent');
+    expect(responses.map((span) => span.attributes['gen_ai.response.id']).sort()).toEqual([first.id, second.id, queued.id].sort());
+    for (const id of [first.id, second.id]) {
+      const span = responses.find((entry) => entry.attributes['gen_ai.response.id'] === id)!;
+      expect(span.traceId).toBe(upgrade.traceId);
+      expect(span.parentSpanId).toBe(upgrade.spanId);
+    }
+    const background = responses.find((entry) => entry.attributes['gen_ai.response.id'] === queued.id)!;
+    expect(background).toMatchObject({ traceId: creator.traceId, parentSpanId: creator.spanId });
+    expect(background.attributes).toMatchObject({ 'loopgate.background': true, 'loopgate.response.status': 'completed' });
+    expect(responses.find((entry) => entry.attributes['gen_ai.response.id'] === second.id)!.attributes['loopgate.previous_response_id']).toBe(first.id);
+    // Each response's model call hangs under it.
+    for (const response of responses) expect(spans.filter((span) => span.parentSpanId === response.spanId).map((span) => span.name)).toEqual([`chat ${flavor.model}`]);
+  });
+});
