@@ -175,6 +175,8 @@ export interface ObservedResponse {
   id: string;
   tenant: string;
   background: boolean;
+  /** The response's `created_at` (Unix seconds). */
+  createdAt: number;
   /**
    * Cleans a tool error the way the client's output item is cleaned (no stack
    * traces, internal addresses or secrets, bounded): `toolCallEnded` carries

@@ -258,7 +258,8 @@ export class ResponseEngine {
     const truncating = request.truncation === 'auto' ? new TruncatingProvider(route.provider, this.#windows, model) : null;
     // A request its rate limits refuse (the first call's tokens) never starts: no observer hears of it.
     await options.admit?.(turnRequest);
-    const observed: ObservedResponse = { id: responseId, tenant: options.tenant, background: request.background === true, cleanToolError: (error) => this.#toolErrors.sanitize(error, toolContext) };
+    const createdAt = Math.floor(Date.now() / 1000);
+    const observed: ObservedResponse = { id: responseId, tenant: options.tenant, background: request.background === true, createdAt, cleanToolError: (error) => this.#toolErrors.sanitize(error, toolContext) };
     const observers = [...this.#responseObservers(observed), ...(options.observers ?? [])];
     const observer = safeObserver(observers);
     // Model calls are watched, each reported with its request, usage and timings, only for observers that want them (traces).
@@ -290,7 +291,7 @@ export class ResponseEngine {
         throw error;
       }
     }
-    const response: ResponseResource = initialResponse(request, responseId, model, Math.floor(Date.now() / 1000));
+    const response: ResponseResource = initialResponse(request, responseId, model, createdAt);
     // Said in the response itself too, for transports without headers (WebSocket) and for whoever reads it back.
     if (declared.omitted.length > 0) response['loopgate:omitted_tools'] = declared.omitted;
     let queued: StoredResponse | null = null;

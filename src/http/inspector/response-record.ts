@@ -17,7 +17,7 @@ export class ResponseRecord implements LoopObserver {
   /** Held only while the response runs: it keeps the response's tool context alive. */
   #cleanToolError: ObservedResponse['cleanToolError'] | null;
   readonly #onStart: (record: ResponseRecord) => void;
-  readonly #createdAt = Math.floor(Date.now() / 1000);
+  readonly #createdAt: number;
   readonly #startedAt = performance.now();
   #model = '';
   #provider: string | null = null;
@@ -35,6 +35,7 @@ export class ResponseRecord implements LoopObserver {
     this.#background = observed.background;
     this.#cleanToolError = observed.cleanToolError;
     this.#onStart = onStart;
+    this.#createdAt = observed.createdAt;
     this.id = observed.id;
     this.tenant = observed.tenant;
     this.#status = observed.background ? 'queued' : 'in_progress';
