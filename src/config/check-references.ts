@@ -24,6 +24,16 @@ export function checkReferences(raw: Record<string, unknown>, sources: ConfigSou
       if (isPlainObject(target) && typeof target.provider === 'string' && !Object.hasOwn(providers, target.provider)) {
         problems.push(sources.problem(['models', alias, 'provider'], unknownProvider(target.provider)));
       }
+      if (isPlainObject(target) && Array.isArray(target.deployments)) {
+        target.deployments.forEach((deployment, index) => {
+          if (isPlainObject(deployment) && typeof deployment.provider === 'string' && !Object.hasOwn(providers, deployment.provider)) {
+            problems.push(sources.problem(['models', alias, 'deployments', index, 'provider'], unknownProvider(deployment.provider)));
+          }
+        });
+      }
+      if (isPlainObject(target) && typeof target.contextFallback === 'string' && !Object.hasOwn(raw.models, target.contextFallback)) {
+        problems.push(sources.problem(['models', alias, 'contextFallback'], `names the model ${JSON.stringify(target.contextFallback)}, which is not configured in models`));
+      }
     }
   }
 

@@ -95,8 +95,13 @@ export const GatewayConfig = z.object({
     .record(
       z.string(),
       z.object({
-        provider: z.string(),
+        /** The one provider serving the alias; leave out when `deployments` lists several. */
+        provider: z.string().optional(),
         model: z.string().optional(),
+        /** Several places to serve the alias from, by weight, with failover and cool-down (`routing`). */
+        deployments: z.array(z.object({ provider: z.string(), model: z.string().optional(), weight: z.number().positive().default(1) })).min(1).optional(),
+        /** An alias with a larger context window to retry a call on when this one's upstream refuses the input as too long. */
+        contextFallback: z.string().optional(),
         /** Context window, in tokens, input and output together (`truncation: "auto"`). */
         contextWindow: z.int().positive().optional(),
         /** `native` or `text` (tools described in the prompt, calls read from the text); unset: the provider's. */
@@ -104,9 +109,24 @@ export const GatewayConfig = z.object({
         textToolCallRetries: textToolCallRetries.optional(),
         /** `native` or `prompt` (text.format described in the instructions, not sent); unset: the provider's. */
         structuredOutput: structuredOutputMode.optional(),
-      }),
+      }).refine((alias) => alias.provider !== undefined || alias.deployments !== undefined, { message: 'a model needs a provider or deployments' }),
     )
     .default({}),
+  /** How aliases with `deployments` (or a `contextFallback`) fail over (providers/routing/). */
+  routing: z
+    .object({
+      /** Attempts after the first, over the deployments in weighted order, revisiting them after a back-off. */
+      retries: z.int().min(0).max(10).default(2),
+      /** Pause before revisiting a deployment, doubled each further round. */
+      backoffMs: z.int().min(0).default(250),
+      /** A longer upstream `retry-after` is not waited for; a deployment answering 429 cools down at most this long. */
+      maxRetryAfterMs: z.int().min(0).default(30_000),
+      /** How long a failing deployment is skipped. */
+      cooldownMs: z.int().min(0).default(30_000),
+      /** Failures in a row (connection errors, 5xx, overloaded) that cool a deployment down. */
+      failuresBeforeCooldown: z.int().positive().default(3),
+    })
+    .prefault({}),
   store: z
     .object({
       redisUrl: redisUrl.nullable().default(null),

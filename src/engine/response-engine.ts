@@ -85,6 +85,8 @@ export interface ResponseRun {
   /** The provider serving it and the model name it was sent under (for logs). */
   readonly provider: string;
   readonly upstreamModel: string;
+  /** For a routed alias, the deployment that served the first model call (the client is told in a header); else null. */
+  readonly deployment: string | null;
   /** Hosted tools the request named that the model was not offered (the client is told in a header). */
   readonly omittedTools: readonly string[];
   /** A background response's record as first stored (status `queued`). */
@@ -292,6 +294,8 @@ export class ResponseEngine {
       }
     }
     const response: ResponseResource = initialResponse(request, responseId, model, createdAt);
+    const servedBy = route.servedBy?.() ?? null;
+    if (servedBy) response['loopgate:deployment'] = servedBy.deployment;
     // Said in the response itself too, for transports without headers (WebSocket) and for whoever reads it back.
     if (declared.omitted.length > 0) response['loopgate:omitted_tools'] = declared.omitted;
     let queued: StoredResponse | null = null;
@@ -322,6 +326,9 @@ export class ResponseEngine {
         beforeTerminal: async (final) => {
           if (final.error && this.#options.secrets) final.error.message = this.#options.secrets.redact(final.error.message);
           if (truncating?.report) final['loopgate:truncation'] = truncating.report;
+          // A background response's first call runs inside the loop: its deployment is known only now.
+          const deployment = route.servedBy?.()?.deployment;
+          if (deployment && !final['loopgate:deployment']) final['loopgate:deployment'] = deployment;
           await this.#persist(request, options.tenant, final, input);
           await claim?.finish(final, input);
           // A failed response is not continued from (and the transport evicts the one it continued).
@@ -333,8 +340,9 @@ export class ResponseEngine {
     });
     return {
       events,
-      provider: route.provider.name,
-      upstreamModel: route.upstreamModel,
+      provider: servedBy?.providerName ?? route.provider.name,
+      upstreamModel: servedBy?.upstreamModel ?? route.upstreamModel,
+      deployment: servedBy?.deployment ?? null,
       omittedTools: declared.omitted,
       queued,
       abandon: (reason) => {

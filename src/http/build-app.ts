@@ -11,6 +11,7 @@ import { ResponseEngine } from '../engine/response-engine.ts';
 import { UsageRecorder } from '../engine/usage-recorder.ts';
 import { createProviders } from '../providers/create-providers.ts';
 import { ModelRouter } from '../providers/model-router.ts';
+import { MemoryDeploymentHealth } from '../providers/routing/deployment-health.ts';
 import type { Provider } from '../providers/provider.ts';
 import { ExecutorRegistry } from '../executors/executor-registry.ts';
 import type { ToolExecutor } from '../executors/tool-executor.ts';
@@ -106,7 +107,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const providers = options.providers ?? createProviders(config, app.log.child({ component: 'provider' }));
   const anthropicProvider = Object.entries(config.providers).find(([, provider]) => provider.type === 'anthropic')?.[0] ?? null;
   const defaultProvider = config.defaultProvider && providers.has(config.defaultProvider) ? config.defaultProvider : anthropicProvider;
-  const router = new ModelRouter(providers, config.models, defaultProvider, anthropicProvider, config.providers);
+  const backgroundStores = createBackgroundStores(config);
+  const routingLog = app.log.child({ component: 'routing' });
+  const router = new ModelRouter(providers, config.models, defaultProvider, anthropicProvider, config.providers, {
+    policy: config.routing,
+    // Cool-downs are shared across replicas when the store is Redis.
+    health: backgroundStores.deploymentHealth ?? new MemoryDeploymentHealth(),
+    onFailover: (fields) => routingLog.warn(fields, 'model deployment failed before output; trying another'),
+  });
   // Null when metrics are off: then nothing below measures anything.
   const metrics = createGatewayMetrics(config, providers.keys(), DEFAULT_TENANT);
   const unmeteredStore = options.store ?? createStore(config.store, app.log.child({ component: 'store' }));
@@ -131,7 +139,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     catalog: { listTtlMs: config.mcp.listTtlMs, listWaitMs: config.mcp.listWaitMs, retryBaseMs: config.mcp.retryBaseMs, retryMaxMs: config.mcp.retryMaxMs },
   });
   mcp.start();
-  const backgroundStores = createBackgroundStores(config);
   const usage = new UsageRecorder({ store: backgroundStores.usage, log: app.log.child({ component: 'usage' }) });
   const rateLimits = new RateLimitGate({ limiter: backgroundStores.limiter, limits: new KeyLimits(config), log: app.log.child({ component: 'rate-limits' }) });
   const runner = new BackgroundRunner({ store, events: backgroundStores.events, registry: backgroundStores.registry, leaseMs: config.background.leaseMs, log: app.log.child({ component: 'background' }) });

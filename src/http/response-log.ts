@@ -32,7 +32,7 @@ export class ResponseLog implements LoopObserver {
     this.#firstByteAt ??= performance.now();
   }
 
-  write(log: InfoLogger, response: ResponseResource, context: { tenant: string; provider: string; upstreamModel: string; stream: boolean; omittedTools: readonly string[]; transport?: 'websocket' }): void {
+  write(log: InfoLogger, response: ResponseResource, context: { tenant: string; provider: string; upstreamModel: string; stream: boolean; omittedTools: readonly string[]; deployment?: string | null; transport?: 'websocket' }): void {
     const usage = response.usage;
     log.info(
       {
@@ -41,6 +41,7 @@ export class ResponseLog implements LoopObserver {
         model: response.model,
         upstream_model: context.upstreamModel,
         provider: context.provider,
+        ...(context.deployment && { deployment: context.deployment }),
         status: response.status,
         ...(response.incomplete_details && { reason: response.incomplete_details.reason }),
         ...(response.error && { error_code: response.error.code }),

@@ -87,4 +87,6 @@ export interface ResponseResource {
   'loopgate:omitted_tools'?: string[];
   'loopgate:truncation'?: TruncationReport;
   'loopgate:loop'?: LoopReport;
+  /** The deployment that served the first model call, for aliases routed over several (providers/routing/). */
+  'loopgate:deployment'?: string;
 }

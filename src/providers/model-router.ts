@@ -1,6 +1,8 @@
 import { invalidRequest } from '../errors/gateway-error.ts';
 import { PromptedStructuredOutputProvider } from './prompted-structured-output.ts';
 import type { ModelInfo, Provider } from './provider.ts';
+import { MemoryDeploymentHealth, type DeploymentHealth } from './routing/deployment-health.ts';
+import { RoutedProvider, type ContextFallback, type Deployment, type RoutedProviderOptions, type RoutingPolicy, type ServedBy } from './routing/routed-provider.ts';
 import { TextToolCallProvider } from './text-tool-calls/text-tool-call-provider.ts';
 
 /** How a model calls tools: through its API's own tool calling, or in its text (text-tool-calls/). */
@@ -13,7 +15,12 @@ export type StructuredOutputMode = 'native' | 'prompt';
 export const DEFAULT_TEXT_TOOL_CALL_RETRIES = 2;
 
 export interface ModelAlias {
-  provider: string;
+  /** The single provider serving the alias; unset when `deployments` lists several. */
+  provider?: string;
+  /** Where the alias is served, tried by weight with failover (providers/routing/). */
+  deployments?: { provider: string; model?: string; weight?: number }[];
+  /** The alias to retry a call on when the upstream refuses the input as too long for this one. */
+  contextFallback?: string;
   /** The name the upstream knows; defaults to the alias itself. */
   model?: string;
   /** Unset: as its provider's models do. */
@@ -33,7 +40,18 @@ export interface ProviderModelDefaults {
 export interface ModelRoute {
   provider: Provider;
   upstreamModel: string;
+  /** For routed aliases: the deployment that served the latest model call, once one did. */
+  servedBy?: () => ServedBy | null;
 }
+
+/** How routed aliases (with `deployments` or a `contextFallback`) fail over, and where cool-downs are kept. */
+export interface RouterRouting {
+  policy: RoutingPolicy;
+  health: DeploymentHealth;
+  onFailover?: RoutedProviderOptions['onFailover'];
+}
+
+export const DEFAULT_ROUTING_POLICY: RoutingPolicy = { retries: 2, backoffMs: 250, maxRetryAfterMs: 30_000, cooldownMs: 30_000, failuresBeforeCooldown: 3 };
 
 /**
  * Decides which provider serves a model name. Explicit aliases win; then
@@ -53,6 +71,7 @@ export class ModelRouter {
   readonly #modelDefaults: Readonly<Record<string, ProviderModelDefaults>>;
   /** The decorated fronts of the providers, one per provider and combination of settings. */
   readonly #fronts = new Map<string, Provider>();
+  readonly #routing: RouterRouting;
 
   /**
    * `anthropicProvider` names the provider that serves `claude…` and
@@ -65,14 +84,19 @@ export class ModelRouter {
     defaultProvider: string | null,
     anthropicProvider: string | null = null,
     modelDefaults: Readonly<Record<string, ProviderModelDefaults>> = {},
+    routing: RouterRouting = { policy: DEFAULT_ROUTING_POLICY, health: new MemoryDeploymentHealth() },
   ) {
+    this.#routing = routing;
     this.#providers = providers;
     this.#aliases = aliases;
     this.#anthropic = anthropicProvider && providers.has(anthropicProvider) ? anthropicProvider : null;
     this.#defaultProvider = defaultProvider && providers.has(defaultProvider) ? defaultProvider : null;
     this.#modelDefaults = modelDefaults;
     for (const [alias, target] of Object.entries(aliases)) {
-      if (!providers.has(target.provider)) throw new Error(`Model alias '${alias}' names unknown provider '${target.provider}'.`);
+      const named = [...(target.provider === undefined ? [] : [target.provider]), ...(target.deployments ?? []).map((deployment) => deployment.provider)];
+      if (named.length === 0) throw new Error(`Model alias '${alias}' names no provider and no deployments.`);
+      for (const provider of named) if (!providers.has(provider)) throw new Error(`Model alias '${alias}' names unknown provider '${provider}'.`);
+      if (target.contextFallback !== undefined && !Object.hasOwn(aliases, target.contextFallback)) throw new Error(`Model alias '${alias}' falls back to unknown alias '${target.contextFallback}'.`);
     }
   }
 
@@ -80,10 +104,13 @@ export class ModelRouter {
     return [...this.#providers.values()];
   }
 
-  resolve(model: string): ModelRoute {
+  /** `contextFallback: false` resolves a fallback alias without its own fallback, so fallbacks never loop. */
+  resolve(model: string, options: { contextFallback?: boolean } = {}): ModelRoute {
     // Own keys only: a model named `__proto__` or `constructor` is a name like any other.
     const alias = Object.hasOwn(this.#aliases, model) ? this.#aliases[model] : undefined;
-    if (alias) return this.#route(alias.provider, alias.model ?? model, alias);
+    const fallback = options.contextFallback === false ? undefined : alias?.contextFallback;
+    if (alias && (alias.deployments || fallback !== undefined)) return this.#routed(model, alias, fallback);
+    if (alias) return this.#route(alias.provider!, alias.model ?? model, alias);
     if (model.startsWith('anthropic/')) {
       if (!this.#anthropic) throw invalidRequest(`The model '${model}' needs an Anthropic provider; set ANTHROPIC_API_KEY.`, 'model', 'model_not_found');
       return this.#route(this.#anthropic, model.slice('anthropic/'.length));
@@ -91,6 +118,24 @@ export class ModelRouter {
     if (this.#anthropic && model.startsWith('claude')) return this.#route(this.#anthropic, model);
     if (!this.#defaultProvider) throw invalidRequest(`No provider serves the model '${model}'.`, 'model', 'model_not_found');
     return this.#route(this.#defaultProvider, model);
+  }
+
+  /** A fresh routed provider per response, so it can say which deployment served each call. */
+  #routed(model: string, alias: ModelAlias, fallbackAlias: string | undefined): ModelRoute {
+    const targets = alias.deployments ?? [{ provider: alias.provider!, model: alias.model }];
+    const deployments: Deployment[] = targets.map((target) => {
+      const upstreamModel = target.model ?? alias.model ?? model;
+      return { id: `${target.provider}/${upstreamModel}`, provider: this.#route(target.provider, upstreamModel, alias).provider, providerName: target.provider, upstreamModel, weight: target.weight ?? 1 };
+    });
+    const contextFallback =
+      fallbackAlias === undefined
+        ? undefined
+        : (): ContextFallback => {
+            const route = this.resolve(fallbackAlias, { contextFallback: false });
+            return { provider: route.provider, upstreamModel: route.upstreamModel, servedBy: () => route.servedBy?.() ?? { deployment: `${route.provider.name}/${route.upstreamModel}`, providerName: route.provider.name, upstreamModel: route.upstreamModel } };
+          };
+    const routed = new RoutedProvider({ alias: model, deployments, ...this.#routing, ...(contextFallback && { contextFallback }) });
+    return { provider: routed, upstreamModel: deployments[0]!.upstreamModel, servedBy: () => routed.servedBy };
   }
 
   /** The named provider, behind the decorators the model (or else its provider) is configured with. */
@@ -122,7 +167,7 @@ export class ModelRouter {
       seen.add(model.id);
       models.push(model);
     };
-    for (const [alias, target] of Object.entries(this.#aliases)) add({ id: alias, owned_by: target.provider });
+    for (const [alias, target] of Object.entries(this.#aliases)) add({ id: alias, owned_by: target.provider ?? target.deployments?.[0]?.provider ?? 'loopgate' });
     const listed = await Promise.allSettled(this.providers.map((provider) => provider.listModels(signal)));
     for (const result of listed) if (result.status === 'fulfilled') result.value.forEach(add);
     return models;

@@ -14,6 +14,7 @@ import type { RateLimiter } from './rate-limiter.ts';
 import { MemoryRateLimiter } from './memory-rate-limiter.ts';
 import { RedisRateLimiter } from './redis-rate-limiter.ts';
 import type { UsageStore } from './usage-store.ts';
+import { RedisDeploymentHealth } from './redis-deployment-health.ts';
 import { MemoryUsageStore } from './memory-usage-store.ts';
 import { RedisUsageStore } from './redis-usage-store.ts';
 
@@ -25,6 +26,8 @@ export interface BackgroundStores {
   usage: UsageStore;
   /** Rate limits and quotas per API key. */
   limiter: RateLimiter;
+  /** Model deployments' cool-downs shared across replicas (providers/routing/); null: each process keeps its own. */
+  deploymentHealth: RedisDeploymentHealth | null;
   close(): Promise<void>;
 }
 
@@ -42,6 +45,7 @@ export function createBackgroundStores(config: Pick<GatewayConfig, 'store' | 'ba
       idempotency: new MemoryIdempotencyStore({ maxEntries: store.maxEntries }),
       usage: new MemoryUsageStore({ retentionDays }),
       limiter: new MemoryRateLimiter(),
+      deploymentHealth: null,
       close: async () => void (await Promise.all([events.close(), registry.close()])) };
   }
   const client = connectRedis({ url: store.redisUrl ?? '', clusterNodes: store.clusterNodes, commandTimeoutMs: store.commandTimeoutMs, connectTimeoutMs: store.connectTimeoutMs });
@@ -56,6 +60,7 @@ export function createBackgroundStores(config: Pick<GatewayConfig, 'store' | 'ba
     idempotency: new RedisIdempotencyStore({ client, keys, readyWaitMs: store.commandTimeoutMs }),
     usage: new RedisUsageStore({ client, keys, readyWaitMs: store.commandTimeoutMs, retentionDays }),
     limiter: new RedisRateLimiter({ client, keys, readyWaitMs: store.commandTimeoutMs }),
+    deploymentHealth: new RedisDeploymentHealth({ client, keys, readyWaitMs: store.commandTimeoutMs }),
     close: async () => {
       await Promise.all([events.close(), registry.close()]);
       client.disconnect();

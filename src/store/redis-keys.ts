@@ -14,6 +14,8 @@
  *   taken together by one script; keys spread across shards.
  * - `{u:<day>}` — one UTC day's usage of every tenant with the list of those
  *   tenants, written by one script per response; days spread across shards.
+ * - `{rt}` — routing's deployment cool-downs: few and small, read together
+ *   with one MGET.
  */
 export class RedisKeys {
   readonly #prefix: string;
@@ -111,5 +113,15 @@ export class RedisKeys {
   /** The tenants with usage on one UTC day (a set). */
   usageTenants(day: string): string {
     return `${this.#prefix}{u:${day}}:tenants`;
+  }
+
+  /** Present (with a TTL) while a model deployment cools down. */
+  deploymentCooldown(deployment: string): string {
+    return `${this.#prefix}{rt}:cool:${deployment}`;
+  }
+
+  /** A deployment's failures in a row, expiring after the cool-down period. */
+  deploymentFailures(deployment: string): string {
+    return `${this.#prefix}{rt}:fail:${deployment}`;
   }
 }

@@ -81,8 +81,9 @@ async function respond(request: FastifyRequest, reply: FastifyReply, body: Creat
   reply.headers(admission.headers());
   // Tools the model was not offered are said, never silently dropped (README: hosted tools).
   if (run.omittedTools.length > 0) reply.header('x-loopgate-omitted-tools', run.omittedTools.join(','));
+  if (run.deployment) reply.header('x-loopgate-deployment', run.deployment);
   const finished = (response: ResponseResource | null) => {
-    if (response && summary) summary.write(request.log, response, { tenant: request.tenant, provider: run.provider, upstreamModel: run.upstreamModel, stream: body.stream === true, omittedTools: run.omittedTools });
+    if (response && summary) summary.write(request.log, response, { tenant: request.tenant, provider: run.provider, upstreamModel: run.upstreamModel, stream: body.stream === true, omittedTools: run.omittedTools, deployment: run.deployment });
   };
   if (body.stream) {
     const final = await streamEvents(request, reply, run.events, options, summary, () => admission.done());
