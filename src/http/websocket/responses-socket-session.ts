@@ -159,7 +159,7 @@ export class ResponsesSocketSession {
     // Settled before the next frame is served: its limits see this response's tokens and slot.
     await admission.done();
     if (final?.status === 'failed') this.#failedContinuation(parsed.previousResponseId);
-    if (final && summary) summary.write(log, final, { tenant: this.#peer.tenant, provider: run.provider, upstreamModel: run.upstreamModel, stream: true, omittedTools: run.omittedTools, transport: 'websocket' });
+    if (final && summary) summary.write(log, final, { tenant: this.#peer.tenant, provider: run.provider, upstreamModel: run.upstreamModel, stream: true, omittedTools: run.omittedTools, deployment: run.deployment, transport: 'websocket' });
   }
 
   /** Sends each event as one text frame, the same objects SSE carries; no `[DONE]`: the terminal event ends a response. */
