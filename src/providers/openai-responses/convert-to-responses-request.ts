@@ -66,6 +66,12 @@ export function convertToResponsesRequest(request: TurnRequest, options: Respons
   return body;
 }
 
+/** The fields of a request body that OpenAI's input token count takes; the rest (stream, store, include, sampling) it refuses. */
+export function toInputTokensRequest(body: ResponsesRequest): Record<string, unknown> {
+  const { model, input, instructions, tools, tool_choice, parallel_tool_calls, text, reasoning } = body;
+  return Object.fromEntries(Object.entries({ model, input, instructions, tools, tool_choice, parallel_tool_calls, text, reasoning }).filter(([, value]) => value !== undefined));
+}
+
 function convertItems(items: InputItem[], historyLength: number): ResponsesInputItem[] {
   const converted: ResponsesInputItem[] = [];
   items.forEach((item, index) => {

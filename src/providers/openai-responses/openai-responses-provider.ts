@@ -4,7 +4,7 @@ import { traceHeaders, type TraceContext } from '../../util/trace-context.ts';
 import type { ModelInfo, Provider, TurnEvent, TurnRequest, TurnStream } from '../provider.ts';
 import { readSseFrames } from '../sse-frames.ts';
 import { errorFromTransport, errorFromUpstreamStatus, reportMisconfiguration, type ProviderLogger } from '../upstream-errors.ts';
-import { convertToResponsesRequest, type ResponsesRequestOptions } from './convert-to-responses-request.ts';
+import { convertToResponsesRequest, toInputTokensRequest, type ResponsesRequestOptions } from './convert-to-responses-request.ts';
 import { readResponsesBody } from './read-responses-body.ts';
 import { invalidResponsesBody } from './responses-errors.ts';
 import { startResponsesStream } from './responses-stream.ts';
@@ -60,6 +60,20 @@ export class OpenAIResponsesProvider implements Provider {
     const body = convertToResponsesRequest(request, this.#options);
     const response = await this.#send('POST', '/responses', JSON.stringify(body), request.stream ? 'sse' : 'json', signal, request.trace);
     return request.stream ? startResponsesStream(readSseFrames(response.body), this.name, signal) : this.#readBody(response.body);
+  }
+
+  /** OpenAI's own count (`POST /responses/input_tokens`), sent the parts of the turn's body that endpoint takes. */
+  async countInputTokens(request: TurnRequest, signal: AbortSignal): Promise<number> {
+    const response = await this.#send('POST', '/responses/input_tokens', JSON.stringify(toInputTokensRequest(convertToResponsesRequest(request, this.#options))), 'json', signal, request.trace);
+    let body: unknown;
+    try {
+      body = await response.body.json();
+    } catch (error) {
+      throw invalidResponsesBody(this.name, error);
+    }
+    const counted = (body as { input_tokens?: unknown } | null)?.input_tokens;
+    if (typeof counted !== 'number' || !Number.isFinite(counted)) throw invalidResponsesBody(this.name, 'the count has no input_tokens');
+    return counted;
   }
 
   async listModels(signal: AbortSignal): Promise<ModelInfo[]> {
