@@ -144,6 +144,16 @@ describe('OpenAI Responses streams → OpenResponses events', () => {
     expect(events.at(-1)).toMatchObject({ type: 'error', code: 'upstream_invalid_response' });
   });
 
+  it('a server that streams only the terminal response is read from its output', async () => {
+    const body = JSON.parse(fixture('reasoning-and-text.json'));
+    upstream.setScript(() => ({ kind: 'sse', pieces: [`event: response.completed\ndata: ${JSON.stringify({ type: 'response.completed', sequence_number: 0, response: body })}\n\n`] }));
+    const events: TurnEvent[] = [];
+    for await (const event of await provider.startTurn(streamed, new AbortController().signal)) events.push(event);
+    expect(events.map((event) => event.type)).toEqual(['upstream.response', 'reasoning.delta', 'reasoning.encrypted', 'text.delta', 'usage', 'finish']);
+    // A normal stream's terminal response repeats items already read: nothing comes twice.
+    expect((await turnEvents('text.sse')).filter((event) => event.type === 'text.delta')).toHaveLength(7);
+  });
+
   it('non-streamed JSON: reasoning and text give the same events as a stream', async () => {
     upstream.setScript(() => ({ kind: 'json', body: JSON.parse(fixture('reasoning-and-text.json')) }));
     const events: TurnEvent[] = [];

@@ -12,13 +12,16 @@ type ErrorEvent = Extract<TurnEvent, { type: 'error' }>;
  *
  * Policy for everything else (lifecycle events, content-part bookkeeping,
  * hosted tool items): ignored, since the gateway builds its own items.
- * A server that only fills in `output_item.done` (no deltas) is read from that.
+ * A server that only fills in `output_item.done` (no deltas), or only the
+ * terminal response's `output`, is read from that.
  */
 export class ResponsesEventTranslator {
   /** Function calls by item id, with whether their arguments were streamed. */
   readonly #calls = new Map<string, { callId: string; streamedArguments: boolean }>();
   /** Items whose text (message or reasoning) arrived as deltas. */
   readonly #streamed = new Set<string>();
+  /** Items read whole, so the terminal response's copy of them is not read again. */
+  readonly #done = new Set<string>();
   #final: ResponsesBody | null = null;
   #identified = false;
 
@@ -72,6 +75,9 @@ export class ResponsesEventTranslator {
       case 'response.incomplete': {
         const { response } = event as { response: ResponsesBody };
         this.identify(response, out);
+        for (const item of response.output ?? []) {
+          if (item !== null && typeof item === 'object' && !(item.id && (this.#done.has(item.id) || this.#calls.has(item.id)))) this.acceptItem(item, out);
+        }
         this.#final = response;
         return;
       }
@@ -92,6 +98,7 @@ export class ResponsesEventTranslator {
 
   /** Reads one finished output item: what its deltas did not already say. */
   acceptItem(item: ResponsesOutputItem, out: TurnEvent[]): void {
+    if (item.id) this.#done.add(item.id);
     if (isFunctionCall(item)) {
       const call = (item.id && this.#calls.get(item.id)) || this.#startCall(item, out);
       if (!call.streamedArguments && item.arguments) out.push({ type: 'tool_call.delta', callId: call.callId, delta: item.arguments });
