@@ -170,7 +170,7 @@ function textDelta(delta: string, logprobs: ResponsesLogprob[] | undefined): Tur
   return logprobs?.length ? { type: 'text.delta', delta, logprobs: logprobs.map(mapLogprob) } : { type: 'text.delta', delta };
 }
 
-export function errorEvent(code: string | null | undefined, message: string | undefined): ErrorEvent {
+function errorEvent(code: string | null | undefined, message: string | undefined): ErrorEvent {
   return { type: 'error', code: code || 'upstream_error', message: message || 'The upstream reported an error.' };
 }
 
