@@ -74,7 +74,7 @@ export function checkReferences(raw: Record<string, unknown>, sources: ConfigSou
   }
 
   for (const [name, provider] of Object.entries(providers)) {
-    if (!isPlainObject(provider) || provider.type !== 'openai-chat' || typeof provider.baseUrl !== 'string') continue;
+    if (!isPlainObject(provider) || (provider.type !== 'openai-chat' && provider.type !== 'openai-responses') || typeof provider.baseUrl !== 'string') continue;
     const hint = missingApiPathHint(provider.baseUrl);
     if (hint) warnings.push(sources.problem(['providers', name, 'baseUrl'], hint));
   }

@@ -36,6 +36,24 @@ const OpenAIChatProviderConfig = z.object({
   ...providerToolCalls,
 });
 
+/** OpenAI's Responses API, called statelessly: the gateway's store keeps conversations. */
+const OpenAIResponsesProviderConfig = z.object({
+  type: z.literal('openai-responses'),
+  baseUrl: httpUrl.default('https://api.openai.com/v1'),
+  apiKey: z.string().nullable().default(null),
+  /** Let the upstream keep its answers too (`store: true`); off, reasoning comes back as `encrypted_content` instead. */
+  upstreamStore: z.boolean().default(false),
+  /** Ask for reasoning as `encrypted_content` (turn off for servers that reject the include). */
+  encryptedReasoning: z.boolean().default(true),
+  connections: z.int().positive().default(256),
+  connectTimeoutMs: z.int().positive().default(10_000),
+  firstByteTimeoutMs: z.int().positive().default(300_000),
+  idleTimeoutMs: z.int().positive().default(300_000),
+  /** Context window, in tokens, of the models this provider serves that configure none (`truncation: "auto"`). */
+  contextWindow: z.int().positive().nullable().default(null),
+  ...providerToolCalls,
+});
+
 const AnthropicProviderConfig = z.object({
   type: z.literal('anthropic'),
   baseUrl: httpUrl.default('https://api.anthropic.com'),
@@ -90,7 +108,7 @@ export const GatewayConfig = z.object({
   logLevel: z.string().toLowerCase().pipe(z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])).default('info'),
   defaultModel: z.string().min(1).nullable().default(null),
   defaultProvider: z.string().nullable().default('openai'),
-  providers: z.record(z.string(), z.discriminatedUnion('type', [OpenAIChatProviderConfig, AnthropicProviderConfig])).default({}),
+  providers: z.record(z.string(), z.discriminatedUnion('type', [OpenAIChatProviderConfig, OpenAIResponsesProviderConfig, AnthropicProviderConfig])).default({}),
   models: z
     .record(
       z.string(),

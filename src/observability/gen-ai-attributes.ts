@@ -58,6 +58,7 @@ export const LOOPGATE = {
 export function genAiProviderName(type: string): string {
   switch (type) {
     case 'openai-chat':
+    case 'openai-responses':
       return 'openai';
     case 'anthropic':
       return 'anthropic';

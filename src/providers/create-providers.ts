@@ -1,6 +1,7 @@
 import type { GatewayConfig } from '../config/load-config.ts';
 import { AnthropicProvider } from './anthropic/anthropic-provider.ts';
 import { OpenAIChatProvider } from './openai-chat/openai-chat-provider.ts';
+import { OpenAIResponsesProvider } from './openai-responses/openai-responses-provider.ts';
 import type { Provider } from './provider.ts';
 import type { ProviderLogger } from './upstream-errors.ts';
 
@@ -11,6 +12,9 @@ export function createProviders(config: GatewayConfig, log?: ProviderLogger): Ma
     switch (provider.type) {
       case 'openai-chat':
         providers.set(name, new OpenAIChatProvider({ name, ...provider, ...(log && { log }) }));
+        break;
+      case 'openai-responses':
+        providers.set(name, new OpenAIResponsesProvider({ name, ...provider, ...(log && { log }) }));
         break;
       case 'anthropic':
         providers.set(name, new AnthropicProvider({ name, ...provider, ...(log && { log }) }));

@@ -2,12 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseSseText } from '../support/event-invariants.ts';
 import { startGateway, type RunningGateway } from '../support/gateway.ts';
 import { assertErrorEnvelope, assertValidResponse } from '../support/openresponses-schema.ts';
-import { flavors, type ProviderFlavor } from '../support/provider-flavors.ts';
+import { flavors } from '../support/provider-flavors.ts';
 import { MockExecutor } from '../support/scripted-provider.ts';
 import { ScriptedChatUpstream, type UpstreamReply } from '../support/scripted-chat-upstream.ts';
 
 /** How each upstream says "your key is wrong", "no such path" and "no such model", in its own words. */
-const refusals: Record<ProviderFlavor['name'], { auth: (status: number) => UpstreamReply; noSuchModel: UpstreamReply }> = {
+const refusals: Record<(typeof flavors)[number]['name'], { auth: (status: number) => UpstreamReply; noSuchModel: UpstreamReply }> = {
   'openai-chat': {
     auth: (status) => ({ kind: 'json', status, body: { error: { message: 'Incorrect API key provided: sk-te**', type: 'invalid_request_error', code: 'invalid_api_key', param: null } } }),
     noSuchModel: { kind: 'json', status: 404, body: { error: { message: 'The model `nope` does not exist or you do not have access to it.', type: 'invalid_request_error', code: 'model_not_found', param: null } } },

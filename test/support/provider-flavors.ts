@@ -28,8 +28,11 @@ export type Seen =
   | { kind: 'call'; id: string; name: string; args: unknown }
   | { kind: 'result'; id: string; content: string };
 
-export interface ProviderFlavor {
-  name: 'openai-chat' | 'anthropic';
+/** The upstream APIs the gateway speaks. */
+export type FlavorName = 'openai-chat' | 'anthropic' | 'openai-responses';
+
+export interface ProviderFlavor<Name extends FlavorName = FlavorName> {
+  name: Name;
   /** The model name clients use; it routes to this flavor. */
   model: string;
   /** Gateway configuration pointing this flavor's provider at the scripted upstream. */
@@ -44,7 +47,7 @@ export interface ProviderFlavor {
   reportsReasoningTokens: boolean;
 }
 
-export const openaiChat: ProviderFlavor = {
+export const openaiChat: ProviderFlavor<'openai-chat'> = {
   name: 'openai-chat',
   model: 'gpt-test',
   config: (upstream) => ({ providers: { openai: { type: 'openai-chat', baseUrl: upstream, apiKey: 'sk-test' } } }),
@@ -88,7 +91,7 @@ export const openaiChat: ProviderFlavor = {
 
 const anthropicEvent = (name: string, data: unknown) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
 
-export const anthropic: ProviderFlavor = {
+export const anthropic: ProviderFlavor<'anthropic'> = {
   name: 'anthropic',
   model: 'claude-test',
   config: (upstream) => ({ providers: { anthropic: { type: 'anthropic', baseUrl: new URL(upstream).origin, apiKey: 'sk-ant-test', defaultMaxTokens: 1024 } }, defaultProvider: 'anthropic' }),
@@ -143,7 +146,94 @@ export const anthropic: ProviderFlavor = {
   reportsReasoningTokens: false,
 };
 
-export const flavors: ProviderFlavor[] = [openaiChat, anthropic];
+const responsesEvent = (data: { type: string } & Record<string, unknown>) => `event: ${data.type}\ndata: ${JSON.stringify(data)}\n\n`;
+
+/** The Responses API's whole answer object, as its terminal event and a non-streamed reply carry it. */
+function responsesBody(status: string, output: unknown[], tokens: TurnTokens, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  const usage = {
+    input_tokens: tokens.input,
+    input_tokens_details: { cached_tokens: tokens.cached ?? 0 },
+    output_tokens: tokens.output,
+    output_tokens_details: { reasoning_tokens: tokens.reasoning ?? 0 },
+    total_tokens: tokens.input + tokens.output,
+  };
+  return { id: 'resp_scripted', object: 'response', created_at: 0, status, model: 'upstream-model', output, usage: status === 'in_progress' ? null : usage, error: null, incomplete_details: null, ...extra };
+}
+
+export const openaiResponses: ProviderFlavor<'openai-responses'> = {
+  name: 'openai-responses',
+  model: 'gpt-responses-test',
+  config: (upstream) => ({ providers: { responses: { type: 'openai-responses', baseUrl: upstream, apiKey: 'sk-test' } }, defaultProvider: 'responses' }),
+  render(request, turn) {
+    const tokens = turn.usage ?? { input: 10, output: 5 };
+    const pieces = textPiecesOf(turn);
+    const message = pieces.length > 0 ? { id: 'msg_scripted', type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: pieces.join(''), annotations: [] }] } : null;
+    const calls = (turn.calls ?? []).map((call, index) => ({ id: `fc_scripted_${index}`, type: 'function_call', status: 'completed', call_id: call.id, name: call.name, arguments: JSON.stringify(call.args) }));
+    const output = [...(message ? [message] : []), ...calls];
+    if (!request.body.stream) return { kind: 'json', body: responsesBody('completed', output, tokens) };
+    let sequence = 0;
+    const event = (data: { type: string } & Record<string, unknown>) => responsesEvent({ ...data, sequence_number: sequence++ });
+    const frames = [event({ type: 'response.created', response: responsesBody('in_progress', [], tokens) })];
+    if (message) {
+      frames.push(event({ type: 'response.output_item.added', output_index: 0, item: { ...message, status: 'in_progress', content: [] } }));
+      for (const delta of pieces) frames.push(event({ type: 'response.output_text.delta', item_id: message.id, output_index: 0, content_index: 0, delta, logprobs: [] }));
+      frames.push(event({ type: 'response.output_item.done', output_index: 0, item: message }));
+    }
+    calls.forEach((call, index) => {
+      const outputIndex = index + (message ? 1 : 0);
+      frames.push(event({ type: 'response.output_item.added', output_index: outputIndex, item: { ...call, status: 'in_progress', arguments: '' } }));
+      frames.push(event({ type: 'response.function_call_arguments.delta', item_id: call.id, output_index: outputIndex, delta: call.arguments }));
+      frames.push(event({ type: 'response.output_item.done', output_index: outputIndex, item: call }));
+    });
+    frames.push(event({ type: 'response.completed', response: responsesBody('completed', output, tokens) }));
+    return { kind: 'sse', pieces: frames };
+  },
+  seen(request) {
+    const seen: Seen[] = [];
+    if (request.body.instructions) seen.push({ kind: 'system', text: request.body.instructions });
+    for (const item of request.body.input as any[]) {
+      if (item.type === 'function_call') seen.push({ kind: 'call', id: item.call_id, name: item.name, args: JSON.parse(item.arguments || '{}') });
+      else if (item.type === 'function_call_output') seen.push({ kind: 'result', id: item.call_id, content: typeof item.output === 'string' ? item.output : item.output.map((part: any) => part.text ?? '').join('') });
+      else if (item.type === 'message') {
+        const text = typeof item.content === 'string' ? item.content : item.content.map((part: any) => part.text ?? part.refusal ?? '').join('');
+        seen.push({ kind: item.role === 'system' || item.role === 'developer' ? 'system' : item.role === 'user' ? 'user' : 'assistant', text });
+      }
+    }
+    return seen;
+  },
+  failAtOnce: () => ({
+    reply: {
+      kind: 'sse',
+      pieces: [
+        responsesEvent({ type: 'response.created', sequence_number: 0, response: responsesBody('in_progress', [], { input: 0, output: 0 }) }),
+        responsesEvent({ type: 'response.failed', sequence_number: 1, response: responsesBody('failed', [], { input: 0, output: 0 }, { error: { code: 'server_error', message: 'The server had an error.' } }) }),
+      ],
+    },
+    status: 502,
+  }),
+  failMidStream: (text) => ({
+    reply: {
+      kind: 'sse',
+      pieces: [
+        responsesEvent({ type: 'response.created', sequence_number: 0, response: responsesBody('in_progress', [], { input: 0, output: 0 }) }),
+        responsesEvent({ type: 'response.output_item.added', sequence_number: 1, output_index: 0, item: { id: 'msg_scripted', type: 'message', status: 'in_progress', role: 'assistant', content: [] } }),
+        responsesEvent({ type: 'response.output_text.delta', sequence_number: 2, item_id: 'msg_scripted', output_index: 0, content_index: 0, delta: text, logprobs: [] }),
+        responsesEvent({ type: 'error', sequence_number: 3, code: 'server_error', message: 'The server had an error.', param: null }),
+      ],
+    },
+    code: 'server_error',
+  }),
+  reportsReasoningTokens: true,
+};
+
+export const flavors: ProviderFlavor<'openai-chat' | 'anthropic'>[] = [openaiChat, anthropic];
+
+/**
+ * Every upstream API, the Responses API included. Only the parity suite runs
+ * over it so far; the other suites taking `flavors` have not been checked
+ * against a third flavor yet.
+ */
+export const parityFlavors: ProviderFlavor[] = [...flavors, openaiResponses];
 
 function usageOf(turn: ModelTurn): { input: number; output: number } {
   return turn.usage ?? { input: 10, output: 5 };

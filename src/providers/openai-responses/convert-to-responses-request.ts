@@ -1,0 +1,172 @@
+import { invalidRequest } from '../../errors/gateway-error.ts';
+import type { FunctionCallOutputPart, InputItem, UserContentPart } from '../../protocol/input-items.ts';
+import type { TextFormatParam, ToolChoiceParam } from '../../protocol/create-response-request.ts';
+import { assertNever } from '../../util/assert-never.ts';
+import type { TurnRequest } from '../provider.ts';
+import type { ResponsesInputItem, ResponsesRequest } from './responses-wire.ts';
+
+export interface ResponsesRequestOptions {
+  /** Whether the upstream keeps what it answers (`store`); off by default: the gateway's own store holds the conversation. */
+  upstreamStore: boolean;
+  /** Whether to ask for reasoning back as `encrypted_content`, so a stateless upstream can continue it. */
+  encryptedReasoning: boolean;
+}
+
+/**
+ * Another provider's reasoning travels in `encrypted_content` with a
+ * `<provider>.<kind>.v<n>:` prefix (anthropic/reasoning-blocks.ts); OpenAI's
+ * own is an unprefixed token. Foreign values would make OpenAI reject the call.
+ */
+const FOREIGN_REASONING = /^[a-z][a-z0-9-]*\.[a-z_]+\.v\d+:/;
+
+/**
+ * Translates one turn into a Responses API request. The upstream is called
+ * statelessly: the whole conversation goes in `input`, without item ids (ids
+ * name items the upstream stored, and it stored none).
+ */
+export function convertToResponsesRequest(request: TurnRequest, options: ResponsesRequestOptions): ResponsesRequest {
+  const body: ResponsesRequest = {
+    model: request.model,
+    input: convertItems(request.items, request.historyLength),
+    stream: request.stream,
+    store: options.upstreamStore,
+  };
+  if (request.instructions) body.instructions = request.instructions;
+  const include: string[] = [];
+  if (options.encryptedReasoning && !options.upstreamStore) include.push('reasoning.encrypted_content');
+  if (request.logprobs) include.push('message.output_text.logprobs');
+  if (include.length > 0) body.include = include;
+
+  if (request.tools.length > 0) {
+    body.tools = request.tools.map((tool) => ({
+      type: 'function',
+      name: tool.name,
+      ...(tool.description != null && { description: tool.description }),
+      parameters: tool.parameters ?? { type: 'object', properties: {} },
+      strict: tool.strict ?? false,
+    }));
+    if (request.toolChoice !== null) body.tool_choice = convertToolChoice(request.toolChoice);
+    if (request.parallelToolCalls !== null) body.parallel_tool_calls = request.parallelToolCalls;
+  }
+
+  const text: NonNullable<ResponsesRequest['text']> = {};
+  const format = convertTextFormat(request.textFormat);
+  if (format) text.format = format;
+  if (request.verbosity !== null) text.verbosity = request.verbosity;
+  if (Object.keys(text).length > 0) body.text = text;
+  if (request.maxOutputTokens !== null) body.max_output_tokens = request.maxOutputTokens;
+  if (request.temperature !== null) body.temperature = request.temperature;
+  if (request.topP !== null) body.top_p = request.topP;
+  if (request.logprobs && request.topLogprobs) body.top_logprobs = request.topLogprobs;
+  if (request.reasoningEffort !== null) body.reasoning = { effort: request.reasoningEffort };
+  if (request.safetyIdentifier !== null) body.safety_identifier = request.safetyIdentifier;
+  if (request.promptCacheKey !== null) body.prompt_cache_key = request.promptCacheKey;
+  if (request.serviceTier !== null) body.service_tier = request.serviceTier;
+  // presence_penalty and frequency_penalty have no Responses API counterpart and are left out.
+  return body;
+}
+
+/** The fields of a request body that OpenAI's input token count takes; the rest (stream, store, include, sampling) it refuses. */
+export function toInputTokensRequest(body: ResponsesRequest): Record<string, unknown> {
+  const { model, input, instructions, tools, tool_choice, parallel_tool_calls, text, reasoning } = body;
+  return Object.fromEntries(Object.entries({ model, input, instructions, tools, tool_choice, parallel_tool_calls, text, reasoning }).filter(([, value]) => value !== undefined));
+}
+
+function convertItems(items: InputItem[], historyLength: number): ResponsesInputItem[] {
+  const converted: ResponsesInputItem[] = [];
+  items.forEach((item, index) => {
+    const param = index < historyLength ? 'previous_response_id' : `input[${index - historyLength}]`;
+    switch (item.type) {
+      case 'message':
+        if (item.role === 'user') converted.push({ type: 'message', role: 'user', content: convertUserContent(item.content, `${param}.content`) });
+        else if (item.role === 'assistant') converted.push({ type: 'message', role: 'assistant', content: convertAssistantContent(item.content) });
+        else converted.push({ type: 'message', role: item.role, content: typeof item.content === 'string' ? item.content : item.content.map((part) => ({ type: 'input_text', text: part.text })) });
+        return;
+      case 'function_call':
+        converted.push({ type: 'function_call', call_id: item.call_id, name: item.name, arguments: item.arguments });
+        return;
+      case 'function_call_output':
+        converted.push({
+          type: 'function_call_output',
+          call_id: item.call_id,
+          output: typeof item.output === 'string' ? item.output : item.output.map((part, partIndex) => convertUserPart(part, `${param}.output[${partIndex}]`)),
+        });
+        return;
+      case 'reasoning': {
+        // Only OpenAI's own encrypted reasoning can go back; without it a stateless upstream has nothing to continue.
+        const encrypted = item.encrypted_content;
+        if (!encrypted || FOREIGN_REASONING.test(encrypted)) return;
+        converted.push({ type: 'reasoning', summary: item.summary.map((part) => ({ type: 'summary_text', text: part.text })), encrypted_content: encrypted });
+        return;
+      }
+      case 'compaction':
+        throw invalidRequest('A compaction item reached the provider without being expanded to its summary.', `${param}.type`, 'unsupported_item');
+      case 'mcp_approval_response':
+      case 'mcp_list_tools':
+      case 'mcp_call':
+      case 'mcp_approval_request':
+      case 'custom_tool_call':
+      case 'custom_tool_call_output':
+      case 'tool_search_call':
+      case 'tool_search_output':
+        // The engine turns these into function calls and outputs before they reach a provider.
+        return;
+      case 'item_reference':
+        throw invalidRequest(`Item reference '${item.id}' was not resolved.`, `${param}.id`, 'item_not_found');
+      default:
+        return assertNever(item);
+    }
+  });
+  return converted;
+}
+
+function convertAssistantContent(content: Extract<InputItem, { role: 'assistant' }>['content']): unknown[] {
+  if (typeof content === 'string') return [{ type: 'output_text', text: content, annotations: [] }];
+  return content.map((part) => (part.type === 'output_text' ? { type: 'output_text', text: part.text, annotations: [] } : { type: 'refusal', refusal: part.refusal }));
+}
+
+function convertUserContent(content: string | UserContentPart[], param: string): string | unknown[] {
+  if (typeof content === 'string') return content;
+  return content.map((part, index) => convertUserPart(part, `${param}[${index}]`));
+}
+
+function convertUserPart(part: UserContentPart | FunctionCallOutputPart, param: string): unknown {
+  switch (part.type) {
+    case 'input_text':
+      return { type: 'input_text', text: part.text };
+    case 'input_image':
+      if (!part.image_url) throw invalidRequest('An input_image needs an image_url for this upstream.', `${param}.image_url`, 'missing_required_parameter');
+      return { type: 'input_image', image_url: part.image_url, detail: part.detail ?? 'auto' };
+    case 'input_file':
+      if (!part.file_data && !part.file_url) throw invalidRequest('An input_file needs file_data or file_url.', `${param}.file_data`, 'missing_required_parameter');
+      return {
+        type: 'input_file',
+        ...(part.file_data && { file_data: part.file_data }),
+        ...(part.file_url && { file_url: part.file_url }),
+        ...(part.filename != null && { filename: part.filename }),
+      };
+    case 'input_video':
+      throw invalidRequest('Video input is not supported by OpenAI Responses upstreams.', `${param}.type`, 'unsupported_parameter');
+    default:
+      return assertNever(part);
+  }
+}
+
+function convertToolChoice(choice: ToolChoiceParam): unknown {
+  if (typeof choice === 'string') return choice;
+  if (choice.type === 'function') return { type: 'function', name: choice.name };
+  return { type: 'allowed_tools', mode: choice.mode ?? 'auto', tools: choice.tools.map((tool) => ({ type: 'function', name: tool.name })) };
+}
+
+/** The Responses API names every JSON schema format; a format without a schema is plain JSON mode. */
+function convertTextFormat(format: TextFormatParam | null): unknown {
+  if (!format || format.type === 'text') return undefined;
+  if (format.type === 'json_object' || !format.schema) return { type: 'json_object' };
+  return {
+    type: 'json_schema',
+    name: format.name ?? 'response',
+    ...(format.description !== undefined && { description: format.description }),
+    schema: format.schema,
+    ...(format.strict != null && { strict: format.strict }),
+  };
+}

@@ -1,0 +1,27 @@
+import type { TurnEvent } from '../provider.ts';
+import { errorFromUpstreamFrame } from '../upstream-errors.ts';
+import { invalidResponsesBody } from './responses-errors.ts';
+import { ResponsesEventTranslator } from './responses-event-translator.ts';
+import type { ResponsesBody } from './responses-wire.ts';
+
+/**
+ * Translates a non-streamed Responses API answer. Its output items go through
+ * the same translator as a stream's finished items and yield the same events.
+ */
+export function readResponsesBody(body: unknown, provider: string): TurnEvent[] {
+  if (body === null || typeof body !== 'object') throw invalidResponsesBody(provider, 'the body is not a JSON object');
+  const response = body as ResponsesBody;
+  if (response.status === 'failed' || (response.error && !response.output)) {
+    throw errorFromUpstreamFrame(provider, response.error?.code || 'upstream_error', response.error?.message || 'The upstream reported an error.');
+  }
+  if (!Array.isArray(response.output)) throw invalidResponsesBody(provider, 'the response has no output');
+  const translator = new ResponsesEventTranslator();
+  const events: TurnEvent[] = [];
+  translator.identify(response, events);
+  for (const item of response.output) {
+    if (item !== null && typeof item === 'object') translator.acceptItem(item, events);
+  }
+  translator.setFinal(response);
+  translator.finish(events);
+  return events;
+}

@@ -1,0 +1,11 @@
+import { GatewayError } from '../../errors/gateway-error.ts';
+
+export function invalidResponsesBody(provider: string, cause: unknown): GatewayError {
+  return new GatewayError({
+    status: 502,
+    type: 'upstream_error',
+    code: 'upstream_invalid_response',
+    message: `The upstream '${provider}' sent a response the gateway could not read.`,
+    cause,
+  });
+}

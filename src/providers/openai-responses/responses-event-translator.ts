@@ -1,0 +1,193 @@
+import type { TokenLogprob, TurnEvent, TurnUsage } from '../provider.ts';
+import { mapResponsesFinishReason } from './map-responses-finish-reason.ts';
+import type { ResponsesBody, ResponsesLogprob, ResponsesOutputItem, ResponsesStreamEvent, ResponsesUsage } from './responses-wire.ts';
+
+type ErrorEvent = Extract<TurnEvent, { type: 'error' }>;
+
+/**
+ * Turns Responses API stream events (or the items of one whole response) into
+ * provider-neutral turn events. Items map one to one: text and refusals to
+ * deltas, function calls to tool calls keyed by their `call_id`, reasoning
+ * text to reasoning deltas and its `encrypted_content` to `reasoning.encrypted`.
+ *
+ * Policy for everything else (lifecycle events, content-part bookkeeping,
+ * hosted tool items): ignored, since the gateway builds its own items.
+ * A server that only fills in `output_item.done` (no deltas), or only the
+ * terminal response's `output`, is read from that.
+ */
+export class ResponsesEventTranslator {
+  /** Function calls by item id, with whether their arguments were streamed. */
+  readonly #calls = new Map<string, { callId: string; streamedArguments: boolean }>();
+  /** Items whose text (message or reasoning) arrived as deltas. */
+  readonly #streamed = new Set<string>();
+  /** Items read whole, so the terminal response's copy of them is not read again. */
+  readonly #done = new Set<string>();
+  #final: ResponsesBody | null = null;
+  #identified = false;
+
+  accept(event: ResponsesStreamEvent, out: TurnEvent[]): void {
+    switch (event.type) {
+      case 'response.created':
+      case 'response.in_progress':
+      case 'response.queued':
+        this.identify((event as { response: ResponsesBody }).response, out);
+        return;
+      case 'response.output_item.added': {
+        const { item } = event as { item: ResponsesOutputItem };
+        if (isFunctionCall(item)) this.#startCall(item, out);
+        return;
+      }
+      case 'response.output_item.done':
+        this.acceptItem((event as { item: ResponsesOutputItem }).item, out);
+        return;
+      case 'response.output_text.delta': {
+        const { item_id, delta, logprobs } = event as { item_id: string; delta: string; logprobs?: ResponsesLogprob[] };
+        this.#streamed.add(item_id);
+        out.push(textDelta(delta, logprobs));
+        return;
+      }
+      case 'response.refusal.delta': {
+        const { item_id, delta } = event as { item_id: string; delta: string };
+        this.#streamed.add(item_id);
+        out.push({ type: 'refusal.delta', delta });
+        return;
+      }
+      case 'response.reasoning_summary_text.delta':
+      case 'response.reasoning_text.delta': {
+        const { item_id, delta } = event as { item_id: string; delta: string };
+        this.#streamed.add(item_id);
+        out.push({ type: 'reasoning.delta', delta });
+        return;
+      }
+      case 'response.reasoning_summary_part.added':
+        // Summary parts are separate paragraphs; the reasoning item carries one text.
+        if ((event as { summary_index?: number }).summary_index) out.push({ type: 'reasoning.delta', delta: '\n\n' });
+        return;
+      case 'response.function_call_arguments.delta': {
+        const { item_id, delta } = event as { item_id: string; delta: string };
+        const call = this.#calls.get(item_id);
+        if (!call || !delta) return;
+        call.streamedArguments = true;
+        out.push({ type: 'tool_call.delta', callId: call.callId, delta });
+        return;
+      }
+      case 'response.completed':
+      case 'response.incomplete': {
+        const { response } = event as { response: ResponsesBody };
+        this.identify(response, out);
+        for (const item of response.output ?? []) {
+          if (item !== null && typeof item === 'object' && !(item.id && (this.#done.has(item.id) || this.#calls.has(item.id)))) this.acceptItem(item, out);
+        }
+        this.#final = response;
+        return;
+      }
+      case 'response.failed': {
+        const { response } = event as { response: ResponsesBody };
+        out.push(errorEvent(response.error?.code, response.error?.message));
+        return;
+      }
+      case 'error': {
+        const { code, message } = event as { code?: string | null; message?: string };
+        out.push(errorEvent(code, message));
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  /** Reads one finished output item: what its deltas did not already say. */
+  acceptItem(item: ResponsesOutputItem, out: TurnEvent[]): void {
+    if (item.id) this.#done.add(item.id);
+    if (isFunctionCall(item)) {
+      const call = (item.id && this.#calls.get(item.id)) || this.#startCall(item, out);
+      if (!call.streamedArguments && item.arguments) out.push({ type: 'tool_call.delta', callId: call.callId, delta: item.arguments });
+      call.streamedArguments = true;
+      return;
+    }
+    if (isMessage(item)) {
+      if (item.id && this.#streamed.has(item.id)) return;
+      for (const part of item.content ?? []) {
+        if (part.type === 'output_text' && part.text) out.push(textDelta(part.text, part.logprobs));
+        else if (part.type === 'refusal' && part.refusal) out.push({ type: 'refusal.delta', delta: part.refusal });
+      }
+      return;
+    }
+    if (isReasoning(item)) {
+      if (!(item.id && this.#streamed.has(item.id))) {
+        const text = [...(item.summary ?? []).map((part) => part.text), ...(item.content ?? []).map((part) => part.text)].filter(Boolean).join('\n\n');
+        if (text) out.push({ type: 'reasoning.delta', delta: text });
+      }
+      if (item.encrypted_content) out.push({ type: 'reasoning.encrypted', value: item.encrypted_content });
+    }
+  }
+
+  /** Says once which response and model the upstream answers with. */
+  identify(response: ResponsesBody | undefined, out: TurnEvent[]): void {
+    if (this.#identified || !response || (!response.id && !response.model)) return;
+    this.#identified = true;
+    out.push({ type: 'upstream.response', id: typeof response.id === 'string' ? response.id : null, model: typeof response.model === 'string' ? response.model : null });
+  }
+
+  /** Marks the final response of a non-streamed call. */
+  setFinal(response: ResponsesBody): void {
+    this.#final = response;
+  }
+
+  /** Whether a terminal response arrived; a stream that closes without one was cut off. */
+  get finished(): boolean {
+    return this.#final !== null;
+  }
+
+  /** The closing events: usage, then the finish. */
+  finish(out: TurnEvent[]): void {
+    if (!this.#final) return;
+    if (this.#final.usage) out.push({ type: 'usage', usage: mapUsage(this.#final.usage) });
+    out.push({ type: 'finish', finish: mapResponsesFinishReason(this.#final, this.#calls.size > 0) });
+  }
+
+  #startCall(item: Extract<ResponsesOutputItem, { type: 'function_call' }>, out: TurnEvent[]): { callId: string; streamedArguments: boolean } {
+    const call = { callId: item.call_id, streamedArguments: false };
+    this.#calls.set(item.id ?? item.call_id, call);
+    out.push({ type: 'tool_call.start', callId: item.call_id, name: item.name });
+    return call;
+  }
+}
+
+function isFunctionCall(item: ResponsesOutputItem): item is Extract<ResponsesOutputItem, { type: 'function_call' }> {
+  return item.type === 'function_call' && typeof (item as { call_id?: unknown }).call_id === 'string' && typeof (item as { name?: unknown }).name === 'string';
+}
+
+function isMessage(item: ResponsesOutputItem): item is Extract<ResponsesOutputItem, { type: 'message' }> {
+  return item.type === 'message';
+}
+
+function isReasoning(item: ResponsesOutputItem): item is Extract<ResponsesOutputItem, { type: 'reasoning' }> {
+  return item.type === 'reasoning';
+}
+
+function textDelta(delta: string, logprobs: ResponsesLogprob[] | undefined): TurnEvent {
+  return logprobs?.length ? { type: 'text.delta', delta, logprobs: logprobs.map(mapLogprob) } : { type: 'text.delta', delta };
+}
+
+function errorEvent(code: string | null | undefined, message: string | undefined): ErrorEvent {
+  return { type: 'error', code: code || 'upstream_error', message: message || 'The upstream reported an error.' };
+}
+
+function mapLogprob(token: ResponsesLogprob): TokenLogprob {
+  return {
+    token: token.token,
+    logprob: token.logprob,
+    bytes: token.bytes ?? [],
+    top_logprobs: (token.top_logprobs ?? []).map((top) => ({ token: top.token, logprob: top.logprob, bytes: top.bytes ?? [] })),
+  };
+}
+
+function mapUsage(usage: ResponsesUsage): TurnUsage {
+  return {
+    inputTokens: usage.input_tokens ?? 0,
+    outputTokens: usage.output_tokens ?? 0,
+    cachedInputTokens: usage.input_tokens_details?.cached_tokens ?? 0,
+    reasoningTokens: usage.output_tokens_details?.reasoning_tokens ?? 0,
+  };
+}

@@ -1,0 +1,178 @@
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GatewayError } from '../../src/errors/gateway-error.ts';
+import { OpenAIResponsesProvider } from '../../src/providers/openai-responses/openai-responses-provider.ts';
+import type { TurnEvent, TurnRequest } from '../../src/providers/provider.ts';
+import { assertEventStreamInvariants } from '../support/event-invariants.ts';
+import { ScriptedChatUpstream } from '../support/scripted-chat-upstream.ts';
+import { collectLoopEvents } from '../support/turn-helpers.ts';
+import { turnRequest } from '../support/turn-request.ts';
+
+const fixture = (name: string) => readFileSync(new URL(`../fixtures/openai-responses/${name}`, import.meta.url), 'utf8');
+
+const streamed: TurnRequest = turnRequest({ model: 'gpt-5-mini', stream: true });
+
+/** Recorded-format Responses API streams, served with real `event:` lines, through the provider and the event pipeline. */
+describe('OpenAI Responses streams → OpenResponses events', () => {
+  const upstream = new ScriptedChatUpstream();
+  let provider: OpenAIResponsesProvider;
+
+  beforeAll(async () => {
+    const url = await upstream.start();
+    provider = new OpenAIResponsesProvider({
+      name: 'responses',
+      baseUrl: url,
+      apiKey: 'sk-test',
+      upstreamStore: false,
+      encryptedReasoning: true,
+      connections: 4,
+      connectTimeoutMs: 5_000,
+      firstByteTimeoutMs: 5_000,
+      idleTimeoutMs: 5_000,
+    });
+  });
+  afterAll(async () => {
+    await provider.close();
+    await upstream.close();
+  });
+
+  function serve(name: string, pieceSize = 31): void {
+    const text = fixture(name);
+    const pieces: string[] = [];
+    for (let offset = 0; offset < text.length; offset += pieceSize) pieces.push(text.slice(offset, offset + pieceSize));
+    upstream.setScript(() => ({ kind: 'sse', pieces }));
+  }
+
+  async function turnEvents(name: string): Promise<TurnEvent[]> {
+    serve(name);
+    const events: TurnEvent[] = [];
+    for await (const event of await provider.startTurn(streamed, new AbortController().signal)) events.push(event);
+    return events;
+  }
+
+  async function run(name: string) {
+    serve(name);
+    const signal = new AbortController().signal;
+    const events = await collectLoopEvents(await provider.startTurn(streamed, signal), { model: 'gpt-5-mini' }, signal);
+    return { events, response: assertEventStreamInvariants(events) };
+  }
+
+  it('text with cached-token usage; the call is stateless and asks for encrypted reasoning', async () => {
+    const { events, response } = await run('text.sse');
+    expect(response.status).toBe('completed');
+    expect(response.output[0]).toMatchObject({ type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'The capital of France is Paris.' }] });
+    expect(events.filter((event) => event.type === 'response.output_text.delta').map((event) => event.delta)).toEqual(['The', ' capital', ' of', ' France', ' is', ' Paris', '.']);
+    expect(response.usage).toEqual({ input_tokens: 24, output_tokens: 7, total_tokens: 31, input_tokens_details: { cached_tokens: 16 }, output_tokens_details: { reasoning_tokens: 0 } });
+    const sent = upstream.requests.at(-1)!;
+    expect(sent.path).toBe('/v1/responses');
+    expect(sent.headers.authorization).toBe('Bearer sk-test');
+    expect(sent.body).toEqual({ model: 'gpt-5-mini', input: [{ type: 'message', role: 'user', content: 'hi' }], stream: true, store: false, include: ['reasoning.encrypted_content'] });
+  });
+
+  it('reasoning summary streams as reasoning text, its encrypted_content is kept, then a function call', async () => {
+    const turn = await turnEvents('reasoning-then-tool.sse');
+    expect(turn[0]).toEqual({ type: 'upstream.response', id: 'resp_1b2c3d4e5f60718293a4b5c6d7e8f90a', model: 'gpt-5-mini-2025-08-07' });
+    expect(turn.filter((event) => event.type === 'tool_call.delta').map((event) => (event as { delta: string }).delta).join('')).toBe('{"city":"Paris"}');
+    expect(turn.at(-1)).toEqual({ type: 'finish', finish: { reason: 'tool_calls', raw: 'completed' } });
+
+    const { response } = await run('reasoning-then-tool.sse');
+    expect(response.output.map((item: any) => item.type)).toEqual(['reasoning', 'function_call']);
+    expect(response.output[0].content).toEqual([{ type: 'reasoning_text', text: '**Checking the weather**\n\nThe user wants Paris weather.\n\nI will call get_weather.' }]);
+    expect(response.output[0].encrypted_content).toMatch(/^gAAAAAB/);
+    expect(response.output[1]).toMatchObject({ call_id: 'call_Vx1mJ9rK2pLqA7', name: 'get_weather', arguments: '{"city":"Paris"}', status: 'completed' });
+    expect(response.usage.output_tokens_details).toEqual({ reasoning_tokens: 32 });
+  });
+
+  it('text, then two calls, each keyed by its own item id', async () => {
+    const { response } = await run('text-then-parallel-tool-calls.sse');
+    expect(response.output.map((item: any) => [item.type, item.call_id ?? item.content[0].text, item.arguments ?? null])).toEqual([
+      ['message', 'Let me check both.', null],
+      ['function_call', 'call_Hn4tB8wQ0zYc', '{"city":"Paris"}'],
+      ['function_call', 'call_Kp2sD6yR1xWe', '{"zone":"Europe/Paris"}'],
+    ]);
+  });
+
+  it('incomplete answers: max_output_tokens → length, content_filter → content_filter', async () => {
+    expect((await turnEvents('incomplete-max-output-tokens.sse')).at(-1)).toEqual({ type: 'finish', finish: { reason: 'length', raw: 'max_output_tokens' } });
+    const limited = (await run('incomplete-max-output-tokens.sse')).response;
+    expect(limited.status).toBe('incomplete');
+    expect(limited.incomplete_details).toEqual({ reason: 'max_output_tokens' });
+    expect(limited.output[0].content[0].text).toBe('Once upon a time there');
+    const filtered = (await run('incomplete-content-filter.sse')).response;
+    expect(filtered.incomplete_details).toEqual({ reason: 'content_filter' });
+  });
+
+  it('a refusal streams as refusal content', async () => {
+    const { response } = await run('refusal.sse');
+    expect(response.output[0].content).toEqual([{ type: 'refusal', refusal: "I'm sorry, I can't help with that." }]);
+  });
+
+  it('response.failed before any content rejects startTurn with a 502', async () => {
+    serve('failed-before-content.sse');
+    const error = await provider.startTurn(streamed, new AbortController().signal).catch((caught) => caught);
+    expect(error).toBeInstanceOf(GatewayError);
+    expect(error).toMatchObject({ status: 502, code: 'server_error' });
+    expect(error.message).toContain('The server had an error');
+  });
+
+  it('an error event at once with rate_limit_exceeded rejects with a 429', async () => {
+    serve('rate-limited-at-once.sse');
+    const error = await provider.startTurn(streamed, new AbortController().signal).catch((caught) => caught);
+    expect(error).toMatchObject({ status: 429, type: 'rate_limit_error', code: 'rate_limit_exceeded' });
+  });
+
+  it('an error event after content ends the response failed, keeping the partial output', async () => {
+    const { events, response } = await run('error-midstream.sse');
+    expect(events.at(-1).type).toBe('response.failed');
+    expect(response.error).toMatchObject({ code: 'server_error' });
+    expect(response.error.message).toContain('The server had an error');
+    expect(response.output[0].content[0].text).toBe('Partial');
+  });
+
+  it('a stream that closes without a terminal event is reported truncated', async () => {
+    const turn = await turnEvents('truncated.sse');
+    expect(turn.at(-1)).toMatchObject({ type: 'error', code: 'upstream_stream_truncated' });
+  });
+
+  it('a frame that is not JSON fails clearly, before or after content', async () => {
+    upstream.setScript(() => ({ kind: 'sse', pieces: ['data: {not json\n\n'] }));
+    expect(await provider.startTurn(streamed, new AbortController().signal).catch((caught) => caught)).toMatchObject({ status: 502, code: 'upstream_invalid_response' });
+    const text = fixture('text.sse');
+    upstream.setScript(() => ({ kind: 'sse', pieces: [text.slice(0, text.indexOf('event: response.output_text.delta', text.indexOf('"delta"'))), 'data: nope\n\n'] }));
+    const events: TurnEvent[] = [];
+    for await (const event of await provider.startTurn(streamed, new AbortController().signal)) events.push(event);
+    expect(events.at(-1)).toMatchObject({ type: 'error', code: 'upstream_invalid_response' });
+  });
+
+  it('a server that streams only the terminal response is read from its output', async () => {
+    const body = JSON.parse(fixture('reasoning-and-text.json'));
+    upstream.setScript(() => ({ kind: 'sse', pieces: [`event: response.completed\ndata: ${JSON.stringify({ type: 'response.completed', sequence_number: 0, response: body })}\n\n`] }));
+    const events: TurnEvent[] = [];
+    for await (const event of await provider.startTurn(streamed, new AbortController().signal)) events.push(event);
+    expect(events.map((event) => event.type)).toEqual(['upstream.response', 'reasoning.delta', 'reasoning.encrypted', 'text.delta', 'usage', 'finish']);
+    // A normal stream's terminal response repeats items already read: nothing comes twice.
+    expect((await turnEvents('text.sse')).filter((event) => event.type === 'text.delta')).toHaveLength(7);
+  });
+
+  it('non-streamed JSON: reasoning and text give the same events as a stream', async () => {
+    upstream.setScript(() => ({ kind: 'json', body: JSON.parse(fixture('reasoning-and-text.json')) }));
+    const events: TurnEvent[] = [];
+    for await (const event of await provider.startTurn({ ...streamed, stream: false }, new AbortController().signal)) events.push(event);
+    expect(upstream.requests.at(-1)!.body.stream).toBe(false);
+    expect(events).toEqual([
+      { type: 'upstream.response', id: 'resp_93a4b5c6d7e8f90a1b2c3d4e5f607182', model: 'gpt-5-mini-2025-08-07' },
+      { type: 'reasoning.delta', delta: 'Simple arithmetic.' },
+      { type: 'reasoning.encrypted', value: expect.stringMatching(/^gAAAAAB/) },
+      { type: 'text.delta', delta: '2 + 2 = 4.' },
+      { type: 'usage', usage: { inputTokens: 30, outputTokens: 40, cachedInputTokens: 0, reasoningTokens: 28 } },
+      { type: 'finish', finish: { reason: 'stop', raw: 'completed' } },
+    ]);
+  });
+
+  it('HTTP errors: a 400 passes through with its param; a 401 is the gateway\'s misconfiguration (502)', async () => {
+    upstream.setScript(() => ({ kind: 'json', status: 400, body: { error: { message: "Unsupported parameter: 'temperature'.", type: 'invalid_request_error', param: 'temperature', code: 'unsupported_parameter' } } }));
+    expect(await provider.startTurn(streamed, new AbortController().signal).catch((caught) => caught)).toMatchObject({ status: 400, type: 'invalid_request_error', param: 'temperature', code: 'unsupported_parameter' });
+    upstream.setScript(() => ({ kind: 'json', status: 401, body: { error: { message: 'Incorrect API key provided.', type: 'invalid_request_error', code: 'invalid_api_key' } } }));
+    expect(await provider.startTurn(streamed, new AbortController().signal).catch((caught) => caught)).toMatchObject({ status: 502, code: 'upstream_auth_failed' });
+  });
+});
