@@ -12,7 +12,7 @@ const NAMES = ['a', 'b', 'c'] as const;
 type Name = (typeof NAMES)[number];
 
 /** How each upstream refuses before any content, in its own words: what routing must fail over from. */
-const refusalsBeforeContent: Record<ProviderFlavor['name'], { label: string; reply: UpstreamReply }[]> = {
+const refusalsBeforeContent: Record<(typeof flavors)[number]['name'], { label: string; reply: UpstreamReply }[]> = {
   'openai-chat': [
     { label: '500', reply: { kind: 'json', status: 500, body: { error: { message: 'boom', type: 'server_error' } } } },
     { label: '503', reply: { kind: 'json', status: 503, body: { error: { message: 'unavailable', type: 'server_error' } } } },
@@ -25,7 +25,7 @@ const refusalsBeforeContent: Record<ProviderFlavor['name'], { label: string; rep
   ],
 };
 
-const tooLong: Record<ProviderFlavor['name'], UpstreamReply> = {
+const tooLong: Record<(typeof flavors)[number]['name'], UpstreamReply> = {
   'openai-chat': { kind: 'json', status: 400, body: { error: { message: "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.", type: 'invalid_request_error', code: 'context_length_exceeded', param: 'messages' } } },
   anthropic: { kind: 'json', status: 400, body: { type: 'error', error: { type: 'invalid_request_error', message: 'prompt is too long: 210000 tokens > 200000 maximum' } } },
 };
