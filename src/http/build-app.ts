@@ -105,8 +105,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   const providers = options.providers ?? createProviders(config, app.log.child({ component: 'provider' }));
   const anthropicProvider = Object.entries(config.providers).find(([, provider]) => provider.type === 'anthropic')?.[0] ?? null;
-  const defaultProvider = config.defaultProvider && providers.has(config.defaultProvider) ? config.defaultProvider : anthropicProvider;
-  const router = new ModelRouter(providers, config.models, defaultProvider, anthropicProvider, config.providers);
+  const geminiProvider = Object.entries(config.providers).find(([, provider]) => provider.type === 'gemini')?.[0] ?? null;
+  const defaultProvider = config.defaultProvider && providers.has(config.defaultProvider) ? config.defaultProvider : (anthropicProvider ?? geminiProvider);
+  const router = new ModelRouter(providers, config.models, defaultProvider, anthropicProvider, config.providers, geminiProvider);
   // Null when metrics are off: then nothing below measures anything.
   const metrics = createGatewayMetrics(config, providers.keys(), DEFAULT_TENANT);
   const unmeteredStore = options.store ?? createStore(config.store, app.log.child({ component: 'store' }));

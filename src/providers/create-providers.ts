@@ -1,5 +1,6 @@
 import type { GatewayConfig } from '../config/load-config.ts';
 import { AnthropicProvider } from './anthropic/anthropic-provider.ts';
+import { GeminiProvider } from './gemini/gemini-provider.ts';
 import { OpenAIChatProvider } from './openai-chat/openai-chat-provider.ts';
 import type { Provider } from './provider.ts';
 import type { ProviderLogger } from './upstream-errors.ts';
@@ -14,6 +15,9 @@ export function createProviders(config: GatewayConfig, log?: ProviderLogger): Ma
         break;
       case 'anthropic':
         providers.set(name, new AnthropicProvider({ name, ...provider, ...(log && { log }) }));
+        break;
+      case 'gemini':
+        providers.set(name, new GeminiProvider({ name, ...provider, ...(log && { log }) }));
         break;
     }
   }
