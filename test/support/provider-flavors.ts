@@ -29,7 +29,7 @@ export type Seen =
   | { kind: 'result'; id: string; content: string };
 
 export interface ProviderFlavor {
-  name: 'openai-chat' | 'anthropic' | 'gemini';
+  name: 'openai-chat' | 'anthropic';
   /** The model name clients use; it routes to this flavor. */
   model: string;
   /** Gateway configuration pointing this flavor's provider at the scripted upstream. */
@@ -148,7 +148,7 @@ export const flavors: ProviderFlavor[] = [openaiChat, anthropic];
 const geminiChunk = (data: unknown) => `data: ${JSON.stringify(data)}\r\n\r\n`;
 
 /** Gemini's native API: the model is in the path, `:streamGenerateContent?alt=sse` when streamed, each function call whole in one part. */
-export const gemini: ProviderFlavor = {
+export const gemini: FlavorOf<'gemini'> = {
   name: 'gemini',
   model: 'gemini-test',
   config: (upstream) => ({ providers: { gemini: { type: 'gemini', baseUrl: new URL(upstream).origin, apiKey: 'AIza-test' } }, defaultProvider: 'gemini' }),
@@ -188,7 +188,10 @@ export const gemini: ProviderFlavor = {
 };
 
 /** Every flavor, Gemini included; the suites on `flavors` have not been run against Gemini yet. */
-export const parityFlavors: ProviderFlavor[] = [...flavors, gemini];
+export const parityFlavors: FlavorOf<ProviderFlavor['name'] | 'gemini'>[] = [...flavors, gemini];
+
+/** A flavor under another name; suites that key tables by `ProviderFlavor['name']` keep to `flavors`. */
+export type FlavorOf<Name extends string> = Omit<ProviderFlavor, 'name'> & { name: Name };
 
 function usageOf(turn: ModelTurn): { input: number; output: number } {
   return turn.usage ?? { input: 10, output: 5 };
