@@ -86,6 +86,15 @@ describe('Gemini generateContent → OpenResponses events', () => {
     expect(sent.body.generationConfig).toEqual({ responseMimeType: 'application/json', responseJsonSchema: { type: 'object', properties: { answer: { type: 'number' } }, required: ['answer'], additionalProperties: false } });
   });
 
+  it('counts input tokens with countTokens, sent the request a turn would send', async () => {
+    upstream.setScript(() => ({ kind: 'json', body: { totalTokens: 31, promptTokensDetails: [{ modality: 'TEXT', tokenCount: 31 }] } }));
+    const tokens = await provider.countInputTokens(turnRequest({ model: 'gemini-2.5-flash', instructions: 'Be brief.', maxOutputTokens: 50 }), new AbortController().signal);
+    expect(tokens).toBe(31);
+    const sent = upstream.requests.at(-1)!;
+    expect(sent.path).toBe('/v1beta/models/gemini-2.5-flash:countTokens');
+    expect(sent.body).toEqual({ generateContentRequest: { model: 'models/gemini-2.5-flash', contents: [{ role: 'user', parts: [{ text: 'hi' }] }], systemInstruction: { parts: [{ text: 'Be brief.' }] } } });
+  });
+
   it('errors: a 429 keeps its status and Google\'s message; an unknown model is model_not_found; a stream cut short fails the response', async () => {
     upstream.setScript(() => ({ kind: 'json', status: 429, body: JSON.parse(fixture('error-429.json')) }));
     const limited = await provider.startTurn(turnRequest({ model: 'gemini-2.5-flash', stream: true }), new AbortController().signal).catch((error) => error);

@@ -64,6 +64,22 @@ export class GeminiProvider implements Provider {
     return this.#readWhole(response.body);
   }
 
+  /** Gemini's `countTokens`, sent the request `startTurn` would send (its generation settings do not count). */
+  async countInputTokens(request: TurnRequest, signal: AbortSignal): Promise<number> {
+    const { generationConfig: _generation, ...counted } = convertToGeminiRequest(request);
+    const model = request.model.replace(/^models\//, '');
+    const body = JSON.stringify({ generateContentRequest: { model: `models/${model}`, ...counted } });
+    const response = await this.#send('POST', `/models/${encodeURIComponent(model)}:countTokens`, body, signal, request.trace);
+    let parsed: { totalTokens?: unknown };
+    try {
+      parsed = (await response.body.json()) as { totalTokens?: unknown };
+    } catch {
+      throw unreadableGeminiBody(this.name, 'the countTokens body is not JSON');
+    }
+    if (typeof parsed?.totalTokens !== 'number') throw unreadableGeminiBody(this.name, 'countTokens sent no totalTokens');
+    return parsed.totalTokens;
+  }
+
   async listModels(signal: AbortSignal): Promise<ModelInfo[]> {
     try {
       const response = await this.#send('GET', '/models?pageSize=1000', null, signal);
