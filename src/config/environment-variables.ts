@@ -33,6 +33,7 @@ export interface EnvironmentVariable {
 
 const OPENAI_PROVIDER = { path: ['providers', 'openai'], value: { type: 'openai-chat', baseUrl: 'https://api.openai.com/v1' } };
 const ANTHROPIC_PROVIDER = { path: ['providers', 'anthropic'], value: { type: 'anthropic' } };
+const GEMINI_PROVIDER = { path: ['providers', 'gemini'], value: { type: 'gemini' } };
 
 /**
  * Every environment variable loopgate reads, in `--help` order. Each overrides
@@ -48,6 +49,8 @@ export const ENVIRONMENT_VARIABLES: readonly EnvironmentVariable[] = [
   { name: 'OPENAI_API_KEY', path: ['providers', 'openai', 'apiKey'], parse: 'text', help: 'sent to that upstream as Authorization: Bearer …', creates: OPENAI_PROVIDER },
   { name: 'ANTHROPIC_API_KEY', path: ['providers', 'anthropic', 'apiKey'], parse: 'text', help: "adds the Anthropic provider (Messages API) with this key", creates: ANTHROPIC_PROVIDER },
   { name: 'ANTHROPIC_BASE_URL', path: ['providers', 'anthropic', 'baseUrl'], parse: 'text', help: 'Anthropic API base URL (adds the provider too)', creates: ANTHROPIC_PROVIDER },
+  { name: 'GEMINI_API_KEY', path: ['providers', 'gemini', 'apiKey'], parse: 'text', help: 'adds the Gemini provider (native generateContent API) with this key, sent as x-goog-api-key', creates: GEMINI_PROVIDER },
+  { name: 'GEMINI_BASE_URL', path: ['providers', 'gemini', 'baseUrl'], parse: 'text', help: 'Gemini API base URL, e.g. a Vertex-compatible endpoint (adds the provider too)', creates: GEMINI_PROVIDER },
   { name: 'DEFAULT_MODEL', path: ['defaultModel'], parse: 'text', help: 'model for requests that name none (otherwise they are a 400)' },
   { name: 'DEFAULT_PROVIDER', path: ['defaultProvider'], parse: 'text', help: 'provider serving model names not listed in "models"; must be a configured provider' },
   { name: 'API_KEYS', path: ['auth', 'apiKeys'], parse: 'api-keys', help: 'JSON object of client API keys to tenant names, {"sk-…": "team-a"}; unset: no authentication' },

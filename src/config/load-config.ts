@@ -69,6 +69,21 @@ const AnthropicProviderConfig = z.object({
   ...providerToolCalls,
 });
 
+const GeminiProviderConfig = z.object({
+  type: z.literal('gemini'),
+  /** The Gemini API's origin, or a Vertex-compatible endpoint serving the same paths. */
+  baseUrl: httpUrl.default('https://generativelanguage.googleapis.com'),
+  apiKey: z.string().nullable().default(null),
+  apiVersion: z.string().regex(/^[a-z0-9]+$/, 'an API version like v1beta').default('v1beta'),
+  connections: z.int().positive().default(256),
+  connectTimeoutMs: z.int().positive().default(10_000),
+  firstByteTimeoutMs: z.int().positive().default(300_000),
+  idleTimeoutMs: z.int().positive().default(300_000),
+  /** Context window, in tokens, of the models this provider serves that configure none (`truncation: "auto"`). */
+  contextWindow: z.int().positive().nullable().default(null),
+  ...providerToolCalls,
+});
+
 /** Allow and deny lists: deny wins; an allow list, when present, permits only what it lists. */
 const allowDeny = <T extends z.ZodType<string>>(entry: T) => z.object({ allow: z.array(entry).optional(), deny: z.array(entry).default([]) }).prefault({});
 
@@ -108,7 +123,7 @@ export const GatewayConfig = z.object({
   logLevel: z.string().toLowerCase().pipe(z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])).default('info'),
   defaultModel: z.string().min(1).nullable().default(null),
   defaultProvider: z.string().nullable().default('openai'),
-  providers: z.record(z.string(), z.discriminatedUnion('type', [OpenAIChatProviderConfig, OpenAIResponsesProviderConfig, AnthropicProviderConfig])).default({}),
+  providers: z.record(z.string(), z.discriminatedUnion('type', [OpenAIChatProviderConfig, OpenAIResponsesProviderConfig, AnthropicProviderConfig, GeminiProviderConfig])).default({}),
   models: z
     .record(
       z.string(),

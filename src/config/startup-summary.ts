@@ -57,10 +57,11 @@ function describeStore(store: GatewayConfig['store']): StartupSummary['store'] {
   return { kind: 'memory', max_entries: store.maxEntries, ttl_seconds: store.ttlSeconds };
 }
 
-/** As the gateway routes (build-app.ts): the default provider when configured, else Anthropic's. */
+/** As the gateway routes (build-app.ts): the default provider when configured, else Anthropic's, else Gemini's. */
 function effectiveDefaultProvider(config: GatewayConfig): string | null {
   if (config.defaultProvider && Object.hasOwn(config.providers, config.defaultProvider)) return config.defaultProvider;
-  return Object.entries(config.providers).find(([, provider]) => provider.type === 'anthropic')?.[0] ?? null;
+  const ofType = (type: string) => Object.entries(config.providers).find(([, provider]) => provider.type === type)?.[0] ?? null;
+  return ofType('anthropic') ?? ofType('gemini');
 }
 
 function listeningAt(address: AddressInfo | string | null): string | null {

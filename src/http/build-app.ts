@@ -106,7 +106,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   const providers = options.providers ?? createProviders(config, app.log.child({ component: 'provider' }));
   const anthropicProvider = Object.entries(config.providers).find(([, provider]) => provider.type === 'anthropic')?.[0] ?? null;
-  const defaultProvider = config.defaultProvider && providers.has(config.defaultProvider) ? config.defaultProvider : anthropicProvider;
+  const geminiProvider = Object.entries(config.providers).find(([, provider]) => provider.type === 'gemini')?.[0] ?? null;
+  const defaultProvider = config.defaultProvider && providers.has(config.defaultProvider) ? config.defaultProvider : (anthropicProvider ?? geminiProvider);
   const backgroundStores = createBackgroundStores(config);
   const routingLog = app.log.child({ component: 'routing' });
   const router = new ModelRouter(providers, config.models, defaultProvider, anthropicProvider, config.providers, {
@@ -114,7 +115,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // Cool-downs are shared across replicas when the store is Redis.
     health: backgroundStores.deploymentHealth ?? new MemoryDeploymentHealth(),
     onFailover: (fields) => routingLog.warn(fields, 'model deployment failed before output; trying another'),
-  });
+  }, geminiProvider);
   // Null when metrics are off: then nothing below measures anything.
   const metrics = createGatewayMetrics(config, providers.keys(), DEFAULT_TENANT);
   const unmeteredStore = options.store ?? createStore(config.store, app.log.child({ component: 'store' }));

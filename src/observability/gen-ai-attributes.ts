@@ -62,6 +62,8 @@ export function genAiProviderName(type: string): string {
       return 'openai';
     case 'anthropic':
       return 'anthropic';
+    case 'gemini':
+      return 'gcp.gemini';
     default:
       return type;
   }

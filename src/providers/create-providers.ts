@@ -1,5 +1,6 @@
 import type { GatewayConfig } from '../config/load-config.ts';
 import { AnthropicProvider } from './anthropic/anthropic-provider.ts';
+import { GeminiProvider } from './gemini/gemini-provider.ts';
 import { OpenAIChatProvider } from './openai-chat/openai-chat-provider.ts';
 import { OpenAIResponsesProvider } from './openai-responses/openai-responses-provider.ts';
 import type { Provider } from './provider.ts';
@@ -18,6 +19,9 @@ export function createProviders(config: GatewayConfig, log?: ProviderLogger): Ma
         break;
       case 'anthropic':
         providers.set(name, new AnthropicProvider({ name, ...provider, ...(log && { log }) }));
+        break;
+      case 'gemini':
+        providers.set(name, new GeminiProvider({ name, ...provider, ...(log && { log }) }));
         break;
     }
   }

@@ -56,7 +56,7 @@ export const DEFAULT_ROUTING_POLICY: RoutingPolicy = { retries: 2, backoffMs: 25
 /**
  * Decides which provider serves a model name. Explicit aliases win; then
  * `anthropic/<model>` (prefix stripped) and `claude…` go to Anthropic when it
- * is configured; every other name goes, unchanged, to the default provider —
+ * is configured, and likewise `gemini/<model>` and `gemini…` to Gemini; every other name goes, unchanged, to the default provider —
  * so with a single upstream configured, any model it serves works. A model
  * configured with `toolCalls: "text"` (its own, else its provider's) is
  * served through the text tool-call protocol in front of its provider; one
@@ -68,6 +68,7 @@ export class ModelRouter {
   readonly #aliases: Readonly<Record<string, ModelAlias>>;
   readonly #defaultProvider: string | null;
   readonly #anthropic: string | null;
+  readonly #gemini: string | null;
   readonly #modelDefaults: Readonly<Record<string, ProviderModelDefaults>>;
   /** The decorated fronts of the providers, one per provider and combination of settings. */
   readonly #fronts = new Map<string, Provider>();
@@ -85,11 +86,14 @@ export class ModelRouter {
     anthropicProvider: string | null = null,
     modelDefaults: Readonly<Record<string, ProviderModelDefaults>> = {},
     routing: RouterRouting = { policy: DEFAULT_ROUTING_POLICY, health: new MemoryDeploymentHealth() },
+    /** The provider that serves `gemini…` and `gemini/…` models, when one is configured. */
+    geminiProvider: string | null = null,
   ) {
     this.#routing = routing;
     this.#providers = providers;
     this.#aliases = aliases;
     this.#anthropic = anthropicProvider && providers.has(anthropicProvider) ? anthropicProvider : null;
+    this.#gemini = geminiProvider && providers.has(geminiProvider) ? geminiProvider : null;
     this.#defaultProvider = defaultProvider && providers.has(defaultProvider) ? defaultProvider : null;
     this.#modelDefaults = modelDefaults;
     for (const [alias, target] of Object.entries(aliases)) {
@@ -116,6 +120,11 @@ export class ModelRouter {
       return this.#route(this.#anthropic, model.slice('anthropic/'.length));
     }
     if (this.#anthropic && model.startsWith('claude')) return this.#route(this.#anthropic, model);
+    if (model.startsWith('gemini/')) {
+      if (!this.#gemini) throw invalidRequest(`The model '${model}' needs a Gemini provider; configure one with "type": "gemini".`, 'model', 'model_not_found');
+      return this.#route(this.#gemini, model.slice('gemini/'.length));
+    }
+    if (this.#gemini && model.startsWith('gemini')) return this.#route(this.#gemini, model);
     if (!this.#defaultProvider) throw invalidRequest(`No provider serves the model '${model}'.`, 'model', 'model_not_found');
     return this.#route(this.#defaultProvider, model);
   }

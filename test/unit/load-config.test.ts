@@ -148,7 +148,7 @@ describe('start-up validation', () => {
     expect(problemsOf(resolveConfig({ LOOPGATE_CONFIG: file }))).toEqual([
       `${file}:3:23: server.port must be an integer from 0 to 65535, got 70000`,
       `${file}:5:50: providers.local.baseUrl must be an absolute http:// or https:// URL such as http://localhost:11434/v1, got "localhost:11434/v1"`,
-      `${file}:6:24: providers.other.type must be "openai-chat" or "openai-responses" or "anthropic", got "bogus"`,
+      `${file}:6:24: providers.other.type must be "openai-chat" or "openai-responses" or "anthropic" or "gemini", got "bogus"`,
       `${file}:8:26: store.redisUrl must be an absolute redis:// or rediss:// URL such as redis://localhost:6379, got "redis//oops"`,
     ]);
   });

@@ -34,4 +34,16 @@ describe('ModelRouter', () => {
     const config = loadConfig({ ANTHROPIC_API_KEY: 'sk-ant-1', ANTHROPIC_BASE_URL: 'http://127.0.0.1:9999' });
     expect(config.providers.anthropic).toMatchObject({ type: 'anthropic', apiKey: 'sk-ant-1', baseUrl: 'http://127.0.0.1:9999', defaultMaxTokens: 8192 });
   });
+
+  it('gemini/ (stripped) and gemini… go to Gemini when configured; GEMINI_API_KEY configures it', () => {
+    const router = new ModelRouter(new Map([...providers, ['gemini', provider('gemini')]]), {}, 'openai', 'anthropic', {}, undefined, 'gemini');
+    expect([router.resolve('gemini/gemini-2.5-pro').provider.name, router.resolve('gemini/gemini-2.5-pro').upstreamModel]).toEqual(['gemini', 'gemini-2.5-pro']);
+    expect(router.resolve('gemini-2.5-flash').provider.name).toBe('gemini');
+    expect(router.resolve('claude-sonnet-4-5').provider.name).toBe('anthropic');
+    const without = new ModelRouter(providers, {}, 'openai', 'anthropic');
+    expect(without.resolve('gemini-like-local-model').provider.name).toBe('openai');
+    expect(() => without.resolve('gemini/gemini-2.5-pro')).toThrow(expect.objectContaining({ status: 400, param: 'model' }));
+    const config = loadConfig({ GEMINI_API_KEY: 'AIza-1' });
+    expect(config.providers.gemini).toMatchObject({ type: 'gemini', apiKey: 'AIza-1', baseUrl: 'https://generativelanguage.googleapis.com', apiVersion: 'v1beta' });
+  });
 });

@@ -1,0 +1,192 @@
+import { invalidRequest } from '../../errors/gateway-error.ts';
+import type { FunctionCallOutputPart, InputItem, UserContentPart } from '../../protocol/input-items.ts';
+import { parseJsonWithinDepth } from '../../protocol/json-depth.ts';
+import { REQUEST_LIMITS } from '../../protocol/request-limits.ts';
+import { assertNever } from '../../util/assert-never.ts';
+import { orderToolOutputs } from '../order-tool-outputs.ts';
+import type { TurnRequest } from '../provider.ts';
+import { decodeSignature } from './thought-signatures.ts';
+import type { GeminiContent, GeminiPart, GeminiRequest } from './gemini-wire.ts';
+
+/** Thinking budgets per `reasoning.effort`; `none` turns thinking off where the model allows it. */
+const THINKING_BUDGET: Record<string, number> = { none: 0, minimal: 512, low: 2_048, medium: 8_192, high: 24_576, xhigh: 32_768 };
+
+const MIME_BY_EXTENSION: Record<string, string> = {
+  png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', webp: 'image/webp', gif: 'image/gif', heic: 'image/heic',
+  pdf: 'application/pdf', mp4: 'video/mp4', webm: 'video/webm', mov: 'video/quicktime', txt: 'text/plain',
+};
+
+/** Translates one turn into a `generateContent` request body. */
+export function convertToGeminiRequest(request: TurnRequest): GeminiRequest {
+  const { system, contents } = convertConversation(request.instructions, request.items, request.historyLength);
+  const body: GeminiRequest = { contents };
+  if (system) body.systemInstruction = { parts: [{ text: system }] };
+
+  const choice = request.toolChoice;
+  const allowed = typeof choice === 'object' && choice?.type === 'allowed_tools' ? choice.tools.map((tool) => tool.name) : null;
+  if (request.tools.length > 0) {
+    // JSON Schema as clients send it (`additionalProperties`, `$ref`…) goes in `parametersJsonSchema`; `parameters` takes only an OpenAPI subset.
+    body.tools = [{ functionDeclarations: request.tools.map((tool) => ({ name: tool.name, ...(tool.description && { description: tool.description }), parametersJsonSchema: tool.parameters ?? { type: 'object', properties: {} } })) }];
+    const mode = choice === null ? null : typeof choice === 'string' ? choice : choice.type === 'allowed_tools' ? (choice.mode ?? 'auto') : 'required';
+    const named = typeof choice === 'object' && choice?.type === 'function' ? [choice.name] : allowed;
+    if (mode || named) {
+      const wire = mode === 'required' ? 'ANY' : mode === 'none' ? 'NONE' : named && mode === null ? 'ANY' : 'AUTO';
+      body.toolConfig = { functionCallingConfig: { mode: wire, ...(named && wire !== 'NONE' && { allowedFunctionNames: named }) } };
+    }
+  }
+
+  const generation: NonNullable<GeminiRequest['generationConfig']> = {};
+  if (request.maxOutputTokens !== null) generation.maxOutputTokens = request.maxOutputTokens;
+  if (request.temperature !== null) generation.temperature = request.temperature;
+  if (request.topP !== null) generation.topP = request.topP;
+  if (request.presencePenalty !== null) generation.presencePenalty = request.presencePenalty;
+  if (request.frequencyPenalty !== null) generation.frequencyPenalty = request.frequencyPenalty;
+  const format = request.textFormat;
+  if (format?.type === 'json_object' || format?.type === 'json_schema') {
+    generation.responseMimeType = 'application/json';
+    // Full JSON Schema goes in `responseJsonSchema` (`responseSchema` takes only an OpenAPI subset and rejects `additionalProperties`).
+    if (format.type === 'json_schema' && format.schema) generation.responseJsonSchema = format.schema;
+  }
+  const budget = request.reasoningEffort ? THINKING_BUDGET[request.reasoningEffort] : undefined;
+  if (budget !== undefined) generation.thinkingConfig = budget === 0 ? { thinkingBudget: 0 } : { includeThoughts: true, thinkingBudget: budget };
+  if (Object.keys(generation).length > 0) body.generationConfig = generation;
+  return body;
+}
+
+function convertConversation(instructions: string | null, items: InputItem[], historyLength: number): { system: string; contents: GeminiContent[] } {
+  const system: string[] = instructions ? [instructions] : [];
+  const contents: GeminiContent[] = [];
+  const callNames = new Map<string, string>();
+  const callSignatures = new Map<string, string>();
+  const push = (role: GeminiContent['role'], parts: GeminiPart[]) => {
+    if (parts.length === 0) return;
+    const last = contents.at(-1);
+    // Consecutive turns of one role are one content upstream; parallel calls' responses must share one user turn.
+    if (last?.role === role) last.parts.push(...parts);
+    else contents.push({ role, parts });
+  };
+
+  for (const item of items) {
+    if (item.type === 'function_call') callNames.set(item.call_id, item.name);
+    if (item.type === 'reasoning' && item.encrypted_content) {
+      const signed = decodeSignature(item.encrypted_content);
+      if (signed?.part === 'call') callSignatures.set(signed.callId, signed.signature);
+    }
+  }
+
+  const positions = new Map(items.map((item, index) => [item, index]));
+  for (const item of orderToolOutputs(items)) {
+    const index = positions.get(item)!;
+    const param = index < historyLength ? 'previous_response_id' : `input[${index - historyLength}]`;
+    switch (item.type) {
+      case 'message':
+        if (item.role === 'system' || item.role === 'developer') {
+          system.push(typeof item.content === 'string' ? item.content : item.content.map((part) => part.text).join('\n'));
+        } else if (item.role === 'user') {
+          push('user', typeof item.content === 'string' ? textParts(item.content) : item.content.flatMap((part, partIndex) => userPart(part, `${param}.content[${partIndex}]`)));
+        } else {
+          const texts = typeof item.content === 'string' ? [item.content] : item.content.map((part) => (part.type === 'output_text' ? part.text : part.refusal));
+          push('model', texts.flatMap(textParts));
+        }
+        break;
+      case 'reasoning': {
+        const signed = item.encrypted_content ? decodeSignature(item.encrypted_content) : null;
+        // Reasoning from other providers means nothing to Gemini; call signatures ride on their calls.
+        if (signed?.part === 'thought') push('model', [{ text: signed.text, thought: true, thoughtSignature: signed.signature }]);
+        if (signed?.part === 'text') {
+          const lastText = contents.at(-1)?.role === 'model' ? contents.at(-1)!.parts.findLast((part) => part.text !== undefined && !part.thought) : undefined;
+          if (lastText) lastText.thoughtSignature = signed.signature;
+        }
+        break;
+      }
+      case 'function_call': {
+        const signature = callSignatures.get(item.call_id);
+        push('model', [{ functionCall: { id: item.call_id, name: item.name, args: parseArguments(item.arguments) }, ...(signature && { thoughtSignature: signature }) }]);
+        break;
+      }
+      case 'function_call_output': {
+        const name = callNames.get(item.call_id);
+        if (!name) throw invalidRequest(`No function_call with call_id '${item.call_id}' precedes this output; Gemini needs the called function's name.`, `${param}.call_id`, 'invalid_value');
+        push('user', functionResponse(item.call_id, name, item.output, `${param}.output`));
+        break;
+      }
+      case 'compaction':
+        throw invalidRequest('A compaction item reached the provider without being expanded to its summary.', `${param}.type`, 'unsupported_item');
+      case 'item_reference':
+        throw invalidRequest(`Item reference '${item.id}' was not resolved.`, `${param}.id`, 'item_not_found');
+      case 'mcp_approval_response':
+      case 'mcp_list_tools':
+      case 'mcp_call':
+      case 'mcp_approval_request':
+      case 'custom_tool_call':
+      case 'custom_tool_call_output':
+      case 'tool_search_call':
+      case 'tool_search_output':
+        // The engine turns these into calls and outputs before they reach a provider.
+        break;
+      default:
+        assertNever(item);
+    }
+  }
+  return { system: system.join('\n\n'), contents };
+}
+
+/** Gemini rejects empty text parts. */
+function textParts(text: string): GeminiPart[] {
+  return text ? [{ text }] : [];
+}
+
+function userPart(part: UserContentPart | FunctionCallOutputPart, param: string): GeminiPart[] {
+  switch (part.type) {
+    case 'input_text':
+      return textParts(part.text);
+    case 'input_image':
+      if (!part.image_url) throw invalidRequest('An input_image needs an image_url for this upstream.', `${param}.image_url`, 'missing_required_parameter');
+      return [media(part.image_url, 'image/jpeg')];
+    case 'input_file': {
+      if (part.file_data) {
+        const data = parseDataUrl(part.file_data) ?? { mimeType: mimeOf(part.filename ?? '', 'application/pdf'), data: part.file_data };
+        return [{ inlineData: data }];
+      }
+      if (part.file_url) return [media(part.file_url, 'application/pdf')];
+      throw invalidRequest('An input_file needs file_data or file_url.', param, 'missing_required_parameter');
+    }
+    case 'input_video':
+      return [media(part.video_url, 'video/mp4')];
+    default:
+      return assertNever(part);
+  }
+}
+
+/** A data URL goes inline; any other URL (https, gs://, a Files API URI) by reference. */
+function media(url: string, fallbackMime: string): GeminiPart {
+  const data = parseDataUrl(url);
+  return data ? { inlineData: data } : { fileData: { mimeType: mimeOf(url, fallbackMime), fileUri: url } };
+}
+
+function functionResponse(callId: string, name: string, output: string | FunctionCallOutputPart[], param: string): GeminiPart[] {
+  if (typeof output === 'string') return [{ functionResponse: { id: callId, name, response: { output } } }];
+  const text = output.flatMap((part) => (part.type === 'input_text' ? [part.text] : [])).join('');
+  const attachments = output.flatMap((part, index) => (part.type === 'input_text' ? [] : userPart(part, `${param}[${index}]`)));
+  return [{ functionResponse: { id: callId, name, response: { output: text } } }, ...attachments];
+}
+
+function parseArguments(text: string): Record<string, unknown> {
+  try {
+    // Deeper than a request may nest, serialising the body would overflow: such arguments count as not JSON.
+    const value: unknown = parseJsonWithinDepth(text || '{}', REQUEST_LIMITS.maxJsonDepth);
+    return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
+function parseDataUrl(url: string): { mimeType: string; data: string } | null {
+  const match = /^data:([^;,]+);base64,(.*)$/s.exec(url);
+  return match ? { mimeType: match[1]!, data: match[2]! } : null;
+}
+
+function mimeOf(url: string, fallback: string): string {
+  const extension = /\.([a-z0-9]+)(?:[?#].*)?$/i.exec(url)?.[1]?.toLowerCase();
+  return (extension && MIME_BY_EXTENSION[extension]) || fallback;
+}

@@ -1,0 +1,96 @@
+import { newId } from '../../util/ids.ts';
+import type { TurnEvent, TurnFinish, TurnUsage } from '../provider.ts';
+import { mapGeminiFinishReason } from './map-gemini-finish-reason.ts';
+import { encodeSignature } from './thought-signatures.ts';
+import type { GeminiPart, GeminiResponse } from './gemini-wire.ts';
+
+/**
+ * Turns `GenerateContentResponse` chunks (or the one whole answer) into turn
+ * events. Only the first candidate is read: the gateway never asks for more.
+ * Gemini sends each function call whole in one part, so a call is a start and
+ * one delta with its arguments. The usage of the last chunk that has one wins:
+ * Gemini's counts are running totals.
+ */
+export class GeminiStreamTranslator {
+  #usage: TurnUsage = { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, reasoningTokens: 0 };
+  #finishRaw: string | null = null;
+  #blockReason: string | null = null;
+  #hasToolCalls = false;
+  #announced = false;
+  readonly #usedIds = new Set<string>();
+  /** Thought text since the last signature, kept to replay a signed thought part as it was. */
+  #thought = '';
+  /** A signature on the answer's text belongs to it; it is reported at the end, after the text. */
+  #textSignature: string | null = null;
+
+  /** Whether the upstream said the model is done (a finish reason, or a blocked prompt). */
+  get finished(): boolean {
+    return this.#finishRaw !== null || this.#blockReason !== null;
+  }
+
+  accept(chunk: GeminiResponse, out: TurnEvent[]): void {
+    if (chunk.error) {
+      out.push({ type: 'error', code: chunk.error.status?.toLowerCase() ?? 'upstream_error', message: chunk.error.message ?? 'The upstream reported an error.' });
+      return;
+    }
+    if (!this.#announced && (chunk.responseId || chunk.modelVersion)) {
+      this.#announced = true;
+      out.push({ type: 'upstream.response', id: chunk.responseId ?? null, model: chunk.modelVersion ?? null });
+    }
+    if (chunk.usageMetadata) this.#usage = toUsage(chunk.usageMetadata);
+    if (chunk.promptFeedback?.blockReason) this.#blockReason = chunk.promptFeedback.blockReason;
+    const candidate = chunk.candidates?.[0];
+    for (const part of candidate?.content?.parts ?? []) this.#acceptPart(part, out);
+    if (candidate?.finishReason) this.#finishRaw = candidate.finishReason;
+  }
+
+  /** The closing events, once the stream ended with the model finished. */
+  finish(out: TurnEvent[]): void {
+    if (this.#textSignature) out.push({ type: 'reasoning.encrypted', value: encodeSignature({ part: 'text', signature: this.#textSignature }) });
+    out.push({ type: 'usage', usage: this.#usage });
+    const finish: TurnFinish = this.#blockReason ? { reason: 'content_filter', raw: this.#blockReason } : mapGeminiFinishReason(this.#finishRaw ?? 'STOP', this.#hasToolCalls);
+    out.push({ type: 'finish', finish });
+  }
+
+  #acceptPart(part: GeminiPart, out: TurnEvent[]): void {
+    if (part.thought) {
+      if (part.text) {
+        this.#thought += part.text;
+        out.push({ type: 'reasoning.delta', delta: part.text });
+      }
+      if (part.thoughtSignature) {
+        out.push({ type: 'reasoning.encrypted', value: encodeSignature({ part: 'thought', text: this.#thought, signature: part.thoughtSignature }) });
+        this.#thought = '';
+      }
+      return;
+    }
+    if (part.functionCall) {
+      const callId = this.#uniqueId(part.functionCall.id);
+      this.#hasToolCalls = true;
+      if (part.thoughtSignature) out.push({ type: 'reasoning.encrypted', value: encodeSignature({ part: 'call', callId, signature: part.thoughtSignature }) });
+      out.push({ type: 'tool_call.start', callId, name: part.functionCall.name });
+      out.push({ type: 'tool_call.delta', callId, delta: JSON.stringify(part.functionCall.args ?? {}) });
+      return;
+    }
+    if (part.text) out.push({ type: 'text.delta', delta: part.text });
+    if (part.thoughtSignature && part.text !== undefined) this.#textSignature = part.thoughtSignature;
+  }
+
+  #uniqueId(upstreamId: string | undefined): string {
+    let id = upstreamId || newId('call');
+    if (this.#usedIds.has(id)) id = newId('call');
+    this.#usedIds.add(id);
+    return id;
+  }
+}
+
+/** Thinking counts as output, as OpenResponses counts it; cached tokens are part of the prompt's. */
+function toUsage(metadata: NonNullable<GeminiResponse['usageMetadata']>): TurnUsage {
+  const reasoning = metadata.thoughtsTokenCount ?? 0;
+  return {
+    inputTokens: (metadata.promptTokenCount ?? 0) + (metadata.toolUsePromptTokenCount ?? 0),
+    outputTokens: (metadata.candidatesTokenCount ?? 0) + reasoning,
+    cachedInputTokens: metadata.cachedContentTokenCount ?? 0,
+    reasoningTokens: reasoning,
+  };
+}

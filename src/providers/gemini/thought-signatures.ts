@@ -1,0 +1,30 @@
+/**
+ * Gemini's thought signatures must go back on the very part they came on
+ * (a function call, the answer's text, a thought). They travel in a
+ * reasoning item's `encrypted_content`, with the part they belong to,
+ * prefixed so other providers' values are recognised as foreign and left out.
+ */
+const PREFIX = 'gemini.signature.v1:';
+
+export type SignedPart =
+  | { part: 'call'; callId: string; signature: string }
+  | { part: 'text'; signature: string }
+  | { part: 'thought'; text: string; signature: string };
+
+export function encodeSignature(signed: SignedPart): string {
+  return PREFIX + Buffer.from(JSON.stringify(signed), 'utf8').toString('base64');
+}
+
+export function decodeSignature(value: string): SignedPart | null {
+  if (!value.startsWith(PREFIX)) return null;
+  try {
+    const signed = JSON.parse(Buffer.from(value.slice(PREFIX.length), 'base64').toString('utf8')) as Partial<SignedPart> & Record<string, unknown>;
+    if (typeof signed.signature !== 'string') return null;
+    if (signed.part === 'call' && typeof signed.callId === 'string') return { part: 'call', callId: signed.callId, signature: signed.signature };
+    if (signed.part === 'text') return { part: 'text', signature: signed.signature };
+    if (signed.part === 'thought' && typeof signed.text === 'string') return { part: 'thought', text: signed.text, signature: signed.signature };
+    return null;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,107 @@
+import OpenAI from 'openai';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { assertEventStreamInvariants } from '../support/event-invariants.ts';
+import { startGateway, type RunningGateway } from '../support/gateway.ts';
+import { assertValidResponse } from '../support/openresponses-schema.ts';
+import { gemini } from '../support/provider-flavors.ts';
+import { ScriptedChatUpstream, type RecordedRequest, type UpstreamReply } from '../support/scripted-chat-upstream.ts';
+
+const chunk = (data: unknown) => `data: ${JSON.stringify(data)}\r\n\r\n`;
+const candidate = (parts: unknown[], finishReason?: string) => ({ candidates: [{ content: { role: 'model', parts }, ...(finishReason && { finishReason }), index: 0 }], modelVersion: 'gemini-2.5-flash' });
+const usage = { promptTokenCount: 20, candidatesTokenCount: 6, thoughtsTokenCount: 40, cachedContentTokenCount: 4, totalTokenCount: 66 };
+
+/** Whether a recorded request went to the streaming endpoint. */
+const streamed = (request: RecordedRequest) => request.path.includes(':streamGenerateContent');
+
+/**
+ * What only Gemini has, through the gateway and the official SDK: thought
+ * summaries, thought signatures that must come back on the part they came
+ * on, calls without ids, and safety blocks.
+ */
+describe('Gemini native provider, end to end', () => {
+  const upstream = new ScriptedChatUpstream();
+  let gateway: RunningGateway;
+  let client: OpenAI;
+  let reply: (request: RecordedRequest) => UpstreamReply;
+
+  beforeAll(async () => {
+    const url = await upstream.start();
+    upstream.setScript((request) => reply(request));
+    gateway = await startGateway(url, gemini.config(url));
+    client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 });
+  });
+  afterAll(async () => {
+    await gateway.close();
+    await upstream.close();
+  });
+  beforeEach(() => {
+    upstream.requests.length = 0;
+  });
+
+  /** First a thought and a signed call without an id, then (once the result is in) the answer. */
+  const thinkThenCall = (request: RecordedRequest): UpstreamReply => {
+    const answered = (request.body.contents as any[]).some((content) => content.parts.some((part: any) => part.functionResponse));
+    const parts = answered ? [{ text: 'It is 3 degrees in Oslo.' }] : [{ text: 'Need the weather tool.', thought: true }, { functionCall: { name: 'get_weather', args: { city: 'Oslo' } }, thoughtSignature: 'c2lnLWZvci10aGUtY2FsbA==' }];
+    const body = { ...candidate(parts, 'STOP'), usageMetadata: usage };
+    return streamed(request) ? { kind: 'sse', pieces: [chunk(body)] } : { kind: 'json', body };
+  };
+
+  for (const stream of [false, true]) {
+    it(`thought signatures go back on their call with previous_response_id (${stream ? 'streamed' : 'not streamed'})`, async () => {
+      reply = thinkThenCall;
+      const tools = [{ type: 'function' as const, name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } }, strict: false }];
+      const request = { model: 'gemini-2.5-flash', input: 'Weather in Oslo?', tools, reasoning: { effort: 'low' as const, summary: 'auto' as const } };
+      let first: any;
+      if (stream) {
+        const events: any[] = [];
+        for await (const event of await client.responses.create({ ...request, stream: true })) events.push(event);
+        first = assertEventStreamInvariants(events);
+      } else {
+        first = await client.responses.create(request);
+        assertValidResponse(first);
+      }
+      expect(streamed(upstream.requests[0]!)).toBe(stream);
+      expect(upstream.requests[0]!.body.generationConfig.thinkingConfig).toEqual({ includeThoughts: true, thinkingBudget: 2_048 });
+      // No server-side tool is offered: the call is the client's, in a completed response (as OpenAI's API answers).
+      expect(first.status).toBe('completed');
+      expect(first.output.map((item: any) => item.type)).toEqual(['reasoning', 'function_call']);
+      expect(first.output[0].content ?? first.output[0].summary).toEqual(expect.arrayContaining([expect.objectContaining({ text: 'Need the weather tool.' })]));
+      const call = first.output[1];
+      expect(call).toMatchObject({ name: 'get_weather', arguments: '{"city":"Oslo"}' });
+      expect(call.call_id).toMatch(/^call_/);
+      expect(first.usage).toMatchObject({ input_tokens: 20, output_tokens: 46, input_tokens_details: { cached_tokens: 4 }, output_tokens_details: { reasoning_tokens: 40 } });
+
+      const second = await client.responses.create({ model: 'gemini-2.5-flash', previous_response_id: first.id, tools, input: [{ type: 'function_call_output', call_id: call.call_id, output: '3°C' }] });
+      assertValidResponse(second);
+      expect(second.output_text).toBe('It is 3 degrees in Oslo.');
+      expect(upstream.requests[1]!.body.contents).toEqual([
+        { role: 'user', parts: [{ text: 'Weather in Oslo?' }] },
+        { role: 'model', parts: [{ functionCall: { id: call.call_id, name: 'get_weather', args: { city: 'Oslo' } }, thoughtSignature: 'c2lnLWZvci10aGUtY2FsbA==' }] },
+        { role: 'user', parts: [{ functionResponse: { id: call.call_id, name: 'get_weather', response: { output: '3°C' } } }] },
+      ]);
+    });
+  }
+
+  it('a safety stop ends incomplete with content_filter; a blocked prompt too, streamed', async () => {
+    reply = () => ({ kind: 'json', body: { ...candidate([{ text: 'Partial' }], 'SAFETY'), usageMetadata: usage } });
+    const stopped = await client.responses.create({ model: 'gemini-2.5-flash', input: 'something unsafe' });
+    assertValidResponse(stopped);
+    expect(stopped.status).toBe('incomplete');
+    expect(stopped.incomplete_details).toEqual({ reason: 'content_filter' });
+
+    reply = () => ({ kind: 'sse', pieces: [chunk({ promptFeedback: { blockReason: 'SAFETY' }, usageMetadata: { promptTokenCount: 7, totalTokenCount: 7 } })] });
+    const events: any[] = [];
+    for await (const event of await client.responses.create({ model: 'gemini/gemini-2.5-flash', input: 'something unsafe', stream: true })) events.push(event);
+    const blocked = assertEventStreamInvariants(events);
+    expect(blocked.status).toBe('incomplete');
+    expect(blocked.incomplete_details).toEqual({ reason: 'content_filter' });
+    expect(upstream.requests.at(-1)!.path).toBe('/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse');
+  });
+
+  it('Google errors reach the client in the OpenResponses error shape', async () => {
+    reply = () => ({ kind: 'json', status: 400, body: { error: { code: 400, message: '* GenerateContentRequest.contents: contents is not specified', status: 'INVALID_ARGUMENT' } } });
+    const response = await fetch(`${gateway.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'gemini-2.5-flash', input: 'x' }) });
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as any).error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_argument', message: '* GenerateContentRequest.contents: contents is not specified' });
+  });
+});

@@ -1,0 +1,176 @@
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GatewayError } from '../../src/errors/gateway-error.ts';
+import { convertToGeminiRequest } from '../../src/providers/gemini/convert-to-gemini-request.ts';
+import { GeminiProvider } from '../../src/providers/gemini/gemini-provider.ts';
+import { decodeSignature, encodeSignature } from '../../src/providers/gemini/thought-signatures.ts';
+import type { TurnRequest } from '../../src/providers/provider.ts';
+import { assertEventStreamInvariants } from '../support/event-invariants.ts';
+import { ScriptedChatUpstream, type UpstreamReply } from '../support/scripted-chat-upstream.ts';
+import { collectLoopEvents } from '../support/turn-helpers.ts';
+import { turnRequest } from '../support/turn-request.ts';
+
+const fixture = (name: string) => readFileSync(new URL(`../fixtures/gemini/${name}`, import.meta.url), 'utf8');
+
+/** Recorded-format Gemini answers, served over HTTP, through the provider and the event pipeline. */
+describe('Gemini generateContent → OpenResponses events', () => {
+  const upstream = new ScriptedChatUpstream();
+  let provider: GeminiProvider;
+
+  beforeAll(async () => {
+    const url = await upstream.start();
+    provider = new GeminiProvider({ name: 'gemini', baseUrl: new URL(url).origin, apiKey: 'AIza-test', apiVersion: 'v1beta', connections: 4, connectTimeoutMs: 2_000, firstByteTimeoutMs: 5_000, idleTimeoutMs: 5_000 });
+  });
+  afterAll(async () => {
+    await provider.close();
+    await upstream.close();
+  });
+
+  async function run(reply: UpstreamReply, overrides: Partial<TurnRequest> = {}) {
+    upstream.setScript(() => reply);
+    const signal = new AbortController().signal;
+    const events = await collectLoopEvents(await provider.startTurn(turnRequest({ model: 'gemini-2.5-flash', stream: true, ...overrides }), signal), { model: 'gemini-2.5-flash' }, signal);
+    return assertEventStreamInvariants(events);
+  }
+  const streamed = (name: string, pieceSize = 31): UpstreamReply => {
+    const text = fixture(name);
+    const pieces: string[] = [];
+    for (let offset = 0; offset < text.length; offset += pieceSize) pieces.push(text.slice(offset, offset + pieceSize));
+    return { kind: 'sse', pieces };
+  };
+
+  it('thought summaries become reasoning, text a message; the text part\'s signature is kept; usage counts thinking and cache', async () => {
+    const response = await run(streamed('thinking-text.sse'), { reasoningEffort: 'low' });
+    expect(response.status).toBe('completed');
+    expect(response.output.map((item: any) => item.type)).toEqual(['reasoning', 'message', 'reasoning']);
+    expect(response.output[0].content).toEqual([{ type: 'reasoning_text', text: '**Weighing the question**\n\nThe user asks why the sky is blue. Rayleigh scattering explains it.' }]);
+    expect(response.output[1].content[0].text).toBe('Sunlight scatters off air molecules; blue light scatters most.');
+    expect(decodeSignature(response.output[2].encrypted_content)).toEqual({ part: 'text', signature: 'CiQBVKhc7sig-text-Zq0a9yLkQw==' });
+    expect(response.usage).toEqual({ input_tokens: 24, output_tokens: 134, total_tokens: 158, input_tokens_details: { cached_tokens: 8 }, output_tokens_details: { reasoning_tokens: 123 } });
+    const sent = upstream.requests.at(-1)!;
+    expect(sent.path).toBe('/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse');
+    expect(sent.headers['x-goog-api-key']).toBe('AIza-test');
+    expect(sent.body).toEqual({ contents: [{ role: 'user', parts: [{ text: 'hi' }] }], generationConfig: { thinkingConfig: { includeThoughts: true, thinkingBudget: 2_048 } } });
+  });
+
+  it('parallel function calls without ids get unique ids; the signature is tied to the call it came on', async () => {
+    const response = await run(streamed('parallel-calls.sse'));
+    const calls = response.output.filter((item: any) => item.type === 'function_call');
+    expect(calls.map((call: any) => [call.name, call.arguments])).toEqual([
+      ['get_weather', '{"city":"Oslo"}'],
+      ['get_weather', '{"city":"Paris","unit":"celsius"}'],
+    ]);
+    expect(new Set(calls.map((call: any) => call.call_id)).size).toBe(2);
+    const signed = response.output.find((item: any) => item.type === 'reasoning');
+    expect(decodeSignature(signed.encrypted_content)).toEqual({ part: 'call', callId: calls[0].call_id, signature: 'CiIBVKhc7sig-call-3PLg2yHBQ==' });
+    expect(response.usage.output_tokens_details.reasoning_tokens).toBe(60);
+  });
+
+  it('a blocked prompt and a SAFETY stop end incomplete (content_filter); MAX_TOKENS ends incomplete (max_output_tokens)', async () => {
+    const blocked = await run(streamed('prompt-blocked.sse'));
+    expect(blocked.status).toBe('incomplete');
+    expect(blocked.incomplete_details).toEqual({ reason: 'content_filter' });
+    const unsafe = await run(streamed('safety-stop.sse'));
+    expect(unsafe.incomplete_details).toEqual({ reason: 'content_filter' });
+    expect(unsafe.output[0].content[0].text).toBe('Here is how');
+    const limited = await run(streamed('max-tokens.sse'));
+    expect(limited.status).toBe('incomplete');
+    expect(limited.incomplete_details).toEqual({ reason: 'max_output_tokens' });
+  });
+
+  it('non-streamed turns call generateContent and read the whole answer', async () => {
+    const response = await run({ kind: 'json', body: JSON.parse(fixture('generate-content.json')) }, { stream: false, textFormat: { type: 'json_schema', name: 'answer', schema: { type: 'object', properties: { answer: { type: 'number' } }, required: ['answer'], additionalProperties: false }, strict: true } });
+    expect(response.output[0].content[0].text).toBe('{"answer": 42}');
+    const sent = upstream.requests.at(-1)!;
+    expect(sent.path).toBe('/v1beta/models/gemini-2.5-flash:generateContent');
+    expect(sent.body.generationConfig).toEqual({ responseMimeType: 'application/json', responseJsonSchema: { type: 'object', properties: { answer: { type: 'number' } }, required: ['answer'], additionalProperties: false } });
+  });
+
+  it('counts input tokens with countTokens, sent the request a turn would send', async () => {
+    upstream.setScript(() => ({ kind: 'json', body: { totalTokens: 31, promptTokensDetails: [{ modality: 'TEXT', tokenCount: 31 }] } }));
+    const tokens = await provider.countInputTokens(turnRequest({ model: 'gemini-2.5-flash', instructions: 'Be brief.', maxOutputTokens: 50 }), new AbortController().signal);
+    expect(tokens).toBe(31);
+    const sent = upstream.requests.at(-1)!;
+    expect(sent.path).toBe('/v1beta/models/gemini-2.5-flash:countTokens');
+    expect(sent.body).toEqual({ generateContentRequest: { model: 'models/gemini-2.5-flash', contents: [{ role: 'user', parts: [{ text: 'hi' }] }], systemInstruction: { parts: [{ text: 'Be brief.' }] } } });
+  });
+
+  it('errors: a 429 keeps its status and Google\'s message; an unknown model is model_not_found; a stream cut short fails the response', async () => {
+    upstream.setScript(() => ({ kind: 'json', status: 429, body: JSON.parse(fixture('error-429.json')) }));
+    const limited = await provider.startTurn(turnRequest({ model: 'gemini-2.5-flash', stream: true }), new AbortController().signal).catch((error) => error);
+    expect(limited).toBeInstanceOf(GatewayError);
+    expect(limited).toMatchObject({ status: 429, code: 'resource_exhausted', message: 'Resource has been exhausted (e.g. check quota).' });
+
+    upstream.setScript(() => ({ kind: 'json', status: 404, body: { error: { code: 404, message: 'models/gemini-nope is not found for API version v1beta, or is not supported for generateContent.', status: 'NOT_FOUND' } } }));
+    const missing = await provider.startTurn(turnRequest({ model: 'gemini-nope', stream: true }), new AbortController().signal).catch((error) => error);
+    expect(missing).toMatchObject({ status: 404, code: 'model_not_found', param: 'model' });
+
+    const text = fixture('thinking-text.sse');
+    const cut = await run({ kind: 'sse', pieces: [text.slice(0, text.lastIndexOf('data:'))] });
+    expect(cut.status).toBe('failed');
+    expect(cut.error.code).toBe('upstream_stream_truncated');
+
+    upstream.setScript(() => ({ kind: 'sse', pieces: ['data: not json\r\n\r\n'] }));
+    const garbled = await provider.startTurn(turnRequest({ model: 'gemini-2.5-flash', stream: true }), new AbortController().signal).catch((error) => error);
+    expect(garbled).toMatchObject({ status: 502, code: 'upstream_invalid_response' });
+  });
+});
+
+describe('TurnRequest → generateContent request', () => {
+  it('system, images, calls with their signatures and results, tools and tool_choice', () => {
+    const body = convertToGeminiRequest(
+      turnRequest({
+        model: 'gemini-2.5-pro',
+        instructions: 'Be brief.',
+        items: [
+          { type: 'message', role: 'developer', content: 'Use metric units.' },
+          { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'What is here?' }, { type: 'input_image', image_url: 'data:image/png;base64,iVBORw0K', detail: 'auto' }, { type: 'input_image', image_url: 'https://example.com/cat.webp', detail: 'auto' }] },
+          { type: 'reasoning', id: 'rs_1', summary: [], encrypted_content: encodeSignature({ part: 'thought', text: 'Look at it.', signature: 'sig-thought' }) },
+          { type: 'reasoning', id: 'rs_2', summary: [], encrypted_content: encodeSignature({ part: 'call', callId: 'call_a', signature: 'sig-call' }) },
+          { type: 'reasoning', id: 'rs_3', summary: [], encrypted_content: 'anthropic.thinking.v1:e30=' },
+          { type: 'function_call', call_id: 'call_a', name: 'weather', arguments: '{"city":"Oslo"}' },
+          { type: 'function_call', call_id: 'call_b', name: 'weather', arguments: '{"city":"Rome"}' },
+          { type: 'function_call_output', call_id: 'call_a', output: 'cold' },
+          { type: 'function_call_output', call_id: 'call_b', output: 'warm' },
+          { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Cold and warm.', annotations: [] }] },
+          { type: 'reasoning', id: 'rs_4', summary: [], encrypted_content: encodeSignature({ part: 'text', signature: 'sig-text' }) },
+          { type: 'message', role: 'user', content: 'Thanks' },
+        ] as TurnRequest['items'],
+        tools: [{ type: 'function', name: 'weather', description: 'Weather by city', parameters: { type: 'object', properties: { city: { type: 'string' } }, additionalProperties: false }, strict: true }],
+        toolChoice: { type: 'function', name: 'weather' },
+        maxOutputTokens: 100,
+        temperature: 0.2,
+      }),
+    );
+    expect(body).toEqual({
+      systemInstruction: { parts: [{ text: 'Be brief.\n\nUse metric units.' }] },
+      contents: [
+        { role: 'user', parts: [{ text: 'What is here?' }, { inlineData: { mimeType: 'image/png', data: 'iVBORw0K' } }, { fileData: { mimeType: 'image/webp', fileUri: 'https://example.com/cat.webp' } }] },
+        {
+          role: 'model',
+          parts: [
+            { text: 'Look at it.', thought: true, thoughtSignature: 'sig-thought' },
+            { functionCall: { id: 'call_a', name: 'weather', args: { city: 'Oslo' } }, thoughtSignature: 'sig-call' },
+            { functionCall: { id: 'call_b', name: 'weather', args: { city: 'Rome' } } },
+          ],
+        },
+        { role: 'user', parts: [{ functionResponse: { id: 'call_a', name: 'weather', response: { output: 'cold' } } }, { functionResponse: { id: 'call_b', name: 'weather', response: { output: 'warm' } } }] },
+        { role: 'model', parts: [{ text: 'Cold and warm.', thoughtSignature: 'sig-text' }] },
+        { role: 'user', parts: [{ text: 'Thanks' }] },
+      ],
+      tools: [{ functionDeclarations: [{ name: 'weather', description: 'Weather by city', parametersJsonSchema: { type: 'object', properties: { city: { type: 'string' } }, additionalProperties: false } }] }],
+      toolConfig: { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: ['weather'] } },
+      generationConfig: { maxOutputTokens: 100, temperature: 0.2 },
+    });
+  });
+
+  it('tool_choice modes; an output whose call is unknown is a clear 400', () => {
+    const tools = [{ type: 'function' as const, name: 'a', parameters: { type: 'object' }, strict: false }];
+    expect(convertToGeminiRequest(turnRequest({ tools, toolChoice: 'none' })).toolConfig).toEqual({ functionCallingConfig: { mode: 'NONE' } });
+    expect(convertToGeminiRequest(turnRequest({ tools, toolChoice: 'required' })).toolConfig).toEqual({ functionCallingConfig: { mode: 'ANY' } });
+    expect(convertToGeminiRequest(turnRequest({ tools, toolChoice: { type: 'allowed_tools', mode: 'auto', tools: [{ type: 'function', name: 'a' }] } })).toolConfig).toEqual({ functionCallingConfig: { mode: 'AUTO', allowedFunctionNames: ['a'] } });
+    expect(() => convertToGeminiRequest(turnRequest({ items: [{ type: 'function_call_output', call_id: 'call_x', output: 'x' }] as TurnRequest['items'], historyLength: 0 }))).toThrow(
+      expect.objectContaining({ status: 400, param: 'input[0].call_id' }),
+    );
+  });
+});
