@@ -83,3 +83,12 @@ export function bearerJsonHeaders(apiKey: string | null): Record<'json' | 'sse',
   if (apiKey) common.authorization = `Bearer ${apiKey}`;
   return { json: { ...common, accept: 'application/json' }, sse: { ...common, accept: 'text/event-stream' } };
 }
+
+/** An upstream body parsed as JSON; a body that is not JSON throws the wire's own invalid-body error. */
+export async function readJsonBody(body: Dispatcher.ResponseData['body'], invalid: (cause: unknown) => GatewayError): Promise<unknown> {
+  try {
+    return await body.json();
+  } catch (error) {
+    throw invalid(error);
+  }
+}

@@ -1,6 +1,6 @@
 import type { Dispatcher } from 'undici';
 import type { TraceContext } from '../../util/trace-context.ts';
-import { HttpUpstream, type UpstreamConnectionOptions } from '../http-upstream.ts';
+import { HttpUpstream, readJsonBody, type UpstreamConnectionOptions } from '../http-upstream.ts';
 import type { ModelInfo, Provider, TurnEvent, TurnRequest, TurnStream } from '../provider.ts';
 import { readSseFrames } from '../sse-frames.ts';
 import { convertToGeminiRequest } from './convert-to-gemini-request.ts';
@@ -49,12 +49,7 @@ export class GeminiProvider implements Provider {
     const model = request.model.replace(/^models\//, '');
     const body = JSON.stringify({ generateContentRequest: { model: `models/${model}`, ...counted } });
     const response = await this.#send('POST', `/models/${encodeURIComponent(model)}:countTokens`, body, signal, request.trace);
-    let parsed: { totalTokens?: unknown };
-    try {
-      parsed = (await response.body.json()) as { totalTokens?: unknown };
-    } catch {
-      throw unreadableGeminiBody(this.name, 'the countTokens body is not JSON');
-    }
+    const parsed = (await readJsonBody(response.body, () => unreadableGeminiBody(this.name, 'the countTokens body is not JSON'))) as { totalTokens?: unknown };
     if (typeof parsed?.totalTokens !== 'number') throw unreadableGeminiBody(this.name, 'countTokens sent no totalTokens');
     return parsed.totalTokens;
   }
@@ -78,12 +73,6 @@ export class GeminiProvider implements Provider {
   }
 
   async #readWhole(body: Dispatcher.ResponseData['body']): Promise<TurnEvent[]> {
-    let parsed: unknown;
-    try {
-      parsed = await body.json();
-    } catch {
-      throw unreadableGeminiBody(this.name, 'the body is not JSON');
-    }
-    return readGeminiResponse(parsed, this.name);
+    return readGeminiResponse(await readJsonBody(body, () => unreadableGeminiBody(this.name, 'the body is not JSON')), this.name);
   }
 }

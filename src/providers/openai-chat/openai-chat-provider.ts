@@ -1,6 +1,7 @@
 import type { Dispatcher } from 'undici';
 import type { TraceContext } from '../../util/trace-context.ts';
-import { bearerJsonHeaders, HttpUpstream, type UpstreamConnectionOptions } from '../http-upstream.ts';
+import { bearerJsonHeaders, HttpUpstream, readJsonBody, type UpstreamConnectionOptions } from '../http-upstream.ts';
+import { readOpenAIModelList } from '../openai-model-list.ts';
 import type { ModelInfo, Provider, TurnEvent, TurnRequest, TurnStream } from '../provider.ts';
 import { readSseFrames } from '../sse-frames.ts';
 import { errorFromUpstreamStatus } from '../upstream-errors.ts';
@@ -40,10 +41,7 @@ export class OpenAIChatProvider implements Provider {
 
   async listModels(signal: AbortSignal): Promise<ModelInfo[]> {
     const response = await this.#send('GET', '/models', null, 'json', signal);
-    const body = (await response.body.json()) as { data?: { id?: unknown; owned_by?: unknown }[] };
-    return (body.data ?? [])
-      .filter((model): model is { id: string; owned_by?: unknown } => typeof model.id === 'string')
-      .map((model) => ({ id: model.id, owned_by: typeof model.owned_by === 'string' ? model.owned_by : this.name }));
+    return readOpenAIModelList(await response.body.json(), this.name);
   }
 
   async close(): Promise<void> {
@@ -55,12 +53,6 @@ export class OpenAIChatProvider implements Provider {
   }
 
   async #readCompletion(body: Dispatcher.ResponseData['body']): Promise<TurnEvent[]> {
-    let completion: unknown;
-    try {
-      completion = await body.json();
-    } catch (error) {
-      throw invalidUpstreamBody(this.name, error);
-    }
-    return readChatCompletion(completion, this.name);
+    return readChatCompletion(await readJsonBody(body, (cause) => invalidUpstreamBody(this.name, cause)), this.name);
   }
 }

@@ -1,6 +1,7 @@
 import type { Dispatcher } from 'undici';
 import type { TraceContext } from '../../util/trace-context.ts';
-import { bearerJsonHeaders, HttpUpstream, type UpstreamConnectionOptions } from '../http-upstream.ts';
+import { bearerJsonHeaders, HttpUpstream, readJsonBody, type UpstreamConnectionOptions } from '../http-upstream.ts';
+import { readOpenAIModelList } from '../openai-model-list.ts';
 import type { ModelInfo, Provider, TurnEvent, TurnRequest, TurnStream } from '../provider.ts';
 import { readSseFrames } from '../sse-frames.ts';
 import { errorFromUpstreamStatus } from '../upstream-errors.ts';
@@ -42,12 +43,7 @@ export class OpenAIResponsesProvider implements Provider {
   /** OpenAI's own count (`POST /responses/input_tokens`), sent the parts of the turn's body that endpoint takes. */
   async countInputTokens(request: TurnRequest, signal: AbortSignal): Promise<number> {
     const response = await this.#send('POST', '/responses/input_tokens', JSON.stringify(toInputTokensRequest(convertToResponsesRequest(request, this.#options))), 'json', signal, request.trace);
-    let body: unknown;
-    try {
-      body = await response.body.json();
-    } catch (error) {
-      throw invalidResponsesBody(this.name, error);
-    }
+    const body = await readJsonBody(response.body, (cause) => invalidResponsesBody(this.name, cause));
     const counted = (body as { input_tokens?: unknown } | null)?.input_tokens;
     if (typeof counted !== 'number' || !Number.isFinite(counted)) throw invalidResponsesBody(this.name, 'the count has no input_tokens');
     return counted;
@@ -55,10 +51,7 @@ export class OpenAIResponsesProvider implements Provider {
 
   async listModels(signal: AbortSignal): Promise<ModelInfo[]> {
     const response = await this.#send('GET', '/models', null, 'json', signal);
-    const body = (await response.body.json()) as { data?: { id?: unknown; owned_by?: unknown }[] };
-    return (body.data ?? [])
-      .filter((model): model is { id: string; owned_by?: unknown } => typeof model.id === 'string')
-      .map((model) => ({ id: model.id, owned_by: typeof model.owned_by === 'string' ? model.owned_by : this.name }));
+    return readOpenAIModelList(await response.body.json(), this.name);
   }
 
   async close(): Promise<void> {
@@ -70,12 +63,6 @@ export class OpenAIResponsesProvider implements Provider {
   }
 
   async #readBody(body: Dispatcher.ResponseData['body']): Promise<TurnEvent[]> {
-    let parsed: unknown;
-    try {
-      parsed = await body.json();
-    } catch (error) {
-      throw invalidResponsesBody(this.name, error);
-    }
-    return readResponsesBody(parsed, this.name);
+    return readResponsesBody(await readJsonBody(body, (cause) => invalidResponsesBody(this.name, cause)), this.name);
   }
 }
