@@ -22,15 +22,20 @@ const providerToolCalls = {
   structuredOutput: structuredOutputMode.default('native'),
 };
 
+/** How every HTTP provider reaches its upstream: pooled connections and the three time bounds of a request (providers/http-upstream.ts). */
+const upstreamConnectionConfig = {
+  connections: z.int().positive().default(256),
+  connectTimeoutMs: z.int().positive().default(10_000),
+  firstByteTimeoutMs: z.int().positive().default(300_000),
+  idleTimeoutMs: z.int().positive().default(300_000),
+};
+
 const OpenAIChatProviderConfig = z.object({
   type: z.literal('openai-chat'),
   baseUrl: httpUrl,
   apiKey: z.string().nullable().default(null),
   maxTokensField: z.enum(['max_completion_tokens', 'max_tokens']).default('max_completion_tokens'),
-  connections: z.int().positive().default(256),
-  connectTimeoutMs: z.int().positive().default(10_000),
-  firstByteTimeoutMs: z.int().positive().default(300_000),
-  idleTimeoutMs: z.int().positive().default(300_000),
+  ...upstreamConnectionConfig,
   /** Context window, in tokens, of the models this provider serves that configure none (`truncation: "auto"`). */
   contextWindow: z.int().positive().nullable().default(null),
   ...providerToolCalls,
@@ -45,10 +50,7 @@ const OpenAIResponsesProviderConfig = z.object({
   upstreamStore: z.boolean().default(false),
   /** Ask for reasoning as `encrypted_content` (turn off for servers that reject the include). */
   encryptedReasoning: z.boolean().default(true),
-  connections: z.int().positive().default(256),
-  connectTimeoutMs: z.int().positive().default(10_000),
-  firstByteTimeoutMs: z.int().positive().default(300_000),
-  idleTimeoutMs: z.int().positive().default(300_000),
+  ...upstreamConnectionConfig,
   /** Context window, in tokens, of the models this provider serves that configure none (`truncation: "auto"`). */
   contextWindow: z.int().positive().nullable().default(null),
   ...providerToolCalls,
@@ -59,11 +61,8 @@ const AnthropicProviderConfig = z.object({
   baseUrl: httpUrl.default('https://api.anthropic.com'),
   apiKey: z.string().nullable().default(null),
   defaultMaxTokens: z.int().positive().default(8_192),
-  connections: z.int().positive().default(256),
   timeoutMs: z.int().positive().default(600_000),
-  connectTimeoutMs: z.int().positive().default(10_000),
-  firstByteTimeoutMs: z.int().positive().default(300_000),
-  idleTimeoutMs: z.int().positive().default(300_000),
+  ...upstreamConnectionConfig,
   /** Context window, in tokens, of the models this provider serves that configure none (`truncation: "auto"`). */
   contextWindow: z.int().positive().nullable().default(null),
   ...providerToolCalls,
@@ -75,10 +74,7 @@ const GeminiProviderConfig = z.object({
   baseUrl: httpUrl.default('https://generativelanguage.googleapis.com'),
   apiKey: z.string().nullable().default(null),
   apiVersion: z.string().regex(/^[a-z0-9]+$/, 'an API version like v1beta').default('v1beta'),
-  connections: z.int().positive().default(256),
-  connectTimeoutMs: z.int().positive().default(10_000),
-  firstByteTimeoutMs: z.int().positive().default(300_000),
-  idleTimeoutMs: z.int().positive().default(300_000),
+  ...upstreamConnectionConfig,
   /** Context window, in tokens, of the models this provider serves that configure none (`truncation: "auto"`). */
   contextWindow: z.int().positive().nullable().default(null),
   ...providerToolCalls,

@@ -1,76 +1,31 @@
+import { startFrameStream } from '../first-frame.ts';
 import type { TurnEvent, TurnStream } from '../provider.ts';
 import type { SseFrame } from '../sse-frames.ts';
-import { errorFromTransport } from '../upstream-errors.ts';
 import { errorFromGeminiFrame, unreadableGeminiBody } from './gemini-errors.ts';
 import { GeminiStreamTranslator } from './gemini-stream-translator.ts';
 import type { GeminiResponse } from './gemini-wire.ts';
 
 /**
- * Starts reading `streamGenerateContent?alt=sse`. The first frame is read
- * before this resolves, so an upstream that fails at once (an error frame
- * after its 200, a dropped connection) rejects with a `GatewayError` and the
- * client still gets a real HTTP status. Later failures arrive as events.
+ * Starts reading `streamGenerateContent?alt=sse`: the first frame is read
+ * before this resolves (see `startFrameStream`). Gemini sends no end marker;
+ * the stream is read to its end, as usage may follow the finish reason.
  */
-export async function startGeminiStream(frames: AsyncGenerator<SseFrame>, provider: string, signal: AbortSignal): Promise<TurnStream> {
-  const translator = new GeminiStreamTranslator();
-  const first: TurnEvent[] = [];
-  let firstFrame: IteratorResult<SseFrame>;
-  try {
-    firstFrame = await frames.next();
-  } catch (error) {
-    if (signal.aborted) throw error;
-    throw errorFromTransport(provider, error);
-  }
-  if (!firstFrame.done) {
-    const chunk = parseChunk(firstFrame.value.data);
-    if (!chunk) {
-      await frames.return(undefined);
-      throw unreadableGeminiBody(provider, 'the first stream frame is not a JSON object');
-    }
-    translator.accept(chunk, first);
-    const error = first.find((event) => event.type === 'error');
-    if (error) {
-      await frames.return(undefined);
-      throw errorFromGeminiFrame(provider, error.code, error.message);
-    }
-  }
-  return continueGeminiStream(frames, translator, first, provider, signal);
-}
-
-async function* continueGeminiStream(frames: AsyncGenerator<SseFrame>, translator: GeminiStreamTranslator, first: TurnEvent[], provider: string, signal: AbortSignal): AsyncGenerator<TurnEvent> {
-  yield* first;
-  const batch: TurnEvent[] = [];
-  try {
-    for await (const frame of frames) {
-      const chunk = parseChunk(frame.data);
-      if (!chunk) {
-        yield { type: 'error', code: 'upstream_invalid_response', message: `The upstream '${provider}' sent a stream frame that is not a JSON object.` };
-        return;
-      }
-      translator.accept(chunk, batch);
-      for (const event of batch) {
-        if (event.type === 'error') {
-          yield { ...event, message: `The upstream '${provider}' reported: ${event.message}` };
-          return;
-        }
-        yield event;
-      }
-      batch.length = 0;
-    }
-  } catch (error) {
-    if (signal.aborted) throw error;
-    const mapped = errorFromTransport(provider, error);
-    yield { type: 'error', code: mapped.code ?? 'upstream_error', message: mapped.message };
-    return;
-  } finally {
-    await frames.return(undefined);
-  }
-  if (!translator.finished) {
-    yield { type: 'error', code: 'upstream_stream_truncated', message: `The upstream '${provider}' closed the stream before the model finished.` };
-    return;
-  }
-  translator.finish(batch);
-  yield* batch;
+export function startGeminiStream(frames: AsyncGenerator<SseFrame>, provider: string, signal: AbortSignal): Promise<TurnStream> {
+  return startFrameStream(
+    frames,
+    {
+      provider,
+      translator: new GeminiStreamTranslator(),
+      parse: parseChunk,
+      isEndMarker: () => false,
+      peek: 'one frame',
+      stopWhenFinished: false,
+      unparsable: 'not a JSON object',
+      invalidFirstFrame: () => unreadableGeminiBody(provider, 'the first stream frame is not a JSON object'),
+      errorFromFrame: (code, message) => errorFromGeminiFrame(provider, code, message),
+    },
+    signal,
+  );
 }
 
 /** The whole answer of `generateContent`, as the events a stream of it would give. */

@@ -1,60 +1,36 @@
-import { Pool } from 'undici';
 import type { Dispatcher } from 'undici';
-import { traceHeaders, type TraceContext } from '../../util/trace-context.ts';
+import type { TraceContext } from '../../util/trace-context.ts';
+import { bearerJsonHeaders, HttpUpstream, readJsonBody, type UpstreamConnectionOptions } from '../http-upstream.ts';
+import { readOpenAIModelList } from '../openai-model-list.ts';
 import type { ModelInfo, Provider, TurnEvent, TurnRequest, TurnStream } from '../provider.ts';
 import { readSseFrames } from '../sse-frames.ts';
-import { errorFromTransport, errorFromUpstreamStatus, reportMisconfiguration, type ProviderLogger } from '../upstream-errors.ts';
+import { errorFromUpstreamStatus } from '../upstream-errors.ts';
 import { startChatStream } from './chat-stream.ts';
 import { invalidUpstreamBody } from './invalid-upstream-body.ts';
 import { readChatCompletion } from './read-chat-completion.ts';
 import { convertToChatRequest, type ChatRequestOptions } from './convert-to-chat-request.ts';
 
-export interface OpenAIChatProviderOptions extends ChatRequestOptions {
-  name: string;
-  /** Base URL including the API prefix, e.g. `https://api.openai.com/v1`. */
-  baseUrl: string;
+export interface OpenAIChatProviderOptions extends ChatRequestOptions, UpstreamConnectionOptions {
   apiKey: string | null;
-  /** Upper bound on pooled connections to the upstream. */
-  connections: number;
-  connectTimeoutMs: number;
-  /** How long the upstream may take to send response headers. */
-  firstByteTimeoutMs: number;
-  /** How long a started stream may stay silent. */
-  idleTimeoutMs: number;
-  /** Where upstream refusals of the gateway's own configuration are logged. */
-  log?: ProviderLogger;
 }
 
 /**
  * A provider for any OpenAI-compatible Chat Completions server (OpenAI, vLLM,
- * Ollama, llama.cpp, …). It talks HTTP through an undici pool: measured, the
- * pool carries several times the requests per second of the global `fetch`.
- * Non-streaming client requests are made non-streaming upstream too; both
+ * Ollama, llama.cpp, …), reached through an `HttpUpstream`. Non-streaming client requests are made non-streaming upstream too; both
  * paths feed the same translator.
  */
 export class OpenAIChatProvider implements Provider {
   readonly name: string;
   readonly #options: OpenAIChatProviderOptions;
-  readonly #pool: Pool;
-  readonly #basePath: string;
+  readonly #upstream: HttpUpstream;
   /** Request headers by `accept` value, built once. */
   readonly #headers: Record<'json' | 'sse', Record<string, string>>;
 
   constructor(options: OpenAIChatProviderOptions) {
     this.name = options.name;
     this.#options = options;
-    const url = new URL(options.baseUrl);
-    this.#basePath = url.pathname.replace(/\/+$/, '');
-    this.#pool = new Pool(url.origin, {
-      connections: options.connections,
-      connectTimeout: options.connectTimeoutMs,
-      headersTimeout: options.firstByteTimeoutMs,
-      bodyTimeout: options.idleTimeoutMs,
-      keepAliveTimeout: 30_000,
-    });
-    const common: Record<string, string> = { 'content-type': 'application/json' };
-    if (options.apiKey) common.authorization = `Bearer ${options.apiKey}`;
-    this.#headers = { json: { ...common, accept: 'application/json' }, sse: { ...common, accept: 'text/event-stream' } };
+    this.#upstream = new HttpUpstream({ ...options, errorFromStatus: errorFromUpstreamStatus });
+    this.#headers = bearerJsonHeaders(options.apiKey);
   }
 
   async startTurn(request: TurnRequest, signal: AbortSignal): Promise<TurnStream> {
@@ -65,42 +41,18 @@ export class OpenAIChatProvider implements Provider {
 
   async listModels(signal: AbortSignal): Promise<ModelInfo[]> {
     const response = await this.#send('GET', '/models', null, 'json', signal);
-    const body = (await response.body.json()) as { data?: { id?: unknown; owned_by?: unknown }[] };
-    return (body.data ?? [])
-      .filter((model): model is { id: string; owned_by?: unknown } => typeof model.id === 'string')
-      .map((model) => ({ id: model.id, owned_by: typeof model.owned_by === 'string' ? model.owned_by : this.name }));
+    return readOpenAIModelList(await response.body.json(), this.name);
   }
 
   async close(): Promise<void> {
-    await this.#pool.close();
+    await this.#upstream.close();
   }
 
-  async #send(method: 'GET' | 'POST', path: string, body: string | null, accept: 'json' | 'sse', signal: AbortSignal, trace?: TraceContext): Promise<Dispatcher.ResponseData> {
-    let response: Dispatcher.ResponseData;
-    const headers = trace ? { ...this.#headers[accept], ...traceHeaders(trace) } : this.#headers[accept];
-    try {
-      response = await this.#pool.request({ method, path: this.#basePath + path, headers, body, signal });
-    } catch (error) {
-      if (signal.aborted) throw error;
-      throw errorFromTransport(this.name, error);
-    }
-    if (response.statusCode >= 400) {
-      const text = await response.body.text().catch(() => '');
-      const retryAfter = response.headers['retry-after'];
-      const error = errorFromUpstreamStatus(this.name, response.statusCode, text, typeof retryAfter === 'string' ? retryAfter : null);
-      reportMisconfiguration(this.#options.log, error, this.name, this.#options.baseUrl);
-      throw error;
-    }
-    return response;
+  #send(method: 'GET' | 'POST', path: string, body: string | null, accept: 'json' | 'sse', signal: AbortSignal, trace?: TraceContext): Promise<Dispatcher.ResponseData> {
+    return this.#upstream.request(method, path, body, this.#headers[accept], signal, trace);
   }
 
   async #readCompletion(body: Dispatcher.ResponseData['body']): Promise<TurnEvent[]> {
-    let completion: unknown;
-    try {
-      completion = await body.json();
-    } catch (error) {
-      throw invalidUpstreamBody(this.name, error);
-    }
-    return readChatCompletion(completion, this.name);
+    return readChatCompletion(await readJsonBody(body, (cause) => invalidUpstreamBody(this.name, cause)), this.name);
   }
 }

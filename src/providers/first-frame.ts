@@ -1,0 +1,111 @@
+import { GatewayError } from '../errors/gateway-error.ts';
+import type { TurnEvent, TurnStream } from './provider.ts';
+import type { SseFrame } from './sse-frames.ts';
+import { errorFromTransport } from './upstream-errors.ts';
+
+/** A provider's stream translator: wire frames in, turn events out. */
+export interface FrameTranslator<Frame> {
+  accept(frame: Frame, out: TurnEvent[]): void;
+  finish(out: TurnEvent[]): void;
+  readonly finished: boolean;
+}
+
+/** What one upstream's streaming wire format adds to the shared reading of its SSE frames. */
+export interface StreamWire<Frame> {
+  provider: string;
+  translator: FrameTranslator<Frame>;
+  /** The frame's data as this wire's frame, or null when it is not one. */
+  parse(data: string): Frame | null;
+  /** A frame whose data ends the stream (`[DONE]`), for wires that send one. */
+  isEndMarker(data: string): boolean;
+  /**
+   * `one frame`: the first frame already says whether the upstream failed.
+   * `until content`: the stream opens with lifecycle frames that say nothing yet.
+   */
+  peek: 'one frame' | 'until content';
+  /** Stop reading once the translator saw the model finish, rather than at the stream's end (a wire that sends usage after the finish must not). */
+  stopWhenFinished: boolean;
+  /** What a frame that does not parse is, for error messages: "not JSON". */
+  unparsable: string;
+  /** The error for a frame that does not parse before the stream was committed. */
+  invalidFirstFrame(): GatewayError;
+  /** The error for an error the upstream sent in a frame before the stream was committed. */
+  errorFromFrame(code: string, message: string): GatewayError;
+}
+
+/**
+ * Starts reading a streamed answer. Frames are read up to the first one with
+ * content before this resolves, so an upstream that fails at once (an error
+ * frame after its 200, a dropped connection) rejects with a `GatewayError` and
+ * the client still gets a real HTTP status. Everything after that arrives as
+ * turn events, failures included.
+ */
+export async function startFrameStream<Frame>(frames: AsyncGenerator<SseFrame>, wire: StreamWire<Frame>, signal: AbortSignal): Promise<TurnStream> {
+  const { provider, translator } = wire;
+  const first: TurnEvent[] = [];
+  let ended = false;
+  let framesRead = 0;
+  const peeked = () => (wire.peek === 'one frame' ? framesRead > 0 : first.some((event) => event.type !== 'upstream.response'));
+  try {
+    while (!peeked() && !translator.finished) {
+      const frame = await frames.next();
+      framesRead += 1;
+      if (frame.done || wire.isEndMarker(frame.value.data)) {
+        ended = true;
+        break;
+      }
+      const parsed = wire.parse(frame.value.data);
+      if (!parsed) throw wire.invalidFirstFrame();
+      translator.accept(parsed, first);
+    }
+  } catch (error) {
+    await frames.return(undefined);
+    if (signal.aborted || error instanceof GatewayError) throw error;
+    throw errorFromTransport(provider, error);
+  }
+  const failure = first.find((event) => event.type === 'error');
+  if (failure) {
+    await frames.return(undefined);
+    throw wire.errorFromFrame(failure.code, failure.message);
+  }
+  return continueFrameStream(frames, wire, first, ended, signal);
+}
+
+async function* continueFrameStream<Frame>(frames: AsyncGenerator<SseFrame>, wire: StreamWire<Frame>, first: TurnEvent[], ended: boolean, signal: AbortSignal): AsyncGenerator<TurnEvent> {
+  const { provider, translator } = wire;
+  yield* first;
+  const batch: TurnEvent[] = [];
+  try {
+    while (!ended && !(wire.stopWhenFinished && translator.finished)) {
+      const frame = await frames.next();
+      if (frame.done || wire.isEndMarker(frame.value.data)) break;
+      const parsed = wire.parse(frame.value.data);
+      if (!parsed) {
+        yield { type: 'error', code: 'upstream_invalid_response', message: `The upstream '${provider}' sent a stream frame that is ${wire.unparsable}.` };
+        return;
+      }
+      translator.accept(parsed, batch);
+      for (const event of batch) {
+        if (event.type === 'error') {
+          yield { ...event, message: `The upstream '${provider}' reported: ${event.message}` };
+          return;
+        }
+        yield event;
+      }
+      batch.length = 0;
+    }
+  } catch (error) {
+    if (signal.aborted) throw error;
+    const mapped = errorFromTransport(provider, error);
+    yield { type: 'error', code: mapped.code ?? 'upstream_error', message: mapped.message };
+    return;
+  } finally {
+    await frames.return(undefined);
+  }
+  if (!translator.finished) {
+    yield { type: 'error', code: 'upstream_stream_truncated', message: `The upstream '${provider}' closed the stream before the model finished.` };
+    return;
+  }
+  translator.finish(batch);
+  yield* batch;
+}
