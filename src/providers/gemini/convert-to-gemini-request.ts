@@ -1,3 +1,4 @@
+import { isEngineOnlyItem } from '../engine-only-items.ts';
 import { invalidRequest } from '../../errors/gateway-error.ts';
 import type { FunctionCallOutputPart, InputItem, UserContentPart } from '../../protocol/input-items.ts';
 import { parseJsonWithinDepth } from '../../protocol/json-depth.ts';
@@ -78,6 +79,7 @@ function convertConversation(instructions: string | null, items: InputItem[], hi
   for (const item of orderToolOutputs(items)) {
     const index = positions.get(item)!;
     const param = index < historyLength ? 'previous_response_id' : `input[${index - historyLength}]`;
+    if (isEngineOnlyItem(item, param)) continue;
     switch (item.type) {
       case 'message':
         if (item.role === 'system' || item.role === 'developer') {
@@ -110,20 +112,6 @@ function convertConversation(instructions: string | null, items: InputItem[], hi
         push('user', functionResponse(item.call_id, name, item.output, `${param}.output`));
         break;
       }
-      case 'compaction':
-        throw invalidRequest('A compaction item reached the provider without being expanded to its summary.', `${param}.type`, 'unsupported_item');
-      case 'item_reference':
-        throw invalidRequest(`Item reference '${item.id}' was not resolved.`, `${param}.id`, 'item_not_found');
-      case 'mcp_approval_response':
-      case 'mcp_list_tools':
-      case 'mcp_call':
-      case 'mcp_approval_request':
-      case 'custom_tool_call':
-      case 'custom_tool_call_output':
-      case 'tool_search_call':
-      case 'tool_search_output':
-        // The engine turns these into calls and outputs before they reach a provider.
-        break;
       default:
         assertNever(item);
     }

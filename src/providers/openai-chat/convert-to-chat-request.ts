@@ -1,3 +1,4 @@
+import { isEngineOnlyItem } from '../engine-only-items.ts';
 import { invalidRequest } from '../../errors/gateway-error.ts';
 import type { FunctionCallOutputPart, InputItem, UserContentPart } from '../../protocol/input-items.ts';
 import type { TextFormatParam, ToolChoiceParam } from '../../protocol/create-response-request.ts';
@@ -67,6 +68,7 @@ function convertMessages(instructions: string | null, items: InputItem[], histor
     // Errors name the request's own input; inherited items can only be blamed on the chain.
     const param = index < historyLength ? 'previous_response_id' : `input[${index - historyLength}]`;
     if (item.type !== 'function_call' && item.type !== 'reasoning') pendingAssistant = null;
+    if (isEngineOnlyItem(item, param)) return;
     switch (item.type) {
       case 'message': {
         if (item.role === 'assistant') {
@@ -95,21 +97,6 @@ function convertMessages(instructions: string | null, items: InputItem[], histor
       case 'reasoning':
         // Chat Completions has no standard field for prior reasoning; the model does not need it back.
         return;
-      case 'compaction':
-        // The engine replaces compaction items by their summaries (engine/compaction/); one here is a bug, refused rather than dropped.
-        throw invalidRequest('A compaction item reached the provider without being expanded to its summary.', `${param}.type`, 'unsupported_item');
-      case 'mcp_approval_response':
-      case 'mcp_list_tools':
-      case 'mcp_call':
-      case 'mcp_approval_request':
-      case 'custom_tool_call':
-      case 'custom_tool_call_output':
-      case 'tool_search_call':
-      case 'tool_search_output':
-        // The engine turns MCP, custom tool and tool search items into calls and outputs before they reach a provider.
-        return;
-      case 'item_reference':
-        throw invalidRequest(`Item reference '${item.id}' was not resolved.`, `${param}.id`, 'item_not_found');
       default:
         return assertNever(item);
     }

@@ -1,3 +1,4 @@
+import { isEngineOnlyItem } from '../engine-only-items.ts';
 import { invalidRequest } from '../../errors/gateway-error.ts';
 import type { FunctionCallOutputPart, InputItem, UserContentPart } from '../../protocol/input-items.ts';
 import type { TextFormatParam, ToolChoiceParam } from '../../protocol/create-response-request.ts';
@@ -76,6 +77,7 @@ function convertItems(items: InputItem[], historyLength: number): ResponsesInput
   const converted: ResponsesInputItem[] = [];
   items.forEach((item, index) => {
     const param = index < historyLength ? 'previous_response_id' : `input[${index - historyLength}]`;
+    if (isEngineOnlyItem(item, param)) return;
     switch (item.type) {
       case 'message':
         if (item.role === 'user') converted.push({ type: 'message', role: 'user', content: convertUserContent(item.content, `${param}.content`) });
@@ -99,20 +101,6 @@ function convertItems(items: InputItem[], historyLength: number): ResponsesInput
         converted.push({ type: 'reasoning', summary: item.summary.map((part) => ({ type: 'summary_text', text: part.text })), encrypted_content: encrypted });
         return;
       }
-      case 'compaction':
-        throw invalidRequest('A compaction item reached the provider without being expanded to its summary.', `${param}.type`, 'unsupported_item');
-      case 'mcp_approval_response':
-      case 'mcp_list_tools':
-      case 'mcp_call':
-      case 'mcp_approval_request':
-      case 'custom_tool_call':
-      case 'custom_tool_call_output':
-      case 'tool_search_call':
-      case 'tool_search_output':
-        // The engine turns these into function calls and outputs before they reach a provider.
-        return;
-      case 'item_reference':
-        throw invalidRequest(`Item reference '${item.id}' was not resolved.`, `${param}.id`, 'item_not_found');
       default:
         return assertNever(item);
     }
