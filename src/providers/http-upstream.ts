@@ -26,6 +26,8 @@ export type StatusErrorMapper = (provider: string, status: number, bodyText: str
 export interface HttpUpstreamOptions extends UpstreamConnectionOptions {
   /** Appended to the base URL's path before every request path (Gemini's API version). */
   pathPrefix?: string;
+  /** Query parameters every request carries (Azure OpenAI's `api-version`). */
+  query?: Readonly<Record<string, string>>;
   errorFromStatus: StatusErrorMapper;
 }
 
@@ -39,11 +41,14 @@ export class HttpUpstream {
   readonly #options: HttpUpstreamOptions;
   readonly #pool: Pool;
   readonly #basePath: string;
+  /** `name=value&…` to append to every request path; empty when there is none. */
+  readonly #query: string;
 
   constructor(options: HttpUpstreamOptions) {
     this.#options = options;
     const url = new URL(options.baseUrl);
     this.#basePath = url.pathname.replace(/\/+$/, '') + (options.pathPrefix ?? '');
+    this.#query = new URLSearchParams(options.query ?? {}).toString();
     this.#pool = new Pool(url.origin, {
       connections: options.connections,
       connectTimeout: options.connectTimeoutMs,
@@ -57,7 +62,7 @@ export class HttpUpstream {
     const { name, log, baseUrl } = this.#options;
     let response: Dispatcher.ResponseData;
     try {
-      response = await this.#pool.request({ method, path: this.#basePath + path, headers: trace ? { ...headers, ...traceHeaders(trace) } : headers, body, signal });
+      response = await this.#pool.request({ method, path: this.#pathOf(path), headers: trace ? { ...headers, ...traceHeaders(trace) } : headers, body, signal });
     } catch (error) {
       if (signal.aborted) throw error;
       throw errorFromTransport(name, error);
@@ -75,13 +80,36 @@ export class HttpUpstream {
   async close(): Promise<void> {
     await this.#pool.close();
   }
+
+  #pathOf(path: string): string {
+    if (!this.#query) return this.#basePath + path;
+    return `${this.#basePath}${path}${path.includes('?') ? '&' : '?'}${this.#query}`;
+  }
 }
 
-/** JSON request headers with an optional bearer key, by the `accept` the caller wants, built once per provider. */
-export function bearerJsonHeaders(apiKey: string | null): Record<'json' | 'sse', Record<string, string>> {
+/** How an OpenAI-wire upstream takes its key and what every request carries in its query (config `auth`, `apiVersion`, `queryParams`). */
+export interface OpenAIEndpointOptions {
+  apiKey: string | null;
+  /** `bearer`: `Authorization: Bearer <key>` (OpenAI and most compatible servers); `api-key`: an `api-key` header (Azure OpenAI). */
+  auth?: 'bearer' | 'api-key';
+  /** Sent as the `api-version` query parameter (Azure OpenAI's dated APIs; its v1 API needs none). */
+  apiVersion?: string | null;
+  queryParams?: Readonly<Record<string, string>>;
+}
+
+/** JSON request headers with the key as the upstream takes it, by the `accept` the caller wants, built once per provider. */
+export function openAIJsonHeaders(options: OpenAIEndpointOptions): Record<'json' | 'sse', Record<string, string>> {
   const common: Record<string, string> = { 'content-type': 'application/json' };
-  if (apiKey) common.authorization = `Bearer ${apiKey}`;
+  if (options.apiKey) {
+    if (options.auth === 'api-key') common['api-key'] = options.apiKey;
+    else common.authorization = `Bearer ${options.apiKey}`;
+  }
   return { json: { ...common, accept: 'application/json' }, sse: { ...common, accept: 'text/event-stream' } };
+}
+
+/** The query every request to an OpenAI-wire upstream carries: `queryParams`, with `apiVersion` as `api-version`. */
+export function openAIQuery(options: OpenAIEndpointOptions): Record<string, string> {
+  return { ...options.queryParams, ...(options.apiVersion && { 'api-version': options.apiVersion }) };
 }
 
 /** An upstream body parsed as JSON; a body that is not JSON throws the wire's own invalid-body error. */

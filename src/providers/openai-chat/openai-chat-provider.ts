@@ -1,6 +1,6 @@
 import type { Dispatcher } from 'undici';
 import type { TraceContext } from '../../util/trace-context.ts';
-import { bearerJsonHeaders, HttpUpstream, readJsonBody, type UpstreamConnectionOptions } from '../http-upstream.ts';
+import { HttpUpstream, openAIJsonHeaders, openAIQuery, readJsonBody, type OpenAIEndpointOptions, type UpstreamConnectionOptions } from '../http-upstream.ts';
 import { readOpenAIModelList } from '../openai-model-list.ts';
 import type { ModelInfo, Provider, TurnEvent, TurnRequest, TurnStream } from '../provider.ts';
 import { readSseFrames } from '../sse-frames.ts';
@@ -10,9 +10,7 @@ import { invalidUpstreamBody } from './invalid-upstream-body.ts';
 import { readChatCompletion } from './read-chat-completion.ts';
 import { convertToChatRequest, type ChatRequestOptions } from './convert-to-chat-request.ts';
 
-export interface OpenAIChatProviderOptions extends ChatRequestOptions, UpstreamConnectionOptions {
-  apiKey: string | null;
-}
+export interface OpenAIChatProviderOptions extends ChatRequestOptions, UpstreamConnectionOptions, OpenAIEndpointOptions {}
 
 /**
  * A provider for any OpenAI-compatible Chat Completions server (OpenAI, vLLM,
@@ -29,8 +27,8 @@ export class OpenAIChatProvider implements Provider {
   constructor(options: OpenAIChatProviderOptions) {
     this.name = options.name;
     this.#options = options;
-    this.#upstream = new HttpUpstream({ ...options, errorFromStatus: errorFromUpstreamStatus });
-    this.#headers = bearerJsonHeaders(options.apiKey);
+    this.#upstream = new HttpUpstream({ ...options, query: openAIQuery(options), errorFromStatus: errorFromUpstreamStatus });
+    this.#headers = openAIJsonHeaders(options);
   }
 
   async startTurn(request: TurnRequest, signal: AbortSignal): Promise<TurnStream> {

@@ -1,6 +1,6 @@
 import type { Dispatcher } from 'undici';
 import type { TraceContext } from '../../util/trace-context.ts';
-import { bearerJsonHeaders, HttpUpstream, readJsonBody, type UpstreamConnectionOptions } from '../http-upstream.ts';
+import { HttpUpstream, openAIJsonHeaders, openAIQuery, readJsonBody, type OpenAIEndpointOptions, type UpstreamConnectionOptions } from '../http-upstream.ts';
 import { readOpenAIModelList } from '../openai-model-list.ts';
 import type { ModelInfo, Provider, TurnEvent, TurnRequest, TurnStream } from '../provider.ts';
 import { readSseFrames } from '../sse-frames.ts';
@@ -10,9 +10,7 @@ import { readResponsesBody } from './read-responses-body.ts';
 import { invalidResponsesBody } from './responses-errors.ts';
 import { startResponsesStream } from './responses-stream.ts';
 
-export interface OpenAIResponsesProviderOptions extends ResponsesRequestOptions, UpstreamConnectionOptions {
-  apiKey: string | null;
-}
+export interface OpenAIResponsesProviderOptions extends ResponsesRequestOptions, UpstreamConnectionOptions, OpenAIEndpointOptions {}
 
 /**
  * A provider for OpenAI's Responses API (or Azure OpenAI, or any compatible
@@ -30,8 +28,8 @@ export class OpenAIResponsesProvider implements Provider {
   constructor(options: OpenAIResponsesProviderOptions) {
     this.name = options.name;
     this.#options = options;
-    this.#upstream = new HttpUpstream({ ...options, errorFromStatus: errorFromUpstreamStatus });
-    this.#headers = bearerJsonHeaders(options.apiKey);
+    this.#upstream = new HttpUpstream({ ...options, query: openAIQuery(options), errorFromStatus: errorFromUpstreamStatus });
+    this.#headers = openAIJsonHeaders(options);
   }
 
   async startTurn(request: TurnRequest, signal: AbortSignal): Promise<TurnStream> {
