@@ -22,6 +22,17 @@ const providerToolCalls = {
   structuredOutput: structuredOutputMode.default('native'),
 };
 
+/** A rate limit or quota: 0 refuses everything, null is no limit. */
+const rateLimit = z.int().min(0).nullable();
+
+/**
+ * A provider entry's own outbound limits (its API key's, as the upstream grants them), counted in the
+ * rate-limit store every replica shares; routing skips a deployment at its limit (providers/routing/limited-provider.ts).
+ */
+const outboundLimits = {
+  limits: z.object({ requestsPerMinute: rateLimit.default(null), tokensPerMinute: rateLimit.default(null), concurrentRequests: rateLimit.default(null) }).prefault({}),
+};
+
 /** How every HTTP provider reaches its upstream: pooled connections and the three time bounds of a request (providers/http-upstream.ts). */
 const upstreamConnectionConfig = {
   connections: z.int().positive().default(256),
@@ -30,11 +41,20 @@ const upstreamConnectionConfig = {
   idleTimeoutMs: z.int().positive().default(300_000),
 };
 
+/** How an OpenAI-wire upstream takes its key and what every request's query carries; Azure OpenAI: `auth: "api-key"` and, for its dated APIs, `apiVersion` (providers/http-upstream.ts). */
+const openAIEndpointConfig = {
+  auth: z.enum(['bearer', 'api-key']).default('bearer'),
+  apiVersion: z.string().min(1).nullable().default(null),
+  queryParams: z.record(z.string(), z.string()).default({}),
+};
+
 const OpenAIChatProviderConfig = z.object({
   type: z.literal('openai-chat'),
   baseUrl: httpUrl,
   apiKey: z.string().nullable().default(null),
   maxTokensField: z.enum(['max_completion_tokens', 'max_tokens']).default('max_completion_tokens'),
+  ...outboundLimits,
+  ...openAIEndpointConfig,
   ...upstreamConnectionConfig,
   /** Context window, in tokens, of the models this provider serves that configure none (`truncation: "auto"`). */
   contextWindow: z.int().positive().nullable().default(null),
@@ -50,6 +70,8 @@ const OpenAIResponsesProviderConfig = z.object({
   upstreamStore: z.boolean().default(false),
   /** Ask for reasoning as `encrypted_content` (turn off for servers that reject the include). */
   encryptedReasoning: z.boolean().default(true),
+  ...outboundLimits,
+  ...openAIEndpointConfig,
   ...upstreamConnectionConfig,
   /** Context window, in tokens, of the models this provider serves that configure none (`truncation: "auto"`). */
   contextWindow: z.int().positive().nullable().default(null),
@@ -62,6 +84,7 @@ const AnthropicProviderConfig = z.object({
   apiKey: z.string().nullable().default(null),
   defaultMaxTokens: z.int().positive().default(8_192),
   timeoutMs: z.int().positive().default(600_000),
+  ...outboundLimits,
   ...upstreamConnectionConfig,
   /** Context window, in tokens, of the models this provider serves that configure none (`truncation: "auto"`). */
   contextWindow: z.int().positive().nullable().default(null),
@@ -74,6 +97,7 @@ const GeminiProviderConfig = z.object({
   baseUrl: httpUrl.default('https://generativelanguage.googleapis.com'),
   apiKey: z.string().nullable().default(null),
   apiVersion: z.string().regex(/^[a-z0-9]+$/, 'an API version like v1beta').default('v1beta'),
+  ...outboundLimits,
   ...upstreamConnectionConfig,
   /** Context window, in tokens, of the models this provider serves that configure none (`truncation: "auto"`). */
   contextWindow: z.int().positive().nullable().default(null),
@@ -90,8 +114,6 @@ const TenantPolicyConfig = z.object({
   mcpServerUrls: allowDeny(httpUrl),
 });
 
-/** A rate limit or quota: 0 refuses everything, null is no limit. */
-const rateLimit = z.int().min(0).nullable();
 const KeyLimitsConfig = z.object({
   requestsPerMinute: rateLimit.optional(),
   tokensPerMinute: rateLimit.optional(),

@@ -8,6 +8,7 @@ import { Compactor } from '../engine/compaction/compactor.ts';
 import { ContextWindows } from '../engine/context-windows.ts';
 import { InputTokenCounter } from '../engine/count-input-tokens.ts';
 import { ResponseEngine } from '../engine/response-engine.ts';
+import { estimateTurnTokens } from '../engine/token-estimate.ts';
 import { UsageRecorder } from '../engine/usage-recorder.ts';
 import { createProviders } from '../providers/create-providers.ts';
 import { ModelRouter } from '../providers/model-router.ts';
@@ -54,6 +55,7 @@ import { serveMetrics } from './serve-metrics.ts';
 import { registerUsageRoute } from './routes/usage-route.ts';
 import { KeyLimits } from './rate-limits/key-limits.ts';
 import { RateLimitGate } from './rate-limits/rate-limit-gate.ts';
+import { UpstreamLimiter } from './rate-limits/upstream-limiter.ts';
 import { registerResponsesSocket } from './websocket/responses-socket-route.ts';
 
 export interface AppOptions {
@@ -110,11 +112,18 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const defaultProvider = config.defaultProvider && providers.has(config.defaultProvider) ? config.defaultProvider : (anthropicProvider ?? geminiProvider);
   const backgroundStores = createBackgroundStores(config);
   const routingLog = app.log.child({ component: 'routing' });
+  // Provider entries' own limits, counted where clients' are: shared across replicas when the store is Redis.
+  const upstreamLimiter = new UpstreamLimiter({ limiter: backgroundStores.limiter, log: app.log.child({ component: 'upstream-limits' }) });
   const router = new ModelRouter(providers, config.models, defaultProvider, anthropicProvider, config.providers, {
     policy: config.routing,
     // Cool-downs are shared across replicas when the store is Redis.
     health: backgroundStores.deploymentHealth ?? new MemoryDeploymentHealth(),
     onFailover: (fields) => routingLog.warn(fields, 'model deployment failed before output; trying another'),
+    limits: {
+      byProvider: Object.fromEntries(Object.entries(config.providers).map(([name, provider]) => [name, provider.limits])),
+      limiter: upstreamLimiter,
+      estimateInputTokens: async (request) => (await estimateTurnTokens(request)).total,
+    },
   }, geminiProvider);
   // Null when metrics are off: then nothing below measures anything.
   const metrics = createGatewayMetrics(config, providers.keys(), DEFAULT_TENANT);
@@ -243,6 +252,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     await runner.whenIdle(BACKGROUND_FINISH_MS);
     runner.close();
     rateLimits.close();
+    upstreamLimiter.close();
     await Promise.all([rateLimits.whenIdle(), usage.whenIdle()]);
     await backgroundStores.close();
     await Promise.allSettled([...[...providers.values()].map((provider) => provider.close()), store.close(), conversations.close(), mcpPool.close(), egress.close()]);

@@ -1,7 +1,9 @@
 import { invalidRequest } from '../errors/gateway-error.ts';
 import { PromptedStructuredOutputProvider } from './prompted-structured-output.ts';
-import type { ModelInfo, Provider } from './provider.ts';
+import type { ModelInfo, Provider, TurnRequest } from './provider.ts';
 import { MemoryDeploymentHealth, type DeploymentHealth } from './routing/deployment-health.ts';
+import { hasDeploymentLimits, type DeploymentLimiter, type DeploymentLimits } from './routing/deployment-limits.ts';
+import { LimitedProvider } from './routing/limited-provider.ts';
 import { RoutedProvider, type ContextFallback, type Deployment, type RoutedProviderOptions, type RoutingPolicy, type ServedBy } from './routing/routed-provider.ts';
 import { TextToolCallProvider } from './text-tool-calls/text-tool-call-provider.ts';
 
@@ -49,6 +51,17 @@ export interface RouterRouting {
   policy: RoutingPolicy;
   health: DeploymentHealth;
   onFailover?: RoutedProviderOptions['onFailover'];
+  /** Provider entries' own outbound limits, and where they are counted; unset: none are enforced. */
+  limits?: UpstreamLimits;
+}
+
+/** The outbound limits of provider entries (one API key each): routing skips a deployment at its limit. */
+export interface UpstreamLimits {
+  /** By provider name; a provider without an entry (or with every limit null) is unlimited. */
+  byProvider: Readonly<Record<string, DeploymentLimits | null | undefined>>;
+  limiter: DeploymentLimiter;
+  /** The gateway's estimate of a call's input tokens, reserved under a token limit until the upstream reports its usage. */
+  estimateInputTokens: (request: TurnRequest) => Promise<number>;
 }
 
 export const DEFAULT_ROUTING_POLICY: RoutingPolicy = { retries: 2, backoffMs: 250, maxRetryAfterMs: 30_000, cooldownMs: 30_000, failuresBeforeCooldown: 3 };
@@ -73,6 +86,8 @@ export class ModelRouter {
   /** The decorated fronts of the providers, one per provider and combination of settings. */
   readonly #fronts = new Map<string, Provider>();
   readonly #routing: RouterRouting;
+  /** Each limited provider behind its limits, once. */
+  readonly #limited = new Map<string, Provider>();
 
   /**
    * `anthropicProvider` names the provider that serves `claude…` and
@@ -149,7 +164,8 @@ export class ModelRouter {
 
   /** The named provider, behind the decorators the model (or else its provider) is configured with. */
   #route(providerName: string, upstreamModel: string, alias?: ModelAlias): ModelRoute {
-    const provider = this.#providers.get(providerName)!;
+    // The limits innermost: every call the fronts make (text tool-call retries too) counts.
+    const provider = this.#limitedProvider(providerName);
     const defaults = Object.hasOwn(this.#modelDefaults, providerName) ? this.#modelDefaults[providerName] : undefined;
     const textToolCalls = (alias?.toolCalls ?? defaults?.toolCalls ?? 'native') === 'text';
     const promptedFormat = (alias?.structuredOutput ?? defaults?.structuredOutput ?? 'native') === 'prompt';
@@ -165,6 +181,20 @@ export class ModelRouter {
       this.#fronts.set(key, front);
     }
     return { provider: front, upstreamModel };
+  }
+
+  /** The named provider, behind its own outbound limits when it has any. */
+  #limitedProvider(providerName: string): Provider {
+    const provider = this.#providers.get(providerName)!;
+    const upstreamLimits = this.#routing.limits;
+    const limits = upstreamLimits && Object.hasOwn(upstreamLimits.byProvider, providerName) ? upstreamLimits.byProvider[providerName] : null;
+    if (!upstreamLimits || !hasDeploymentLimits(limits)) return provider;
+    let limited = this.#limited.get(providerName);
+    if (!limited) {
+      limited = new LimitedProvider(provider, { limits, limiter: upstreamLimits.limiter, estimateInputTokens: upstreamLimits.estimateInputTokens });
+      this.#limited.set(providerName, limited);
+    }
+    return limited;
   }
 
   /** Every model the gateway can serve: the aliases, then what each upstream lists (best effort). */

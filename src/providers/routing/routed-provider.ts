@@ -1,5 +1,6 @@
 import type { ModelInfo, Provider, TurnRequest, TurnStream } from '../provider.ts';
 import type { DeploymentHealth } from './deployment-health.ts';
+import { DeploymentAtLimit } from './deployment-limits.ts';
 import { decideFailover } from './failover-decision.ts';
 import { weightedOrder } from './weighted-order.ts';
 
@@ -77,42 +78,57 @@ export class RoutedProvider implements Provider {
   }
 
   async startTurn(request: TurnRequest, signal: AbortSignal): Promise<TurnStream> {
-    const { deployments, policy, health } = this.#options;
-    const cooling = await health.coolingDown(deployments.map((deployment) => deployment.id));
-    const healthy = deployments.filter((deployment) => !cooling.has(deployment.id));
-    // All cooling down: trying one is better than refusing without asking.
-    const order = weightedOrder(healthy.length > 0 ? healthy : deployments, this.#options.random);
+    const { policy, health } = this.#options;
+    let order = await this.#orderToTry();
     const retryAfter = new Map<string, number>();
+    const atLimit: DeploymentAtLimit[] = [];
     let lastError: unknown = null;
-    for (let attempt = 0; attempt <= policy.retries; attempt++) {
-      const deployment = order[attempt % order.length]!;
-      const round = Math.floor(attempt / order.length);
-      if (round > 0) {
-        const asked = retryAfter.get(deployment.id) ?? 0;
-        if (asked > policy.maxRetryAfterMs) break;
-        await pause(Math.max(asked, policy.backoffMs * 2 ** (round - 1)), signal);
-      }
-      try {
-        const stream = await deployment.provider.startTurn({ ...request, model: deployment.upstreamModel }, signal);
-        this.servedBy = { deployment: deployment.id, providerName: deployment.providerName, upstreamModel: deployment.upstreamModel };
-        void health.recordSuccess(deployment.id);
-        return stream;
-      } catch (error) {
-        if (signal.aborted) throw error;
-        const decision = decideFailover(error);
-        if (decision.kind === 'give-up') throw error;
-        if (decision.kind === 'context-length') return this.#onContextLength(request, signal, error);
-        lastError = error;
-        this.#reportFailover(deployment, error);
-        if (decision.retryAfterMs !== null) {
-          retryAfter.set(deployment.id, decision.retryAfterMs);
-          await health.coolDown(deployment.id, Math.min(decision.retryAfterMs, policy.maxRetryAfterMs));
-        } else {
-          await health.recordFailure(deployment.id, policy.failuresBeforeCooldown, policy.cooldownMs);
+    // Upstream calls left: a deployment at its own limit is skipped without using one.
+    let calls = policy.retries + 1;
+    rounds: for (let round = 0; calls > 0 && order.length > 0; round++) {
+      for (const deployment of [...order]) {
+        if (calls === 0) break rounds;
+        if (round > 0) {
+          const asked = retryAfter.get(deployment.id) ?? 0;
+          if (asked > policy.maxRetryAfterMs) break rounds;
+          await pause(Math.max(asked, policy.backoffMs * 2 ** (round - 1)), signal);
+        }
+        try {
+          const stream = await deployment.provider.startTurn({ ...request, model: deployment.upstreamModel }, signal);
+          this.servedBy = servedByOf(deployment);
+          void health.recordSuccess(deployment.id);
+          return stream;
+        } catch (error) {
+          if (signal.aborted) throw error;
+          if (error instanceof DeploymentAtLimit) {
+            atLimit.push(error);
+            order = order.filter((candidate) => candidate !== deployment);
+            continue;
+          }
+          const decision = decideFailover(error);
+          if (decision.kind === 'give-up') throw error;
+          if (decision.kind === 'context-length') return this.#onContextLength(request, signal, error);
+          calls--;
+          lastError = error;
+          this.#reportFailover(deployment, error);
+          if (decision.retryAfterMs !== null) {
+            retryAfter.set(deployment.id, decision.retryAfterMs);
+            await health.coolDown(deployment.id, Math.min(decision.retryAfterMs, policy.maxRetryAfterMs));
+          } else {
+            await health.recordFailure(deployment.id, policy.failuresBeforeCooldown, policy.cooldownMs);
+          }
         }
       }
     }
-    throw lastError;
+    throw lastError ?? DeploymentAtLimit.ofAll(this.#options.alias, atLimit);
+  }
+
+  /** The deployments not cooling down in weighted order; all of them when all are (trying one beats refusing without asking). */
+  async #orderToTry(): Promise<Deployment[]> {
+    const { deployments, health } = this.#options;
+    const cooling = await health.coolingDown(deployments.map((deployment) => deployment.id));
+    const healthy = deployments.filter((deployment) => !cooling.has(deployment.id));
+    return weightedOrder(healthy.length > 0 ? healthy : deployments, this.#options.random);
   }
 
   async #onContextLength(request: TurnRequest, signal: AbortSignal, error: unknown): Promise<TurnStream> {
@@ -139,6 +155,10 @@ export class RoutedProvider implements Provider {
 
   /** The deployments' providers belong to the gateway, which closes them. */
   async close(): Promise<void> {}
+}
+
+function servedByOf(deployment: Deployment): ServedBy {
+  return { deployment: deployment.id, providerName: deployment.providerName, upstreamModel: deployment.upstreamModel };
 }
 
 function pause(ms: number, signal: AbortSignal): Promise<void> {
