@@ -230,7 +230,6 @@ async function recordingCostMicros(): Promise<number> {
   const one = async () => {
     const observer = new ResponseMetricsObserver(metrics);
     const started = { responseId: 'resp_bench', model: 'bench-model', provider: 'openai', upstreamModel: 'bench-model', tenant: 'default', stream: false, background: false, conversationId: null, previousResponseId: null, startedAt: performance.now() };
-    observer.responseStarted(started);
     observer.modelCallFirstOutput();
     observer.turnEnded();
     await store.time('put', write);

@@ -53,6 +53,16 @@ export class ContextWindows {
     return null;
   }
 
+  /** The smallest window known of `model` served at any of `targets` (a routed alias's deployments): a call fitting it fits wherever it goes. */
+  lookupAny(model: string, targets: readonly { provider: string; upstreamModel: string }[]): KnownWindow | null {
+    let smallest: KnownWindow | null = null;
+    for (const target of targets) {
+      const window = this.lookup(model, target.provider, target.upstreamModel);
+      if (window && (!smallest || window.tokens / window.scale < smallest.tokens / smallest.scale)) smallest = window;
+    }
+    return smallest;
+  }
+
   /**
    * Learns from an upstream's refusal of a call whose input the gateway
    * estimated at `estimatedInput` tokens: the window it named, and how its

@@ -13,6 +13,7 @@ import type { ContextWindows, KnownWindow } from './context-windows.ts';
 import { declareTools, type HostedToolPolicy } from './declared-tools.ts';
 import type { CompactionCodec } from './compaction/compaction-codec.ts';
 import { modelInputOf } from './compaction/expand-compactions.ts';
+import { routeTargets } from './call-target.ts';
 import { estimateTurnTokens } from './token-estimate.ts';
 import { fitContextWindow } from './truncate-turn.ts';
 import { toTurnRequest } from './turn-request.ts';
@@ -79,7 +80,7 @@ export class InputTokenCounter {
 
     const modelInput = modelInputOf(history, input, { codec: this.#options.compaction ?? null, tenant: options.tenant, inherited: conversationItems ? 'conversation' : 'previous_response_id' });
     const whole = toTurnRequest(request, route.upstreamModel, modelInput, history.length, [...functionTools, ...offered.values()]);
-    const window = request.truncation === 'auto' ? (this.#options.contextWindows?.lookup(model, route.provider.name, route.upstreamModel) ?? null) : null;
+    const window = request.truncation === 'auto' ? (this.#options.contextWindows?.lookupAny(model, routeTargets(route)) ?? null) : null;
     const turn = window ? await truncated(whole, window) : whole;
     if (route.provider.countInputTokens) return { inputTokens: await route.provider.countInputTokens(turn, options.signal), countedBy: 'provider' };
     return { inputTokens: (await estimateTurnTokens(turn)).total, countedBy: 'estimate' };

@@ -161,7 +161,8 @@ export interface LoopObserver {
   /** A model call's first output arrived (text, reasoning, a refusal or a tool call), in the loop's turn `turn`. */
   modelCallFirstOutput?(event: { turn: number }): void;
   /** A model call failed: the upstream refused it at once (`status` is the HTTP status it became), or its stream reported an error (`status` null); not said of a call the response's own cancellation stopped. */
-  modelCallFailed?(event: { turn: number; code: string; status: number | null }): void;
+  /** `provider`: whose call failed (for a routed alias, the deployment that refused it). */
+  modelCallFailed?(event: { turn: number; provider: string; code: string; status: number | null }): void;
   /** A model call is about to go out (only while an observer has `modelCallStarted` or `modelCallEnded`). */
   modelCallStarted?(event: ModelCallStartedEvent): void;
   /** That call's stream was read to its end, abandoned or failed (cancelled ones included, with code `cancelled`). */

@@ -12,15 +12,18 @@ import { carriedTrace, type LoopObserver, type ModelCallOutput, type TraceCarrie
  * upstream requests it took (a truncation retry, a `pause_turn`).
  */
 export class ObservedProvider implements Provider {
-  readonly name: string;
   readonly #inner: Provider;
   readonly #observer: Required<LoopObserver>;
   #calls = 0;
 
   constructor(inner: Provider, observer: Required<LoopObserver>) {
-    this.name = inner.name;
     this.#inner = inner;
     this.#observer = observer;
+  }
+
+  /** The inner provider's: for a routed alias, the deployment of the latest call. */
+  get name(): string {
+    return this.#inner.name;
   }
 
   async startTurn(request: TurnRequest, signal: AbortSignal): Promise<TurnStream> {
@@ -33,9 +36,12 @@ export class ObservedProvider implements Provider {
     try {
       stream = await this.#inner.startTurn(trace ? { ...request, trace } : request, signal);
     } catch (error) {
+      tally.provider = this.name;
       this.#observer.modelCallEnded(tally.report(failureOf(error, signal)));
       throw error;
     }
+    // Known only now for a routed alias: the deployment that took the call.
+    tally.provider = this.name;
     return this.#watch(stream, tally, signal);
   }
 
@@ -69,7 +75,8 @@ const CANCELLED = { code: 'cancelled', message: 'The model call was cancelled.' 
 /** What one call's events said so far. */
 class ModelCallTally {
   readonly #turn: number;
-  readonly #provider: string;
+  /** Whose call it is; set again once the call is made (a routed alias's deployment). */
+  provider: string;
   readonly #model: string;
   readonly #startedAt: number;
   #firstEventAt: number | null = null;
@@ -81,7 +88,7 @@ class ModelCallTally {
 
   constructor(turn: number, provider: string, model: string, startedAt: number) {
     this.#turn = turn;
-    this.#provider = provider;
+    this.provider = provider;
     this.#model = model;
     this.#startedAt = startedAt;
   }
@@ -132,7 +139,7 @@ class ModelCallTally {
     const now = performance.now();
     return {
       turn: this.#turn,
-      provider: this.#provider,
+      provider: this.provider,
       model: this.#model,
       usage: this.#usage,
       finish: this.#finish,

@@ -1,3 +1,4 @@
+import { calledTarget } from './call-target.ts';
 import { invalidRequest } from '../errors/gateway-error.ts';
 import { refuseUnsupportedParameters } from '../protocol/unsupported-parameters.ts';
 import type { ExecutorRegistry } from '../executors/executor-registry.ts';
@@ -257,7 +258,7 @@ export class ResponseEngine {
 
     const turnRequest = toTurnRequest(request, route.upstreamModel, modelInput, history.length, [...functionTools, ...[...offered.values()].map((tool) => tool.definition)]);
     // Every model call of the loop fits the context window, or learns it from the upstream's refusal.
-    const truncating = request.truncation === 'auto' ? new TruncatingProvider(route.provider, this.#windows, model) : null;
+    const truncating = request.truncation === 'auto' ? new TruncatingProvider(route, this.#windows, model) : null;
     // A request its rate limits refuse (the first call's tokens) never starts: no observer hears of it.
     await options.admit?.(turnRequest);
     const createdAt = Math.floor(Date.now() / 1000);
@@ -266,18 +267,19 @@ export class ResponseEngine {
     const observer = safeObserver(observers);
     // Model calls are watched, each reported with its request, usage and timings, only for observers that want them (traces).
     const provider = observesModelCalls(observers) ? new ObservedProvider(truncating ?? route.provider, observer) : (truncating ?? route.provider);
+    const target = calledTarget(route);
     const lifecycle = new ResponseLifecycle(observer, {
       responseId,
       model,
-      provider: route.provider.name,
-      upstreamModel: route.upstreamModel,
+      provider: target.provider,
+      upstreamModel: target.upstreamModel,
       tenant: options.tenant,
       stream: request.stream === true,
       background: request.background === true,
       conversationId: claim?.conversationId ?? null,
       previousResponseId: request.previous_response_id ?? null,
       startedAt,
-    });
+    }, () => calledTarget(route));
     // A background response starts its model call inside the loop: a refusal then ends it as `failed`.
     let firstTurn: TurnStream | null = null;
     if (!resume && !request.background) {
@@ -287,7 +289,7 @@ export class ResponseEngine {
         if (signal.aborted) lifecycle.cancelled();
         else {
           // The upstream refused it at once: the client gets the HTTP error, no response.
-          observer.modelCallFailed({ turn: 1, ...describeFailure(error) });
+          observer.modelCallFailed({ turn: 1, provider: provider.name, ...describeFailure(error) });
           lifecycle.refused(error);
         }
         throw error;
@@ -340,9 +342,16 @@ export class ResponseEngine {
     });
     return {
       events,
-      provider: servedBy?.providerName ?? route.provider.name,
-      upstreamModel: servedBy?.upstreamModel ?? route.upstreamModel,
-      deployment: servedBy?.deployment ?? null,
+      // Read when asked: the log line, written at the end, names where the last call went (a routed alias's calls may go to several deployments).
+      get provider() {
+        return calledTarget(route).provider;
+      },
+      get upstreamModel() {
+        return calledTarget(route).upstreamModel;
+      },
+      get deployment() {
+        return route.servedBy?.()?.deployment ?? null;
+      },
       omittedTools: declared.omitted,
       queued,
       abandon: (reason) => {

@@ -23,11 +23,14 @@ const ENDED = new Set<ResponseStatus>(['completed', 'failed', 'incomplete', 'can
 export class ResponseLifecycle {
   readonly #observer: Required<LoopObserver>;
   readonly #started: ResponseStartedEvent;
+  readonly #target: () => { provider: string; upstreamModel: string };
   #over = false;
 
-  constructor(observer: Required<LoopObserver>, started: ResponseStartedEvent) {
+  /** `target`: where its latest model call went, read when it ends (a routed alias's deployment is known only then). */
+  constructor(observer: Required<LoopObserver>, started: ResponseStartedEvent, target: () => { provider: string; upstreamModel: string } = () => started) {
     this.#observer = observer;
     this.#started = started;
+    this.#target = target;
     observer.responseStarted(started);
   }
 
@@ -52,7 +55,8 @@ export class ResponseLifecycle {
     if (this.#over) return;
     this.#over = true;
     const { code, status } = describeFailure(error);
-    this.#observer.responseRefused({ ...this.#started, error: { code, message: messageOf(error) }, errorCode: code, httpStatus: status ?? 500, durationMs: performance.now() - this.#started.startedAt });
+    const { provider, upstreamModel } = this.#target();
+    this.#observer.responseRefused({ ...this.#started, provider, upstreamModel, error: { code, message: messageOf(error) }, errorCode: code, httpStatus: status ?? 500, durationMs: performance.now() - this.#started.startedAt });
   }
 
   /** The client went away before its stream began. */
@@ -63,7 +67,8 @@ export class ResponseLifecycle {
   #end(outcome: { status: ResponseStatus; error: { code: string; message: string } | null; incompleteReason: string | null }, spent: Spent): void {
     if (this.#over) return;
     this.#over = true;
-    this.#observer.responseEnded({ ...this.#started, ...outcome, errorCode: outcome.error?.code ?? null, usage: spent.usage, toolCalls: spent.toolCalls, durationMs: performance.now() - this.#started.startedAt });
+    const { provider, upstreamModel } = this.#target();
+    this.#observer.responseEnded({ ...this.#started, provider, upstreamModel, ...outcome, errorCode: outcome.error?.code ?? null, usage: spent.usage, toolCalls: spent.toolCalls, durationMs: performance.now() - this.#started.startedAt });
   }
 }
 

@@ -202,7 +202,7 @@ async function* runLoop(loop: ResponseLoop, tally: LoopTally): AsyncGenerator<Re
         else if (event.type === 'upstream.response') continue;
         else if (event.type === 'error') {
           failure = { code: event.code, message: event.message };
-          if (!loop.signal.aborted) observer.modelCallFailed({ turn, code: event.code, status: null });
+          if (!loop.signal.aborted) observer.modelCallFailed({ turn, provider: loop.provider.name, code: event.code, status: null });
           break;
         } else {
           if (!output) {
@@ -310,7 +310,7 @@ async function startModelCall(loop: ResponseLoop, request: TurnRequest, turn: nu
   try {
     return await loop.provider.startTurn(request, loop.signal);
   } catch (error) {
-    if (!loop.signal.aborted) loop.observer.modelCallFailed({ turn, ...describeFailure(error) });
+    if (!loop.signal.aborted) loop.observer.modelCallFailed({ turn, provider: loop.provider.name, ...describeFailure(error) });
     throw error;
   }
 }

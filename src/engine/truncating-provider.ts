@@ -1,6 +1,8 @@
 import { ContextLengthExceeded } from '../errors/context-length-exceeded.ts';
 import type { TruncationReport } from '../protocol/response-resource.ts';
+import type { ModelRoute } from '../providers/model-router.ts';
 import type { ModelInfo, Provider, TurnRequest, TurnStream } from '../providers/provider.ts';
+import { calledTarget, routeTargets } from './call-target.ts';
 import type { ContextWindows, KnownWindow } from './context-windows.ts';
 import { estimateTurnTokens } from './token-estimate.ts';
 import { fitContextWindow, type FittedTurn } from './truncate-turn.ts';
@@ -15,18 +17,24 @@ import { fitContextWindow, type FittedTurn } from './truncate-turn.ts';
  * last truncated call left out, for `loopgate:truncation`.
  */
 export class TruncatingProvider implements Provider {
-  readonly name: string;
+  readonly #route: ModelRoute;
   readonly #inner: Provider;
   readonly #windows: ContextWindows;
   /** The model name the client asked for (configured windows are by that name). */
   readonly #model: string;
   #report: TruncationReport | null = null;
 
-  constructor(inner: Provider, windows: ContextWindows, model: string) {
-    this.name = inner.name;
-    this.#inner = inner;
+  /** Truncates for the route's provider; a routed alias's calls fit the smallest window of its deployments, and a refusal teaches the deployment that refused. */
+  constructor(route: ModelRoute, windows: ContextWindows, model: string) {
+    this.#route = route;
+    this.#inner = route.provider;
     this.#windows = windows;
     this.#model = model;
+  }
+
+  /** The inner provider's: for a routed alias, the deployment of the latest call. */
+  get name(): string {
+    return this.#inner.name;
   }
 
   /** What the last call that left anything out left out; null while nothing was. */
@@ -40,7 +48,8 @@ export class TruncatingProvider implements Provider {
       return await this.#inner.startTurn(sent.request, signal);
     } catch (error) {
       if (!(error instanceof ContextLengthExceeded) || signal.aborted) throw error;
-      this.#windows.learn(this.#model, this.name, request.model, error.sizes, (await estimateTurnTokens(sent.request)).total);
+      const refusedBy = calledTarget(this.#route, request.model);
+      this.#windows.learn(this.#model, refusedBy.provider, refusedBy.upstreamModel, error.sizes, (await estimateTurnTokens(sent.request)).total);
       const learned = this.#window(request);
       if (!learned) throw error;
       const retry = await this.#fit(request, learned);
@@ -59,7 +68,7 @@ export class TruncatingProvider implements Provider {
   }
 
   #window(request: TurnRequest): KnownWindow | null {
-    return this.#windows.lookup(this.#model, this.name, request.model);
+    return this.#windows.lookupAny(this.#model, routeTargets(this.#route, request.model));
   }
 
   async #fit(request: TurnRequest, window: KnownWindow | null): Promise<FittedTurn> {

@@ -1,4 +1,4 @@
-import type { LoopObserver, ResponseEndedEvent, ResponseRefusedEvent, ResponseStartedEvent } from '../engine/loop-observer.ts';
+import type { LoopObserver, ResponseEndedEvent, ResponseRefusedEvent } from '../engine/loop-observer.ts';
 import type { GatewayMetrics } from './gateway-metrics.ts';
 
 /**
@@ -9,16 +9,11 @@ import type { GatewayMetrics } from './gateway-metrics.ts';
  */
 export class ResponseMetricsObserver implements LoopObserver {
   readonly #metrics: GatewayMetrics;
-  #provider = '';
   #turns = 0;
   #firstOutputAt: number | null = null;
 
   constructor(metrics: GatewayMetrics) {
     this.#metrics = metrics;
-  }
-
-  responseStarted(event: ResponseStartedEvent): void {
-    this.#provider = event.provider;
   }
 
   turnEnded(): void {
@@ -29,8 +24,8 @@ export class ResponseMetricsObserver implements LoopObserver {
     this.#firstOutputAt ??= performance.now();
   }
 
-  modelCallFailed(event: { code: string }): void {
-    this.#metrics.upstreamError(this.#provider, event.code);
+  modelCallFailed(event: { provider: string; code: string }): void {
+    this.#metrics.upstreamError(event.provider, event.code);
   }
 
   toolCallEnded(event: { name: string; executor: string; durationMs: number; error: string | null }): void {

@@ -79,6 +79,7 @@ export class ResponseTracer implements LoopObserver {
     const span = this.#response;
     if (!span) return;
     this.#endOpenCalls();
+    this.#servedBy(span, event);
     span.setAttribute(LOOPGATE.responseStatus, event.status);
     if (event.incompleteReason) span.setAttribute(LOOPGATE.incompleteReason, event.incompleteReason);
     const usage = event.usage;
@@ -94,12 +95,20 @@ export class ResponseTracer implements LoopObserver {
     const span = this.#response;
     if (!span) return;
     this.#endOpenCalls();
+    this.#servedBy(span, event);
     span.setAttribute(LOOPGATE.responseStatus, 'refused');
     // As HTTP's conventions have it for a server's span: a request the client got wrong (4xx) is said, not an error of the server's.
     if (event.httpStatus < 500) span.setAttribute('error.type', event.errorCode);
     else this.#fail(span, event.errorCode, event.error.message);
     span.end(this.#now());
     this.#response = null;
+  }
+
+  /** Where the response's latest call went (a routed alias's deployment), known once it ends. */
+  #servedBy(span: Span, event: { provider: string; upstreamModel: string }): void {
+    span.setAttributes({ [LOOPGATE.provider]: event.provider, [LOOPGATE.upstreamModel]: event.upstreamModel });
+    const upstream = this.#options.providers.get(event.provider);
+    if (upstream) span.setAttribute(GEN_AI.providerName, upstream.genAiName);
   }
 
   modelCallStarted({ turn, provider, request, trace: carrier }: ModelCallStartedEvent): void {
@@ -137,6 +146,9 @@ export class ResponseTracer implements LoopObserver {
     if (!call) return;
     this.#modelCalls.delete(event.turn);
     const { span } = call;
+    // A routed alias's call is known to have gone to its deployment only now.
+    const upstream = this.#options.providers.get(event.provider);
+    if (upstream) span.setAttributes({ [GEN_AI.providerName]: upstream.genAiName, 'server.address': upstream.address, 'server.port': upstream.port });
     if (event.usage) span.setAttributes(usageAttributes(event.usage));
     if (event.responseModel) span.setAttribute(GEN_AI.responseModel, event.responseModel);
     if (event.responseId) span.setAttribute(GEN_AI.responseId, event.responseId);

@@ -44,6 +44,10 @@ export interface ModelRoute {
   upstreamModel: string;
   /** For routed aliases: the deployment that served the latest model call, once one did. */
   servedBy?: () => ServedBy | null;
+  /** For routed aliases: the deployment the latest model call went to, served or refused (labels, learned context windows). */
+  calledBy?: () => ServedBy | null;
+  /** For routed aliases: every deployment that may serve a call. */
+  deployments?: readonly ServedBy[];
 }
 
 /** How routed aliases (with `deployments` or a `contextFallback`) fail over, and where cool-downs are kept. */
@@ -159,7 +163,7 @@ export class ModelRouter {
             return { provider: route.provider, upstreamModel: route.upstreamModel, servedBy: () => route.servedBy?.() ?? { deployment: `${route.provider.name}/${route.upstreamModel}`, providerName: route.provider.name, upstreamModel: route.upstreamModel } };
           };
     const routed = new RoutedProvider({ alias: model, deployments, ...this.#routing, ...(contextFallback && { contextFallback }) });
-    return { provider: routed, upstreamModel: deployments[0]!.upstreamModel, servedBy: () => routed.servedBy };
+    return { provider: routed, upstreamModel: deployments[0]!.upstreamModel, servedBy: () => routed.servedBy, calledBy: () => routed.calledBy, deployments: routed.deployments };
   }
 
   /** The named provider, behind the decorators the model (or else its provider) is configured with. */

@@ -39,7 +39,7 @@ describe('response lifecycle hooks', () => {
     const seen = recorder();
     await expect(harness(provider).run({ model: 'm', input: 'x' }, { observers: [seen.observer] })).rejects.toMatchObject({ status: 429 });
     expect(seen.calls.map(([hook]) => hook)).toEqual(['responseStarted', 'modelCallFailed', 'responseRefused']);
-    expect(seen.of('modelCallFailed')).toEqual([{ turn: 1, code: 'rate_limit_exceeded', status: 429 }]);
+    expect(seen.of('modelCallFailed')).toEqual([{ turn: 1, provider: 'scripted', code: 'rate_limit_exceeded', status: 429 }]);
     expect(seen.of('responseRefused')[0]).toMatchObject({ responseId: seen.of('responseStarted')[0].responseId, errorCode: 'rate_limit_exceeded', error: { code: 'rate_limit_exceeded', message: 'Slow down.' }, httpStatus: 429, durationMs: expect.any(Number) });
   });
 
@@ -48,14 +48,14 @@ describe('response lifecycle hooks', () => {
     const later = recorder();
     const { response } = await harness(refusedLater, [new MockExecutor(['lookup'])]).run({ model: 'm', input: 'x', tools: [fn('lookup')] }, { observers: [later.observer] });
     expect(response.status).toBe('failed');
-    expect(later.of('modelCallFailed')).toEqual([{ turn: 2, code: 'rate_limit_exceeded', status: 429 }]);
+    expect(later.of('modelCallFailed')).toEqual([{ turn: 2, provider: 'scripted', code: 'rate_limit_exceeded', status: 429 }]);
     expect(later.of('responseEnded')).toEqual([expect.objectContaining({ status: 'failed', errorCode: 'rate_limit_exceeded' })]);
 
     const broken = new ScriptedProvider(() => ({ events: [{ type: 'text.delta', delta: 'Par' }, { type: 'error', code: 'server_error', message: 'gone' }] }));
     const midStream = recorder();
     await harness(broken).run({ model: 'm', input: 'x', stream: true }, { observers: [midStream.observer] });
     expect(midStream.of('modelCallFirstOutput')).toEqual([{ turn: 1 }]);
-    expect(midStream.of('modelCallFailed')).toEqual([{ turn: 1, code: 'server_error', status: null }]);
+    expect(midStream.of('modelCallFailed')).toEqual([{ turn: 1, provider: 'scripted', code: 'server_error', status: null }]);
     expect(midStream.of('responseEnded')).toEqual([expect.objectContaining({ status: 'failed', errorCode: 'server_error' })]);
   });
 

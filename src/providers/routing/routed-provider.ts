@@ -61,20 +61,29 @@ export interface RoutedProviderOptions {
  * an error, nothing has reached the client when it rejects; a failure after
  * that arrives as an `error` event in the stream and is never retried.
  *
- * One instance per response: `servedBy` names the deployment of its latest call.
+ * One instance per response: `servedBy` names the deployment that served its
+ * latest call, `calledBy` the one its latest upstream call went to, served or
+ * refused. `name` is the first deployment's until a call was made, then
+ * `calledBy`'s: whoever labels a call by its provider reads it after the call.
  */
 export class RoutedProvider implements Provider {
-  readonly name: string;
   readonly countInputTokens?: (request: TurnRequest, signal: AbortSignal) => Promise<number>;
   servedBy: ServedBy | null = null;
+  calledBy: ServedBy | null = null;
   readonly #options: RoutedProviderOptions;
 
   constructor(options: RoutedProviderOptions) {
     this.#options = options;
-    const first = options.deployments[0]!;
-    this.name = first.providerName;
-    // Counting needs no routing: the first deployment's upstream counts for all (they serve the same model).
-    if (first.provider.countInputTokens) this.countInputTokens = (request, signal) => first.provider.countInputTokens!({ ...request, model: first.upstreamModel }, signal);
+    if (options.deployments.some((deployment) => deployment.provider.countInputTokens)) this.countInputTokens = (request, signal) => this.#countInputTokens(request, signal);
+  }
+
+  get name(): string {
+    return this.calledBy?.providerName ?? this.#options.deployments[0]!.providerName;
+  }
+
+  /** Every deployment, as `servedBy` would name it. */
+  get deployments(): ServedBy[] {
+    return this.#options.deployments.map(servedByOf);
   }
 
   async startTurn(request: TurnRequest, signal: AbortSignal): Promise<TurnStream> {
@@ -95,7 +104,7 @@ export class RoutedProvider implements Provider {
         }
         try {
           const stream = await deployment.provider.startTurn({ ...request, model: deployment.upstreamModel }, signal);
-          this.servedBy = servedByOf(deployment);
+          this.servedBy = this.calledBy = servedByOf(deployment);
           void health.recordSuccess(deployment.id);
           return stream;
         } catch (error) {
@@ -105,6 +114,7 @@ export class RoutedProvider implements Provider {
             order = order.filter((candidate) => candidate !== deployment);
             continue;
           }
+          this.calledBy = servedByOf(deployment);
           const decision = decideFailover(error);
           if (decision.kind === 'give-up') throw error;
           if (decision.kind === 'context-length') return this.#onContextLength(request, signal, error);
@@ -123,6 +133,28 @@ export class RoutedProvider implements Provider {
     throw lastError ?? DeploymentAtLimit.ofAll(this.#options.alias, atLimit);
   }
 
+  /**
+   * Counted by a deployment not cooling down that can count, drawn by weight
+   * (they serve the same model); one refusing as an upstream in trouble
+   * hands over to the next, as `startTurn` does.
+   */
+  async #countInputTokens(request: TurnRequest, signal: AbortSignal): Promise<number> {
+    const counters = (await this.#orderToTry()).filter((deployment) => deployment.provider.countInputTokens);
+    // Every one that counts is cooling down: they are asked all the same.
+    const order = counters.length > 0 ? counters : this.#options.deployments.filter((deployment) => deployment.provider.countInputTokens);
+    let lastError: unknown = null;
+    for (const deployment of order) {
+      try {
+        return await deployment.provider.countInputTokens!({ ...request, model: deployment.upstreamModel }, signal);
+      } catch (error) {
+        if (signal.aborted || decideFailover(error).kind !== 'retry') throw error;
+        lastError = error;
+        this.#reportFailover(deployment, error);
+      }
+    }
+    throw lastError;
+  }
+
   /** The deployments not cooling down in weighted order; all of them when all are (trying one beats refusing without asking). */
   async #orderToTry(): Promise<Deployment[]> {
     const { deployments, health } = this.#options;
@@ -135,7 +167,7 @@ export class RoutedProvider implements Provider {
     const fallback = this.#options.contextFallback?.();
     if (!fallback) throw error;
     const stream = await fallback.provider.startTurn({ ...request, model: fallback.upstreamModel }, signal);
-    this.servedBy = fallback.servedBy();
+    this.servedBy = this.calledBy = fallback.servedBy();
     return stream;
   }
 
