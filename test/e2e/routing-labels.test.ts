@@ -15,8 +15,10 @@ class TwoDeployments {
   readonly urls = { a: '', b: '' };
   readonly calls: ('a' | 'b')[] = [];
   script: Record<'a' | 'b', (request: RecordedRequest) => UpstreamReply>;
+  readonly flavor: ProviderFlavor;
 
-  constructor(readonly flavor: ProviderFlavor) {
+  constructor(flavor: ProviderFlavor) {
+    this.flavor = flavor;
     this.script = { a: (request) => flavor.render(request, { text: 'from a' }), b: (request) => flavor.render(request, { text: 'from b' }) };
   }
 
