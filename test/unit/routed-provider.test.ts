@@ -8,6 +8,7 @@ import { loadConfig } from '../../src/config/load-config.ts';
 import { ModelRouter } from '../../src/providers/model-router.ts';
 import type { Provider, TurnRequest } from '../../src/providers/provider.ts';
 import { MemoryDeploymentHealth } from '../../src/providers/routing/deployment-health.ts';
+import { DeploymentAtLimit } from '../../src/providers/routing/deployment-limits.ts';
 import { decideFailover, retryAfterMs } from '../../src/providers/routing/failover-decision.ts';
 import { RoutedProvider, type Deployment, type RoutingPolicy } from '../../src/providers/routing/routed-provider.ts';
 import { weightedOrder } from '../../src/providers/routing/weighted-order.ts';
@@ -103,6 +104,43 @@ describe('RoutedProvider', () => {
     await routed.startTurn(turnRequest(), new AbortController().signal);
     expect(big.models).toEqual(['m-big']);
     expect(routed.servedBy?.deployment).toBe('big/m-big');
+  });
+
+  it('a deployment at its own limit is passed over without using an attempt or cooling down', async () => {
+    const a = scripted('a', [DeploymentAtLimit.of('a', { limit: 'requests', retryAfterMs: 30_000 })]);
+    const b = scripted('b', [serverError()]);
+    const c = scripted('c');
+    const health = new MemoryDeploymentHealth();
+    const routed = new RoutedProvider({ alias: 'x', deployments: [deployment(a), deployment(b), deployment(c)], policy: { ...policy, retries: 1 }, health, random: first });
+    await routed.startTurn(turnRequest({ model: 'x' }), new AbortController().signal);
+    // retries: 1 → two upstream calls, b's and c's; a's refusal by its limit is not one.
+    expect([a.models, b.models, c.models]).toEqual([['m-a'], ['m-b'], ['m-c']]);
+    expect(routed.servedBy?.deployment).toBe('c/m-c');
+    expect(routed.calledBy?.deployment).toBe('c/m-c');
+    expect(await health.coolingDown(['a/m-a'])).toEqual(new Set());
+  });
+
+  it('every deployment at its limit: a 429 with the soonest retry-after, and no upstream called', async () => {
+    const a = scripted('a', [DeploymentAtLimit.of('a', { limit: 'requests', retryAfterMs: 30_000 })]);
+    const b = scripted('b', [DeploymentAtLimit.of('b', { limit: 'tokens', retryAfterMs: 4_200 })]);
+    const routed = new RoutedProvider({ alias: 'x', deployments: [deployment(a), deployment(b)], policy, health: new MemoryDeploymentHealth(), random: first });
+    const error = await routed.startTurn(turnRequest({ model: 'x' }), new AbortController().signal).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(DeploymentAtLimit);
+    expect(error).toMatchObject({ status: 429, type: 'rate_limit_error', code: 'rate_limit_exceeded', retryAfterMs: 4_200, headers: { 'retry-after': '5', 'retry-after-ms': '4200' } });
+    expect(routed.servedBy).toBeNull();
+    expect(routed.calledBy).toBeNull();
+    // Before any call, the routed provider goes by its first deployment's name.
+    expect(routed.name).toBe('a');
+  });
+
+  it('names the deployment of its latest call: the one refusing, then the one serving', async () => {
+    const a = scripted('a', [serverError()]);
+    const b = scripted('b', [new GatewayError({ status: 400, type: 'invalid_request_error', code: 'invalid_value', message: 'bad' })]);
+    const routed = new RoutedProvider({ alias: 'x', deployments: [deployment(a), deployment(b)], policy, health: new MemoryDeploymentHealth(), random: first });
+    await expect(routed.startTurn(turnRequest({ model: 'x' }), new AbortController().signal)).rejects.toMatchObject({ status: 400 });
+    expect(routed.name).toBe('b');
+    expect(routed.calledBy?.deployment).toBe('b/m-b');
+    expect(routed.servedBy).toBeNull();
   });
 });
 
