@@ -36,16 +36,21 @@ export function convertToResponsesRequest(request: TurnRequest, options: Respons
   const include: string[] = [];
   if (options.encryptedReasoning && !options.upstreamStore) include.push('reasoning.encrypted_content');
   if (request.logprobs) include.push('message.output_text.logprobs');
+  include.push(...request.hostedInclude);
   if (include.length > 0) body.include = include;
 
-  if (request.tools.length > 0) {
-    body.tools = request.tools.map((tool) => ({
-      type: 'function',
-      name: tool.name,
-      ...(tool.description != null && { description: tool.description }),
-      parameters: tool.parameters ?? { type: 'object', properties: {} },
-      strict: tool.strict ?? false,
-    }));
+  if (request.tools.length > 0 || request.hostedTools.length > 0) {
+    body.tools = [
+      ...request.tools.map((tool) => ({
+        type: 'function',
+        name: tool.name,
+        ...(tool.description != null && { description: tool.description }),
+        parameters: tool.parameters ?? { type: 'object', properties: {} },
+        strict: tool.strict ?? false,
+      })),
+      // The upstream runs these itself: sent as the client named them, every field.
+      ...request.hostedTools,
+    ];
     if (request.toolChoice !== null) body.tool_choice = convertToolChoice(request.toolChoice);
     if (request.parallelToolCalls !== null) body.parallel_tool_calls = request.parallelToolCalls;
   }
@@ -93,6 +98,13 @@ function convertItems(items: InputItem[], historyLength: number): ResponsesInput
           call_id: item.call_id,
           output: typeof item.output === 'string' ? item.output : item.output.map((part, partIndex) => convertUserPart(part, `${param}.output[${partIndex}]`)),
         });
+        return;
+      case 'web_search_call':
+      case 'file_search_call':
+      case 'code_interpreter_call':
+      case 'image_generation_call':
+        // The upstream's own record of a hosted call it ran, given back whole, its id included (OpenAI's input types require it).
+        converted.push({ ...item });
         return;
       case 'reasoning': {
         // Only OpenAI's own encrypted reasoning can go back; without it a stateless upstream has nothing to continue.

@@ -1,4 +1,5 @@
 import type { Dispatcher } from 'undici';
+import type { UpstreamHostedToolType } from '../../protocol/hosted-tools.ts';
 import type { TraceContext } from '../../util/trace-context.ts';
 import { bearerJsonHeaders, HttpUpstream, readJsonBody, type UpstreamConnectionOptions } from '../http-upstream.ts';
 import { readOpenAIModelList } from '../openai-model-list.ts';
@@ -12,6 +13,8 @@ import { startResponsesStream } from './responses-stream.ts';
 
 export interface OpenAIResponsesProviderOptions extends ResponsesRequestOptions, UpstreamConnectionOptions {
   apiKey: string | null;
+  /** The hosted tools the upstream runs itself (config `hostedTools`); none when absent. */
+  hostedTools?: readonly UpstreamHostedToolType[];
 }
 
 /**
@@ -19,19 +22,27 @@ export interface OpenAIResponsesProviderOptions extends ResponsesRequestOptions,
  * server). The gateway's loop stays in charge: each turn is one stateless
  * `POST /responses` with the whole conversation, and the gateway's store keeps
  * `previous_response_id` chains. Streaming client requests stream upstream;
- * both paths feed the same translator.
+ * both paths feed the same translator. Hosted tools the upstream runs
+ * (`hostedTools`) are offered to it, and their calls come back as opaque
+ * hosted items.
  */
 export class OpenAIResponsesProvider implements Provider {
   readonly name: string;
   readonly #options: OpenAIResponsesProviderOptions;
   readonly #upstream: HttpUpstream;
   readonly #headers: Record<'json' | 'sse', Record<string, string>>;
+  readonly #hostedTools: ReadonlySet<string>;
 
   constructor(options: OpenAIResponsesProviderOptions) {
     this.name = options.name;
     this.#options = options;
     this.#upstream = new HttpUpstream({ ...options, errorFromStatus: errorFromUpstreamStatus });
     this.#headers = bearerJsonHeaders(options.apiKey);
+    this.#hostedTools = new Set(options.hostedTools ?? []);
+  }
+
+  runsHostedTool(type: UpstreamHostedToolType): boolean {
+    return this.#hostedTools.has(type);
   }
 
   async startTurn(request: TurnRequest, signal: AbortSignal): Promise<TurnStream> {
