@@ -154,7 +154,7 @@ describe('hosted tools over an OpenAI Responses upstream', () => {
     expect(upstream.requests[2]!.body.input).toEqual(expected);
   });
 
-  it('continued on a Chat Completions model, the hosted call is left out (as another provider\'s reasoning is) and the answer kept', async () => {
+  it('continued on a Chat Completions model (or with text tool calls), the hosted call is left out (as another provider\'s reasoning is) and the answer kept', async () => {
     const first: any = await client.responses.create({ model: 'gpt-5-mini', input: 'How tall is the Eiffel Tower?', tools: [webSearch as any] });
     reply = () => textCompletion('About 1,083 feet.');
     const second = await client.responses.create({ model: 'chat-model', previous_response_id: first.id, input: 'In feet?' });
@@ -165,6 +165,11 @@ describe('hosted tools over an OpenAI Responses upstream', () => {
       { role: 'assistant', content: answer.content[0].text },
       { role: 'user', content: 'In feet?' },
     ]);
+
+    // So is a model that calls tools in its text, even over the Responses upstream that ran the search.
+    reply = () => ({ kind: 'json', body: responsesText('About 1,083 feet.') });
+    await client.responses.create({ model: 'text-calls', previous_response_id: first.id, input: 'In feet?' });
+    expect(upstream.requests[2]!.body.input.map((item: any) => item.type)).toEqual(['message', 'message', 'message']);
   });
 
   it('one turn with a web_search_call and a call of the gateway\'s MCP tool: the gateway runs its tool, the upstream gets both back', async () => {
