@@ -104,5 +104,12 @@ export const HostedCallInputItem = z
   })
   .loose();
 
+/**
+ * The progress events of hosted calls, as OpenAI names them: `response.<item
+ * type>.<phase>` (`response.web_search_call.searching`, …), and a code
+ * interpreter's code as `response.code_interpreter_call_code.delta`/`.done`.
+ */
+export const HOSTED_PROGRESS_EVENT = /^response\.(web_search_call|file_search_call|code_interpreter_call|code_interpreter_call_code|image_generation_call)\.[a-z_]+$/;
+
 /** Include values that ask an upstream for more of its hosted calls (their results, sources, outputs). */
 export const HOSTED_INCLUDES = /^(web_search_call|file_search_call|code_interpreter_call)\./;

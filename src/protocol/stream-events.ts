@@ -29,7 +29,7 @@ export type ResponseStreamEventBody =
   | ({ type: 'response.function_call_arguments.delta'; delta: string } & ItemScoped)
   | ({ type: 'response.function_call_arguments.done'; arguments: string } & ItemScoped)
   | ({ type: 'response.output_text.annotation.added'; annotation_index: number; annotation: TextAnnotation } & ContentScoped)
-  | ({ type: `response.${HostedCallItem['type']}.${string}`; [field: string]: unknown } & ItemScoped)
+  | ({ type: `response.${HostedCallItem['type']}${string}`; [field: string]: unknown } & ItemScoped)
   | { type: 'error'; error: { type: string; code: string | null; message: string; param: string | null } };
 
 export type ResponseStreamEvent = ResponseStreamEventBody & { sequence_number: number };

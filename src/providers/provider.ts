@@ -108,7 +108,7 @@ export type TurnEvent =
   | { type: 'error'; code: string; message: string };
 
 /** A hosted call's progress event (`response.web_search_call.searching`, `response.image_generation_call.partial_image`, …). */
-export type HostedProgressEvent = { type: `response.${HostedCallItem['type']}.${string}` } & Record<string, unknown>;
+export type HostedProgressEvent = { type: `response.${HostedCallItem['type']}${string}` } & Record<string, unknown>;
 
 /** A started turn. Creating one already proved the upstream accepted the call. */
 export type TurnStream = AsyncIterable<TurnEvent> | Iterable<TurnEvent>;

@@ -205,7 +205,7 @@ export function assertValidEventWithMcpItems(event: unknown): void {
 
 /** Hosted calls an upstream ran, passed through (OpenAI's items; the OpenResponses schema has none). */
 const HOSTED_CALL_ITEMS = /^(web_search_call|file_search_call|code_interpreter_call|image_generation_call)$/;
-const HOSTED_PROGRESS_EVENT = /^response\.(web_search_call|file_search_call|code_interpreter_call|image_generation_call)\.[a-z_.]+$/;
+const HOSTED_PROGRESS_EVENT = /^response\.(web_search_call|file_search_call|code_interpreter_call|code_interpreter_call_code|image_generation_call)\.[a-z_]+$/;
 
 /** Throws unless `item` is a hosted call as OpenAI shapes one: a known type, a non-empty id, a status. */
 export function assertValidHostedCallItem(item: unknown): void {

@@ -141,6 +141,41 @@ describe('OpenAI Responses streams → OpenResponses events', () => {
     expect(whole.map((event) => event.type)).toEqual(['upstream.response', 'hosted_item.added', 'hosted_item.done', 'text.delta', 'text.annotation', 'usage', 'finish']);
   });
 
+  it('code interpreter and image generation: their progress (code deltas, partial images) reaches the client scoped to the gateway\'s item', async () => {
+    const code = { id: 'ci_1', type: 'code_interpreter_call', status: 'completed', code: 'print(6*7)', container_id: 'cntr_1', outputs: [{ type: 'logs', logs: '42' }] };
+    const image = { id: 'ig_1', type: 'image_generation_call', status: 'completed', result: 'iVBORw0KGgo=' };
+    const frames = [
+      { type: 'response.created', response: { id: 'resp_t', model: 'm', status: 'in_progress', output: [] } },
+      { type: 'response.output_item.added', output_index: 0, item: { id: 'ci_1', type: 'code_interpreter_call', status: 'in_progress', code: '', container_id: 'cntr_1', outputs: null } },
+      { type: 'response.code_interpreter_call.in_progress', output_index: 0, item_id: 'ci_1' },
+      { type: 'response.code_interpreter_call_code.delta', output_index: 0, item_id: 'ci_1', delta: 'print(6*7)' },
+      { type: 'response.code_interpreter_call_code.done', output_index: 0, item_id: 'ci_1', code: 'print(6*7)' },
+      { type: 'response.code_interpreter_call.interpreting', output_index: 0, item_id: 'ci_1' },
+      { type: 'response.code_interpreter_call.completed', output_index: 0, item_id: 'ci_1' },
+      { type: 'response.output_item.done', output_index: 0, item: code },
+      { type: 'response.output_item.added', output_index: 1, item: { id: 'ig_1', type: 'image_generation_call', status: 'in_progress' } },
+      { type: 'response.image_generation_call.generating', output_index: 1, item_id: 'ig_1' },
+      { type: 'response.image_generation_call.partial_image', output_index: 1, item_id: 'ig_1', partial_image_index: 0, partial_image_b64: 'iVBOR' },
+      { type: 'response.output_item.done', output_index: 1, item: image },
+      { type: 'response.completed', response: { id: 'resp_t', model: 'm', status: 'completed', output: [code, image], usage: { input_tokens: 3, output_tokens: 1 } } },
+    ].map((frame, index) => ({ ...frame, sequence_number: index }));
+    upstream.setScript(() => ({ kind: 'sse', pieces: [frames.map((frame) => `event: ${frame.type}\ndata: ${JSON.stringify(frame)}\n\n`).join('')] }));
+    const signal = new AbortController().signal;
+    const events = await collectLoopEvents(await provider.startTurn(streamed, signal), { model: 'gpt-5-mini' }, signal);
+    const response = assertEventStreamInvariants(events, assertValidEventWithHostedItems);
+    expect(response.output).toEqual([code, image]);
+    const progress = events.filter((event) => /^response\.(code_interpreter|image_generation)/.test(event.type));
+    expect(progress.map(({ sequence_number: _sequence, ...event }) => event)).toEqual([
+      { type: 'response.code_interpreter_call.in_progress', item_id: 'ci_1', output_index: 0 },
+      { type: 'response.code_interpreter_call_code.delta', item_id: 'ci_1', output_index: 0, delta: 'print(6*7)' },
+      { type: 'response.code_interpreter_call_code.done', item_id: 'ci_1', output_index: 0, code: 'print(6*7)' },
+      { type: 'response.code_interpreter_call.interpreting', item_id: 'ci_1', output_index: 0 },
+      { type: 'response.code_interpreter_call.completed', item_id: 'ci_1', output_index: 0 },
+      { type: 'response.image_generation_call.generating', item_id: 'ig_1', output_index: 1 },
+      { type: 'response.image_generation_call.partial_image', item_id: 'ig_1', output_index: 1, partial_image_index: 0, partial_image_b64: 'iVBOR' },
+    ]);
+  });
+
   it('a compatible server that reports a hosted call only when done, without an id, still has it added, given an id, and done', async () => {
     const frames = [
       { type: 'response.created', response: { id: 'resp_c', model: 'm', status: 'in_progress', output: [] } },

@@ -1,4 +1,4 @@
-import { isHostedCallItemType } from '../../protocol/hosted-tools.ts';
+import { HOSTED_PROGRESS_EVENT, isHostedCallItemType } from '../../protocol/hosted-tools.ts';
 import type { HostedCallItem, TextAnnotation } from '../../protocol/output-items.ts';
 import { newId } from '../../util/ids.ts';
 import type { HostedProgressEvent, TokenLogprob, TurnEvent, TurnUsage } from '../provider.ts';
@@ -187,9 +187,9 @@ export class ResponsesEventTranslator {
 
   /** A hosted call's progress event (`response.web_search_call.searching`, …), passed on without its position on the upstream's stream. */
   #acceptHostedProgress(event: ResponsesStreamEvent, out: TurnEvent[]): void {
-    const match = HOSTED_PROGRESS.exec(event.type);
+    const isProgress = HOSTED_PROGRESS_EVENT.test(event.type);
     const { item_id: itemId, output_index: _index, sequence_number: _sequence, ...rest } = event as { type: string; item_id?: unknown; output_index?: unknown; sequence_number?: unknown };
-    if (!match || typeof itemId !== 'string' || !this.#hosted.has(itemId)) return;
+    if (!isProgress || typeof itemId !== 'string' || !this.#hosted.has(itemId)) return;
     out.push({ type: 'hosted_item.progress', itemId, event: rest as HostedProgressEvent });
   }
 
@@ -204,8 +204,6 @@ export class ResponsesEventTranslator {
 function isFunctionCall(item: ResponsesOutputItem): item is Extract<ResponsesOutputItem, { type: 'function_call' }> {
   return item.type === 'function_call' && typeof (item as { call_id?: unknown }).call_id === 'string' && typeof (item as { name?: unknown }).name === 'string';
 }
-
-const HOSTED_PROGRESS = /^response\.(web_search_call|file_search_call|code_interpreter_call|image_generation_call)\.[a-z_.]+$/;
 
 function isHostedCall(item: ResponsesOutputItem): item is Extract<ResponsesOutputItem, { type: HostedCallItem['type'] }> {
   return isHostedCallItemType(item.type);
