@@ -5,6 +5,7 @@ import { convertToAnthropicRequest } from '../../src/providers/anthropic/convert
 import { convertToGeminiRequest } from '../../src/providers/gemini/convert-to-gemini-request.ts';
 import { convertToChatRequest } from '../../src/providers/openai-chat/convert-to-chat-request.ts';
 import { convertToResponsesRequest } from '../../src/providers/openai-responses/convert-to-responses-request.ts';
+import { boundTurnTokens } from '../../src/engine/token-estimate.ts';
 import { turnRequest } from '../support/turn-request.ts';
 
 /** Every field as OpenAI reported it, some the gateway has no name for. */
@@ -43,5 +44,15 @@ describe('hosted call items in the history', () => {
     expect(body.tools).toEqual([{ type: 'function', name: 'f', parameters: { type: 'object', properties: {} }, strict: false }, webSearch]);
     expect(body.include).toEqual(['reasoning.encrypted_content', 'web_search_call.action.sources']);
     expect(body.tool_choice).toBe('auto');
+  });
+
+  it('are counted in the gateway\'s estimate, like the hosted tools themselves (a generated image not as its base64 text)', () => {
+    const measured = boundTurnTokens(request);
+    expect(measured.items[1]).toBeGreaterThan(JSON.stringify(searchCall).length);
+    const image = boundTurnTokens(turnRequest({ items: [{ type: 'image_generation_call', id: 'ig_1', status: 'completed', result: 'x'.repeat(10_000) }] }));
+    expect(image.items[0]).toBeLessThan(100);
+    const bare = boundTurnTokens(turnRequest());
+    const offered = boundTurnTokens(turnRequest({ hostedTools: [{ type: 'web_search' }] }));
+    expect(offered.fixed - bare.fixed).toBe(JSON.stringify([{ type: 'web_search' }]).length);
   });
 });
