@@ -19,6 +19,8 @@ const recorded = fixtureText
 const recordedResponse = recorded.at(-1).response;
 const [searchCall, answer] = recordedResponse.output;
 const citation = answer.content[0].annotations[0];
+/** The call as it goes back to a stateless upstream: whole, but for the id of an item it never stored. */
+const { id: _searchId, ...searchCallSentBack } = searchCall;
 
 /** As Codex and the SDK send it, with a field the gateway has no reason to know (kept, not dropped). */
 const webSearch = { type: 'web_search', search_context_size: 'medium', user_location: { type: 'approximate', country: 'FR' }, external_web_access: true } as const;
@@ -136,14 +138,14 @@ describe('hosted tools over an OpenAI Responses upstream', () => {
     expect(stored.output).toEqual(response.output);
   });
 
-  it('continuation by previous_response_id sends the hosted call back upstream verbatim; resent as input it goes back the same', async () => {
+  it('continuation by previous_response_id sends the hosted call back upstream whole (without the id a stateless upstream never stored); resent as input it goes back the same', async () => {
     const first: any = await client.responses.create({ model: 'gpt-5-mini', input: 'How tall is the Eiffel Tower?', tools: [webSearch as any] });
     reply = () => ({ kind: 'json', body: responsesText('About 1,083 feet.') });
     const second = await client.responses.create({ model: 'gpt-5-mini', previous_response_id: first.id, input: 'In feet?', tools: [webSearch as any] });
     expect(second.output_text).toBe('About 1,083 feet.');
     const expected = [
       { type: 'message', role: 'user', content: 'How tall is the Eiffel Tower?' },
-      searchCall,
+      searchCallSentBack,
       { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: answer.content[0].text, annotations: [] }] },
       { type: 'message', role: 'user', content: 'In feet?' },
     ];
@@ -192,7 +194,7 @@ describe('hosted tools over an OpenAI Responses upstream', () => {
     expect(secondCall.tools).toEqual(firstCall.tools);
     expect(secondCall.input).toEqual([
       { type: 'message', role: 'user', content: 'Height of the tower, and 2 + 5?' },
-      searchCall,
+      searchCallSentBack,
       { type: 'function_call', call_id: expect.any(String), name: 'calc__add', arguments: '{"a":2,"b":5}' },
       { type: 'function_call_output', call_id: expect.any(String), output: '7' },
     ]);

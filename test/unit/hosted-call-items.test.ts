@@ -22,9 +22,11 @@ const history = CreateResponseRequest.parse({
 const request = turnRequest({ items: history });
 
 describe('hosted call items in the history', () => {
-  it('go back to a Responses upstream whole, id and unknown fields included', () => {
+  it('go back to a Responses upstream whole, unknown fields included; the id only to an upstream that stores (a stateless one never kept it)', () => {
     const body = convertToResponsesRequest(request, { upstreamStore: false, encryptedReasoning: false });
-    expect(body.input[1]).toEqual(searchCall);
+    const { id: _id, ...withoutId } = searchCall;
+    expect(body.input[1]).toEqual(withoutId);
+    expect(convertToResponsesRequest(request, { upstreamStore: true, encryptedReasoning: false }).input[1]).toEqual(searchCall);
     expect(body.input.map((item) => item.type)).toEqual(['message', 'web_search_call', 'image_generation_call', 'message', 'message']);
   });
 

@@ -23,12 +23,13 @@ const FOREIGN_REASONING = /^[a-z][a-z0-9-]*\.[a-z_]+\.v\d+:/;
 /**
  * Translates one turn into a Responses API request. The upstream is called
  * statelessly: the whole conversation goes in `input`, without item ids (ids
- * name items the upstream stored, and it stored none).
+ * name items the upstream stored, and it stored none; hosted calls keep
+ * theirs when it does, `upstreamStore`).
  */
 export function convertToResponsesRequest(request: TurnRequest, options: ResponsesRequestOptions): ResponsesRequest {
   const body: ResponsesRequest = {
     model: request.model,
-    input: convertItems(request.items, request.historyLength),
+    input: convertItems(request.items, request.historyLength, options.upstreamStore),
     stream: request.stream,
     store: options.upstreamStore,
   };
@@ -78,7 +79,7 @@ export function toInputTokensRequest(body: ResponsesRequest): Record<string, unk
   return Object.fromEntries(Object.entries({ model, input, instructions, tools, tool_choice, parallel_tool_calls, text, reasoning }).filter(([, value]) => value !== undefined));
 }
 
-function convertItems(items: InputItem[], historyLength: number): ResponsesInputItem[] {
+function convertItems(items: InputItem[], historyLength: number, upstreamStore: boolean): ResponsesInputItem[] {
   const converted: ResponsesInputItem[] = [];
   items.forEach((item, index) => {
     const param = index < historyLength ? 'previous_response_id' : `input[${index - historyLength}]`;
@@ -102,10 +103,13 @@ function convertItems(items: InputItem[], historyLength: number): ResponsesInput
       case 'web_search_call':
       case 'file_search_call':
       case 'code_interpreter_call':
-      case 'image_generation_call':
-        // The upstream's own record of a hosted call it ran, given back whole, its id included (OpenAI's input types require it).
-        converted.push({ ...item });
+      case 'image_generation_call': {
+        // The upstream's own record of a hosted call it ran, given back whole. Its id names an item only an
+        // upstream that stores kept: a stateless one refuses ids it never persisted (Codex leaves them out too).
+        const { id, ...call } = item;
+        converted.push(upstreamStore ? { ...call, id } : call);
         return;
+      }
       case 'reasoning': {
         // Only OpenAI's own encrypted reasoning can go back; without it a stateless upstream has nothing to continue.
         const encrypted = item.encrypted_content;
