@@ -176,9 +176,10 @@ describe('OpenAI Responses streams → OpenResponses events', () => {
     ]);
   });
 
-  it('a compatible server that reports a hosted call only when done, without an id, still has it added, given an id, and done', async () => {
+  it('a compatible server that reports a hosted call without an id has it added once, when done, given an id', async () => {
     const frames = [
       { type: 'response.created', response: { id: 'resp_c', model: 'm', status: 'in_progress', output: [] } },
+      { type: 'response.output_item.added', output_index: 0, item: { type: 'image_generation_call', status: 'in_progress' } },
       { type: 'response.output_item.done', output_index: 0, item: { type: 'image_generation_call', status: 'completed', result: 'iVBORw0KGgo=' } },
       { type: 'response.completed', response: { id: 'resp_c', model: 'm', status: 'completed', output: [], usage: { input_tokens: 3, output_tokens: 1 } } },
     ];
@@ -187,7 +188,7 @@ describe('OpenAI Responses streams → OpenResponses events', () => {
     for await (const event of await provider.startTurn(streamed, new AbortController().signal)) turn.push(event);
     const added = turn.find((event) => event.type === 'hosted_item.added') as Extract<TurnEvent, { type: 'hosted_item.added' }>;
     expect(added.item).toEqual({ type: 'image_generation_call', status: 'completed', result: 'iVBORw0KGgo=', id: expect.stringMatching(/^hc_/) });
-    expect(turn.find((event) => event.type === 'hosted_item.done')).toEqual({ type: 'hosted_item.done', item: added.item });
+    expect(turn.filter((event) => event.type.startsWith('hosted_item.'))).toEqual([added, { type: 'hosted_item.done', item: added.item }]);
   });
 
   it('a refusal streams as refusal content', async () => {

@@ -30,8 +30,9 @@ export class ResponsesEventTranslator {
   readonly #done = new Set<string>();
   /** Messages whose annotations arrived as events. */
   readonly #annotated = new Set<string>();
-  /** Hosted calls already added, by the upstream's item id. */
+  /** Hosted calls already added, and those already done, by the upstream's item id. */
   readonly #hosted = new Set<string>();
+  readonly #hostedDone = new Set<string>();
   #final: ResponsesBody | null = null;
   #identified = false;
 
@@ -45,7 +46,8 @@ export class ResponsesEventTranslator {
       case 'response.output_item.added': {
         const { item } = event as { item: ResponsesOutputItem };
         if (isFunctionCall(item)) this.#startCall(item, out);
-        else if (isHostedCall(item)) this.#addHosted(item, out);
+        // One without an id (a compatible server) is added when done, where it is known whole.
+        else if (isHostedCall(item) && item.id) this.#addHosted(item, out);
         return;
       }
       case 'response.output_text.annotation.added': {
@@ -138,6 +140,8 @@ export class ResponsesEventTranslator {
     }
     if (isHostedCall(item)) {
       const added = this.#addHosted(item, out);
+      if (this.#hostedDone.has(added.id)) return;
+      this.#hostedDone.add(added.id);
       out.push({ type: 'hosted_item.done', item: added });
       return;
     }
