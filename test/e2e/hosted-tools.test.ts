@@ -151,6 +151,15 @@ describe('hosted tools over an OpenAI Responses upstream', () => {
     ];
     expect(upstream.requests[1]!.body.input).toEqual(expected);
 
+    // In a conversation too.
+    const conversation = await client.conversations.create({});
+    reply = (request) => (request.body.input.length === 1 ? { kind: 'json', body: recordedResponse } : { kind: 'json', body: responsesText('About 1,083 feet.') });
+    await client.responses.create({ model: 'gpt-5-mini', conversation: conversation.id, input: 'How tall is the Eiffel Tower?', tools: [webSearch as any] });
+    upstream.requests.length = 2;
+    await client.responses.create({ model: 'gpt-5-mini', conversation: conversation.id, input: 'In feet?' });
+    expect(upstream.requests[2]!.body.input).toEqual(expected);
+    upstream.requests.length = 2;
+
     // A stateless client resends the items it was given.
     await client.responses.create({ model: 'gpt-5-mini', store: false, input: [{ role: 'user', content: 'How tall is the Eiffel Tower?' }, first.output[0], first.output[1], { role: 'user', content: 'In feet?' }] as any });
     expect(upstream.requests[2]!.body.input).toEqual(expected);
