@@ -67,7 +67,7 @@ export const ENVIRONMENT_VARIABLES: readonly EnvironmentVariable[] = [
   { name: 'TOOL_TIMEOUT_MS', path: ['loop', 'toolTimeoutMs'], parse: 'integer', help: 'longest one tool call may run, in milliseconds' },
   { name: 'RESPONSE_DEADLINE_MS', path: ['loop', 'deadlineMs'], parse: 'integer', help: 'longest one response may take, all turns included, in milliseconds' },
   { name: 'PAUSED_STATUS', path: ['loop', 'pausedStatus'], parse: 'text', help: 'status of a response paused for client tools: requires_action or completed' },
-  { name: 'HOSTED_TOOLS', path: ['loop', 'hostedTools'], parse: 'text', help: 'hosted tools no upstream here runs (web_search, …): omit (left out, reported in x-loopgate-omitted-tools) or reject (a 400)' },
+  { name: 'HOSTED_TOOLS', path: ['loop', 'hostedTools'], parse: 'text', help: 'hosted tools the serving upstream does not run (web_search on a Chat Completions model, …): omit (left out, reported in x-loopgate-omitted-tools) or reject (a 400)' },
   { name: 'LOOP_AT_LIMIT', path: ['loop', 'atLimit'], parse: 'text', help: 'at max_turns / max_tool_calls: incomplete, or final_answer (one last model call without tools)' },
   { name: 'LOOP_TERMINAL_TOOLS', path: ['loop', 'terminalTools'], parse: 'list', help: 'comma-separated tools (as the model calls them) whose successful call ends the response' },
   { name: 'LOOP_COMPLETION_CHECK', path: ['loop', 'completionCheck', 'enabled'], parse: 'boolean', help: 'ask the model once to confirm it is done before accepting its first answer after tools' },

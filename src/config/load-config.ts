@@ -11,6 +11,7 @@ import { renameLegacyMcpServerKeys, upgradeLegacyKeys } from './legacy-keys.ts';
 import { operatorRequireApproval } from './operator-approval-schema.ts';
 import { findUnknownKeys } from './schema-introspection.ts';
 import { httpUrl, redisUrl } from './url-schemas.ts';
+import { UPSTREAM_HOSTED_TOOL_TYPES } from '../protocol/hosted-tools.ts';
 
 const toolCallMode = z.enum(['native', 'text']);
 const textToolCallRetries = z.int().min(0).max(10);
@@ -72,6 +73,15 @@ const OpenAIResponsesProviderConfig = z.object({
   encryptedReasoning: z.boolean().default(true),
   ...outboundLimits,
   ...openAIEndpointConfig,
+  /**
+   * The hosted tools the upstream runs itself (`web_search`, `file_search`, …):
+   * a request naming one has it offered upstream, its calls passed through.
+   * Every one OpenAI runs by default; `[]` for servers that run none.
+   */
+  hostedTools: z
+    .array(z.enum(UPSTREAM_HOSTED_TOOL_TYPES))
+    .refine((types) => new Set(types).size === types.length, 'lists a hosted tool twice')
+    .default([...UPSTREAM_HOSTED_TOOL_TYPES]),
   ...upstreamConnectionConfig,
   /** Context window, in tokens, of the models this provider serves that configure none (`truncation: "auto"`). */
   contextWindow: z.int().positive().nullable().default(null),

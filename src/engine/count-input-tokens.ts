@@ -71,7 +71,8 @@ export class InputTokenCounter {
     }
 
     // The tools the model would be offered: the request's, then what executors (MCP servers) offer, as the engine offers them.
-    const functionTools = declareTools(request.tools, this.#options.hostedTools ?? 'omit', loadedTools).functions;
+    const declared = declareTools(request.tools, this.#options.hostedTools ?? 'omit', loadedTools, (type) => route.provider.runsHostedTool?.(type) === true);
+    const functionTools = declared.functions;
     const mcpServers = (request.tools ?? []).flatMap((tool, index) => (tool.type === 'mcp' ? [{ tool, index }] : []));
     const context: ToolContext = { tenant: options.tenant, tools: functionTools, mcpServers, previousOutput, offered: new Map() };
     const declaredNames = new Set(functionTools.map((tool) => tool.name));
@@ -79,7 +80,7 @@ export class InputTokenCounter {
     const offered = new Map(offers.offered.filter((tool) => !declaredNames.has(tool.definition.name)).map((tool) => [tool.definition.name, tool.definition]));
 
     const modelInput = modelInputOf(history, input, { codec: this.#options.compaction ?? null, tenant: options.tenant, inherited: conversationItems ? 'conversation' : 'previous_response_id' });
-    const whole = toTurnRequest(request, route.upstreamModel, modelInput, history.length, [...functionTools, ...offered.values()]);
+    const whole = toTurnRequest(request, route.upstreamModel, modelInput, history.length, [...functionTools, ...offered.values()], declared.hosted);
     const window = request.truncation === 'auto' ? (this.#options.contextWindows?.lookupAny(model, routeTargets(route)) ?? null) : null;
     const turn = window ? await truncated(whole, window) : whole;
     if (route.provider.countInputTokens) return { inputTokens: await route.provider.countInputTokens(turn, options.signal), countedBy: 'provider' };

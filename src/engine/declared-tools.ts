@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import { invalidRequest } from '../errors/gateway-error.ts';
 import type { ClientToolSearchParam, CreateResponseRequest, CustomToolParam, FunctionToolParam, LoadableToolParam } from '../protocol/create-response-request.ts';
+import { isUpstreamHostedToolType, type UpstreamHostedToolParam, type UpstreamHostedToolType } from '../protocol/hosted-tools.ts';
 
-/** What happens to hosted tools no upstream here can run: left out of what the model sees (and reported), or refused. */
+/** What happens to hosted tools the serving upstream does not run: left out of what the model sees (and reported), or refused. */
 export type HostedToolPolicy = 'omit' | 'reject';
 
 /** A call's name as the client knows it: the tool's own name, its namespace if it has one, and its kind when it is not a function. */
@@ -22,9 +23,14 @@ export interface DeclaredTools {
   functions: FunctionToolParam[];
   /** Model-facing name → how the client gets the call back, for namespaced and freeform tools. */
   namespaced: ReadonlyMap<string, ClientToolName>;
+  /** Hosted tools the serving upstream runs itself, offered to it as the client named them. */
+  hosted: UpstreamHostedToolParam[];
   /** Hosted tools left out (by type), for the response header and the log. */
   omitted: string[];
 }
+
+/** Whether the provider serving the request runs a hosted tool itself (`Provider.runsHostedTool`). */
+export type RunsHostedTool = (type: UpstreamHostedToolType) => boolean;
 
 const SEPARATOR = '__';
 const MODEL_TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
@@ -63,12 +69,14 @@ export function modelToolName(tool: ClientToolName): string {
  * Reads the request's `tools` into what the model is offered: function tools
  * as they are, each namespace's functions flattened under names that cannot
  * collide, freeform tools as functions with one string, a client-run tool
- * search as a function, hosted tools by the policy; MCP servers are the MCP
+ * search as a function, hosted tools the upstream runs (`runsHosted`) as
+ * they are, other hosted tools by the policy; MCP servers are the MCP
  * executor's. Tools marked `defer_loading` wait until a tool search of the
  * conversation loaded them (`loaded`); loaded tools are offered from then on.
  */
-export function declareTools(tools: CreateResponseRequest['tools'], hostedPolicy: HostedToolPolicy, loaded: readonly LoadableToolParam[] = []): DeclaredTools {
+export function declareTools(tools: CreateResponseRequest['tools'], hostedPolicy: HostedToolPolicy, loaded: readonly LoadableToolParam[] = [], runsHosted: RunsHostedTool = () => false): DeclaredTools {
   const functions: FunctionToolParam[] = [];
+  const hosted: UpstreamHostedToolParam[] = [];
   const namespaced = new Map<string, ClientToolName>();
   const omitted: string[] = [];
   const loadedNames = new Set(loaded.map((tool) => tool.name));
@@ -101,8 +109,12 @@ export function declareTools(tools: CreateResponseRequest['tools'], hostedPolicy
       namespaced.set(TOOL_SEARCH_NAME, { name: TOOL_SEARCH_NAME, kind: 'tool_search' });
       return;
     }
+    if (isUpstreamHostedToolType(tool.type) && runsHosted(tool.type)) {
+      hosted.push(tool as UpstreamHostedToolParam);
+      return;
+    }
     if (hostedPolicy === 'reject') {
-      throw invalidRequest(`The hosted tool '${tool.type}' cannot run behind this gateway (it is configured to refuse such tools rather than leave them out).`, `${param}.type`, 'unsupported_tool');
+      throw invalidRequest(`The hosted tool '${tool.type}' cannot run behind this gateway for this model (its upstream does not run it, and the gateway is configured to refuse such tools rather than leave them out).`, `${param}.type`, 'unsupported_tool');
     }
     omitted.push(tool.type);
   };
@@ -118,5 +130,5 @@ export function declareTools(tools: CreateResponseRequest['tools'], hostedPolicy
 
   const clash = functions.find((tool, index) => functions.findIndex((other) => other.name === tool.name) !== index);
   if (clash) throw invalidRequest(`Two tools are offered to the model as '${clash.name}'; tool names must be unique.`, 'tools', 'duplicate_tool_name');
-  return { functions, namespaced, omitted };
+  return { functions, namespaced, hosted, omitted };
 }

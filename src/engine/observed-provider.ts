@@ -128,6 +128,10 @@ class ModelCallTally {
         break;
       case 'reasoning.delta':
       case 'reasoning.encrypted':
+      case 'text.annotation':
+      case 'hosted_item.added':
+      case 'hosted_item.progress':
+      case 'hosted_item.done':
         break;
       default:
         // A new kind of event must be considered here; at run time an unknown one is only not tallied.

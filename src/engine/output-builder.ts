@@ -1,7 +1,7 @@
 import type { ToolCall } from '../executors/tool-executor.ts';
 import { clientCallItem } from './client-call-kinds.ts';
 import type { ClientToolName } from './declared-tools.ts';
-import type { FunctionCallOutputItem, FunctionCallResultItem, ItemStatus, MessageOutputItem, OutputItem, ReasoningOutputItem } from '../protocol/output-items.ts';
+import type { FunctionCallOutputItem, FunctionCallResultItem, HostedCallItem, ItemStatus, MessageOutputItem, OutputItem, ReasoningOutputItem, TextAnnotation } from '../protocol/output-items.ts';
 import type { ResponseStreamEventBody } from '../protocol/stream-events.ts';
 import type { TokenLogprob, TurnEvent } from '../providers/provider.ts';
 import { assertNever } from '../util/assert-never.ts';
@@ -12,7 +12,7 @@ export type Emit = (event: ResponseStreamEventBody) => void;
 interface OpenMessage {
   item: MessageOutputItem;
   index: number;
-  part: { kind: 'output_text' | 'refusal'; contentIndex: number; text: string; logprobs: TokenLogprob[] } | null;
+  part: { kind: 'output_text' | 'refusal'; contentIndex: number; text: string; logprobs: TokenLogprob[]; annotations: TextAnnotation[] } | null;
 }
 interface OpenCall {
   item: FunctionCallOutputItem;
@@ -42,6 +42,8 @@ export class OutputBuilder {
   readonly #clientName: (toolName: string) => ClientToolName | null;
   #turnCalls: { callId: string; name: string; item: FunctionCallOutputItem | null; terminal: boolean }[] = [];
   readonly #customAdded = new Set<string>();
+  /** Hosted calls the upstream is still running, by their (upstream's) item id. */
+  readonly #hosted = new Map<string, { item: HostedCallItem; index: number }>();
 
   /**
    * `isHidden` names tools whose calls must not appear as `function_call`
@@ -136,6 +138,26 @@ export class OutputBuilder {
         emit({ type: 'response.function_call_arguments.delta', item_id: call.item.id, output_index: call.index, delta: event.delta });
         return;
       }
+      case 'text.annotation':
+        this.#annotate(event.annotation, emit);
+        return;
+      case 'hosted_item.added': {
+        this.#hosted.set(event.item.id, this.#addHosted({ ...event.item }, emit));
+        return;
+      }
+      case 'hosted_item.progress': {
+        const open = this.#hosted.get(event.itemId);
+        if (open) emit({ ...event.event, item_id: open.item.id, output_index: open.index });
+        return;
+      }
+      case 'hosted_item.done': {
+        const open = this.#hosted.get(event.item.id) ?? this.#addHosted(event.item, emit);
+        // The upstream's finished item replaces what was added, as it is.
+        this.output[open.index] = event.item;
+        emit({ type: 'response.output_item.done', output_index: open.index, item: event.item });
+        this.#hosted.delete(event.item.id);
+        return;
+      }
       case 'usage':
       case 'finish':
       case 'error':
@@ -150,6 +172,12 @@ export class OutputBuilder {
   closeAll(status: ItemStatus, emit: Emit): void {
     this.#closeReasoning(emit);
     this.#closeMessage(status, emit);
+    // A hosted call the upstream never finished (the turn was cut short) ends as it stood, marked incomplete.
+    for (const open of this.#hosted.values()) {
+      open.item.status = 'incomplete';
+      emit({ type: 'response.output_item.done', output_index: open.index, item: open.item });
+    }
+    this.#hosted.clear();
     this.#addCustomCalls(status, emit);
     for (const call of this.#calls.values()) {
       call.item.status = status;
@@ -170,6 +198,28 @@ export class OutputBuilder {
       const index = this.#add(item, emit);
       emit({ type: 'response.output_item.done', output_index: index, item });
     }
+  }
+
+  #addHosted(item: HostedCallItem, emit: Emit): { item: HostedCallItem; index: number } {
+    this.#closeMessage('completed', emit);
+    this.#closeReasoning(emit);
+    return { item, index: this.#add(item, emit) };
+  }
+
+  /** Adds an annotation to the output text being written (opened, empty, when there is none yet). */
+  #annotate(annotation: TextAnnotation, emit: Emit): void {
+    if (this.#message?.part?.kind !== 'output_text') this.#appendMessageText('output_text', '', emit);
+    const message = this.#message!;
+    const part = message.part!;
+    part.annotations.push(annotation);
+    emit({
+      type: 'response.output_text.annotation.added',
+      item_id: message.item.id,
+      output_index: message.index,
+      content_index: part.contentIndex,
+      annotation_index: part.annotations.length - 1,
+      annotation,
+    });
   }
 
   #add(item: OutputItem, emit: Emit): number {
@@ -194,7 +244,7 @@ export class OutputBuilder {
       part = null;
     }
     if (!part) {
-      part = { kind, contentIndex: message.item.content.length, text: '', logprobs: [] };
+      part = { kind, contentIndex: message.item.content.length, text: '', logprobs: [], annotations: [] };
       message.part = part;
       const content = kind === 'output_text' ? { type: 'output_text' as const, text: '', annotations: [] } : { type: 'refusal' as const, refusal: '' };
       message.item.content.push(content);
@@ -213,7 +263,7 @@ export class OutputBuilder {
     const scope = { item_id: message.item.id, output_index: message.index, content_index: part.contentIndex };
     const content =
       part.kind === 'output_text'
-        ? { type: 'output_text' as const, text: part.text, annotations: [], ...(part.logprobs.length > 0 && { logprobs: part.logprobs }) }
+        ? { type: 'output_text' as const, text: part.text, annotations: part.annotations, ...(part.logprobs.length > 0 && { logprobs: part.logprobs }) }
         : { type: 'refusal' as const, refusal: part.text };
     message.item.content[part.contentIndex] = content;
     if (content.type === 'output_text') emit({ type: 'response.output_text.done', ...scope, text: content.text, logprobs: part.logprobs });

@@ -32,8 +32,9 @@ function itemEvents(item: OutputItem, outputIndex: number): ResponseStreamEventB
         );
       } else {
         events.push(
-          { type: 'response.content_part.added', ...at, part: { ...part, text: '', ...('logprobs' in part && { logprobs: [] }) } },
+          { type: 'response.content_part.added', ...at, part: { ...part, text: '', annotations: [], ...('logprobs' in part && { logprobs: [] }) } },
           { type: 'response.output_text.delta', ...at, delta: part.text, logprobs: [] },
+          ...part.annotations.map((annotation, annotationIndex): ResponseStreamEventBody => ({ type: 'response.output_text.annotation.added', ...at, annotation_index: annotationIndex, annotation })),
           { type: 'response.output_text.done', ...at, text: part.text, logprobs: [] },
         );
       }

@@ -83,6 +83,7 @@ export function measureTurn(request: TurnRequest, measure: TextMeasure): TurnMea
     }));
     fixed += measure(JSON.stringify(definitions));
   }
+  if (request.hostedTools.length > 0) fixed += measure(JSON.stringify(request.hostedTools));
   const items = request.items.map((item) => measureItem(item, measure));
   return { fixed, items, total: items.reduce((sum, tokens) => sum + tokens, fixed) };
 }
@@ -95,6 +96,14 @@ function measureItem(item: InputItem, measure: TextMeasure): number {
       return TOKENS_PER_MESSAGE + measure(item.name) + measure(item.arguments);
     case 'function_call_output':
       return TOKENS_PER_MESSAGE + measureContent(item.output, measure);
+    case 'web_search_call':
+    case 'file_search_call':
+    case 'code_interpreter_call':
+    case 'image_generation_call': {
+      // Sent back whole to the Responses upstream that ran it; a generated image (`result`) is billed as an image, not as its base64 text.
+      const { result: _image, ...rest } = item;
+      return TOKENS_PER_MESSAGE + measure(JSON.stringify(rest));
+    }
     default:
       // Reasoning is not sent to Chat upstreams; the engine turns every other kind into calls and outputs first.
       return 0;

@@ -1,14 +1,17 @@
 import type { CreateResponseRequest } from '../protocol/create-response-request.ts';
+import { HOSTED_INCLUDES } from '../protocol/hosted-tools.ts';
 import type { TurnRequest } from '../providers/provider.ts';
 
 /** What one model call is asked, from the client's request and the conversation the engine assembled. */
-export function toTurnRequest(request: CreateResponseRequest, model: string, items: TurnRequest['items'], historyLength: number, tools: TurnRequest['tools']): TurnRequest {
+export function toTurnRequest(request: CreateResponseRequest, model: string, items: TurnRequest['items'], historyLength: number, tools: TurnRequest['tools'], hostedTools: TurnRequest['hostedTools'] = []): TurnRequest {
   return {
     model,
     instructions: request.instructions ?? null,
     items,
     historyLength,
     tools,
+    hostedTools,
+    hostedInclude: hostedTools.length > 0 ? (request.include ?? []).filter((value) => HOSTED_INCLUDES.test(value)) : [],
     toolChoice: request.tool_choice ?? null,
     parallelToolCalls: request.parallel_tool_calls ?? null,
     textFormat: request.text?.format ?? null,

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { LoopControlsParam } from './loop-controls-param.ts';
 import { jsonSchemaObject } from './bounded-fields.ts';
+import { UPSTREAM_HOSTED_TOOL_TYPES, UpstreamHostedToolParam } from './hosted-tools.ts';
 import { InputItem, ToolName } from './input-items.ts';
 import { REQUEST_LIMITS } from './request-limits.ts';
 import { UNSUPPORTED_PARAMETERS } from './unsupported-parameters.ts';
@@ -73,28 +74,18 @@ export const ClientToolSearchParam = z.object({
 });
 
 /**
- * Tools OpenAI runs on its own servers (or, for `tool_search`, asks the client
- * to run) that no upstream behind this gateway can. What happens to them is
- * the operator's policy (`tools.hosted`): left out of what the model sees and
- * reported, or refused.
+ * Tools OpenAI runs on its own servers (or asks the client to run: computer,
+ * shell, apply_patch, hosted tool search). Those an upstream here runs
+ * (hosted-tools.ts) are offered to it; the rest, and those its provider does
+ * not run, follow the operator's policy (`loop.hostedTools`): left out of what
+ * the model sees and reported, or refused.
  */
-export const HOSTED_TOOL_TYPES = [
-  'web_search',
-  'web_search_preview',
-  'web_search_2025_08_26',
-  'web_search_preview_2025_03_11',
-  'file_search',
-  'code_interpreter',
-  'image_generation',
-  'computer',
-  'computer_use_preview',
-  'local_shell',
-  'shell',
-  'apply_patch',
-  'tool_search',
-  'programmatic_tool_calling',
-] as const;
-export const HostedToolParam = z.object({ type: z.enum(HOSTED_TOOL_TYPES) }).loose();
+const OTHER_HOSTED_TOOL_TYPES = ['computer', 'computer_use_preview', 'local_shell', 'shell', 'apply_patch', 'tool_search', 'programmatic_tool_calling'] as const;
+export const HOSTED_TOOL_TYPES = [...UPSTREAM_HOSTED_TOOL_TYPES, ...OTHER_HOSTED_TOOL_TYPES] as const;
+/** A hosted tool no upstream here runs: only its type matters (it is omitted or refused), the rest is kept as sent. */
+export const OtherHostedToolParam = z.object({ type: z.enum(OTHER_HOSTED_TOOL_TYPES) }).loose();
+/** Any hosted tool: those an upstream may run checked for OpenAI's fields, the others by type. */
+export const HostedToolParam = z.union([UpstreamHostedToolParam, OtherHostedToolParam]);
 
 const mcpToolNames = z.array(z.string().max(REQUEST_LIMITS.maxIdChars)).max(REQUEST_LIMITS.maxTools);
 
@@ -151,7 +142,7 @@ export const CreateResponseRequest = z.object({
   // Every value OpenAI defines; those about hosted tools the gateway does not run have nothing to include.
   include: z.array(z.enum(INCLUDABLE)).nullish(),
   tools: z
-    .array(z.union([z.discriminatedUnion('type', [FunctionToolParam, McpToolParam, NamespaceToolParam, CustomToolParam]), ClientToolSearchParam, HostedToolParam]))
+    .array(z.union([z.discriminatedUnion('type', [FunctionToolParam, McpToolParam, NamespaceToolParam, CustomToolParam, ...UpstreamHostedToolParam.options]), ClientToolSearchParam, OtherHostedToolParam]))
     .max(REQUEST_LIMITS.maxTools)
     .superRefine(toolsWithinLimits)
     .nullish(),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { jsonArgumentsText, jsonSchemaObject } from './bounded-fields.ts';
+import { HostedCallInputItem } from './hosted-tools.ts';
 import { REQUEST_LIMITS } from './request-limits.ts';
 
 /**
@@ -31,7 +32,8 @@ export const InputVideoPart = z.object({ type: z.literal('input_video'), video_u
 export const OutputTextPart = z.object({
   type: z.literal('output_text'),
   text: z.string().max(MAX_TEXT),
-  annotations: z.array(z.object({ type: z.literal('url_citation') }).loose()).optional(),
+  // OpenAI's annotation kinds (web search citations, file citations, file paths), kept as sent.
+  annotations: z.array(z.object({ type: z.enum(['url_citation', 'file_citation', 'container_file_citation', 'file_path']) }).loose()).max(REQUEST_LIMITS.maxContentParts).optional(),
 });
 export const RefusalPart = z.object({ type: z.literal('refusal'), refusal: z.string().max(MAX_TEXT) });
 
@@ -199,6 +201,7 @@ const ItemUnion = z.discriminatedUnion('type', [
   McpListToolsInput,
   McpCallInput,
   McpApprovalRequestInput,
+  HostedCallInputItem,
 ]);
 
 export const InputItem = z.preprocess((value) => {
@@ -212,6 +215,7 @@ export const InputItem = z.preprocess((value) => {
 }, ItemUnion);
 
 export type InputItem = z.infer<typeof ItemUnion>;
+export type HostedCallInputItem = z.infer<typeof HostedCallInputItem>;
 export type MessageInputItem = z.infer<typeof MessageItem>;
 export type UserContentPart = z.infer<typeof UserContentPart>;
 export type FunctionCallOutputPart = Exclude<z.infer<typeof FunctionCallOutputItem>['output'], string>[number];

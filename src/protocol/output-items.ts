@@ -1,11 +1,16 @@
+import type { HostedCallItemType } from './hosted-tools.ts';
+
 /** Items of `ResponseResource.output`, as the OpenResponses schema (`ItemField`) shapes them. */
 
 export type ItemStatus = 'in_progress' | 'completed' | 'incomplete';
 
+/** An annotation on output text (a web search's `url_citation`, a file citation), as the upstream made it. */
+export type TextAnnotation = { type: string } & Record<string, unknown>;
+
 export interface OutputTextContent {
   type: 'output_text';
   text: string;
-  annotations: unknown[];
+  annotations: TextAnnotation[];
   logprobs?: unknown[];
 }
 export interface RefusalContent {
@@ -111,4 +116,16 @@ export interface McpApprovalRequestItem {
   arguments: string;
 }
 
-export type OutputItem = MessageOutputItem | FunctionCallOutputItem | FunctionCallResultItem | CustomToolCallOutputItem | ToolSearchCallOutputItem | ReasoningOutputItem | McpListToolsItem | McpCallItem | McpApprovalRequestItem;
+/**
+ * A call of a hosted tool the upstream ran (`web_search_call`, …), in OpenAI's
+ * shape, kept exactly as the upstream reported it: the gateway neither reads
+ * nor changes its fields (hosted-tools.ts).
+ */
+export interface HostedCallItem {
+  type: HostedCallItemType;
+  id: string;
+  status?: string;
+  [field: string]: unknown;
+}
+
+export type OutputItem = HostedCallItem | MessageOutputItem | FunctionCallOutputItem | FunctionCallResultItem | CustomToolCallOutputItem | ToolSearchCallOutputItem | ReasoningOutputItem | McpListToolsItem | McpCallItem | McpApprovalRequestItem;

@@ -1,10 +1,12 @@
-import type { MessageContent, OutputItem } from './output-items.ts';
+import type { HostedCallItem, MessageContent, OutputItem, TextAnnotation } from './output-items.ts';
 import type { ResponseResource } from './response-resource.ts';
 
 /**
  * The OpenResponses streaming events this gateway emits: a subset of the
  * schema's 24, chosen so that the OpenAI SDK's `responses.stream()` accepts
- * every one (it throws on types it does not know).
+ * every one (it throws on types it does not know). Beyond the schema: the
+ * progress events of hosted calls an upstream ran (OpenAI's own
+ * `response.web_search_call.searching`, …, which the SDK knows), passed on.
  */
 
 interface ItemScoped {
@@ -26,6 +28,8 @@ export type ResponseStreamEventBody =
   | ({ type: 'response.refusal.done'; refusal: string } & ContentScoped)
   | ({ type: 'response.function_call_arguments.delta'; delta: string } & ItemScoped)
   | ({ type: 'response.function_call_arguments.done'; arguments: string } & ItemScoped)
+  | ({ type: 'response.output_text.annotation.added'; annotation_index: number; annotation: TextAnnotation } & ContentScoped)
+  | ({ type: `response.${HostedCallItem['type']}${string}`; [field: string]: unknown } & ItemScoped)
   | { type: 'error'; error: { type: string; code: string | null; message: string; param: string | null } };
 
 export type ResponseStreamEvent = ResponseStreamEventBody & { sequence_number: number };

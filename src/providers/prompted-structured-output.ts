@@ -1,4 +1,5 @@
 import type { TextFormatParam } from '../protocol/create-response-request.ts';
+import type { UpstreamHostedToolType } from '../protocol/hosted-tools.ts';
 import type { ModelInfo, Provider, TurnRequest, TurnStream } from './provider.ts';
 
 /**
@@ -24,6 +25,10 @@ export class PromptedStructuredOutputProvider implements Provider {
 
   startTurn(request: TurnRequest, signal: AbortSignal): Promise<TurnStream> {
     return this.#inner.startTurn(promptedTurnRequest(request), signal);
+  }
+
+  runsHostedTool(type: UpstreamHostedToolType): boolean {
+    return this.#inner.runsHostedTool?.(type) === true;
   }
 
   listModels(signal: AbortSignal): Promise<ModelInfo[]> {

@@ -1,5 +1,7 @@
 import type { InputItem } from '../protocol/input-items.ts';
 import type { FunctionToolParam, TextFormatParam, ToolChoiceParam } from '../protocol/create-response-request.ts';
+import type { UpstreamHostedToolParam, UpstreamHostedToolType } from '../protocol/hosted-tools.ts';
+import type { HostedCallItem, TextAnnotation } from '../protocol/output-items.ts';
 import type { TraceContext } from '../util/trace-context.ts';
 
 /**
@@ -16,6 +18,13 @@ export interface TurnRequest {
   /** How many of `items` were inherited through `previous_response_id` (the rest are this request's `input`). */
   historyLength: number;
   tools: FunctionToolParam[];
+  /**
+   * Hosted tools the upstream runs itself (`web_search`, …), as the client
+   * named them: only ever set for a provider whose `runsHostedTool` said yes.
+   */
+  hostedTools: UpstreamHostedToolParam[];
+  /** The request's `include` values about hosted calls (`web_search_call.action.sources`, …), asked of the upstream with its hosted tools. */
+  hostedInclude: string[];
   toolChoice: ToolChoiceParam | null;
   parallelToolCalls: boolean | null;
   textFormat: TextFormatParam | null;
@@ -84,8 +93,22 @@ export type TurnEvent =
   /** What the upstream said of its answer: its own id for it and the model that produced it (for traces; nothing a client sees). */
   | { type: 'upstream.response'; id: string | null; model: string | null }
   | { type: 'finish'; finish: TurnFinish }
+  /** An annotation (a web search's `url_citation`) on the output text streamed so far. */
+  | { type: 'text.annotation'; annotation: TextAnnotation }
+  /**
+   * A hosted tool call the upstream runs (hosted-tools.ts), opaque: added
+   * when it starts, its progress events passed on as they come (`event` is
+   * the upstream's event without its item id, index and sequence number),
+   * done with the upstream's finished item. `item.id` is the upstream's.
+   */
+  | { type: 'hosted_item.added'; item: HostedCallItem }
+  | { type: 'hosted_item.progress'; itemId: string; event: HostedProgressEvent }
+  | { type: 'hosted_item.done'; item: HostedCallItem }
   /** A failure after the turn started: the response ends `failed`. */
   | { type: 'error'; code: string; message: string };
+
+/** A hosted call's progress event (`response.web_search_call.searching`, `response.image_generation_call.partial_image`, …). */
+export type HostedProgressEvent = { type: `response.${HostedCallItem['type']}${string}` } & Record<string, unknown>;
 
 /** A started turn. Creating one already proved the upstream accepted the call. */
 export type TurnStream = AsyncIterable<TurnEvent> | Iterable<TurnEvent>;
@@ -111,6 +134,12 @@ export interface Provider {
    * (engine/token-estimate.ts). Failures reject with a `GatewayError`.
    */
   countInputTokens?(request: TurnRequest, signal: AbortSignal): Promise<number>;
+  /**
+   * Whether the upstream runs the hosted tool `type` itself (config
+   * `providers.<name>.hostedTools`), so a request naming it has it offered in
+   * `TurnRequest.hostedTools` rather than omitted. Absent: it runs none.
+   */
+  runsHostedTool?(type: UpstreamHostedToolType): boolean;
   listModels(signal: AbortSignal): Promise<ModelInfo[]>;
   close(): Promise<void>;
 }

@@ -65,7 +65,7 @@ export function assertValidResponse(value: unknown): void {
 }
 
 /** OpenAI's item kinds the gateway emits that the OpenResponses schema does not define (README: MCP, custom tools, tool search). */
-const OPENAI_ONLY_ITEMS = /^(mcp_|custom_tool_call|tool_search_)/;
+const OPENAI_ONLY_ITEMS = /^(mcp_|custom_tool_call|tool_search_|web_search_call$|file_search_call$|code_interpreter_call$|image_generation_call$)/;
 
 /** Throws unless `value` is a valid `ResponseResource` once OpenAI's own item kinds are set aside; every other item is checked. */
 export function assertValidResponseWithOpenAIItems(value: unknown): void {
@@ -201,4 +201,42 @@ export function assertValidEventWithMcpItems(event: unknown): void {
     return;
   }
   assertValidEvent(event);
+}
+
+/** Hosted calls an upstream ran, passed through (OpenAI's items; the OpenResponses schema has none). */
+const HOSTED_CALL_ITEMS = /^(web_search_call|file_search_call|code_interpreter_call|image_generation_call)$/;
+const HOSTED_PROGRESS_EVENT = /^response\.(web_search_call|file_search_call|code_interpreter_call|code_interpreter_call_code|image_generation_call)\.[a-z_]+$/;
+
+/** Throws unless `item` is a hosted call as OpenAI shapes one: a known type, a non-empty id, a status. */
+export function assertValidHostedCallItem(item: unknown): void {
+  const body = item as { type?: unknown; id?: unknown; status?: unknown };
+  if (typeof body?.type !== 'string' || !HOSTED_CALL_ITEMS.test(body.type)) throw new Error(`not a hosted call item: ${JSON.stringify(item).slice(0, 500)}`);
+  if (typeof body.id !== 'string' || body.id === '') throw new Error(`hosted call item without an id: ${JSON.stringify(item).slice(0, 500)}`);
+  if (typeof body.status !== 'string') throw new Error(`hosted call item without a status: ${JSON.stringify(item).slice(0, 500)}`);
+}
+
+/** A response with hosted call items: those checked as OpenAI shapes them, everything else by the OpenResponses schema. */
+export function assertValidResponseWithHostedItems(value: unknown): void {
+  assertValidResponseWithOpenAIItems(value);
+  for (const item of (value as { output: { type: string }[] }).output) if (HOSTED_CALL_ITEMS.test(item.type)) assertValidHostedCallItem(item);
+}
+
+/**
+ * An event of a response with hosted calls: their progress events (OpenAI's,
+ * not the schema's) checked for the fields every item-scoped event has, their
+ * items as OpenAI shapes them (set aside as the null item the schema allows),
+ * and everything else by the OpenResponses schema, MCP items as OpenAI's.
+ */
+export function assertValidEventWithHostedItems(event: unknown): void {
+  const body = event as { type: string; sequence_number?: unknown; item_id?: unknown; output_index?: unknown; item?: { type: string } | null };
+  if (HOSTED_PROGRESS_EVENT.test(body.type)) {
+    if (typeof body.sequence_number !== 'number' || typeof body.item_id !== 'string' || typeof body.output_index !== 'number') throw new Error(`hosted progress event is not item-scoped: ${JSON.stringify(event)}`);
+    return;
+  }
+  if (body.item && HOSTED_CALL_ITEMS.test(body.item.type)) {
+    assertValidHostedCallItem(body.item);
+    assertValidEvent({ ...body, item: null });
+    return;
+  }
+  assertValidEventWithMcpItems(event);
 }

@@ -8,6 +8,8 @@ export function turnRequest(overrides: Partial<TurnRequest> = {}): TurnRequest {
     items: [{ type: 'message', role: 'user', content: 'hi' }],
     historyLength: 0,
     tools: [],
+    hostedTools: [],
+    hostedInclude: [],
     toolChoice: null,
     parallelToolCalls: null,
     textFormat: null,

@@ -4,6 +4,7 @@ import { GatewayError } from '../../src/errors/gateway-error.ts';
 import { OpenAIResponsesProvider } from '../../src/providers/openai-responses/openai-responses-provider.ts';
 import type { TurnEvent, TurnRequest } from '../../src/providers/provider.ts';
 import { assertEventStreamInvariants } from '../support/event-invariants.ts';
+import { assertValidEventWithHostedItems } from '../support/openresponses-schema.ts';
 import { ScriptedChatUpstream } from '../support/scripted-chat-upstream.ts';
 import { collectLoopEvents } from '../support/turn-helpers.ts';
 import { turnRequest } from '../support/turn-request.ts';
@@ -100,6 +101,94 @@ describe('OpenAI Responses streams → OpenResponses events', () => {
     expect(limited.output[0].content[0].text).toBe('Once upon a time there');
     const filtered = (await run('incomplete-content-filter.sse')).response;
     expect(filtered.incomplete_details).toEqual({ reason: 'content_filter' });
+  });
+
+  it('a web search: its call and progress pass through opaque, its citation follows the text it points into; a non-streamed answer gives the same', async () => {
+    const turn = await turnEvents('web-search.sse');
+    const kinds = turn.map((event) => (event.type === 'hosted_item.progress' ? `${event.type}:${event.event.type}` : event.type)).filter((kind, index, all) => kind !== 'text.delta' || all[index - 1] !== 'text.delta');
+    expect(kinds).toEqual([
+      'upstream.response',
+      'hosted_item.added',
+      'hosted_item.progress:response.web_search_call.in_progress',
+      'hosted_item.progress:response.web_search_call.searching',
+      'hosted_item.progress:response.web_search_call.completed',
+      'hosted_item.done',
+      'text.delta',
+      'text.annotation',
+      'text.delta',
+      'usage',
+      'finish',
+    ]);
+    const done = turn.find((event) => event.type === 'hosted_item.done') as Extract<TurnEvent, { type: 'hosted_item.done' }>;
+    expect(done.item).toEqual({ id: 'ws_68c1f0a3c4d5e6f7081920a1b2c3d4e5', type: 'web_search_call', status: 'completed', action: { type: 'search', query: 'Eiffel Tower height 2024', sources: [{ type: 'url', url: 'https://www.toureiffel.paris/en/the-monument/key-figures' }] } });
+    // The progress event carries what the upstream said, without its position on the upstream's stream.
+    expect(turn.find((event) => event.type === 'hosted_item.progress')).toEqual({ type: 'hosted_item.progress', itemId: done.item.id, event: { type: 'response.web_search_call.in_progress' } });
+
+    serve('web-search.sse');
+    const signal = new AbortController().signal;
+    const events = await collectLoopEvents(await provider.startTurn(streamed, signal), { model: 'gpt-5-mini' }, signal);
+    const response = assertEventStreamInvariants(events, assertValidEventWithHostedItems);
+    expect(response.output.map((item: any) => item.type)).toEqual(['web_search_call', 'message']);
+    expect(response.output[1].content[0].annotations).toEqual([expect.objectContaining({ type: 'url_citation', start_index: 59, end_index: 155 })]);
+
+    const body = JSON.parse(fixture('web-search.sse').trim().split('\n').at(-1)!.slice(6)).response;
+    upstream.setScript(() => ({ kind: 'json', body }));
+    const whole: TurnEvent[] = [];
+    for await (const event of await provider.startTurn({ ...streamed, stream: false }, signal)) whole.push(event);
+    // Read whole, the call is added as it finished; everything else is the same, the citation after the text.
+    const settled = (events: TurnEvent[]) => events.filter((event) => !['hosted_item.added', 'hosted_item.progress', 'text.delta'].includes(event.type));
+    expect(settled(whole)).toEqual(settled(turn));
+    expect(whole.map((event) => event.type)).toEqual(['upstream.response', 'hosted_item.added', 'hosted_item.done', 'text.delta', 'text.annotation', 'usage', 'finish']);
+  });
+
+  it('code interpreter and image generation: their progress (code deltas, partial images) reaches the client scoped to the gateway\'s item', async () => {
+    const code = { id: 'ci_1', type: 'code_interpreter_call', status: 'completed', code: 'print(6*7)', container_id: 'cntr_1', outputs: [{ type: 'logs', logs: '42' }] };
+    const image = { id: 'ig_1', type: 'image_generation_call', status: 'completed', result: 'iVBORw0KGgo=' };
+    const frames = [
+      { type: 'response.created', response: { id: 'resp_t', model: 'm', status: 'in_progress', output: [] } },
+      { type: 'response.output_item.added', output_index: 0, item: { id: 'ci_1', type: 'code_interpreter_call', status: 'in_progress', code: '', container_id: 'cntr_1', outputs: null } },
+      { type: 'response.code_interpreter_call.in_progress', output_index: 0, item_id: 'ci_1' },
+      { type: 'response.code_interpreter_call_code.delta', output_index: 0, item_id: 'ci_1', delta: 'print(6*7)' },
+      { type: 'response.code_interpreter_call_code.done', output_index: 0, item_id: 'ci_1', code: 'print(6*7)' },
+      { type: 'response.code_interpreter_call.interpreting', output_index: 0, item_id: 'ci_1' },
+      { type: 'response.code_interpreter_call.completed', output_index: 0, item_id: 'ci_1' },
+      { type: 'response.output_item.done', output_index: 0, item: code },
+      { type: 'response.output_item.added', output_index: 1, item: { id: 'ig_1', type: 'image_generation_call', status: 'in_progress' } },
+      { type: 'response.image_generation_call.generating', output_index: 1, item_id: 'ig_1' },
+      { type: 'response.image_generation_call.partial_image', output_index: 1, item_id: 'ig_1', partial_image_index: 0, partial_image_b64: 'iVBOR' },
+      { type: 'response.output_item.done', output_index: 1, item: image },
+      { type: 'response.completed', response: { id: 'resp_t', model: 'm', status: 'completed', output: [code, image], usage: { input_tokens: 3, output_tokens: 1 } } },
+    ].map((frame, index) => ({ ...frame, sequence_number: index }));
+    upstream.setScript(() => ({ kind: 'sse', pieces: [frames.map((frame) => `event: ${frame.type}\ndata: ${JSON.stringify(frame)}\n\n`).join('')] }));
+    const signal = new AbortController().signal;
+    const events = await collectLoopEvents(await provider.startTurn(streamed, signal), { model: 'gpt-5-mini' }, signal);
+    const response = assertEventStreamInvariants(events, assertValidEventWithHostedItems);
+    expect(response.output).toEqual([code, image]);
+    const progress = events.filter((event) => /^response\.(code_interpreter|image_generation)/.test(event.type));
+    expect(progress.map(({ sequence_number: _sequence, ...event }) => event)).toEqual([
+      { type: 'response.code_interpreter_call.in_progress', item_id: 'ci_1', output_index: 0 },
+      { type: 'response.code_interpreter_call_code.delta', item_id: 'ci_1', output_index: 0, delta: 'print(6*7)' },
+      { type: 'response.code_interpreter_call_code.done', item_id: 'ci_1', output_index: 0, code: 'print(6*7)' },
+      { type: 'response.code_interpreter_call.interpreting', item_id: 'ci_1', output_index: 0 },
+      { type: 'response.code_interpreter_call.completed', item_id: 'ci_1', output_index: 0 },
+      { type: 'response.image_generation_call.generating', item_id: 'ig_1', output_index: 1 },
+      { type: 'response.image_generation_call.partial_image', item_id: 'ig_1', output_index: 1, partial_image_index: 0, partial_image_b64: 'iVBOR' },
+    ]);
+  });
+
+  it('a compatible server that reports a hosted call without an id has it added once, when done, given an id', async () => {
+    const frames = [
+      { type: 'response.created', response: { id: 'resp_c', model: 'm', status: 'in_progress', output: [] } },
+      { type: 'response.output_item.added', output_index: 0, item: { type: 'image_generation_call', status: 'in_progress' } },
+      { type: 'response.output_item.done', output_index: 0, item: { type: 'image_generation_call', status: 'completed', result: 'iVBORw0KGgo=' } },
+      { type: 'response.completed', response: { id: 'resp_c', model: 'm', status: 'completed', output: [], usage: { input_tokens: 3, output_tokens: 1 } } },
+    ];
+    upstream.setScript(() => ({ kind: 'sse', pieces: [frames.map((frame) => `event: ${frame.type}\ndata: ${JSON.stringify(frame)}\n\n`).join('')] }));
+    const turn: TurnEvent[] = [];
+    for await (const event of await provider.startTurn(streamed, new AbortController().signal)) turn.push(event);
+    const added = turn.find((event) => event.type === 'hosted_item.added') as Extract<TurnEvent, { type: 'hosted_item.added' }>;
+    expect(added.item).toEqual({ type: 'image_generation_call', status: 'completed', result: 'iVBORw0KGgo=', id: expect.stringMatching(/^hc_/) });
+    expect(turn.filter((event) => event.type.startsWith('hosted_item.'))).toEqual([added, { type: 'hosted_item.done', item: added.item }]);
   });
 
   it('a refusal streams as refusal content', async () => {

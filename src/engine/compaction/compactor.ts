@@ -114,6 +114,11 @@ async function readSummary(stream: TurnStream): Promise<{ text: string; usage: U
       case 'tool_call.start':
       case 'tool_call.delta':
       case 'upstream.response':
+      // Nor are annotations or hosted calls (no hosted tools were offered either).
+      case 'text.annotation':
+      case 'hosted_item.added':
+      case 'hosted_item.progress':
+      case 'hosted_item.done':
         break;
       default:
         assertNever(event);

@@ -1,4 +1,5 @@
 import { isEngineOnlyItem } from '../engine-only-items.ts';
+import { isHostedCallItem } from '../hosted-call-items.ts';
 import { invalidRequest } from '../../errors/gateway-error.ts';
 import type { FunctionCallOutputPart, InputItem, UserContentPart } from '../../protocol/input-items.ts';
 import { parseJsonWithinDepth } from '../../protocol/json-depth.ts';
@@ -128,7 +129,7 @@ function convertConversation(instructions: string | null, items: InputItem[], hi
   for (const item of orderToolOutputs(items)) {
     const index = positions.get(item)!;
     const param = index < historyLength ? 'previous_response_id' : `input[${index - historyLength}]`;
-    if (isEngineOnlyItem(item, param)) continue;
+    if (isEngineOnlyItem(item, param) || isHostedCallItem(item)) continue;
     switch (item.type) {
       case 'message':
         if (item.role === 'system' || item.role === 'developer') {

@@ -1,4 +1,5 @@
 import { isEngineOnlyItem } from '../engine-only-items.ts';
+import { isHostedCallItem } from '../hosted-call-items.ts';
 import { invalidRequest } from '../../errors/gateway-error.ts';
 import type { FunctionCallOutputPart, InputItem, UserContentPart } from '../../protocol/input-items.ts';
 import type { TextFormatParam, ToolChoiceParam } from '../../protocol/create-response-request.ts';
@@ -68,7 +69,7 @@ function convertMessages(instructions: string | null, items: InputItem[], histor
     // Errors name the request's own input; inherited items can only be blamed on the chain.
     const param = index < historyLength ? 'previous_response_id' : `input[${index - historyLength}]`;
     if (item.type !== 'function_call' && item.type !== 'reasoning') pendingAssistant = null;
-    if (isEngineOnlyItem(item, param)) return;
+    if (isEngineOnlyItem(item, param) || isHostedCallItem(item)) return;
     switch (item.type) {
       case 'message': {
         if (item.role === 'assistant') {

@@ -23,12 +23,13 @@ const FOREIGN_REASONING = /^[a-z][a-z0-9-]*\.[a-z_]+\.v\d+:/;
 /**
  * Translates one turn into a Responses API request. The upstream is called
  * statelessly: the whole conversation goes in `input`, without item ids (ids
- * name items the upstream stored, and it stored none).
+ * name items the upstream stored, and it stored none; hosted calls keep
+ * theirs when it does, `upstreamStore`).
  */
 export function convertToResponsesRequest(request: TurnRequest, options: ResponsesRequestOptions): ResponsesRequest {
   const body: ResponsesRequest = {
     model: request.model,
-    input: convertItems(request.items, request.historyLength),
+    input: convertItems(request.items, request.historyLength, options.upstreamStore),
     stream: request.stream,
     store: options.upstreamStore,
   };
@@ -36,16 +37,21 @@ export function convertToResponsesRequest(request: TurnRequest, options: Respons
   const include: string[] = [];
   if (options.encryptedReasoning && !options.upstreamStore) include.push('reasoning.encrypted_content');
   if (request.logprobs) include.push('message.output_text.logprobs');
+  include.push(...request.hostedInclude);
   if (include.length > 0) body.include = include;
 
-  if (request.tools.length > 0) {
-    body.tools = request.tools.map((tool) => ({
-      type: 'function',
-      name: tool.name,
-      ...(tool.description != null && { description: tool.description }),
-      parameters: tool.parameters ?? { type: 'object', properties: {} },
-      strict: tool.strict ?? false,
-    }));
+  if (request.tools.length > 0 || request.hostedTools.length > 0) {
+    body.tools = [
+      ...request.tools.map((tool) => ({
+        type: 'function',
+        name: tool.name,
+        ...(tool.description != null && { description: tool.description }),
+        parameters: tool.parameters ?? { type: 'object', properties: {} },
+        strict: tool.strict ?? false,
+      })),
+      // The upstream runs these itself: sent as the client named them, every field.
+      ...request.hostedTools,
+    ];
     if (request.toolChoice !== null) body.tool_choice = convertToolChoice(request.toolChoice);
     if (request.parallelToolCalls !== null) body.parallel_tool_calls = request.parallelToolCalls;
   }
@@ -73,7 +79,7 @@ export function toInputTokensRequest(body: ResponsesRequest): Record<string, unk
   return Object.fromEntries(Object.entries({ model, input, instructions, tools, tool_choice, parallel_tool_calls, text, reasoning }).filter(([, value]) => value !== undefined));
 }
 
-function convertItems(items: InputItem[], historyLength: number): ResponsesInputItem[] {
+function convertItems(items: InputItem[], historyLength: number, upstreamStore: boolean): ResponsesInputItem[] {
   const converted: ResponsesInputItem[] = [];
   items.forEach((item, index) => {
     const param = index < historyLength ? 'previous_response_id' : `input[${index - historyLength}]`;
@@ -94,6 +100,16 @@ function convertItems(items: InputItem[], historyLength: number): ResponsesInput
           output: typeof item.output === 'string' ? item.output : item.output.map((part, partIndex) => convertUserPart(part, `${param}.output[${partIndex}]`)),
         });
         return;
+      case 'web_search_call':
+      case 'file_search_call':
+      case 'code_interpreter_call':
+      case 'image_generation_call': {
+        // The upstream's own record of a hosted call it ran, given back whole. Its id names an item only an
+        // upstream that stores kept: a stateless one refuses ids it never persisted (Codex leaves them out too).
+        const { id, ...call } = item;
+        converted.push(upstreamStore ? { ...call, id } : call);
+        return;
+      }
       case 'reasoning': {
         // Only OpenAI's own encrypted reasoning can go back; without it a stateless upstream has nothing to continue.
         const encrypted = item.encrypted_content;

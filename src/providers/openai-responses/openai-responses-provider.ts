@@ -1,4 +1,5 @@
 import type { Dispatcher } from 'undici';
+import type { UpstreamHostedToolType } from '../../protocol/hosted-tools.ts';
 import type { TraceContext } from '../../util/trace-context.ts';
 import { HttpUpstream, openAIJsonHeaders, openAIQuery, readJsonBody, type OpenAIEndpointOptions, type UpstreamConnectionOptions } from '../http-upstream.ts';
 import { readOpenAIModelList } from '../openai-model-list.ts';
@@ -10,26 +11,37 @@ import { readResponsesBody } from './read-responses-body.ts';
 import { invalidResponsesBody } from './responses-errors.ts';
 import { startResponsesStream } from './responses-stream.ts';
 
-export interface OpenAIResponsesProviderOptions extends ResponsesRequestOptions, UpstreamConnectionOptions, OpenAIEndpointOptions {}
+export interface OpenAIResponsesProviderOptions extends ResponsesRequestOptions, UpstreamConnectionOptions, OpenAIEndpointOptions {
+  /** The hosted tools the upstream runs itself (config `hostedTools`); none when absent. */
+  hostedTools?: readonly UpstreamHostedToolType[];
+}
 
 /**
  * A provider for OpenAI's Responses API (or Azure OpenAI, or any compatible
  * server). The gateway's loop stays in charge: each turn is one stateless
  * `POST /responses` with the whole conversation, and the gateway's store keeps
  * `previous_response_id` chains. Streaming client requests stream upstream;
- * both paths feed the same translator.
+ * both paths feed the same translator. Hosted tools the upstream runs
+ * (`hostedTools`) are offered to it, and their calls come back as opaque
+ * hosted items.
  */
 export class OpenAIResponsesProvider implements Provider {
   readonly name: string;
   readonly #options: OpenAIResponsesProviderOptions;
   readonly #upstream: HttpUpstream;
   readonly #headers: Record<'json' | 'sse', Record<string, string>>;
+  readonly #hostedTools: ReadonlySet<string>;
 
   constructor(options: OpenAIResponsesProviderOptions) {
     this.name = options.name;
     this.#options = options;
     this.#upstream = new HttpUpstream({ ...options, query: openAIQuery(options), errorFromStatus: errorFromUpstreamStatus });
     this.#headers = openAIJsonHeaders(options);
+    this.#hostedTools = new Set(options.hostedTools ?? []);
+  }
+
+  runsHostedTool(type: UpstreamHostedToolType): boolean {
+    return this.#hostedTools.has(type);
   }
 
   async startTurn(request: TurnRequest, signal: AbortSignal): Promise<TurnStream> {

@@ -1,4 +1,7 @@
-import type { TokenLogprob, TurnEvent, TurnUsage } from '../provider.ts';
+import { HOSTED_PROGRESS_EVENT, isHostedCallItemType } from '../../protocol/hosted-tools.ts';
+import type { HostedCallItem, TextAnnotation } from '../../protocol/output-items.ts';
+import { newId } from '../../util/ids.ts';
+import type { HostedProgressEvent, TokenLogprob, TurnEvent, TurnUsage } from '../provider.ts';
 import { mapResponsesFinishReason } from './map-responses-finish-reason.ts';
 import type { ResponsesBody, ResponsesLogprob, ResponsesOutputItem, ResponsesStreamEvent, ResponsesUsage } from './responses-wire.ts';
 
@@ -8,10 +11,13 @@ type ErrorEvent = Extract<TurnEvent, { type: 'error' }>;
  * Turns Responses API stream events (or the items of one whole response) into
  * provider-neutral turn events. Items map one to one: text and refusals to
  * deltas, function calls to tool calls keyed by their `call_id`, reasoning
- * text to reasoning deltas and its `encrypted_content` to `reasoning.encrypted`.
+ * text to reasoning deltas and its `encrypted_content` to `reasoning.encrypted`,
+ * text annotations (web search citations) to `text.annotation`. Hosted tool
+ * calls the upstream ran (`web_search_call`, …) pass through opaque: added,
+ * their progress events, done with the upstream's finished item.
  *
- * Policy for everything else (lifecycle events, content-part bookkeeping,
- * hosted tool items): ignored, since the gateway builds its own items.
+ * Policy for everything else (lifecycle events, content-part bookkeeping):
+ * ignored, since the gateway builds its own items.
  * A server that only fills in `output_item.done` (no deltas), or only the
  * terminal response's `output`, is read from that.
  */
@@ -22,6 +28,11 @@ export class ResponsesEventTranslator {
   readonly #streamed = new Set<string>();
   /** Items read whole, so the terminal response's copy of them is not read again. */
   readonly #done = new Set<string>();
+  /** Messages whose annotations arrived as events. */
+  readonly #annotated = new Set<string>();
+  /** Hosted calls already added, and those already done, by the upstream's item id. */
+  readonly #hosted = new Set<string>();
+  readonly #hostedDone = new Set<string>();
   #final: ResponsesBody | null = null;
   #identified = false;
 
@@ -35,6 +46,15 @@ export class ResponsesEventTranslator {
       case 'response.output_item.added': {
         const { item } = event as { item: ResponsesOutputItem };
         if (isFunctionCall(item)) this.#startCall(item, out);
+        // One without an id (a compatible server) is added when done, where it is known whole.
+        else if (isHostedCall(item) && item.id) this.#addHosted(item, out);
+        return;
+      }
+      case 'response.output_text.annotation.added': {
+        const { item_id, annotation } = event as { item_id: string; annotation: unknown };
+        if (!isAnnotation(annotation)) return;
+        this.#annotated.add(item_id);
+        out.push({ type: 'text.annotation', annotation });
         return;
       }
       case 'response.output_item.done':
@@ -92,6 +112,7 @@ export class ResponsesEventTranslator {
         return;
       }
       default:
+        this.#acceptHostedProgress(event, out);
         return;
     }
   }
@@ -106,11 +127,22 @@ export class ResponsesEventTranslator {
       return;
     }
     if (isMessage(item)) {
-      if (item.id && this.#streamed.has(item.id)) return;
+      const streamed = item.id !== undefined && this.#streamed.has(item.id);
+      const annotated = item.id !== undefined && this.#annotated.has(item.id);
       for (const part of item.content ?? []) {
-        if (part.type === 'output_text' && part.text) out.push(textDelta(part.text, part.logprobs));
-        else if (part.type === 'refusal' && part.refusal) out.push({ type: 'refusal.delta', delta: part.refusal });
+        if (part.type === 'output_text') {
+          if (!streamed && part.text) out.push(textDelta(part.text, part.logprobs));
+          // Annotations only in the finished item (no annotation events): said after the text they point into.
+          if (!annotated) for (const annotation of part.annotations ?? []) if (isAnnotation(annotation)) out.push({ type: 'text.annotation', annotation });
+        } else if (part.type === 'refusal' && part.refusal && !streamed) out.push({ type: 'refusal.delta', delta: part.refusal });
       }
+      return;
+    }
+    if (isHostedCall(item)) {
+      const added = this.#addHosted(item, out);
+      if (this.#hostedDone.has(added.id)) return;
+      this.#hostedDone.add(added.id);
+      out.push({ type: 'hosted_item.done', item: added });
       return;
     }
     if (isReasoning(item)) {
@@ -146,6 +178,25 @@ export class ResponsesEventTranslator {
     out.push({ type: 'finish', finish: mapResponsesFinishReason(this.#final, this.#calls.size > 0) });
   }
 
+  /** Adds a hosted call once (a non-streamed answer, or a server that sends only `done`, adds it here first); returns it with its id settled. */
+  #addHosted(item: Extract<ResponsesOutputItem, { type: HostedCallItem['type'] }>, out: TurnEvent[]): HostedCallItem {
+    // A compatible server may leave the id out; the gateway needs one to show and return the item by.
+    const hosted = { ...item, id: typeof item.id === 'string' && item.id ? item.id : newId('hc') } as HostedCallItem;
+    if (!this.#hosted.has(hosted.id)) {
+      this.#hosted.add(hosted.id);
+      out.push({ type: 'hosted_item.added', item: hosted });
+    }
+    return hosted;
+  }
+
+  /** A hosted call's progress event (`response.web_search_call.searching`, …), passed on without its position on the upstream's stream. */
+  #acceptHostedProgress(event: ResponsesStreamEvent, out: TurnEvent[]): void {
+    const isProgress = HOSTED_PROGRESS_EVENT.test(event.type);
+    const { item_id: itemId, output_index: _index, sequence_number: _sequence, ...rest } = event as { type: string; item_id?: unknown; output_index?: unknown; sequence_number?: unknown };
+    if (!isProgress || typeof itemId !== 'string' || !this.#hosted.has(itemId)) return;
+    out.push({ type: 'hosted_item.progress', itemId, event: rest as HostedProgressEvent });
+  }
+
   #startCall(item: Extract<ResponsesOutputItem, { type: 'function_call' }>, out: TurnEvent[]): { callId: string; streamedArguments: boolean } {
     const call = { callId: item.call_id, streamedArguments: false };
     this.#calls.set(item.id ?? item.call_id, call);
@@ -156,6 +207,14 @@ export class ResponsesEventTranslator {
 
 function isFunctionCall(item: ResponsesOutputItem): item is Extract<ResponsesOutputItem, { type: 'function_call' }> {
   return item.type === 'function_call' && typeof (item as { call_id?: unknown }).call_id === 'string' && typeof (item as { name?: unknown }).name === 'string';
+}
+
+function isHostedCall(item: ResponsesOutputItem): item is Extract<ResponsesOutputItem, { type: HostedCallItem['type'] }> {
+  return isHostedCallItemType(item.type);
+}
+
+function isAnnotation(value: unknown): value is TextAnnotation {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) && typeof (value as { type?: unknown }).type === 'string';
 }
 
 function isMessage(item: ResponsesOutputItem): item is Extract<ResponsesOutputItem, { type: 'message' }> {

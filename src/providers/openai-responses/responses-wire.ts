@@ -1,3 +1,5 @@
+import type { HostedCallItemType } from '../../protocol/hosted-tools.ts';
+
 /**
  * The parts of OpenAI's Responses API wire format this provider reads and
  * writes. Fields are optional where upstreams (Azure, compatible servers) are
@@ -22,7 +24,7 @@ export type ResponsesOutputItem =
   | {
       type: 'message';
       id?: string;
-      content?: ({ type: 'output_text'; text: string; logprobs?: ResponsesLogprob[] } | { type: 'refusal'; refusal: string })[];
+      content?: ({ type: 'output_text'; text: string; logprobs?: ResponsesLogprob[]; annotations?: unknown[] } | { type: 'refusal'; refusal: string })[];
     }
   | { type: 'function_call'; id?: string; call_id: string; name: string; arguments?: string }
   | {
@@ -32,7 +34,9 @@ export type ResponsesOutputItem =
       content?: { type: 'reasoning_text'; text: string }[] | null;
       encrypted_content?: string | null;
     }
-  /** Items this provider does not translate (hosted tool calls and the like). */
+  /** A hosted tool's call (`web_search_call`, …), passed through whole (protocol/hosted-tools.ts). */
+  | { type: HostedCallItemType; id?: string; status?: string; [field: string]: unknown }
+  /** Items this provider does not translate. */
   | { type: string & {}; id?: string };
 
 export interface ResponsesBody {
@@ -54,6 +58,7 @@ export type ResponsesStreamEvent =
   | { type: 'response.refusal.delta'; item_id: string; delta: string }
   | { type: 'response.function_call_arguments.delta'; item_id: string; delta: string }
   | { type: 'response.reasoning_summary_text.delta' | 'response.reasoning_text.delta'; item_id: string; delta: string }
+  | { type: 'response.output_text.annotation.added'; item_id: string; annotation: unknown }
   | { type: 'error'; code?: string | null; message?: string }
   | { type: string & {} };
 

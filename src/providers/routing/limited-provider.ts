@@ -1,3 +1,4 @@
+import type { UpstreamHostedToolType } from '../../protocol/hosted-tools.ts';
 import type { ModelInfo, Provider, TurnEvent, TurnRequest, TurnStream } from '../provider.ts';
 import { DeploymentAtLimit, type DeploymentLimiter, type DeploymentLimits, type LimitPermit } from './deployment-limits.ts';
 
@@ -46,6 +47,10 @@ export class LimitedProvider implements Provider {
       permit.settle(0);
       throw error;
     }
+  }
+
+  runsHostedTool(type: UpstreamHostedToolType): boolean {
+    return this.#inner.runsHostedTool?.(type) === true;
   }
 
   listModels(signal: AbortSignal): Promise<ModelInfo[]> {

@@ -1,3 +1,4 @@
+import type { UpstreamHostedToolType } from '../../protocol/hosted-tools.ts';
 import type { ModelInfo, Provider, TurnRequest, TurnStream } from '../provider.ts';
 import type { DeploymentHealth } from './deployment-health.ts';
 import { DeploymentAtLimit } from './deployment-limits.ts';
@@ -86,6 +87,11 @@ export class RoutedProvider implements Provider {
     return this.#options.deployments.map(servedByOf);
   }
 
+  /** Any deployment may serve any call, so a hosted tool is offered only when every deployment's upstream runs it. */
+  runsHostedTool(type: UpstreamHostedToolType): boolean {
+    return this.#options.deployments.every((deployment) => deployment.provider.runsHostedTool?.(type) === true);
+  }
+
   async startTurn(request: TurnRequest, signal: AbortSignal): Promise<TurnStream> {
     const { policy, health } = this.#options;
     let order = await this.#orderToTry();
@@ -166,7 +172,9 @@ export class RoutedProvider implements Provider {
   async #onContextLength(request: TurnRequest, signal: AbortSignal, error: unknown): Promise<TurnStream> {
     const fallback = this.#options.contextFallback?.();
     if (!fallback) throw error;
-    const stream = await fallback.provider.startTurn({ ...request, model: fallback.upstreamModel }, signal);
+    // The larger-context alias may run fewer hosted tools: those it does not run are left out of the retry.
+    const hostedTools = request.hostedTools.filter((tool) => fallback.provider.runsHostedTool?.(tool.type) === true);
+    const stream = await fallback.provider.startTurn({ ...request, model: fallback.upstreamModel, hostedTools, hostedInclude: hostedTools.length > 0 ? request.hostedInclude : [] }, signal);
     this.servedBy = this.calledBy = fallback.servedBy();
     return stream;
   }

@@ -2,6 +2,7 @@ import { invalidRequest } from '../../errors/gateway-error.ts';
 import type { FunctionCallOutputPart, InputItem, UserContentPart } from '../../protocol/input-items.ts';
 import { parseJsonWithinDepth } from '../../protocol/json-depth.ts';
 import { REQUEST_LIMITS } from '../../protocol/request-limits.ts';
+import { isHostedCallItem } from '../hosted-call-items.ts';
 import { renderCall, resultHeader } from './tool-prompt.ts';
 
 type MessageItem = Extract<InputItem, { type: 'message' }>;
@@ -21,7 +22,8 @@ export interface RenderedHistory {
  * upstream never sees a tool item. A rendered message joins the message of
  * the same role next to it (the text before a call, the other results of a
  * turn, the user's next words): many chat templates of such models insist
- * that user and assistant alternate.
+ * that user and assistant alternate. Hosted calls another upstream ran are
+ * left out (hosted-call-items.ts): a model writing its calls in text runs none.
  */
 export function renderToolHistory(items: readonly InputItem[], historyLength: number): RenderedHistory {
   const names = new Map<string, string>();
@@ -30,6 +32,10 @@ export function renderToolHistory(items: readonly InputItem[], historyLength: nu
   const fromTools = new Set<InputItem>();
   let renderedHistoryLength = 0;
   items.forEach((item, index) => {
+    if (isHostedCallItem(item)) {
+      if (index < historyLength) renderedHistoryLength = rendered.length;
+      return;
+    }
     const tool = renderToolItem(item, names);
     const message = tool ?? item;
     const previous = rendered.at(-1);

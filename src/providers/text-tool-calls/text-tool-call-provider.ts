@@ -17,6 +17,10 @@ export interface TextToolCallOptions {
  * and results are written into the conversation as text
  * (render-tool-history.ts), and the model's text is read back into native
  * turn events (text-tool-call-turn.ts). The engine and the loop cannot tell.
+ *
+ * It runs no hosted tools (no `runsHostedTool`), whatever its upstream does:
+ * a model calling tools in its text cannot call the upstream's own, so they
+ * are omitted or refused by `loop.hostedTools` like anywhere else.
  */
 export class TextToolCallProvider implements Provider {
   readonly name: string;
@@ -54,5 +58,5 @@ export class TextToolCallProvider implements Provider {
 function plainTurnRequest(request: TurnRequest, plan: ToolUsePlan): TurnRequest {
   const history = renderToolHistory(request.items, request.historyLength);
   const instructions = [request.instructions, toolInstructions(plan)].filter(Boolean).join('\n\n');
-  return { ...request, instructions: instructions || null, items: history.items, historyLength: history.historyLength, tools: [], toolChoice: null, parallelToolCalls: null };
+  return { ...request, instructions: instructions || null, items: history.items, historyLength: history.historyLength, tools: [], hostedTools: [], hostedInclude: [], toolChoice: null, parallelToolCalls: null };
 }
