@@ -10,7 +10,7 @@ import type { ResponseStore } from '../store/response-store.ts';
 import { buildConversation } from './conversation.ts';
 import { conversationNotFound } from './conversation-claim.ts';
 import type { ContextWindows, KnownWindow } from './context-windows.ts';
-import { declareTools, type HostedToolPolicy } from './declared-tools.ts';
+import { checkHostedToolChoice, declareTools, type HostedToolPolicy } from './declared-tools.ts';
 import type { CompactionCodec } from './compaction/compaction-codec.ts';
 import { modelInputOf } from './compaction/expand-compactions.ts';
 import { routeTargets } from './call-target.ts';
@@ -72,6 +72,7 @@ export class InputTokenCounter {
 
     // The tools the model would be offered: the request's, then what executors (MCP servers) offer, as the engine offers them.
     const declared = declareTools(request.tools, this.#options.hostedTools ?? 'omit', loadedTools, (type) => route.provider.runsHostedTool?.(type) === true);
+    checkHostedToolChoice(request.tool_choice, declared);
     const functionTools = declared.functions;
     const mcpServers = (request.tools ?? []).flatMap((tool, index) => (tool.type === 'mcp' ? [{ tool, index }] : []));
     const context: ToolContext = { tenant: options.tenant, tools: functionTools, mcpServers, previousOutput, offered: new Map() };

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { invalidRequest } from '../errors/gateway-error.ts';
-import type { ClientToolSearchParam, CreateResponseRequest, CustomToolParam, FunctionToolParam, LoadableToolParam } from '../protocol/create-response-request.ts';
+import { isHostedToolChoice, type ClientToolSearchParam, type CreateResponseRequest, type CustomToolParam, type FunctionToolParam, type LoadableToolParam, type ToolChoiceParam } from '../protocol/create-response-request.ts';
 import { isUpstreamHostedToolType, type UpstreamHostedToolParam, type UpstreamHostedToolType } from '../protocol/hosted-tools.ts';
 
 /** What happens to hosted tools the serving upstream does not run: left out of what the model sees (and reported), or refused. */
@@ -131,4 +131,14 @@ export function declareTools(tools: CreateResponseRequest['tools'], hostedPolicy
   const clash = functions.find((tool, index) => functions.findIndex((other) => other.name === tool.name) !== index);
   if (clash) throw invalidRequest(`Two tools are offered to the model as '${clash.name}'; tool names must be unique.`, 'tools', 'duplicate_tool_name');
   return { functions, namespaced, hosted, omitted };
+}
+
+/**
+ * A `tool_choice` naming a hosted tool holds only when that tool is offered
+ * to the upstream (named in `tools`, and run by the upstream serving the
+ * model): otherwise the model would be forced to call a tool it never sees.
+ */
+export function checkHostedToolChoice(choice: ToolChoiceParam | null | undefined, declared: DeclaredTools): void {
+  if (!isHostedToolChoice(choice) || declared.hosted.some((tool) => tool.type === choice.type)) return;
+  throw invalidRequest(`tool_choice names the hosted tool '${choice.type}', which is not offered to this model: it must be in tools, and the upstream serving the model must run it.`, 'tool_choice.type', 'invalid_value');
 }

@@ -1,4 +1,4 @@
-import type { CreateResponseRequest, TextFormatParam, ToolChoiceParam } from '../protocol/create-response-request.ts';
+import { isHostedToolChoice, type CreateResponseRequest, type TextFormatParam, type ToolChoiceParam } from '../protocol/create-response-request.ts';
 import type { EchoedTextFormat, EchoedToolChoice, ResponseResource } from '../protocol/response-resource.ts';
 
 /**
@@ -57,6 +57,8 @@ function echoToolChoice(choice: ToolChoiceParam | null): EchoedToolChoice {
   if (choice === null) return 'auto';
   if (typeof choice === 'string') return choice;
   if (choice.type === 'function') return { type: 'function', name: choice.name };
+  // The OpenResponses schema echoes no hosted form: forcing a hosted call is forcing a tool call.
+  if (isHostedToolChoice(choice)) return 'required';
   return { type: 'allowed_tools', tools: choice.tools.map((tool) => ({ type: 'function', name: tool.name })), mode: choice.mode ?? 'auto' };
 }
 

@@ -21,7 +21,7 @@ import { buildConversation } from './conversation.ts';
 import { ConversationClaim, conversationNotFound } from './conversation-claim.ts';
 import { ContextWindows } from './context-windows.ts';
 import type { ConversationStore } from '../store/conversation-store.ts';
-import { declareTools, type DeclaredTools, type HostedToolPolicy } from './declared-tools.ts';
+import { checkHostedToolChoice, declareTools, type DeclaredTools, type HostedToolPolicy } from './declared-tools.ts';
 import { initialResponse } from './initial-response.ts';
 import { observesModelCalls, safeObserver, type LoopObserver, type ObservedResponse, type ResponseObserverFactory } from './loop-observer.ts';
 import { ObservedProvider } from './observed-provider.ts';
@@ -203,13 +203,14 @@ export class ResponseEngine {
     }
     const toolChoice = request.tool_choice ?? null;
     const policy: LoopPolicy = {
-      allowed: toolChoice !== null && typeof toolChoice === 'object' && toolChoice.type === 'allowed_tools' ? new Set(toolChoice.tools.map((tool) => tool.name)) : null,
+      allowed: typeof toolChoice === 'object' && toolChoice?.type === 'allowed_tools' ? new Set(toolChoice.tools.map((tool) => tool.name)) : null,
       toolChoiceNone: toolChoice === 'none',
       parallel: request.parallel_tool_calls !== false,
       maxToolCalls: request.max_tool_calls ?? null,
     };
     // Hosted tools the serving upstream runs are offered to it; the others follow the policy.
     const declared = declareTools(request.tools, this.#options.hostedTools ?? 'omit', loadedTools, (type) => route.provider.runsHostedTool?.(type) === true);
+    checkHostedToolChoice(request.tool_choice, declared);
     const functionTools = declared.functions;
     const mcpServers = (request.tools ?? []).flatMap((tool, index) => (tool.type === 'mcp' ? [{ tool, index }] : []));
     const deadline = new ResponseDeadline(options.signal, limits.deadlineMs, this.#inFlight);

@@ -158,7 +158,7 @@ async function* runLoop(loop: ResponseLoop, tally: LoopTally): AsyncGenerator<Re
   const usedTools = () => continuesTools || counters.run > 0;
   const nextRequest = (): TurnRequest => {
     if (!lastCall) return { ...loop.request, items: transcript.next(builder.output) };
-    return { ...loop.request, items: transcript.next(builder.output, [userMessage(finalAnswerPrompt(lastCall))]), toolChoice: 'none' };
+    return { ...loop.request, items: transcript.next(builder.output, [userMessage(finalAnswerPrompt(lastCall))]), toolChoice: 'none', hostedToolChoice: null };
   };
   /** Ends the loop when a terminal tool of the round succeeded. */
   const endIfTerminal = (planned: readonly PlannedCall[], failed: ReadonlySet<string>): Ending | null => {

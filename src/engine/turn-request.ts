@@ -1,4 +1,4 @@
-import type { CreateResponseRequest } from '../protocol/create-response-request.ts';
+import { isHostedToolChoice, type CreateResponseRequest } from '../protocol/create-response-request.ts';
 import { HOSTED_INCLUDES } from '../protocol/hosted-tools.ts';
 import type { TurnRequest } from '../providers/provider.ts';
 
@@ -12,7 +12,9 @@ export function toTurnRequest(request: CreateResponseRequest, model: string, ite
     tools,
     hostedTools,
     hostedInclude: hostedTools.length > 0 ? (request.include ?? []).filter((value) => HOSTED_INCLUDES.test(value)) : [],
-    toolChoice: request.tool_choice ?? null,
+    // The engine has checked that a hosted choice names a tool among hostedTools (response-engine: checkHostedToolChoice).
+    toolChoice: isHostedToolChoice(request.tool_choice) ? 'required' : (request.tool_choice ?? null),
+    hostedToolChoice: isHostedToolChoice(request.tool_choice) ? request.tool_choice : null,
     parallelToolCalls: request.parallel_tool_calls ?? null,
     textFormat: request.text?.format ?? null,
     verbosity: request.text?.verbosity ?? null,

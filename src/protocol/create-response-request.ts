@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { LoopControlsParam } from './loop-controls-param.ts';
 import { jsonSchemaObject } from './bounded-fields.ts';
-import { UPSTREAM_HOSTED_TOOL_TYPES, UpstreamHostedToolParam } from './hosted-tools.ts';
+import { HOSTED_TOOL_CHOICE_TYPES, UPSTREAM_HOSTED_TOOL_TYPES, UpstreamHostedToolParam } from './hosted-tools.ts';
 import { InputItem, ToolName } from './input-items.ts';
 import { REQUEST_LIMITS } from './request-limits.ts';
 import { UNSUPPORTED_PARAMETERS } from './unsupported-parameters.ts';
@@ -114,7 +114,9 @@ const AllowedTools = z.object({
   tools: z.array(z.discriminatedUnion('type', [SpecificFunction, SpecificCustom])).min(1).max(128),
   mode: ToolChoiceMode.optional(),
 });
-export const ToolChoiceParam = z.union([ToolChoiceMode, z.discriminatedUnion('type', [SpecificFunction, SpecificCustom, AllowedTools])]);
+/** A hosted tool the model must use (OpenAI's `ToolChoiceTypes`): only for an upstream that runs it (engine checks that it is offered). */
+const SpecificHostedTool = z.object({ type: z.enum(HOSTED_TOOL_CHOICE_TYPES) });
+export const ToolChoiceParam = z.union([ToolChoiceMode, z.discriminatedUnion('type', [SpecificFunction, SpecificCustom, AllowedTools, SpecificHostedTool])]);
 
 const JsonSchemaFormat = z.object({
   type: z.literal('json_schema'),
@@ -217,4 +219,12 @@ export type CustomToolParam = z.infer<typeof CustomToolParam>;
 export type ClientToolSearchParam = z.infer<typeof ClientToolSearchParam>;
 export type HostedToolParam = z.infer<typeof HostedToolParam>;
 export type ToolChoiceParam = z.infer<typeof ToolChoiceParam>;
+/** A `tool_choice` naming a hosted tool (`{type: "web_search_preview"}`, …). */
+export type HostedToolChoice = z.infer<typeof SpecificHostedTool>;
+/** A `tool_choice` about the model's own (function) tools: what every provider is asked. */
+export type FunctionToolChoice = Exclude<ToolChoiceParam, HostedToolChoice>;
+
+export function isHostedToolChoice(choice: ToolChoiceParam | null | undefined): choice is HostedToolChoice {
+  return typeof choice === 'object' && choice !== null && (HOSTED_TOOL_CHOICE_TYPES as readonly string[]).includes(choice.type);
+}
 export type TextFormatParam = z.infer<typeof TextFormatParam>;

@@ -22,6 +22,9 @@ export const UPSTREAM_HOSTED_TOOL_TYPES = [
 ] as const;
 export type UpstreamHostedToolType = (typeof UPSTREAM_HOSTED_TOOL_TYPES)[number];
 
+/** The hosted tools `tool_choice` can name (OpenAI's `ToolChoiceTypes`) among those an upstream may run. */
+export const HOSTED_TOOL_CHOICE_TYPES = ['file_search', 'web_search_preview', 'web_search_preview_2025_03_11', 'image_generation', 'code_interpreter'] as const satisfies readonly UpstreamHostedToolType[];
+
 const shortText = z.string().max(REQUEST_LIMITS.maxIdChars);
 const searchContextSize = z.enum(['low', 'medium', 'high']).nullish();
 const approximateLocation = z

@@ -1,5 +1,5 @@
 import type { InputItem } from '../protocol/input-items.ts';
-import type { FunctionToolParam, TextFormatParam, ToolChoiceParam } from '../protocol/create-response-request.ts';
+import type { FunctionToolChoice, FunctionToolParam, HostedToolChoice, TextFormatParam } from '../protocol/create-response-request.ts';
 import type { UpstreamHostedToolParam, UpstreamHostedToolType } from '../protocol/hosted-tools.ts';
 import type { HostedCallItem, TextAnnotation } from '../protocol/output-items.ts';
 import type { TraceContext } from '../util/trace-context.ts';
@@ -25,7 +25,9 @@ export interface TurnRequest {
   hostedTools: UpstreamHostedToolParam[];
   /** The request's `include` values about hosted calls (`web_search_call.action.sources`, …), asked of the upstream with its hosted tools. */
   hostedInclude: string[];
-  toolChoice: ToolChoiceParam | null;
+  toolChoice: FunctionToolChoice | null;
+  /** A hosted tool the model must use, in place of `toolChoice` (which is then `required`): only ever among `hostedTools`. */
+  hostedToolChoice: HostedToolChoice | null;
   parallelToolCalls: boolean | null;
   textFormat: TextFormatParam | null;
   verbosity: 'low' | 'medium' | 'high' | null;

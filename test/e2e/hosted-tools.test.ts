@@ -138,6 +138,26 @@ describe('hosted tools over an OpenAI Responses upstream', () => {
     expect(stored.output).toEqual(response.output);
   });
 
+  it('tool_choice naming a hosted tool the upstream runs goes upstream as named (echoed as "required"); naming one it is not offered is a 400 on tool_choice.type', async () => {
+    const preview = { type: 'web_search_preview' } as const;
+    const response: any = await client.responses.create({ model: 'gpt-5-mini', input: 'Search, please.', tools: [preview], tool_choice: preview });
+    assertValidResponseWithHostedItems(response);
+    expect(upstream.requests[0]!.body).toMatchObject({ tools: [preview], tool_choice: preview });
+    expect(response.tool_choice).toBe('required');
+
+    upstream.requests.length = 0;
+    const refusals = [
+      client.responses.create({ model: 'gpt-5-mini', input: 'x', tools: [webSearch as any], tool_choice: preview }),
+      client.responses.create({ model: 'chat-model', input: 'x', tools: [preview], tool_choice: preview }),
+    ];
+    for (const refusal of refusals) {
+      const error: any = await refusal.catch((caught) => caught);
+      expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+      expect(error.error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_value', param: 'tool_choice.type' });
+    }
+    expect(upstream.requests).toHaveLength(0);
+  });
+
   it('continuation by previous_response_id sends the hosted call back upstream whole (without the id a stateless upstream never stored); resent as input it goes back the same', async () => {
     const first: any = await client.responses.create({ model: 'gpt-5-mini', input: 'How tall is the Eiffel Tower?', tools: [webSearch as any] });
     reply = () => ({ kind: 'json', body: responsesText('About 1,083 feet.') });

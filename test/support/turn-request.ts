@@ -11,6 +11,7 @@ export function turnRequest(overrides: Partial<TurnRequest> = {}): TurnRequest {
     hostedTools: [],
     hostedInclude: [],
     toolChoice: null,
+    hostedToolChoice: null,
     parallelToolCalls: null,
     textFormat: null,
     verbosity: null,

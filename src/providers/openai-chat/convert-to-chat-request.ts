@@ -2,7 +2,7 @@ import { isEngineOnlyItem } from '../engine-only-items.ts';
 import { isHostedCallItem } from '../hosted-call-items.ts';
 import { invalidRequest } from '../../errors/gateway-error.ts';
 import type { FunctionCallOutputPart, InputItem, UserContentPart } from '../../protocol/input-items.ts';
-import type { TextFormatParam, ToolChoiceParam } from '../../protocol/create-response-request.ts';
+import type { FunctionToolChoice, TextFormatParam } from '../../protocol/create-response-request.ts';
 import { assertNever } from '../../util/assert-never.ts';
 import { orderToolOutputs } from '../order-tool-outputs.ts';
 import type { TurnRequest } from '../provider.ts';
@@ -152,7 +152,7 @@ function toolOutputText(output: string | FunctionCallOutputPart[], param: string
     .join('');
 }
 
-function convertToolChoice(choice: ToolChoiceParam): unknown {
+function convertToolChoice(choice: FunctionToolChoice): unknown {
   if (typeof choice === 'string') return choice;
   if (choice.type === 'function') return { type: 'function', function: { name: choice.name } };
   return {

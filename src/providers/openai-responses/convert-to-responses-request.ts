@@ -1,7 +1,7 @@
 import { isEngineOnlyItem } from '../engine-only-items.ts';
 import { invalidRequest } from '../../errors/gateway-error.ts';
 import type { FunctionCallOutputPart, InputItem, UserContentPart } from '../../protocol/input-items.ts';
-import type { TextFormatParam, ToolChoiceParam } from '../../protocol/create-response-request.ts';
+import type { FunctionToolChoice, TextFormatParam } from '../../protocol/create-response-request.ts';
 import { assertNever } from '../../util/assert-never.ts';
 import type { TurnRequest } from '../provider.ts';
 import type { ResponsesInputItem, ResponsesRequest } from './responses-wire.ts';
@@ -52,7 +52,8 @@ export function convertToResponsesRequest(request: TurnRequest, options: Respons
       // The upstream runs these itself: sent as the client named them, every field.
       ...request.hostedTools,
     ];
-    if (request.toolChoice !== null) body.tool_choice = convertToolChoice(request.toolChoice);
+    if (request.hostedToolChoice !== null) body.tool_choice = request.hostedToolChoice;
+    else if (request.toolChoice !== null) body.tool_choice = convertToolChoice(request.toolChoice);
     if (request.parallelToolCalls !== null) body.parallel_tool_calls = request.parallelToolCalls;
   }
 
@@ -156,7 +157,7 @@ function convertUserPart(part: UserContentPart | FunctionCallOutputPart, param: 
   }
 }
 
-function convertToolChoice(choice: ToolChoiceParam): unknown {
+function convertToolChoice(choice: FunctionToolChoice): unknown {
   if (typeof choice === 'string') return choice;
   if (choice.type === 'function') return { type: 'function', name: choice.name };
   return { type: 'allowed_tools', mode: choice.mode ?? 'auto', tools: choice.tools.map((tool) => ({ type: 'function', name: tool.name })) };

@@ -174,7 +174,9 @@ export class RoutedProvider implements Provider {
     if (!fallback) throw error;
     // The larger-context alias may run fewer hosted tools: those it does not run are left out of the retry.
     const hostedTools = request.hostedTools.filter((tool) => fallback.provider.runsHostedTool?.(tool.type) === true);
-    const stream = await fallback.provider.startTurn({ ...request, model: fallback.upstreamModel, hostedTools, hostedInclude: hostedTools.length > 0 ? request.hostedInclude : [] }, signal);
+    const choiceKept = request.hostedToolChoice === null || hostedTools.some((tool) => tool.type === request.hostedToolChoice!.type);
+    const choice = choiceKept ? {} : { hostedToolChoice: null, toolChoice: 'auto' as const };
+    const stream = await fallback.provider.startTurn({ ...request, ...choice, model: fallback.upstreamModel, hostedTools, hostedInclude: hostedTools.length > 0 ? request.hostedInclude : [] }, signal);
     this.servedBy = this.calledBy = fallback.servedBy();
     return stream;
   }
