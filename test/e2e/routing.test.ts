@@ -11,8 +11,11 @@ import { ScriptedChatUpstream, type RecordedRequest, type UpstreamReply } from '
 const NAMES = ['a', 'b', 'c'] as const;
 type Name = (typeof NAMES)[number];
 
-/** How each upstream refuses before any content, in its own words: what routing must fail over from. */
-const refusalsBeforeContent: Record<(typeof flavors)[number]['name'], { label: string; reply: UpstreamReply }[]> = {
+/**
+ * How each upstream refuses before any content, in its own words: what routing must fail over from.
+ * `streamedOnly`: a refusal inside a stream, which a non-streamed call cannot get.
+ */
+const refusalsBeforeContent: Record<FlavorName, { label: string; reply: UpstreamReply; streamedOnly?: boolean }[]> = {
   'openai-chat': [
     { label: '500', reply: { kind: 'json', status: 500, body: { error: { message: 'boom', type: 'server_error' } } } },
     { label: '503', reply: { kind: 'json', status: 503, body: { error: { message: 'unavailable', type: 'server_error' } } } },
@@ -23,11 +26,16 @@ const refusalsBeforeContent: Record<(typeof flavors)[number]['name'], { label: s
     { label: '529 overloaded', reply: { kind: 'json', status: 529, body: { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } } } },
     { label: '503', reply: { kind: 'json', status: 503, body: { type: 'error', error: { type: 'api_error', message: 'unavailable' } } } },
   ],
-};
-
-const tooLong: Record<(typeof flavors)[number]['name'], UpstreamReply> = {
-  'openai-chat': { kind: 'json', status: 400, body: { error: { message: "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.", type: 'invalid_request_error', code: 'context_length_exceeded', param: 'messages' } } },
-  anthropic: { kind: 'json', status: 400, body: { type: 'error', error: { type: 'invalid_request_error', message: 'prompt is too long: 210000 tokens > 200000 maximum' } } },
+  'openai-responses': [
+    { label: '500', reply: openaiResponses.refusal(500, 'The server had an error while processing your request. Sorry about that!') },
+    { label: 'response.failed before content', reply: openaiResponses.failAtOnce().reply, streamedOnly: true },
+    { label: 'connection reset', reply: { kind: 'destroy' } },
+  ],
+  gemini: [
+    { label: '503 UNAVAILABLE', reply: gemini.refusal(503, 'The model is overloaded. Please try again later.') },
+    { label: '500 INTERNAL', reply: gemini.refusal(500, 'An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting') },
+    { label: 'error frame before content', reply: { kind: 'sse', pieces: [`data: ${JSON.stringify({ error: { code: 503, message: 'The model is overloaded. Please try again later.', status: 'UNAVAILABLE' } })}\r\n\r\n`] }, streamedOnly: true },
+  ],
 };
 
 /** Several upstreams of one flavor, each its own provider entry (own key), all deployments of the alias `routed`. */
@@ -121,7 +129,7 @@ describe.each(flavors)('routing over deployments: $name', (flavor) => {
   });
 
   for (const stream of [false, true]) {
-    for (const refusal of refusalsBeforeContent[flavor.name]) {
+    for (const refusal of refusalsBeforeContent[flavor.name].filter((candidate) => stream || !candidate.streamedOnly)) {
       it(`${refusal.label} before content → another deployment serves (stream: ${stream})`, async () => {
         deployments.failNext(refusal.reply);
         const { response, events, deployment } = await ask(client, stream);
@@ -135,7 +143,8 @@ describe.each(flavors)('routing over deployments: $name', (flavor) => {
         expect(response['loopgate:deployment']).toBe(`${served}/model-${served}`);
         assertValidExtension('ResponseResourceExtensions', { 'loopgate:deployment': response['loopgate:deployment'] });
         // The upstream was sent its own model name, under its own key.
-        expect(deployments.upstreams.get(served)!.requests.at(-1)!.body.model).toBe(`model-${served}`);
+        expect(deployments.upstreams.get(served)!.requests.at(-1)!).toBeDefined();
+        expect(flavor.requestedModel(deployments.upstreams.get(served)!.requests.at(-1)!)).toBe(`model-${served}`);
         // The client saw nothing of the refused attempt.
         expect(events.filter((event) => event.type === 'error' || event.type === 'response.failed')).toEqual([]);
         // The log line says which deployment served; the failover was logged.

@@ -4,10 +4,9 @@ import { bearerJsonHeaders, HttpUpstream, readJsonBody, type UpstreamConnectionO
 import { readOpenAIModelList } from '../openai-model-list.ts';
 import type { ModelInfo, Provider, TurnEvent, TurnRequest, TurnStream } from '../provider.ts';
 import { readSseFrames } from '../sse-frames.ts';
-import { errorFromUpstreamStatus } from '../upstream-errors.ts';
 import { convertToResponsesRequest, toInputTokensRequest, type ResponsesRequestOptions } from './convert-to-responses-request.ts';
 import { readResponsesBody } from './read-responses-body.ts';
-import { invalidResponsesBody } from './responses-errors.ts';
+import { errorFromResponsesStatus, invalidResponsesBody } from './responses-errors.ts';
 import { startResponsesStream } from './responses-stream.ts';
 
 export interface OpenAIResponsesProviderOptions extends ResponsesRequestOptions, UpstreamConnectionOptions {
@@ -30,7 +29,7 @@ export class OpenAIResponsesProvider implements Provider {
   constructor(options: OpenAIResponsesProviderOptions) {
     this.name = options.name;
     this.#options = options;
-    this.#upstream = new HttpUpstream({ ...options, errorFromStatus: errorFromUpstreamStatus });
+    this.#upstream = new HttpUpstream({ ...options, errorFromStatus: errorFromResponsesStatus });
     this.#headers = bearerJsonHeaders(options.apiKey);
   }
 
