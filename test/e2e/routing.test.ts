@@ -234,20 +234,6 @@ describe.each(flavors)('cool-down: $name', (flavor) => {
     expect(failovers[0]).toMatchObject({ deployment: 'dead/gone', code: 'upstream_unreachable' });
   });
 
-  it('weights spread load: 3:1 over 200 requests', async () => {
-    const gateway = await startGateway(deployments.urls.get('a')!, deployments.config(routedAlias(['a', 'b'], [3, 1])));
-    gateways.push(gateway);
-    const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 });
-    deployments.failNext();
-    for (let index = 0; index < 200; index++) await client.responses.create({ model: 'routed', input: 'hi' });
-    const heavy = deployments.calls.filter((name) => name === 'a').length;
-    expect(deployments.calls).toHaveLength(200);
-    // Expected 150 (σ ≈ 6.1); the bounds are ±5σ (a spurious failure about once in a million runs),
-    // far from both an even split (100) and "always a" (200).
-    expect(heavy).toBeGreaterThanOrEqual(120);
-    expect(heavy).toBeLessThanOrEqual(180);
-  });
-
   it('context-length refusal → the call is retried on the configured larger-context alias', async () => {
     const config = deployments.config({ small: { provider: 'a', model: 'model-a', contextFallback: 'large' }, large: { provider: 'c', model: 'model-c-long' } });
     const gateway = await startGateway(deployments.urls.get('a')!, config);
@@ -267,6 +253,27 @@ describe.each(flavors)('cool-down: $name', (flavor) => {
     deployments.failNext(flavor.tooLong(9000, 8192));
     await expect(client.responses.create({ model: 'large', input: 'hi' })).rejects.toMatchObject({ status: 400, error: { code: 'context_length_exceeded' } });
     expect(deployments.calls).toEqual(['c']);
+  });
+});
+
+/** A deployment is picked by weight before any upstream API is involved: one flavor shows it (200 requests each would add seconds per flavor). */
+describe('weighted load balancing', () => {
+  const deployments = new Deployments(flavors[0]!);
+  beforeAll(() => deployments.start());
+  afterAll(() => deployments.close());
+
+  it('weights spread load: 3:1 over 200 requests', async () => {
+    const gateway = await startGateway(deployments.urls.get('a')!, deployments.config(routedAlias(['a', 'b'], [3, 1])));
+    const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 });
+    deployments.failNext();
+    for (let index = 0; index < 200; index++) await client.responses.create({ model: 'routed', input: 'hi' });
+    const heavy = deployments.calls.filter((name) => name === 'a').length;
+    expect(deployments.calls).toHaveLength(200);
+    // Expected 150 (σ ≈ 6.1); the bounds are ±5σ (a spurious failure about once in a million runs),
+    // far from both an even split (100) and "always a" (200).
+    expect(heavy).toBeGreaterThanOrEqual(120);
+    expect(heavy).toBeLessThanOrEqual(180);
+    await gateway.close();
   });
 });
 

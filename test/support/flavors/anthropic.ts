@@ -49,7 +49,7 @@ export const anthropic: ProviderFlavor<'anthropic'> = {
   },
   requestedModel: (request) => request.body.model,
   streamed: (request) => request.body.stream === true,
-  offeredTools: (request) => ((request.body.tools ?? []) as any[]).map((tool) => ({ name: tool.name, parameters: tool.input_schema })),
+  offeredTools: (request) => ((request.body.tools ?? []) as any[]).map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.input_schema })),
   toolChoice(request) {
     const choice = request.body.tool_choice;
     if (choice === undefined) return null;
@@ -63,6 +63,7 @@ export const anthropic: ProviderFlavor<'anthropic'> = {
   },
   refusal: (status, message) => ({ kind: 'json', status, body: { type: 'error', error: { type: ERROR_TYPES[status] ?? 'api_error', message } } }),
   tooLong: (tokens, limit) => ({ kind: 'json', status: 400, body: { type: 'error', error: { type: 'invalid_request_error', message: `prompt is too long: ${tokens} tokens > ${limit} maximum` } } }),
+  tooLongNamesWindow: true,
   failAtOnce: () => ({ reply: { kind: 'sse', pieces: [anthropicEvent('error', { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } })] }, status: 503 }),
   failMidStream: (text) => ({
     reply: {

@@ -31,6 +31,7 @@ export type Seen =
 /** A function tool the upstream was offered. */
 export interface OfferedTool {
   name: string;
+  description?: string;
   /** Its parameters' JSON Schema, as sent. */
   parameters: unknown;
 }
@@ -84,6 +85,8 @@ export interface ProviderFlavor<Name extends FlavorName = FlavorName> {
   refusal(status: number, message: string): JsonReply;
   /** This upstream refusing a prompt of `tokens` over a window of `limit`, in its own recorded words. */
   tooLong(tokens: number, limit: number): JsonReply;
+  /** Whether `tooLong` names the window (OpenAI's Responses API says only that the input is too long). */
+  tooLongNamesWindow: boolean;
   /** The upstream refusing at once, before any content, and the HTTP status the client must get. */
   failAtOnce(): { reply: UpstreamReply; status: number };
   /** A streamed turn that sends `text`, then fails; `code` is the error code the gateway reports for that failure. */

@@ -52,7 +52,7 @@ export const gemini: ProviderFlavor<'gemini'> = {
   },
   requestedModel: (request) => modelInPath(request.path),
   streamed: (request) => request.path.includes(':streamGenerateContent'),
-  offeredTools: (request) => ((request.body.tools ?? []) as any[]).flatMap((tool) => tool.functionDeclarations ?? []).map((declaration: any) => ({ name: declaration.name, parameters: declaration.parametersJsonSchema ?? declaration.parameters })),
+  offeredTools: (request) => ((request.body.tools ?? []) as any[]).flatMap((tool) => tool.functionDeclarations ?? []).map((declaration: any) => ({ name: declaration.name, description: declaration.description, parameters: declaration.parametersJsonSchema ?? declaration.parameters })),
   toolChoice(request) {
     const config = request.body.toolConfig?.functionCallingConfig;
     if (config === undefined) return null;
@@ -69,6 +69,7 @@ export const gemini: ProviderFlavor<'gemini'> = {
   refusal: googleError,
   // As the Gemini API words it (recorded from real refusals).
   tooLong: (tokens, limit) => googleError(400, `The input token count (${tokens}) exceeds the maximum number of tokens allowed (${limit}).`),
+  tooLongNamesWindow: true,
   failAtOnce: () => ({ reply: googleError(503, 'The model is overloaded. Please try again later.'), status: 502 }),
   failMidStream: (text) => ({
     reply: { kind: 'sse', pieces: [geminiChunk({ candidates: [{ content: { role: 'model', parts: [{ text }] }, index: 0 }] }), geminiChunk({ error: { code: 500, message: 'Internal error encountered.', status: 'INTERNAL' } })] },

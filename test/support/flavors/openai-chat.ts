@@ -40,7 +40,7 @@ export const openaiChat: ProviderFlavor<'openai-chat'> = {
   },
   requestedModel: (request) => request.body.model,
   streamed: (request) => request.body.stream === true,
-  offeredTools: (request) => ((request.body.tools ?? []) as any[]).map((tool) => ({ name: tool.function.name, parameters: tool.function.parameters })),
+  offeredTools: (request) => ((request.body.tools ?? []) as any[]).map((tool) => ({ name: tool.function.name, description: tool.function.description, parameters: tool.function.parameters })),
   toolChoice(request) {
     const choice = request.body.tool_choice;
     if (choice === undefined || choice === null) return null;
@@ -57,6 +57,7 @@ export const openaiChat: ProviderFlavor<'openai-chat'> = {
   refusal: (status, message) => openaiRefusal(status, message),
   tooLong: (tokens, limit) =>
     openaiRefusal(400, `This model's maximum context length is ${limit} tokens. However, your messages resulted in ${tokens} tokens. Please reduce the length of the messages.`, 'context_length_exceeded', 'messages'),
+  tooLongNamesWindow: true,
   failAtOnce: () => ({ reply: { kind: 'json', status: 500, body: { error: { message: 'boom' } } }, status: 502 }),
   failMidStream: (text) => ({
     reply: { kind: 'sse', pieces: sse([chunk({ role: 'assistant', content: '' }), chunk({ content: text }), { error: { message: 'The server had an error.', type: 'server_error', param: null, code: 'server_error' } }], false) },

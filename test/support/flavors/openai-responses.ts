@@ -61,7 +61,7 @@ export const openaiResponses: ProviderFlavor<'openai-responses'> = {
   },
   requestedModel: (request) => request.body.model,
   streamed: (request) => request.body.stream === true,
-  offeredTools: (request) => ((request.body.tools ?? []) as any[]).filter((tool) => tool.type === 'function').map((tool) => ({ name: tool.name, parameters: tool.parameters })),
+  offeredTools: (request) => ((request.body.tools ?? []) as any[]).filter((tool) => tool.type === 'function').map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.parameters })),
   toolChoice(request) {
     const choice = request.body.tool_choice;
     if (choice === undefined) return null;
@@ -78,6 +78,7 @@ export const openaiResponses: ProviderFlavor<'openai-responses'> = {
   refusal: (status, message) => openaiRefusal(status, message),
   // As OpenAI's Responses API words it: the sizes are not named.
   tooLong: () => openaiRefusal(400, 'Your input exceeds the context window of this model. Please adjust your input and try again.', 'context_length_exceeded', 'input'),
+  tooLongNamesWindow: false,
   failAtOnce: () => ({
     reply: {
       kind: 'sse',
