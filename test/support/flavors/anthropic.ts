@@ -79,5 +79,6 @@ export const anthropic: ProviderFlavor<'anthropic'> = {
   }),
   // message_start, the text block's start, its first delta.
   piecesThroughFirstText: 3,
+  tokenCount: { isCount: (request) => request.path.endsWith('/messages/count_tokens'), reply: (tokens) => ({ kind: 'json', body: { input_tokens: tokens } }) },
   reportsReasoningTokens: false,
 };

@@ -93,6 +93,8 @@ export interface ProviderFlavor<Name extends FlavorName = FlavorName> {
   failMidStream(text: string): { reply: UpstreamReply; code: string };
   /** How many of `render`'s streamed pieces for a text-only turn get the answer's first text out (for a stream that stalls after it). */
   piecesThroughFirstText: number;
+  /** The upstream's own input token count endpoint: how a call to it looks, and its answer; null where the API has none (the gateway estimates). */
+  tokenCount: { isCount(request: RecordedRequest): boolean; reply(tokens: number): UpstreamReply } | null;
   /** Whether this upstream reports reasoning tokens (Anthropic's Messages API does not). */
   reportsReasoningTokens: boolean;
 }

@@ -77,5 +77,6 @@ export const gemini: ProviderFlavor<'gemini'> = {
   }),
   // The first chunk carries the first text.
   piecesThroughFirstText: 1,
+  tokenCount: { isCount: (request) => request.path.endsWith(':countTokens'), reply: (tokens) => ({ kind: 'json', body: { totalTokens: tokens } }) },
   reportsReasoningTokens: true,
 };

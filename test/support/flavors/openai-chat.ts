@@ -65,5 +65,6 @@ export const openaiChat: ProviderFlavor<'openai-chat'> = {
   }),
   // The role chunk, then the text.
   piecesThroughFirstText: 2,
+  tokenCount: null,
   reportsReasoningTokens: true,
 };

@@ -103,5 +103,6 @@ export const openaiResponses: ProviderFlavor<'openai-responses'> = {
   }),
   // response.created, the message added, its first delta.
   piecesThroughFirstText: 3,
+  tokenCount: { isCount: (request) => request.path.endsWith('/responses/input_tokens'), reply: (tokens) => ({ kind: 'json', body: { object: 'response.input_tokens', input_tokens: tokens } }) },
   reportsReasoningTokens: true,
 };
