@@ -266,14 +266,17 @@ describe('weighted load balancing', () => {
     const gateway = await startGateway(deployments.urls.get('a')!, deployments.config(routedAlias(['a', 'b'], [3, 1])));
     const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 });
     deployments.failNext();
-    for (let index = 0; index < 200; index++) await client.responses.create({ model: 'routed', input: 'hi' });
+    try {
+      for (let index = 0; index < 200; index++) await client.responses.create({ model: 'routed', input: 'hi' });
+    } finally {
+      await gateway.close();
+    }
     const heavy = deployments.calls.filter((name) => name === 'a').length;
     expect(deployments.calls).toHaveLength(200);
     // Expected 150 (σ ≈ 6.1); the bounds are ±5σ (a spurious failure about once in a million runs),
     // far from both an even split (100) and "always a" (200).
     expect(heavy).toBeGreaterThanOrEqual(120);
     expect(heavy).toBeLessThanOrEqual(180);
-    await gateway.close();
   });
 });
 
