@@ -10,8 +10,9 @@ export const REQUEST_SERVER = 'request';
 /**
  * Error codes upstream failures carry that are worth a series of their own:
  * the gateway's own (providers/upstream-errors.ts and the adapters) and the
- * common ones OpenAI-compatible servers and Anthropic pass through. Anything
- * else an upstream invents is `other`.
+ * common ones OpenAI-compatible servers, Anthropic and Google's APIs (their
+ * status words, lower case: providers/gemini/gemini-errors.ts) pass through.
+ * Anything else an upstream invents is `other`.
  */
 const UPSTREAM_CODES = new Set([
   'upstream_error',
@@ -33,6 +34,12 @@ const UPSTREAM_CODES = new Set([
   'invalid_request_error',
   'api_error',
   'server_error',
+  'invalid_argument',
+  'failed_precondition',
+  'resource_exhausted',
+  'internal',
+  'unavailable',
+  'deadline_exceeded',
 ]);
 
 export interface LabelBoundsOptions {

@@ -2,23 +2,48 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseSseText } from '../support/event-invariants.ts';
 import { startGateway, type RunningGateway } from '../support/gateway.ts';
 import { assertErrorEnvelope, assertValidResponse } from '../support/openresponses-schema.ts';
-import { flavors } from '../support/provider-flavors.ts';
+import { flavors, type FlavorName } from '../support/provider-flavors.ts';
 import { MockExecutor } from '../support/scripted-provider.ts';
 import { ScriptedChatUpstream, type UpstreamReply } from '../support/scripted-chat-upstream.ts';
 
-/** How each upstream says "your key is wrong", "no such path" and "no such model", in its own words. */
-const refusals: Record<(typeof flavors)[number]['name'], { auth: (status: number) => UpstreamReply; noSuchModel: UpstreamReply }> = {
+/** How each upstream says "your key is wrong" and "no such model", in its own words (recorded from the real APIs). */
+const refusals: Record<FlavorName, { auth: { label: string; reply: UpstreamReply }[]; noSuchModel: UpstreamReply }> = {
   'openai-chat': {
-    auth: (status) => ({ kind: 'json', status, body: { error: { message: 'Incorrect API key provided: sk-te**', type: 'invalid_request_error', code: 'invalid_api_key', param: null } } }),
+    auth: [401, 403].map((status) => ({ label: `${status}`, reply: openaiKeyRefused(status) })),
     noSuchModel: { kind: 'json', status: 404, body: { error: { message: 'The model `nope` does not exist or you do not have access to it.', type: 'invalid_request_error', code: 'model_not_found', param: null } } },
   },
   anthropic: {
-    auth: (status) => ({ kind: 'json', status, body: { type: 'error', error: { type: status === 401 ? 'authentication_error' : 'permission_error', message: 'invalid x-api-key' } } }),
+    auth: [401, 403].map((status) => ({ label: `${status}`, reply: { kind: 'json', status, body: { type: 'error', error: { type: status === 401 ? 'authentication_error' : 'permission_error', message: 'invalid x-api-key' } } } })),
     noSuchModel: { kind: 'json', status: 404, body: { type: 'error', error: { type: 'not_found_error', message: 'model: nope' } } },
   },
+  'openai-responses': {
+    auth: [401, 403].map((status) => ({ label: `${status}`, reply: openaiKeyRefused(status) })),
+    // The Responses API says so with a 400, not a 404.
+    noSuchModel: { kind: 'json', status: 400, body: { error: { message: "The requested model 'nope' does not exist.", type: 'invalid_request_error', param: 'model', code: 'model_not_found' } } },
+  },
+  gemini: {
+    auth: [
+      // A wrong API key is a 400 to Gemini, told apart by its ErrorInfo reason.
+      {
+        label: '400 API_KEY_INVALID',
+        reply: {
+          kind: 'json',
+          status: 400,
+          body: { error: { code: 400, message: 'API key not valid. Please pass a valid API key.', status: 'INVALID_ARGUMENT', details: [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'API_KEY_INVALID', domain: 'googleapis.com', metadata: { service: 'generativelanguage.googleapis.com' } }] } },
+        },
+      },
+      { label: '401', reply: { kind: 'json', status: 401, body: { error: { code: 401, message: 'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.', status: 'UNAUTHENTICATED' } } } },
+      { label: '403', reply: { kind: 'json', status: 403, body: { error: { code: 403, message: 'Method doesn\'t allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.', status: 'PERMISSION_DENIED' } } } },
+    ],
+    noSuchModel: { kind: 'json', status: 404, body: { error: { code: 404, message: 'models/nope is not found for API version v1beta, or is not supported for generateContent. Call ListModels to see the list of available models and their supported methods.', status: 'NOT_FOUND' } } },
+  },
 };
+
+function openaiKeyRefused(status: number): UpstreamReply {
+  return { kind: 'json', status, body: { error: { message: 'Incorrect API key provided: sk-te**', type: 'invalid_request_error', code: 'invalid_api_key', param: null } } };
+}
 const wrongPath: UpstreamReply = { kind: 'json', status: 404, body: '404 page not found', headers: { 'content-type': 'text/plain' } };
-const SECRETS = ['sk-test', 'sk-ant-test'];
+const SECRETS = ['sk-test', 'sk-ant-test', 'AIza-test'];
 
 describe.each(flavors)('the gateway\'s own misconfiguration is a 502 that names itself, never the client\'s error: $name', (flavor) => {
   const upstream = new ScriptedChatUpstream();
@@ -44,8 +69,8 @@ describe.each(flavors)('the gateway\'s own misconfiguration is a 502 that names 
     for (const secret of SECRETS) expect(written).not.toContain(secret);
   });
 
-  it.each([401, 403])('upstream %i (the gateway\'s key refused): 502 upstream_auth_failed, JSON and streaming, one error line with provider and base URL', async (status) => {
-    upstream.setScript(() => refusals[flavor.name].auth(status));
+  it.each(refusals[flavor.name].auth)('upstream $label (the gateway\'s key refused): 502 upstream_auth_failed, JSON and streaming, one error line with provider and base URL', async ({ reply }) => {
+    upstream.setScript(() => reply);
     for (const stream of [false, true]) {
       const before = errorLines().length;
       const answer = await post({ input: 'x', stream });
@@ -54,7 +79,7 @@ describe.each(flavors)('the gateway\'s own misconfiguration is a 502 that names 
       assertErrorEnvelope(body);
       expect(body.error).toMatchObject({ type: 'upstream_error', code: 'upstream_auth_failed' });
       expect(body.error.message).toContain("gateway's credentials");
-      expect(errorLines().slice(before)).toEqual([expect.objectContaining({ provider: Object.keys((flavor.config('http://x/v1') as any).providers)[0], base_url: baseUrl, code: 'upstream_auth_failed' })]);
+      expect(errorLines().slice(before)).toEqual([expect.objectContaining({ provider: flavor.provider, base_url: baseUrl, code: 'upstream_auth_failed' })]);
     }
   });
 
@@ -80,7 +105,7 @@ describe.each(flavors)('the gateway\'s own misconfiguration is a 502 that names 
     for (const stream of [false, true]) {
       const before = errorLines().length;
       let turn = 0;
-      upstream.setScript((request) => (++turn === 1 ? flavor.render(request, { calls: [{ id: 'call_1', name: 'lookup', args: {} }] }) : refusals[flavor.name].auth(401)));
+      upstream.setScript((request) => (++turn === 1 ? flavor.render(request, { calls: [{ id: 'call_1', name: 'lookup', args: {} }] }) : refusals[flavor.name].auth[0]!.reply));
       const answer = await post({ input: 'x', stream, tools: [{ type: 'function', name: 'lookup', parameters: { type: 'object' } }] });
       expect(answer.status).toBe(200);
       const response = stream ? parseSseText(answer.text).events.at(-1)!.response : JSON.parse(answer.text);

@@ -20,7 +20,7 @@ describe.each(flavors)('Codex tool kinds over $name', (flavor) => {
     if (answer.status === 200) assertValidResponseWithOpenAIItems(answer.body);
     return answer;
   };
-  const offered = () => (upstream.requests.at(-1)!.body.tools as any[]).map((tool) => tool.function?.name ?? tool.name);
+  const offered = () => flavor.offeredTools(upstream.requests.at(-1)!).map((tool) => tool.name);
 
   beforeAll(async () => {
     const url = await upstream.start();
@@ -63,7 +63,7 @@ describe.each(flavors)('Codex tool kinds over $name', (flavor) => {
     const tools = [{ type: 'namespace', name: space, description: 'Long.', tools: [longFunction, freeform] }];
     upstream.setScript((request) => flavor.render(request, { text: 'listing only' }));
     expect((await post(gateway, { input: 'x', tools })).status).toBe(200);
-    const [functionName, freeformName] = offered();
+    const [functionName, freeformName] = offered() as [string, string];
     expect(functionName).toMatch(/^n{40}__f{13}_[0-9a-f]{8}$/);
     expect(functionName).toHaveLength(64);
     expect(freeformName).toBe(`${space}__edit`);
@@ -106,7 +106,7 @@ describe.each(flavors)('Codex tool kinds over $name', (flavor) => {
       expect(final.output.filter((item: any) => item.type === 'function_call')).toEqual([]);
       expect(final.output.find((item: any) => item.type === 'custom_tool_call')).toMatchObject({ call_id: 'call_patch', name: 'apply_patch', input: patch, status: 'completed' });
     }
-    const sentTool = (upstream.requests.at(-1)!.body.tools as any[]).find((tool) => (tool.function?.name ?? tool.name) === 'apply_patch');
+    const sentTool = flavor.offeredTools(upstream.requests.at(-1)!).find((tool) => tool.name === 'apply_patch');
     expect(JSON.stringify(sentTool)).toContain('lark grammar');
 
     upstream.setScript((request) => flavor.render(request, { text: 'patched' }));

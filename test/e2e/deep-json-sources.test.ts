@@ -50,12 +50,15 @@ class DeepSchemaMcpServer {
   }
 }
 
-/** `reply` with the placeholder arguments swapped for `text` (the flavors serialise arguments themselves, which deep ones would overflow). */
+/**
+ * `reply` with the placeholder arguments swapped for `text` (the flavors serialise arguments themselves, which deep ones would overflow):
+ * inside a JSON string where the upstream sends arguments as text, as raw JSON where it sends an object (Gemini).
+ * A JSON body stays text, as the upstream would send it: serialising it again would overflow here.
+ */
 function withArguments(reply: UpstreamReply, text: string): UpstreamReply {
-  const from = JSON.stringify(PLACEHOLDER).slice(1, -1);
-  const to = JSON.stringify(text).slice(1, -1);
-  if (reply.kind === 'sse') return { ...reply, pieces: reply.pieces.map((piece) => piece.replaceAll(from, to)) };
-  if (reply.kind === 'json') return { ...reply, body: JSON.parse(JSON.stringify(reply.body).replaceAll(from, to)) };
+  const swap = (wire: string) => wire.replaceAll(JSON.stringify(PLACEHOLDER).slice(1, -1), JSON.stringify(text).slice(1, -1)).replaceAll(PLACEHOLDER, text);
+  if (reply.kind === 'sse') return { ...reply, pieces: reply.pieces.map(swap) };
+  if (reply.kind === 'json') return { ...reply, body: swap(JSON.stringify(reply.body)) };
   return reply;
 }
 
@@ -77,7 +80,7 @@ describe.each(flavors)('JSON nested past the limit from outside the request neve
     const response = await gateway.app.inject({ method: 'POST', url: '/v1/responses', payload: { model: flavor.model, ...body } });
     return { status: response.statusCode, body: response.body.startsWith('{') ? (response.json() as any) : response.body };
   };
-  const offered = (request: RecordedRequest): string[] => (request.body.tools ?? []).map((tool: any) => tool.function?.name ?? tool.name);
+  const offered = (request: RecordedRequest): string[] => flavor.offeredTools(request).map((tool) => tool.name);
 
   beforeAll(async () => {
     const [upstreamUrl, mcpUrl] = await Promise.all([upstream.start(), mcp.start()]);

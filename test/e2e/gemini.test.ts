@@ -82,6 +82,42 @@ describe('Gemini native provider, end to end', () => {
     });
   }
 
+  it('calls without a thought signature (resent by a client, or from another provider) carry Google\'s placeholder to Gemini 3, on each step\'s first call only', async () => {
+    reply = () => ({ kind: 'json', body: { ...candidate([{ text: 'Done.' }], 'STOP'), usageMetadata: usage } });
+    const tools = [{ type: 'function' as const, name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } }, strict: false }];
+    const input: OpenAI.Responses.ResponseInputItem[] = [
+      { role: 'user', content: 'Weather in Oslo and Bergen, then in Paris?' },
+      { type: 'function_call', call_id: 'call_oslo', name: 'get_weather', arguments: '{"city":"Oslo"}' },
+      { type: 'function_call', call_id: 'call_bergen', name: 'get_weather', arguments: '{"city":"Bergen"}' },
+      { type: 'function_call_output', call_id: 'call_oslo', output: '3°C' },
+      { type: 'function_call_output', call_id: 'call_bergen', output: '5°C' },
+      { type: 'function_call', call_id: 'call_paris', name: 'get_weather', arguments: '{"city":"Paris"}' },
+      { type: 'function_call_output', call_id: 'call_paris', output: '12°C' },
+    ];
+    const signaturesSent = (request: RecordedRequest) => (request.body.contents as any[]).flatMap((content) => content.parts.filter((part: any) => part.functionCall).map((part: any) => [part.functionCall.id, part.thoughtSignature ?? null]));
+
+    for (const model of ['gemini-3-pro-preview', 'gemini-flash-latest']) {
+      assertValidResponse(await client.responses.create({ model, input, tools }));
+      expect(signaturesSent(upstream.requests.at(-1)!)).toEqual([
+        ['call_oslo', 'skip_thought_signature_validator'],
+        ['call_bergen', null],
+        ['call_paris', 'skip_thought_signature_validator'],
+      ]);
+    }
+    // Older models never checked signatures: nothing is made up for them.
+    assertValidResponse(await client.responses.create({ model: 'gemini-2.5-flash', input, tools }));
+    expect(signaturesSent(upstream.requests.at(-1)!)).toEqual([['call_oslo', null], ['call_bergen', null], ['call_paris', null]]);
+  });
+
+  it('a real signature is never replaced by the placeholder (Gemini 3, previous_response_id)', async () => {
+    reply = thinkThenCall;
+    const tools = [{ type: 'function' as const, name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } }, strict: false }];
+    const first = await client.responses.create({ model: 'gemini-3-flash-preview', input: 'Weather in Oslo?', tools });
+    const call = first.output.find((item) => item.type === 'function_call')!;
+    await client.responses.create({ model: 'gemini-3-flash-preview', previous_response_id: first.id, tools, input: [{ type: 'function_call_output', call_id: (call as any).call_id, output: '3°C' }] });
+    expect(upstream.requests[1]!.body.contents[1]).toEqual({ role: 'model', parts: [{ functionCall: { id: (call as any).call_id, name: 'get_weather', args: { city: 'Oslo' } }, thoughtSignature: 'c2lnLWZvci10aGUtY2FsbA==' }] });
+  });
+
   it('a safety stop ends incomplete with content_filter; a blocked prompt too, streamed', async () => {
     reply = () => ({ kind: 'json', body: { ...candidate([{ text: 'Partial' }], 'SAFETY'), usageMetadata: usage } });
     const stopped = await client.responses.create({ model: 'gemini-2.5-flash', input: 'something unsafe' });

@@ -83,7 +83,7 @@ describe.each(flavors)('inspector data over $name', (flavor) => {
       [forA.find((candidate) => candidate.id === mine.id), mine],
       [forB.find((candidate) => candidate.id === theirs.id), theirs],
     ] as const) {
-      expect(entry).toMatchObject({ status: 'completed', model: flavor.model, provider: flavor.name === 'anthropic' ? 'anthropic' : 'openai', background: false, turns: 2, tool_calls: 2, failed_tool_calls: 1, error: null, incomplete_reason: null });
+      expect(entry).toMatchObject({ status: 'completed', model: flavor.model, provider: flavor.provider, background: false, turns: 2, tool_calls: 2, failed_tool_calls: 1, error: null, incomplete_reason: null });
       expect(entry.tokens).toEqual({ input: response.usage!.input_tokens, output: response.usage!.output_tokens, total: response.usage!.total_tokens });
       expect(entry.created_at).toBe(response.created_at);
       expect(entry.duration_ms).toBeGreaterThanOrEqual(0);
@@ -98,8 +98,8 @@ describe.each(flavors)('inspector data over $name', (flavor) => {
     expect(timeline.source).toBe('live');
     expect(timeline.turns.map((turn: any) => [turn.turn, turn.tool_calls])).toEqual([[1, 2], [2, 0]]);
     const [first, second] = timeline.turns;
-    expect(first.finish).toBe(flavor.name === 'anthropic' ? 'tool_use' : 'tool_calls');
-    expect(second.finish).toBe(flavor.name === 'anthropic' ? 'end_turn' : 'stop');
+    expect(first.finish).toBe(flavor.finish.tools);
+    expect(second.finish).toBe(flavor.finish.done);
     const outputs = new Map(mine.output.flatMap((item) => (item.type === 'function_call_output' ? [[item.call_id, item.output]] : [])));
     expect(timeline.tool_calls.map((call: any) => [call.call_id, call.name, call.executor, call.turn, call.status])).toEqual([
       ['call_add', 'tools__add', 'mcp', 1, 'completed'],

@@ -10,13 +10,6 @@ import { assertValidExtension, assertValidResponse } from '../support/openrespon
 import { flavors, type ModelTurn, type ProviderFlavor, type Seen } from '../support/provider-flavors.ts';
 import { ScriptedChatUpstream, type RecordedRequest } from '../support/scripted-chat-upstream.ts';
 
-/** The upstream's `tool_choice`, in either wire format, read as one word. */
-function toolChoiceOf(request: RecordedRequest): string | null {
-  const choice = request.body.tool_choice;
-  if (choice === undefined || choice === null) return null;
-  return typeof choice === 'string' ? choice : choice.type;
-}
-
 const ANSWER_SCHEMA = { type: 'object', properties: { answer: { type: 'number' } }, required: ['answer'], additionalProperties: false };
 
 /**
@@ -113,11 +106,11 @@ describe.each(flavors)('loop controls over $name', (flavor: ProviderFlavor) => {
   });
 
   it('at the turn limit, one last call without tools asks for a final answer', async () => {
-    model = (seen, request) => (toolChoiceOf(request) === 'none' ? { text: `Best answer after ${results(seen).length} results.` } : { calls: [{ id: `a${results(seen).length}`, name: 'tools__add', args: { a: 1, b: 1 } }] });
+    model = (seen, request) => (flavor.toolChoice(request)?.mode === 'none' ? { text: `Best answer after ${results(seen).length} results.` } : { calls: [{ id: `a${results(seen).length}`, name: 'tools__add', args: { a: 1, b: 1 } }] });
     const { json, streamed, calls } = await both({ input: 'Keep adding', 'loopgate:loop': { max_turns: 2, at_limit: 'final_answer' } });
     expect(calls).toBe(3);
     const last = upstream.requests[2]!;
-    expect(toolChoiceOf(last)).toBe('none');
+    expect(flavor.toolChoice(last)?.mode).toBe('none');
     expect(userTexts(last).at(-1)).toMatch(/reached this response's limit on the number of model turns/);
     for (const response of [json, streamed]) {
       expect(response.status).toBe('completed');
@@ -133,7 +126,7 @@ describe.each(flavors)('loop controls over $name', (flavor: ProviderFlavor) => {
 
   it('at max_tool_calls, the calls over the limit are not run and the model is asked for a final answer', async () => {
     model = (seen, request) =>
-      toolChoiceOf(request) === 'none'
+      flavor.toolChoice(request)?.mode === 'none'
         ? { text: `Done with ${results(seen).map((result) => result.content).join(',')}` }
         : { calls: [{ id: 'm1', name: 'tools__add', args: { a: 1, b: 1 } }, { id: 'm2', name: 'tools__add', args: { a: 2, b: 2 } }] };
     const { json, calls } = await both({ input: 'Add twice', max_tool_calls: 1, 'loopgate:loop': { at_limit: 'final_answer' } });

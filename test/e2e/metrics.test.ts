@@ -45,7 +45,7 @@ function assertHistogramsWellFormed(scrape: Scrape): void {
 describe.each(flavors)('metrics over $name', (flavor: ProviderFlavor) => {
   const upstream = new ScriptedChatUpstream();
   const mcp = new McpTestServer();
-  const provider = flavor.name === 'anthropic' ? 'anthropic' : 'openai';
+  const provider = flavor.provider;
   let gateway: RunningGateway;
   let client: OpenAI;
   const responseIds: string[] = [];

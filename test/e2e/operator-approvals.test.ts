@@ -99,7 +99,7 @@ describe.each(flavors)('approval gates for operator MCP servers, $name upstream'
         { type: 'mcp_approval_request', id: expect.stringMatching(/^mcpr_/), server_label: 'ops', name: 'delete_record', arguments: '{"id":"r2"}' },
       ]);
       // Operator servers are not announced with mcp_list_tools; their tools are offered under <server>__<tool>.
-      expect(flavor.name === 'anthropic' ? upstream.requests[0]!.body.tools.map((tool: any) => tool.name) : upstream.requests[0]!.body.tools.map((tool: any) => tool.function.name)).toEqual(
+      expect(flavor.offeredTools(upstream.requests[0]!).map((tool) => tool.name)).toEqual(
         expect.arrayContaining(['ops__lookup', 'ops__delete_record', 'vault__lookup', 'plain__delete_record']),
       );
       expect(ops.callsOf('lookup')).toEqual([{ id: 'r1' }]);

@@ -13,7 +13,7 @@ import { ScriptedChatUpstream, type RecordedRequest, type UpstreamReply } from '
  * Models without native structured output (`structuredOutput: "prompt"`),
  * with output validation on. The scripted upstream has no structured output:
  * like such a server, it answers 400 to any request carrying a format
- * (`response_format`, `output_config`) — so every passing test also proves
+ * (`response_format`, `output_config`, `text.format`, `responseMimeType`) — so every passing test also proves
  * none was sent. The model is scripted from what it has seen: it only gets
  * the format right after the gateway's validation feedback.
  */
@@ -33,14 +33,10 @@ const PROMPTED_WITH_TEXT_TOOLS = 'upstream-prompted-text-tools';
 
 /** A server without structured output refuses a format, and the text-tool model's server refuses tools as well. */
 function refusal(flavor: ProviderFlavor, request: RecordedRequest): UpstreamReply | null {
-  const body = request.body;
-  const format = body.response_format !== undefined || body.output_config !== undefined;
-  const tools = body.model === PROMPTED_WITH_TEXT_TOOLS && (body.tools !== undefined || body.tool_choice !== undefined || flavor.seen(request).some((seen) => seen.kind === 'call' || seen.kind === 'result'));
+  const format = flavor.format(request) !== null;
+  const tools = flavor.requestedModel(request) === PROMPTED_WITH_TEXT_TOOLS && (flavor.mentionsTools(request) || flavor.seen(request).some((seen) => seen.kind === 'call' || seen.kind === 'result'));
   if (!format && !tools) return null;
-  const message = format ? 'This model does not support structured output.' : 'This model does not support tools.';
-  return flavor.name === 'anthropic'
-    ? { kind: 'json', status: 400, body: { type: 'error', error: { type: 'invalid_request_error', message } } }
-    : { kind: 'json', status: 400, body: { error: { message, type: 'invalid_request_error', param: format ? 'response_format' : 'tools', code: null } } };
+  return flavor.refusal(400, format ? 'This model does not support structured output.' : 'This model does not support tools.');
 }
 
 const systemOf = (seen: Seen[]) => seen.filter((entry) => entry.kind === 'system').map((entry) => entry.text).join('\n');

@@ -4,7 +4,7 @@ import { assertEventStreamInvariants } from '../support/event-invariants.ts';
 import { startGateway, type RunningGateway } from '../support/gateway.ts';
 import { McpTestServer } from '../support/mcp-test-server.ts';
 import { assertValidResponse } from '../support/openresponses-schema.ts';
-import { parityFlavors, type ModelTurn, type Seen } from '../support/provider-flavors.ts';
+import { flavors, type ModelTurn, type Seen } from '../support/provider-flavors.ts';
 import { ScriptedChatUpstream, type RecordedRequest } from '../support/scripted-chat-upstream.ts';
 import { MockExecutor, sleep } from '../support/scripted-provider.ts';
 
@@ -14,7 +14,7 @@ import { MockExecutor, sleep } from '../support/scripted-provider.ts';
  * scripted once, in terms of what it has seen, and rendered in each
  * provider's wire format.
  */
-describe.each(parityFlavors)('over $name', (flavor) => {
+describe.each(flavors)('over $name', (flavor) => {
   const upstream = new ScriptedChatUpstream();
   const mcp = new McpTestServer();
   const executor = new MockExecutor(['lookup'], async (call, signal) => {

@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { assertEventStreamInvariants } from '../support/event-invariants.ts';
 import { startGateway, type RunningGateway } from '../support/gateway.ts';
 import { assertValidExtension, assertValidResponse } from '../support/openresponses-schema.ts';
-import { flavors, type ProviderFlavor } from '../support/provider-flavors.ts';
+import { flavors, gemini, openaiResponses, type FlavorName, type ProviderFlavor } from '../support/provider-flavors.ts';
 import { freePort } from '../support/redis.ts';
 import { startReplicaPair } from '../support/replica-pair.ts';
 import { ScriptedChatUpstream, type RecordedRequest, type UpstreamReply } from '../support/scripted-chat-upstream.ts';
@@ -11,8 +11,11 @@ import { ScriptedChatUpstream, type RecordedRequest, type UpstreamReply } from '
 const NAMES = ['a', 'b', 'c'] as const;
 type Name = (typeof NAMES)[number];
 
-/** How each upstream refuses before any content, in its own words: what routing must fail over from. */
-const refusalsBeforeContent: Record<(typeof flavors)[number]['name'], { label: string; reply: UpstreamReply }[]> = {
+/**
+ * How each upstream refuses before any content, in its own words: what routing must fail over from.
+ * `streamedOnly`: a refusal inside a stream, which a non-streamed call cannot get.
+ */
+const refusalsBeforeContent: Record<FlavorName, { label: string; reply: UpstreamReply; streamedOnly?: boolean }[]> = {
   'openai-chat': [
     { label: '500', reply: { kind: 'json', status: 500, body: { error: { message: 'boom', type: 'server_error' } } } },
     { label: '503', reply: { kind: 'json', status: 503, body: { error: { message: 'unavailable', type: 'server_error' } } } },
@@ -23,11 +26,16 @@ const refusalsBeforeContent: Record<(typeof flavors)[number]['name'], { label: s
     { label: '529 overloaded', reply: { kind: 'json', status: 529, body: { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } } } },
     { label: '503', reply: { kind: 'json', status: 503, body: { type: 'error', error: { type: 'api_error', message: 'unavailable' } } } },
   ],
-};
-
-const tooLong: Record<(typeof flavors)[number]['name'], UpstreamReply> = {
-  'openai-chat': { kind: 'json', status: 400, body: { error: { message: "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.", type: 'invalid_request_error', code: 'context_length_exceeded', param: 'messages' } } },
-  anthropic: { kind: 'json', status: 400, body: { type: 'error', error: { type: 'invalid_request_error', message: 'prompt is too long: 210000 tokens > 200000 maximum' } } },
+  'openai-responses': [
+    { label: '500', reply: openaiResponses.refusal(500, 'The server had an error while processing your request. Sorry about that!') },
+    { label: 'response.failed before content', reply: openaiResponses.failAtOnce().reply, streamedOnly: true },
+    { label: 'connection reset', reply: { kind: 'destroy' } },
+  ],
+  gemini: [
+    { label: '503 UNAVAILABLE', reply: gemini.refusal(503, 'The model is overloaded. Please try again later.') },
+    { label: '500 INTERNAL', reply: gemini.refusal(500, 'An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting') },
+    { label: 'error frame before content', reply: { kind: 'sse', pieces: [`data: ${JSON.stringify({ error: { code: 503, message: 'The model is overloaded. Please try again later.', status: 'UNAVAILABLE' } })}\r\n\r\n`] }, streamedOnly: true },
+  ],
 };
 
 /** Several upstreams of one flavor, each its own provider entry (own key), all deployments of the alias `routed`. */
@@ -121,7 +129,7 @@ describe.each(flavors)('routing over deployments: $name', (flavor) => {
   });
 
   for (const stream of [false, true]) {
-    for (const refusal of refusalsBeforeContent[flavor.name]) {
+    for (const refusal of refusalsBeforeContent[flavor.name].filter((candidate) => stream || !candidate.streamedOnly)) {
       it(`${refusal.label} before content → another deployment serves (stream: ${stream})`, async () => {
         deployments.failNext(refusal.reply);
         const { response, events, deployment } = await ask(client, stream);
@@ -135,7 +143,7 @@ describe.each(flavors)('routing over deployments: $name', (flavor) => {
         expect(response['loopgate:deployment']).toBe(`${served}/model-${served}`);
         assertValidExtension('ResponseResourceExtensions', { 'loopgate:deployment': response['loopgate:deployment'] });
         // The upstream was sent its own model name, under its own key.
-        expect(deployments.upstreams.get(served)!.requests.at(-1)!.body.model).toBe(`model-${served}`);
+        expect(flavor.requestedModel(deployments.upstreams.get(served)!.requests.at(-1)!)).toBe(`model-${served}`);
         // The client saw nothing of the refused attempt.
         expect(events.filter((event) => event.type === 'error' || event.type === 'response.failed')).toEqual([]);
         // The log line says which deployment served; the failover was logged.
@@ -160,9 +168,7 @@ describe.each(flavors)('routing over deployments: $name', (flavor) => {
   });
 
   it('a 400 (the request is at fault) is not retried elsewhere', async () => {
-    const badRequest: UpstreamReply = flavor.name === 'anthropic'
-      ? { kind: 'json', status: 400, body: { type: 'error', error: { type: 'invalid_request_error', message: 'temperature: out of range' } } }
-      : { kind: 'json', status: 400, body: { error: { message: 'temperature: out of range', type: 'invalid_request_error', param: 'temperature', code: null } } };
+    const badRequest = flavor.refusal(400, 'temperature: out of range');
     deployments.failNext(badRequest, badRequest, badRequest);
     await expect(client.responses.create({ model: 'routed', input: 'hi' })).rejects.toMatchObject({ status: 400 });
     expect(deployments.calls).toHaveLength(1);
@@ -194,7 +200,7 @@ describe.each(flavors)('cool-down: $name', (flavor) => {
     const gateway = await startGateway(deployments.urls.get('a')!, deployments.config(routedAlias(['a', 'b'])));
     gateways.push(gateway);
     const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 });
-    const rateLimited: UpstreamReply = { kind: 'json', status: 429, headers: { 'retry-after': '30' }, body: flavor.name === 'anthropic' ? { type: 'error', error: { type: 'rate_limit_error', message: 'slow down' } } : { error: { message: 'slow down', type: 'rate_limit_error', code: 'rate_limit_exceeded' } } };
+    const rateLimited: UpstreamReply = { ...flavor.refusal(429, 'slow down'), headers: { 'retry-after': '30' } };
     deployments.failNext(rateLimited);
     const first = await ask(client, false);
     const [limited, served] = deployments.calls as [Name, Name];
@@ -228,39 +234,49 @@ describe.each(flavors)('cool-down: $name', (flavor) => {
     expect(failovers[0]).toMatchObject({ deployment: 'dead/gone', code: 'upstream_unreachable' });
   });
 
-  it('weights spread load: 3:1 over 200 requests', async () => {
-    const gateway = await startGateway(deployments.urls.get('a')!, deployments.config(routedAlias(['a', 'b'], [3, 1])));
-    gateways.push(gateway);
-    const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 });
-    deployments.failNext();
-    for (let index = 0; index < 200; index++) await client.responses.create({ model: 'routed', input: 'hi' });
-    const heavy = deployments.calls.filter((name) => name === 'a').length;
-    expect(deployments.calls).toHaveLength(200);
-    // Expected 150 (σ ≈ 6.1); the bounds are ±5σ (a spurious failure about once in a million runs),
-    // far from both an even split (100) and "always a" (200).
-    expect(heavy).toBeGreaterThanOrEqual(120);
-    expect(heavy).toBeLessThanOrEqual(180);
-  });
-
   it('context-length refusal → the call is retried on the configured larger-context alias', async () => {
     const config = deployments.config({ small: { provider: 'a', model: 'model-a', contextFallback: 'large' }, large: { provider: 'c', model: 'model-c-long' } });
     const gateway = await startGateway(deployments.urls.get('a')!, config);
     gateways.push(gateway);
     const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 });
     for (const stream of [false, true]) {
-      deployments.failNext(tooLong[flavor.name]);
+      deployments.failNext(flavor.tooLong(9000, 8192));
       const { response, deployment } = await ask(client, stream, 'small');
       expect(deployments.calls).toEqual(['a', 'c']);
-      expect(deployments.upstreams.get('c')!.requests.at(-1)!.body.model).toBe('model-c-long');
+      expect(flavor.requestedModel(deployments.upstreams.get('c')!.requests.at(-1)!)).toBe('model-c-long');
       expect(response.status).toBe('completed');
       expect(response.model).toBe('small');
       expect(textOf(response)).toBe('served by c');
       expect(deployment).toBe('c/model-c-long');
     }
     // Without a fallback the refusal reaches the client as the usual 400.
-    deployments.failNext(tooLong[flavor.name]);
+    deployments.failNext(flavor.tooLong(9000, 8192));
     await expect(client.responses.create({ model: 'large', input: 'hi' })).rejects.toMatchObject({ status: 400, error: { code: 'context_length_exceeded' } });
     expect(deployments.calls).toEqual(['c']);
+  });
+});
+
+/** A deployment is picked by weight before any upstream API is involved: one flavor shows it (200 requests each would add seconds per flavor). */
+describe('weighted load balancing', () => {
+  const deployments = new Deployments(flavors[0]!);
+  beforeAll(() => deployments.start());
+  afterAll(() => deployments.close());
+
+  it('weights spread load: 3:1 over 200 requests', async () => {
+    const gateway = await startGateway(deployments.urls.get('a')!, deployments.config(routedAlias(['a', 'b'], [3, 1])));
+    const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 });
+    deployments.failNext();
+    try {
+      for (let index = 0; index < 200; index++) await client.responses.create({ model: 'routed', input: 'hi' });
+    } finally {
+      await gateway.close();
+    }
+    const heavy = deployments.calls.filter((name) => name === 'a').length;
+    expect(deployments.calls).toHaveLength(200);
+    // Expected 150 (σ ≈ 6.1); the bounds are ±5σ (a spurious failure about once in a million runs),
+    // far from both an even split (100) and "always a" (200).
+    expect(heavy).toBeGreaterThanOrEqual(120);
+    expect(heavy).toBeLessThanOrEqual(180);
   });
 });
 

@@ -14,23 +14,19 @@ import { ScriptedChatUpstream, type RecordedRequest, type UpstreamReply } from '
  * tool_choice or tool items — so every passing test also proves none was sent.
  */
 
-/** How each flavor is configured: openai-chat per model (an alias), anthropic per provider. */
+/** How each flavor is configured: openai-chat per model (an alias), the others per provider. */
 function textToolConfig(flavor: ProviderFlavor, upstreamUrl: string): { config: Record<string, any>; model: string } {
   const config = flavor.config(upstreamUrl) as Record<string, any>;
   if (flavor.name === 'openai-chat') return { config: { ...config, models: { 'plain-model': { provider: 'openai', model: 'upstream-plain', toolCalls: 'text' } } }, model: 'plain-model' };
-  config.providers.anthropic.toolCalls = 'text';
+  config.providers[flavor.provider].toolCalls = 'text';
   return { config, model: flavor.model };
 }
 
 /** What a server without tool support answers a request that has any. */
 function refuseTools(flavor: ProviderFlavor, request: RecordedRequest): UpstreamReply | null {
-  const body = request.body;
   const toolItems = flavor.seen(request).some((seen) => seen.kind === 'call' || seen.kind === 'result');
-  if (body.tools === undefined && body.tool_choice === undefined && body.parallel_tool_calls === undefined && !toolItems) return null;
-  const message = 'This model does not support tools.';
-  return flavor.name === 'anthropic'
-    ? { kind: 'json', status: 400, body: { type: 'error', error: { type: 'invalid_request_error', message } } }
-    : { kind: 'json', status: 400, body: { error: { message, type: 'invalid_request_error', param: 'tools', code: null } } };
+  if (!flavor.mentionsTools(request) && !toolItems) return null;
+  return flavor.refusal(400, 'This model does not support tools.');
 }
 
 interface SeenResult {

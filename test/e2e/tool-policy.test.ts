@@ -4,7 +4,7 @@ import { assertEventStreamInvariants } from '../support/event-invariants.ts';
 import { startGateway, type RunningGateway } from '../support/gateway.ts';
 import { McpTestServer } from '../support/mcp-test-server.ts';
 import { assertValidResponse, assertValidResponseWithOpenAIItems } from '../support/openresponses-schema.ts';
-import { flavors, type ModelTurn, type Seen } from '../support/provider-flavors.ts';
+import { flavors, type ModelTurn, type ProviderFlavor, type Seen } from '../support/provider-flavors.ts';
 import { ScriptedChatUpstream, type RecordedRequest } from '../support/scripted-chat-upstream.ts';
 
 const KEY_A = 'sk-policy-team-a-0123';
@@ -13,10 +13,8 @@ const KEY_B = 'sk-policy-team-b-0123';
 const URL_TOKEN = 'url-token-secret-9876';
 const HEADER_SECRET = 'operator-header-secret';
 
-/** The names the model was offered, from either upstream's request body. */
-function offeredNames(request: RecordedRequest): string[] {
-  return (request.body.tools ?? []).map((tool: any) => tool.function?.name ?? tool.name).sort();
-}
+/** The names the model was offered. */
+const offeredNames = (flavor: ProviderFlavor, request: RecordedRequest): string[] => flavor.offeredTools(request).map((tool) => tool.name).sort();
 
 const resultsOf = (seen: Seen[]) => seen.filter((entry): entry is Extract<Seen, { kind: 'result' }> => entry.kind === 'result');
 
@@ -94,7 +92,7 @@ describe.each(flavors)('tool policy over $name', (flavor) => {
       // The model saw the same outputs, and was never offered what it may not run.
       const seen = resultsOf(flavor.seen(upstream.requests.at(-1)!));
       expect(seen.find((result) => result.id === 'call_del')?.content).toBe(outputs.get('call_del'));
-      expect(offeredNames(upstream.requests[0]!)).toEqual(['tools__add', 'tools__explode', 'tools__fail', 'tools__secret', 'tools__slow']);
+      expect(offeredNames(flavor, upstream.requests[0]!)).toEqual(['tools__add', 'tools__explode', 'tools__fail', 'tools__secret', 'tools__slow']);
     }
     expect(tools.calls.filter((call) => call.name === 'delete')).toEqual([]);
     expect(other.calls).toEqual([]);
@@ -111,8 +109,8 @@ describe.each(flavors)('tool policy over $name', (flavor) => {
       upstream.requests.length = 0;
       const response = await respond(KEY_B, { input: 'Delete record r2' }, stream);
       expect(response.output_text ?? response.output.at(-1).content[0].text).toBe('Results: deleted r2 | 3');
-      expect(offeredNames(upstream.requests[0]!)).toContain('tools__delete');
-      expect(offeredNames(upstream.requests[0]!)).toContain('other__add');
+      expect(offeredNames(flavor, upstream.requests[0]!)).toContain('tools__delete');
+      expect(offeredNames(flavor, upstream.requests[0]!)).toContain('other__add');
     }
     expect(tools.calls.filter((call) => call.name === 'delete')).toEqual([{ name: 'delete', args: { id: 'r2' } }, { name: 'delete', args: { id: 'r2' } }]);
   });

@@ -6,7 +6,7 @@ import { startGateway, type RunningGateway } from '../support/gateway.ts';
 import { McpTestServer } from '../support/mcp-test-server.ts';
 import { assertErrorEnvelope, assertValidResponse } from '../support/openresponses-schema.ts';
 import { OtlpReceiver, SPAN_KIND, type ReceivedSpan } from '../support/otlp-receiver.ts';
-import { flavors, scriptModel, type ProviderFlavor } from '../support/provider-flavors.ts';
+import { flavors, scriptModel, type FlavorName, type ProviderFlavor } from '../support/provider-flavors.ts';
 import { ScriptedChatUpstream } from '../support/scripted-chat-upstream.ts';
 import { finalOf, SocketClient } from '../support/socket-client.ts';
 import { waitFor } from '../support/wait-for.ts';
@@ -37,11 +37,8 @@ function scriptTwoTurnLoop(upstream: ScriptedChatUpstream, flavor: ProviderFlavo
   scriptModel(upstream, flavor, (_request, results) => (results.length === 0 ? { calls: [{ id: 'call_add', name: tool, args: { a: 2, b: 3 } }] } : { text: `The sum is ${results[0]}.` }));
 }
 
-/** The provider's own words for "called tools" and "done". */
-const FINISH = { 'openai-chat': { tools: 'tool_calls', done: 'stop' }, anthropic: { tools: 'tool_use', done: 'end_turn' } } as const;
-const GEN_AI_PROVIDER = { 'openai-chat': 'openai', anthropic: 'anthropic' } as const;
-/** What each scripted upstream says of its answers: the model, and how its ids begin. */
-const UPSTREAM_ANSWER = { 'openai-chat': { model: 'upstream-model', id: /^chatcmpl-scripted/ }, anthropic: { model: 'claude-test', id: /^msg_test$/ } } as const;
+/** `gen_ai.provider.name` per API, as the semantic conventions name them. */
+const GEN_AI_PROVIDER: Record<FlavorName, string> = { 'openai-chat': 'openai', anthropic: 'anthropic', 'openai-responses': 'openai', gemini: 'gcp.gemini' };
 
 describe.each(flavors)('traces over $name', (flavor) => {
   const upstream = new ScriptedChatUpstream();
@@ -135,12 +132,12 @@ describe.each(flavors)('traces over $name', (flavor) => {
         'gen_ai.request.model': flavor.model,
         'gen_ai.usage.input_tokens': 10,
         'gen_ai.usage.output_tokens': 5,
-        'gen_ai.response.finish_reasons': [index === 0 ? FINISH[flavor.name].tools : FINISH[flavor.name].done],
-        'gen_ai.response.model': UPSTREAM_ANSWER[flavor.name].model,
+        'gen_ai.response.finish_reasons': [index === 0 ? flavor.finish.tools : flavor.finish.done],
+        'gen_ai.response.model': flavor.answer.model,
         'server.address': '127.0.0.1',
         'loopgate.turn': index + 1,
       });
-      expect(call.attributes['gen_ai.response.id']).toMatch(UPSTREAM_ANSWER[flavor.name].id);
+      expect(call.attributes['gen_ai.response.id']).toMatch(flavor.answer.id);
     }
     expect(tool.kind).toBe(SPAN_KIND.internal);
     expect(tool.status.code).toBe(0);

@@ -16,8 +16,7 @@ const SLACK_MS = 1_500;
 function stalledAfterText(flavor: ProviderFlavor, request: RecordedRequest): UpstreamReply {
   const reply = flavor.render(request, { text: 'partial' });
   if (reply.kind !== 'sse') throw new Error('a streamed reply was expected');
-  // openai-chat: role, text; anthropic: message_start, block start, text delta.
-  return { kind: 'sse', pieces: reply.pieces.slice(0, flavor.name === 'anthropic' ? 3 : 2), endAfter: false };
+  return { kind: 'sse', pieces: reply.pieces.slice(0, flavor.piecesThroughFirstText), endAfter: false };
 }
 
 describe.each(flavors)('every upstream call is bounded in time: $name', (flavor) => {
@@ -64,7 +63,7 @@ describe.each(flavors)('every upstream call is bounded in time: $name', (flavor)
     expect(answer.elapsedMs).toBeLessThan(IDLE_MS + SLACK_MS);
   });
 
-  // Only Anthropic's provider has a whole-call bound (timeoutMs); a Chat Completions call is bounded by the response deadline.
+  // Only Anthropic's provider has a whole-call bound (timeoutMs); a Chat Completions, Responses or Gemini call is bounded by the response deadline.
   if (flavor === anthropic) it('a stream that never ends (pings every 100 ms) is cut at timeoutMs: 504 upstream_timeout', async () => {
     upstream.setScript((request) => {
       const opening = stalledAfterText(flavor, request) as Extract<UpstreamReply, { kind: 'sse' }>;

@@ -7,7 +7,7 @@ import { REQUEST_LIMITS } from '../../protocol/request-limits.ts';
 import { assertNever } from '../../util/assert-never.ts';
 import { orderToolOutputs } from '../order-tool-outputs.ts';
 import type { TurnRequest } from '../provider.ts';
-import { decodeSignature } from './thought-signatures.ts';
+import { checksCallSignatures, decodeSignature, SKIP_SIGNATURE_VALIDATOR } from './thought-signatures.ts';
 import type { GeminiContent, GeminiPart, GeminiRequest } from './gemini-wire.ts';
 
 /** Thinking budgets per `reasoning.effort`; `none` turns thinking off where the model allows it. */
@@ -20,7 +20,7 @@ const MIME_BY_EXTENSION: Record<string, string> = {
 
 /** Translates one turn into a `generateContent` request body. */
 export function convertToGeminiRequest(request: TurnRequest): GeminiRequest {
-  const { system, contents } = convertConversation(request.instructions, request.items, request.historyLength);
+  const { system, contents } = convertConversation(request.instructions, request.items, request.historyLength, checksCallSignatures(request.model));
   const body: GeminiRequest = { contents };
   if (system) body.systemInstruction = { parts: [{ text: system }] };
 
@@ -55,7 +55,7 @@ export function convertToGeminiRequest(request: TurnRequest): GeminiRequest {
   return body;
 }
 
-function convertConversation(instructions: string | null, items: InputItem[], historyLength: number): { system: string; contents: GeminiContent[] } {
+function convertConversation(instructions: string | null, items: InputItem[], historyLength: number, placeholderSignatures: boolean): { system: string; contents: GeminiContent[] } {
   const system: string[] = instructions ? [instructions] : [];
   const contents: GeminiContent[] = [];
   const callNames = new Map<string, string>();
@@ -103,7 +103,10 @@ function convertConversation(instructions: string | null, items: InputItem[], hi
         break;
       }
       case 'function_call': {
-        const signature = callSignatures.get(item.call_id);
+        const step = contents.at(-1)?.role === 'model' ? contents.at(-1)!.parts : [];
+        // Only a step's first call carries a signature (parallel calls' others never do): that is the one a placeholder stands in for.
+        const firstOfStep = !step.some((part) => part.functionCall);
+        const signature = callSignatures.get(item.call_id) ?? (placeholderSignatures && firstOfStep ? SKIP_SIGNATURE_VALIDATOR : undefined);
         push('model', [{ functionCall: { id: item.call_id, name: item.name, args: parseArguments(item.arguments) }, ...(signature && { thoughtSignature: signature }) }]);
         break;
       }

@@ -1,3 +1,4 @@
+import { ContextLengthExceeded } from '../../errors/context-length-exceeded.ts';
 import { GatewayError } from '../../errors/gateway-error.ts';
 import { errorFromUpstreamFrame, errorFromUpstreamStatus, modelNotFound } from '../upstream-errors.ts';
 
@@ -5,11 +6,17 @@ import { errorFromUpstreamFrame, errorFromUpstreamStatus, modelNotFound } from '
  * Google's errors are `{"error": {"code": 400, "message": …, "status":
  * "INVALID_ARGUMENT"}}`: the `status` word becomes the error's code (lower
  * case), the rest maps as for every upstream. An unknown model is a 404 whose
- * message names `models/<name>`.
+ * message names `models/<name>`; a wrong API key is a 400 whose ErrorInfo
+ * reason is `API_KEY_INVALID` — the gateway's credentials, not the client's request.
  */
 export function errorFromGeminiStatus(provider: string, status: number, bodyText: string, retryAfter: string | null): GatewayError {
   const body = parseGoogleError(bodyText);
   if (status === 404 && body?.message && /\bmodels\/\S+/.test(body.message)) return modelNotFound(provider, body.message);
+  if (status === 400 && body?.reasons.includes('API_KEY_INVALID')) {
+    return new GatewayError({ status: 502, type: 'upstream_error', code: 'upstream_auth_failed', message: `The upstream '${provider}' refused the gateway's credentials (API_KEY_INVALID); the gateway's configuration for this provider needs fixing.` });
+  }
+  const tooLong = status === 400 && body?.message ? inputTooLong(body.message) : null;
+  if (tooLong) return tooLong;
   const normalised = body ? JSON.stringify({ error: { message: body.message, code: body.status?.toLowerCase() ?? null } }) : bodyText;
   return errorFromUpstreamStatus(provider, status, normalised, retryAfter);
 }
@@ -20,14 +27,21 @@ export function errorFromGeminiFrame(provider: string, code: string, message: st
   return errorFromUpstreamFrame(provider, mapped, message);
 }
 
-function parseGoogleError(text: string): { message?: string; status?: string } | null {
+/** Gemini's refusal of a prompt over the model's window: "The input token count (1200293) exceeds the maximum number of tokens allowed (1048576)." */
+function inputTooLong(message: string): ContextLengthExceeded | null {
+  const sizes = /input token count \((\d+)\) exceeds the maximum number of tokens allowed \((\d+)\)/i.exec(message);
+  return sizes ? new ContextLengthExceeded(message, { window: Number(sizes[2]), inputTokens: Number(sizes[1]), outputTokens: null }) : null;
+}
+
+function parseGoogleError(text: string): { message?: string; status?: string; reasons: string[] } | null {
   try {
     const parsed = JSON.parse(text) as unknown;
     // Some Google front ends answer with a one-element array of the error object.
-    const body = (Array.isArray(parsed) ? parsed[0] : parsed) as { error?: { message?: unknown; status?: unknown } } | null;
+    const body = (Array.isArray(parsed) ? parsed[0] : parsed) as { error?: { message?: unknown; status?: unknown; details?: unknown } } | null;
     const error = body?.error;
     if (!error || typeof error !== 'object') return null;
-    return { ...(typeof error.message === 'string' && { message: error.message }), ...(typeof error.status === 'string' && { status: error.status }) };
+    const reasons = Array.isArray(error.details) ? error.details.flatMap((detail: { reason?: unknown } | null) => (typeof detail?.reason === 'string' ? [detail.reason] : [])) : [];
+    return { ...(typeof error.message === 'string' && { message: error.message }), ...(typeof error.status === 'string' && { status: error.status }), reasons };
   } catch {
     return null;
   }

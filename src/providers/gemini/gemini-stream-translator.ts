@@ -1,5 +1,6 @@
 import { newId } from '../../util/ids.ts';
 import type { TurnEvent, TurnFinish, TurnUsage } from '../provider.ts';
+import { callArgumentsText } from './call-arguments.ts';
 import { mapGeminiFinishReason } from './map-gemini-finish-reason.ts';
 import { encodeSignature } from './thought-signatures.ts';
 import type { GeminiPart, GeminiResponse } from './gemini-wire.ts';
@@ -69,7 +70,7 @@ export class GeminiStreamTranslator {
       this.#hasToolCalls = true;
       if (part.thoughtSignature) out.push({ type: 'reasoning.encrypted', value: encodeSignature({ part: 'call', callId, signature: part.thoughtSignature }) });
       out.push({ type: 'tool_call.start', callId, name: part.functionCall.name });
-      out.push({ type: 'tool_call.delta', callId, delta: JSON.stringify(part.functionCall.args ?? {}) });
+      out.push({ type: 'tool_call.delta', callId, delta: callArgumentsText(part.functionCall.args ?? {}) });
       return;
     }
     if (part.text) out.push({ type: 'text.delta', delta: part.text });

@@ -28,3 +28,20 @@ export function decodeSignature(value: string): SignedPart | null {
     return null;
   }
 }
+
+/**
+ * Google's documented stand-in for a function call's missing signature (a
+ * call from another provider's history, or resent by a client without it):
+ * Gemini 3 refuses a step whose first call is unsigned, and this value makes
+ * it skip that check. Both the Gemini API and Vertex AI accept this spelling.
+ */
+export const SKIP_SIGNATURE_VALIDATOR = 'skip_thought_signature_validator';
+
+/**
+ * Whether `model` checks call signatures: Gemini 3 does, and so does anything
+ * not named as an older Gemini (`gemini-flash-latest` and other aliases move
+ * to newer models). Gemini 1.x and 2.x never required them, so they are left alone.
+ */
+export function checksCallSignatures(model: string): boolean {
+  return !/^(?:models\/)?gemini-[12](?:[.-]|$)/.test(model);
+}

@@ -5,10 +5,9 @@ import { HttpUpstream, openAIJsonHeaders, openAIQuery, readJsonBody, type OpenAI
 import { readOpenAIModelList } from '../openai-model-list.ts';
 import type { ModelInfo, Provider, TurnEvent, TurnRequest, TurnStream } from '../provider.ts';
 import { readSseFrames } from '../sse-frames.ts';
-import { errorFromUpstreamStatus } from '../upstream-errors.ts';
 import { convertToResponsesRequest, toInputTokensRequest, type ResponsesRequestOptions } from './convert-to-responses-request.ts';
 import { readResponsesBody } from './read-responses-body.ts';
-import { invalidResponsesBody } from './responses-errors.ts';
+import { errorFromResponsesStatus, invalidResponsesBody } from './responses-errors.ts';
 import { startResponsesStream } from './responses-stream.ts';
 
 export interface OpenAIResponsesProviderOptions extends ResponsesRequestOptions, UpstreamConnectionOptions, OpenAIEndpointOptions {
@@ -35,7 +34,7 @@ export class OpenAIResponsesProvider implements Provider {
   constructor(options: OpenAIResponsesProviderOptions) {
     this.name = options.name;
     this.#options = options;
-    this.#upstream = new HttpUpstream({ ...options, query: openAIQuery(options), errorFromStatus: errorFromUpstreamStatus });
+    this.#upstream = new HttpUpstream({ ...options, query: openAIQuery(options), errorFromStatus: errorFromResponsesStatus });
     this.#headers = openAIJsonHeaders(options);
     this.#hostedTools = new Set(options.hostedTools ?? []);
   }

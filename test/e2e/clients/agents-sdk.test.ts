@@ -5,14 +5,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { startGateway, type RunningGateway } from '../../support/gateway.ts';
 import { McpTestServer } from '../../support/mcp-test-server.ts';
-import { flavors, scriptModel, type ModelTurn, type Seen } from '../../support/provider-flavors.ts';
+import { flavors, scriptModel, type ModelTurn, type ProviderFlavor, type Seen } from '../../support/provider-flavors.ts';
 import { ScriptedChatUpstream, type RecordedRequest } from '../../support/scripted-chat-upstream.ts';
 
 // Traces would be exported to OpenAI; nothing leaves the machine in tests.
 setTracingDisabled(true);
 
 /** The names of the tools the gateway offered the model, in either upstream's wire format. */
-const offeredTools = (request: RecordedRequest): string[] => ((request.body.tools ?? []) as any[]).map((offered) => offered.function?.name ?? offered.name);
+const offeredTools = (flavor: ProviderFlavor, request: RecordedRequest): string[] => flavor.offeredTools(request).map((offered) => offered.name);
 
 /** The MCP call the model made and the result it was shown (the gateway names the call after its mcp_call item). */
 function mcpRoundTrip(request: RecordedRequest, seenOf: (request: RecordedRequest) => Seen[]): { args: unknown; result: string | undefined } {
@@ -69,7 +69,7 @@ describe.each(flavors)('Agents SDK over $name', (flavor) => {
     expect(finalOutput).toBe('Dublin is windy in Dublin.');
     expect(sent.at(-1).stream ?? false).toBe(stream);
     const last = upstream.requests.at(-1)!;
-    expect(offeredTools(last)).toEqual(['get_weather']);
+    expect(offeredTools(flavor, last)).toEqual(['get_weather']);
     expect(flavor.seen(last)).toContainEqual({ kind: 'call', id: 'call_ag', name: 'get_weather', args: { city: 'Dublin' } });
     expect(flavor.seen(last)).toContainEqual({ kind: 'result', id: 'call_ag', content: 'windy in Dublin' });
   });
@@ -106,8 +106,8 @@ describe.each(flavors)('Agents SDK over $name', (flavor) => {
     const agent = new Agent({ name: 'structured', model: flavor.model, outputType: z.object({ city: z.string(), celsius: z.number() }) });
     expect((await runner.run(agent, 'Weather in Cork as JSON.')).finalOutput).toEqual({ city: 'Cork', celsius: 11 });
     expect(sent.at(-1).text.format.type).toBe('json_schema');
-    const body = upstream.requests.at(-1)!.body;
-    const schema = flavor.name === 'anthropic' ? body.output_config.format.schema : body.response_format.json_schema.schema;
+    const format = flavor.format(upstream.requests.at(-1)!);
+    const schema = format?.type === 'json_schema' ? (format.schema as any) : null;
     expect(Object.keys(schema.properties)).toEqual(['city', 'celsius']);
   });
 
@@ -157,7 +157,7 @@ describe.each(flavors)('Agents SDK over $name', (flavor) => {
     expect(sent.length).toBe(sentBefore + 1);
     expect(sent.at(-1).tools).toEqual([expect.objectContaining({ type: 'mcp', server_label: 'calc', require_approval: 'never' })]);
     const last = upstream.requests.at(-1)!;
-    expect(offeredTools(last)).toContain('calc__add');
+    expect(offeredTools(flavor, last)).toContain('calc__add');
     expect(mcpRoundTrip(last, flavor.seen)).toEqual({ args: { a: 5, b: 6 }, result: '11' });
   });
 

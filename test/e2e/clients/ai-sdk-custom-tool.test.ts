@@ -65,7 +65,7 @@ describe.each(flavors)('AI SDK custom tool over $name', (flavor) => {
     expect(text).toBe('Done: saved 14 characters');
     // The SDK declared a custom tool; the model was offered a function with one string and the grammar described.
     expect(sent.at(-2).tools).toContainEqual(expect.objectContaining({ type: 'custom', name: 'write_note' }));
-    const offered = (upstream.requests.at(-1)!.body.tools as any[]).find((tool) => (tool.function?.name ?? tool.name) === 'write_note');
+    const offered = flavor.offeredTools(upstream.requests.at(-1)!).find((tool) => tool.name === 'write_note');
     expect(JSON.stringify(offered)).toContain(JSON.stringify(GRAMMAR).slice(1, -1));
     // The SDK answered with custom_tool_call_output; the model saw its call and that output.
     // Stored, the SDK points at the call with an item_reference; not stored, it resends the custom_tool_call.
@@ -83,7 +83,6 @@ describe.each(flavors)('AI SDK custom tool over $name', (flavor) => {
     expect(received).toEqual(['note: buy milk']);
     expect(result.toolResults.map((toolResult) => toolResult.output)).toEqual(['saved 14 characters']);
     expect(sent.at(-1).tool_choice).toEqual({ type: 'custom', name: 'write_note' });
-    const forced = upstream.requests.at(-1)!.body.tool_choice;
-    expect(forced).toEqual(flavor.name === 'anthropic' ? { type: 'tool', name: 'write_note' } : { type: 'function', function: { name: 'write_note' } });
+    expect(flavor.toolChoice(upstream.requests.at(-1)!)).toEqual({ mode: 'required', names: ['write_note'] });
   });
 });

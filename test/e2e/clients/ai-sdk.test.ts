@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { startGateway, type RunningGateway } from '../../support/gateway.ts';
 import { McpTestServer } from '../../support/mcp-test-server.ts';
-import { flavors, scriptModel, type ModelTurn, type Seen } from '../../support/provider-flavors.ts';
+import { flavors, scriptModel, type ModelTurn, type ProviderFlavor, type Seen } from '../../support/provider-flavors.ts';
 import { ScriptedChatUpstream, type RecordedRequest } from '../../support/scripted-chat-upstream.ts';
 
 /** `openai.tools.mcp`, typed as `ai`'s Tool (the two packages pin different provider-utils typings). */
@@ -13,7 +13,7 @@ function mcpTool(openai: ReturnType<typeof createOpenAI>, args: Parameters<Retur
 }
 
 /** The names of the tools the gateway offered the model, in either upstream's wire format. */
-const offeredTools = (request: RecordedRequest): string[] => ((request.body.tools ?? []) as any[]).map((offered) => offered.function?.name ?? offered.name);
+const offeredTools = (flavor: ProviderFlavor, request: RecordedRequest): string[] => flavor.offeredTools(request).map((offered) => offered.name);
 
 /** The MCP call the model made and the result it was shown (the gateway names the call after its mcp_call item). */
 function mcpRoundTrip(request: RecordedRequest, seenOf: (request: RecordedRequest) => Seen[]): { args: unknown; result: string | undefined } {
@@ -69,7 +69,7 @@ describe.each(flavors)('AI SDK over $name', (flavor) => {
     expect(text).toBe('One, two, three.');
     expect(parts).toContain('finish');
     expect(sent.at(-1).stream).toBe(true);
-    expect(upstream.requests.at(-1)!.body.stream).toBe(true);
+    expect(flavor.streamed(upstream.requests.at(-1)!)).toBe(true);
     expect(flavor.seen(upstream.requests.at(-1)!)).toContainEqual({ kind: 'user', text: 'Count.' });
   });
 
@@ -84,7 +84,7 @@ describe.each(flavors)('AI SDK over $name', (flavor) => {
     expect(result.text).toBe('It is sunny in Paris.');
     expect(result.steps).toHaveLength(2);
     const last = upstream.requests.at(-1)!;
-    expect(offeredTools(last)).toEqual(['weather']);
+    expect(offeredTools(flavor, last)).toEqual(['weather']);
     expect(flavor.seen(last)).toContainEqual({ kind: 'call', id: 'call_w', name: 'weather', args: { city: 'Paris' } });
     expect(flavor.seen(last)).toContainEqual({ kind: 'result', id: 'call_w', content: 'sunny in Paris' });
   });
@@ -94,8 +94,8 @@ describe.each(flavors)('AI SDK over $name', (flavor) => {
     const { object } = await generateObject({ model: openai.responses(flavor.model), schema: z.object({ city: z.string(), celsius: z.number() }), prompt: 'Weather as JSON.' });
     expect(object).toEqual({ city: 'Paris', celsius: 14 });
     expect(sent.at(-1).text.format.type).toBe('json_schema');
-    const body = upstream.requests.at(-1)!.body;
-    const schema = flavor.name === 'anthropic' ? body.output_config.format.schema : body.response_format.json_schema.schema;
+    const format = flavor.format(upstream.requests.at(-1)!);
+    const schema = format?.type === 'json_schema' ? (format.schema as any) : null;
     expect(Object.keys(schema.properties)).toEqual(['city', 'celsius']);
   });
 
@@ -122,7 +122,7 @@ describe.each(flavors)('AI SDK over $name', (flavor) => {
     expect(result.content).toContainEqual(expect.objectContaining({ type: 'tool-result', providerExecuted: true }));
     expect(sent.at(-1).tools).toEqual([expect.objectContaining({ type: 'mcp', server_label: 'calc', require_approval: 'never' })]);
     const last = upstream.requests.at(-1)!;
-    expect(offeredTools(last)).toContain('calc__add');
+    expect(offeredTools(flavor, last)).toContain('calc__add');
     expect(mcpRoundTrip(last, flavor.seen)).toEqual({ args: { a: 2, b: 3 }, result: '5' });
   });
 

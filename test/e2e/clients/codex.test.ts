@@ -96,7 +96,7 @@ describe.each(flavors)('Codex CLI over $name', (flavor) => {
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toContain('Hello from the gateway.');
     const sent = upstream.requests.slice(before).at(-1)!;
-    const offered = (sent.body.tools as any[]).map((tool) => tool.function?.name ?? tool.name);
+    const offered = flavor.offeredTools(sent).map((tool) => tool.name);
     expect(offered).toEqual(expect.arrayContaining(expected));
     const summary = logLines.slice(logsBefore).map((line) => JSON.parse(line)).find((entry) => entry.response_id);
     // Hosted web_search cannot run here: left out of what the model sees, named in the response's log line.
@@ -123,7 +123,7 @@ describe.each(flavors)('Codex CLI over $name', (flavor) => {
     expect(readFileSync(join(workdir, 'patched.txt'), 'utf8').trim()).toBe('written by apply_patch');
     expect(run.stdout).toContain('The patch is applied.');
     // Codex offers apply_patch as a freeform tool: the model sees a function taking one string, its grammar described.
-    const offered = (upstream.requests[before]!.body.tools as any[]).find((tool) => (tool.function?.name ?? tool.name) === 'apply_patch');
+    const offered = flavor.offeredTools(upstream.requests[before]!).find((tool) => tool.name === 'apply_patch');
     expect(JSON.stringify(offered)).toContain('grammar');
     const seen = flavor.seen(upstream.requests.at(-1)!);
     expect(seen).toContainEqual({ kind: 'call', id: 'call_patch', name: 'apply_patch', args: { input: patch } });
@@ -144,7 +144,7 @@ describe.each(flavors)('Codex CLI over $name', (flavor) => {
     const run = await codexExec(home, workdir, 'Add 2 and 3 with a tool.', { options: ['--model', 'gpt-5.5', '-c', `mcp_servers.calc.url="${mcpUrl}"`] });
     await mcp.close();
     expect(run.code, run.stderr).toBe(0);
-    const offered = (request: RecordedRequest) => (request.body.tools as any[]).map((tool) => tool.function?.name ?? tool.name);
+    const offered = (request: RecordedRequest) => flavor.offeredTools(request).map((tool) => tool.name);
     expect(offered(upstream.requests[before]!)).not.toContain('mcp__calc__add');
     expect(offered(upstream.requests.at(-1)!)).toContain('mcp__calc__add');
     expect(mcp.calls).toContainEqual({ name: 'add', args: { a: 2, b: 3 } });
@@ -160,8 +160,7 @@ describe.each(flavors)('Codex CLI over $name', (flavor) => {
     const run = await codexExec(home, workdir, 'Answer in JSON.', { options: ['--output-schema', join(workdir, 'schema.json')] });
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toContain('{"answer":"forty-two"}');
-    const body = upstream.requests.at(-1)!.body;
-    expect(JSON.stringify(body.response_format ?? body.output_config)).toContain('"answer"');
+    expect(flavor.format(upstream.requests.at(-1)!)).toMatchObject({ type: 'json_schema', schema: { properties: { answer: { type: 'string' } } } });
   }, 60_000);
 
   it('the strict hosted-tool policy: Codex gets the 400 naming web_search, prints it and stops (no hang, no model call)', async () => {

@@ -4,17 +4,19 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { JSON_OBJECT_INSTRUCTION } from '../../../src/providers/anthropic/convert-to-anthropic-request.ts';
 import { startGateway, type RunningGateway } from '../../support/gateway.ts';
-import { flavors, scriptModel, type ModelTurn } from '../../support/provider-flavors.ts';
+import { flavors, scriptModel, type ModelTurn, type ProviderFlavor } from '../../support/provider-flavors.ts';
 import { ScriptedChatUpstream, type RecordedRequest } from '../../support/scripted-chat-upstream.ts';
 
 const weather = { name: 'get_weather', description: 'Weather in a city', schema: z.object({ city: z.string() }) };
 
 /** The tools the gateway offered the model, as name and JSON schema, in either upstream's wire format. */
-const offeredTools = (request: RecordedRequest): { name: string; schema: any }[] =>
-  ((request.body.tools ?? []) as any[]).map((offered) => ({ name: offered.function?.name ?? offered.name, schema: offered.function?.parameters ?? offered.input_schema }));
+const offeredTools = (flavor: ProviderFlavor, request: RecordedRequest): { name: string; schema: any }[] => flavor.offeredTools(request).map((offered) => ({ name: offered.name, schema: offered.parameters }));
 
 /** The JSON schema the upstream was told to answer in, in either upstream's wire format. */
-const requestedSchema = (request: RecordedRequest): any => request.body.output_config?.format?.schema ?? request.body.response_format?.json_schema?.schema;
+const requestedSchema = (flavor: ProviderFlavor, request: RecordedRequest): any => {
+  const format = flavor.format(request);
+  return format?.type === 'json_schema' ? format.schema : undefined;
+};
 
 /** LangChain's ChatOpenAI with `useResponsesApi: true` against the gateway, over each upstream. */
 describe.each(flavors)('LangChain over $name', (flavor) => {
@@ -51,7 +53,7 @@ describe.each(flavors)('LangChain over $name', (flavor) => {
     expect(answer.usage_metadata).toMatchObject({ input_tokens: 10, output_tokens: 5, total_tokens: 15 });
     expect(sent).toEqual([expect.objectContaining({ model: flavor.model, stream: false })]);
     expect(upstream.requests).toHaveLength(1);
-    expect(upstream.requests[0]!.body.model).toBe(flavor.model);
+    expect(flavor.requestedModel(upstream.requests[0]!)).toBe(flavor.model);
     expect(flavor.seen(upstream.requests[0]!)).toEqual([
       { kind: 'system', text: 'Be brief.' },
       { kind: 'user', text: 'Say hello.' },
@@ -66,7 +68,7 @@ describe.each(flavors)('LangChain over $name', (flavor) => {
     expect(merged!.usage_metadata).toMatchObject({ input_tokens: 10, output_tokens: 5 });
     expect(sent).toEqual([expect.objectContaining({ stream: true })]);
     expect(upstream.requests).toHaveLength(1);
-    expect(upstream.requests[0]!.body.stream).toBe(true);
+    expect(flavor.streamed(upstream.requests[0]!)).toBe(true);
     expect(flavor.seen(upstream.requests[0]!)).toEqual([{ kind: 'user', text: 'Stream something.' }]);
   });
 
@@ -86,7 +88,7 @@ describe.each(flavors)('LangChain over $name', (flavor) => {
     // LangChain declares its tools with `strict: null`, which OpenAI accepts.
     expect(sent[0].tools).toEqual([expect.objectContaining({ type: 'function', name: 'get_weather', strict: null })]);
     expect(sent[0].stream).toBe(streamed);
-    expect(offeredTools(upstream.requests[0]!)).toEqual([{ name: 'get_weather', schema: expect.objectContaining({ properties: { city: { type: 'string' } }, required: ['city'] }) }]);
+    expect(offeredTools(flavor, upstream.requests[0]!)).toEqual([{ name: 'get_weather', schema: expect.objectContaining({ properties: { city: { type: 'string' } }, required: ['city'] }) }]);
 
     const answer = await model.invoke([question, first, new ToolMessage({ tool_call_id: 'call_lc', content: '3°C and snow' })]);
     expect(answer.text).toBe('Oslo: 3°C and snow');
@@ -99,7 +101,7 @@ describe.each(flavors)('LangChain over $name', (flavor) => {
       { kind: 'call', id: 'call_lc', name: 'get_weather', args: { city: 'Oslo' } },
       { kind: 'result', id: 'call_lc', content: '3°C and snow' },
     ]);
-    expect(offeredTools(upstream.requests[1]!).map((offered) => offered.name)).toEqual(['get_weather']);
+    expect(offeredTools(flavor, upstream.requests[1]!).map((offered) => offered.name)).toEqual(['get_weather']);
   });
 
   it('previous_response_id call option: the stored turn reaches the model before the new message', async () => {
@@ -123,7 +125,7 @@ describe.each(flavors)('LangChain over $name', (flavor) => {
     expect(await structured.invoke('Weather in Lima as JSON.')).toEqual({ city: 'Lima', celsius: 19 });
     expect(sent[0].text.format).toMatchObject({ type: 'json_schema', name: 'weather', strict: true });
     expect(upstream.requests).toHaveLength(1);
-    const schema = requestedSchema(upstream.requests[0]!);
+    const schema = requestedSchema(flavor, upstream.requests[0]!);
     expect(Object.keys(schema.properties)).toEqual(['city', 'celsius']);
     expect(schema.required).toEqual(['city', 'celsius']);
   });
@@ -134,8 +136,9 @@ describe.each(flavors)('LangChain over $name', (flavor) => {
     expect(await structured.invoke('Weather in Quito as JSON.')).toEqual({ city: 'Quito', celsius: 14 });
     expect(sent[0].text.format).toEqual({ type: 'json_object' });
     expect(upstream.requests).toHaveLength(1);
-    const body = upstream.requests[0]!.body;
-    if (flavor.name === 'anthropic') expect(body.system).toBe(JSON_OBJECT_INSTRUCTION);
-    else expect(body.response_format).toEqual({ type: 'json_object' });
+    // Anthropic's API has no JSON mode: the gateway asks for JSON in the system prompt instead.
+    const request = upstream.requests[0]!;
+    if (flavor.name === 'anthropic') expect(flavor.seen(request).filter((entry) => entry.kind === 'system')).toEqual([{ kind: 'system', text: JSON_OBJECT_INSTRUCTION }]);
+    else expect(flavor.format(request)).toEqual({ type: 'json_object' });
   });
 });

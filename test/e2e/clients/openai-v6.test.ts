@@ -5,14 +5,17 @@ import { z } from 'zod';
 import { assertEventStreamInvariants } from '../../support/event-invariants.ts';
 import { startGateway, type RunningGateway } from '../../support/gateway.ts';
 import { assertValidResponse } from '../../support/openresponses-schema.ts';
-import { flavors, scriptModel, type ModelTurn } from '../../support/provider-flavors.ts';
+import { flavors, scriptModel, type ModelTurn, type ProviderFlavor } from '../../support/provider-flavors.ts';
 import { ScriptedChatUpstream, type RecordedRequest } from '../../support/scripted-chat-upstream.ts';
 
 /** The names of the tools the gateway offered the model, in either upstream's wire format. */
-const offeredTools = (request: RecordedRequest): string[] => ((request.body.tools ?? []) as any[]).map((offered) => offered.function?.name ?? offered.name);
+const offeredTools = (flavor: ProviderFlavor, request: RecordedRequest): string[] => flavor.offeredTools(request).map((offered) => offered.name);
 
 /** The JSON schema the upstream was told to answer in, in either upstream's wire format. */
-const requestedSchema = (request: RecordedRequest): any => request.body.output_config?.format?.schema ?? request.body.response_format?.json_schema?.schema;
+const requestedSchema = (flavor: ProviderFlavor, request: RecordedRequest): any => {
+  const format = flavor.format(request);
+  return format?.type === 'json_schema' ? format.schema : undefined;
+};
 
 /** openai v6 — still the most installed major — beside v7 (test/e2e/openai-sdk.test.ts), over each upstream. */
 describe.each(flavors)('openai v6 over $name', (flavor) => {
@@ -43,7 +46,7 @@ describe.each(flavors)('openai v6 over $name', (flavor) => {
     expect(created.usage).toMatchObject({ input_tokens: 10, output_tokens: 5, total_tokens: 15 });
     expect(created._request_id).toMatch(/^req_/);
     expect(upstream.requests).toHaveLength(1);
-    expect(upstream.requests[0]!.body.model).toBe(flavor.model);
+    expect(flavor.requestedModel(upstream.requests[0]!)).toBe(flavor.model);
     expect(flavor.seen(upstream.requests[0]!)).toEqual([
       { kind: 'system', text: 'Be kind.' },
       { kind: 'user', text: 'hi' },
@@ -58,7 +61,7 @@ describe.each(flavors)('openai v6 over $name', (flavor) => {
     expect(final.status).toBe('completed');
     expect(final.output[0].content[0].text).toBe('v6 says hi');
     expect(upstream.requests).toHaveLength(1);
-    expect(upstream.requests[0]!.body.stream).toBe(true);
+    expect(flavor.streamed(upstream.requests[0]!)).toBe(true);
     expect(flavor.seen(upstream.requests[0]!)).toEqual([{ kind: 'user', text: 'stream hi' }]);
   });
 
@@ -75,7 +78,7 @@ describe.each(flavors)('openai v6 over $name', (flavor) => {
     expect(final.id).toBe(events[0].response.id);
     expect(deltas).toBe('v6 says hi');
     expect(upstream.requests).toHaveLength(1);
-    expect(upstream.requests[0]!.body.stream).toBe(true);
+    expect(flavor.streamed(upstream.requests[0]!)).toBe(true);
     expect(flavor.seen(upstream.requests[0]!)).toEqual([{ kind: 'user', text: 'helper hi' }]);
   });
 
@@ -117,7 +120,7 @@ describe.each(flavors)('openai v6 over $name', (flavor) => {
     expect(parsed.output_parsed).toEqual({ city: 'Kyoto', celsius: 21 });
     expect(parsed.text?.format).toMatchObject({ type: 'json_schema', name: 'weather', strict: true });
     expect(upstream.requests).toHaveLength(1);
-    const schema = requestedSchema(upstream.requests[0]!);
+    const schema = requestedSchema(flavor, upstream.requests[0]!);
     expect(Object.keys(schema.properties)).toEqual(['city', 'celsius']);
     expect(schema.required).toEqual(['city', 'celsius']);
   });
@@ -137,7 +140,7 @@ describe.each(flavors)('openai v6 over $name', (flavor) => {
     assertValidResponse(asked);
     const call = asked.output.find((item) => item.type === 'function_call');
     expect(call).toMatchObject({ call_id: 'call_v6', name: 'get_weather', arguments: JSON.stringify({ city: 'Rome' }) });
-    expect(offeredTools(upstream.requests[0]!)).toEqual(['get_weather']);
+    expect(offeredTools(flavor, upstream.requests[0]!)).toEqual(['get_weather']);
 
     const answered = await ask({ previous_response_id: asked.id, input: [{ type: 'function_call_output', call_id: 'call_v6', output: '25°C' }] });
     assertValidResponse(answered);
