@@ -25,7 +25,8 @@ describe.each(flavors)('Codex tool kinds over $name', (flavor) => {
   beforeAll(async () => {
     const url = await upstream.start();
     gateway = await startGateway(url, flavor.config(url));
-    strict = await startGateway(url, { ...flavor.config(url), loop: { hostedTools: 'reject' } });
+    // An upstream that runs web_search itself is configured not to here, so the policy applies to it.
+    strict = await startGateway(url, { ...flavor.config(url, { hostedTools: [] }), loop: { hostedTools: 'reject' } });
   });
   afterAll(async () => {
     await Promise.all([gateway.close(), strict.close()]);
@@ -143,14 +144,17 @@ describe.each(flavors)('Codex tool kinds over $name', (flavor) => {
     expect(flavor.seen(upstream.requests.at(-1)!)).toContainEqual({ kind: 'result', id: 'call_search', content: '{"loaded":["deploy"]}' });
   });
 
-  it('hosted tools are left out of what the model sees and named in x-loopgate-omitted-tools; the strict policy refuses them', async () => {
+  it('hosted tools the upstream does not run are left out of what the model sees and named in x-loopgate-omitted-tools; the strict policy refuses them', async () => {
     upstream.setScript((request) => flavor.render(request, { text: 'no search needed' }));
-    const answered = await post(gateway, { input: 'x', tools: [execCommand, { type: 'web_search', external_web_access: false }, { type: 'tool_search' }] });
+    const webSearch = { type: 'web_search', external_web_access: false };
+    const answered = await post(gateway, { input: 'x', tools: [execCommand, webSearch, { type: 'tool_search' }] });
     expect(answered.status).toBe(200);
     expect(offered()).toEqual(['exec_command']);
-    expect(answered.headers.get('x-loopgate-omitted-tools')).toBe('web_search,tool_search');
+    // OpenAI's Responses API runs web_search itself: offered as Codex sent it (README: hosted tools the upstream runs).
+    if (flavor.runsWebSearch) expect(upstream.requests.at(-1)!.body.tools).toContainEqual(webSearch);
+    expect(answered.headers.get('x-loopgate-omitted-tools')).toBe(flavor.runsWebSearch ? 'tool_search' : 'web_search,tool_search');
     const streamed = await fetch(`${gateway.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: flavor.model, input: 'x', stream: true, tools: [execCommand, { type: 'web_search' }] }) });
-    expect(streamed.headers.get('x-loopgate-omitted-tools')).toBe('web_search');
+    expect(streamed.headers.get('x-loopgate-omitted-tools')).toBe(flavor.runsWebSearch ? null : 'web_search');
     expect(parseSseText(await streamed.text()).events.at(-1)!.type).toBe('response.completed');
 
     const refused = await post(strict, { input: 'x', tools: [execCommand, { type: 'web_search' }] });

@@ -99,9 +99,16 @@ describe.each(flavors)('Codex CLI over $name', (flavor) => {
     const offered = flavor.offeredTools(sent).map((tool) => tool.name);
     expect(offered).toEqual(expect.arrayContaining(expected));
     const summary = logLines.slice(logsBefore).map((line) => JSON.parse(line)).find((entry) => entry.response_id);
-    // Hosted web_search cannot run here: left out of what the model sees, named in the response's log line.
-    expect(summary).toMatchObject({ status: 'completed', omitted_tools: ['web_search'] });
     expect(offered).not.toContain('web_search');
+    if (flavor.runsWebSearch) {
+      // OpenAI's Responses API runs web_search itself: offered to it as Codex sent it, nothing omitted.
+      expect((sent.body.tools as { type: string }[]).map((tool) => tool.type)).toContain('web_search');
+      expect(summary).toMatchObject({ status: 'completed' });
+      expect(summary).not.toHaveProperty('omitted_tools');
+    } else {
+      // Hosted web_search cannot run here: left out of what the model sees, named in the response's log line.
+      expect(summary).toMatchObject({ status: 'completed', omitted_tools: ['web_search'] });
+    }
   }, 60_000);
 
   it('a shell round trip: the model runs a command through Codex and sees its output', async () => {
@@ -164,7 +171,8 @@ describe.each(flavors)('Codex CLI over $name', (flavor) => {
   }, 60_000);
 
   it('the strict hosted-tool policy: Codex gets the 400 naming web_search, prints it and stops (no hang, no model call)', async () => {
-    const strict = await startGateway(upstreamUrl, { ...flavor.config(upstreamUrl), loop: { hostedTools: 'reject' } });
+    // An upstream that runs web_search itself is configured not to here, so the policy applies to it.
+    const strict = await startGateway(upstreamUrl, { ...flavor.config(upstreamUrl, { hostedTools: [] }), loop: { hostedTools: 'reject' } });
     try {
       const before = upstream.requests.length;
       const started = Date.now();

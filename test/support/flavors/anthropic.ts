@@ -10,6 +10,7 @@ export const anthropic: ProviderFlavor<'anthropic'> = {
   model: 'claude-test',
   provider: 'anthropic',
   config: (upstream) => ({ providers: { anthropic: { type: 'anthropic', baseUrl: new URL(upstream).origin, apiKey: 'sk-ant-test', defaultMaxTokens: 1024 } }, defaultProvider: 'anthropic' }),
+  runsWebSearch: false,
   render(_request, turn) {
     const tokens = { input: 10, output: 5, cached: 0, reasoning: 0, ...turn.usage };
     const startUsage = { input_tokens: tokens.input - tokens.cached, ...(turn.usage && { cache_read_input_tokens: tokens.cached }), output_tokens: 1 };

@@ -62,7 +62,13 @@ export interface ProviderFlavor<Name extends FlavorName = FlavorName> {
   /** The name of this flavor's provider in `config` (metrics, logs and the inspector report it). */
   provider: string;
   /** Gateway configuration pointing this flavor's provider at the scripted upstream. */
-  config(upstreamBaseUrl: string): Record<string, unknown>;
+  /**
+   * Gateway configuration pointing this flavor's provider at the scripted upstream;
+   * `hostedTools` overrides which hosted tools it runs, where the provider runs any.
+   */
+  config(upstreamBaseUrl: string, options?: { hostedTools?: string[] }): Record<string, unknown>;
+  /** Whether the upstream runs hosted web_search itself in its default configuration (OpenAI's Responses API), so the gateway offers it. */
+  runsWebSearch: boolean;
   render(request: RecordedRequest, turn: ModelTurn): UpstreamReply;
   /** This upstream's own finish reasons for `render`'s turns: one that called tools, one that answered. */
   finish: { tools: string; done: string };

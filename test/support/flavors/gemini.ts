@@ -20,6 +20,7 @@ export const gemini: ProviderFlavor<'gemini'> = {
   model: 'gemini-test',
   provider: 'gemini',
   config: (upstream) => ({ providers: { gemini: { type: 'gemini', baseUrl: new URL(upstream).origin, apiKey: 'AIza-test' } }, defaultProvider: 'gemini' }),
+  runsWebSearch: false,
   render(request, turn) {
     const tokens = { input: 10, output: 5, cached: 0, reasoning: 0, ...turn.usage };
     const usageMetadata = { promptTokenCount: tokens.input, candidatesTokenCount: tokens.output - tokens.reasoning, totalTokenCount: tokens.input + tokens.output, cachedContentTokenCount: tokens.cached, thoughtsTokenCount: tokens.reasoning };

@@ -6,6 +6,7 @@ export const openaiChat: ProviderFlavor<'openai-chat'> = {
   model: 'gpt-test',
   provider: 'openai',
   config: (upstream) => ({ providers: { openai: { type: 'openai-chat', baseUrl: upstream, apiKey: 'sk-test' } } }),
+  runsWebSearch: false,
   render(request, turn) {
     const calls = (turn.calls ?? []).map((call, index) => ({ index, id: call.id, type: 'function', function: { name: call.name, arguments: JSON.stringify(call.args) } }));
     const finish = calls.length > 0 ? 'tool_calls' : 'stop';

@@ -19,7 +19,8 @@ export const openaiResponses: ProviderFlavor<'openai-responses'> = {
   name: 'openai-responses',
   model: 'gpt-responses-test',
   provider: 'responses',
-  config: (upstream) => ({ providers: { responses: { type: 'openai-responses', baseUrl: upstream, apiKey: 'sk-test' } }, defaultProvider: 'responses' }),
+  config: (upstream, options) => ({ providers: { responses: { type: 'openai-responses', baseUrl: upstream, apiKey: 'sk-test', ...(options?.hostedTools && { hostedTools: options.hostedTools }) } }, defaultProvider: 'responses' }),
+  runsWebSearch: true,
   render(request, turn) {
     const tokens = turn.usage ?? { input: 10, output: 5 };
     const pieces = textPiecesOf(turn);
