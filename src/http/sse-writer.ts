@@ -31,7 +31,10 @@ export class SseWriter {
       'cache-control': 'no-cache',
       'x-accel-buffering': 'no',
     });
-    raw.flushHeaders();
+    // The headers leave with the first frame, in one write, when it is ready in this tick (Node corks a response's writes per tick); a stream whose first frame must wait still gets them at once.
+    process.nextTick(() => {
+      if (!raw.headersSent && !this.#closed) raw.flushHeaders();
+    });
     raw.once('close', () => this.#markClosed());
     this.#keepAlive = setInterval(() => {
       if (!this.#waitingForDrain && Date.now() - this.#lastWriteAt >= keepAliveMs) void this.write(': keep-alive\n\n');
