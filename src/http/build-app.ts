@@ -202,7 +202,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     await app.register(cors, {
       origin: config.server.corsOrigins.includes('*') ? '*' : config.server.corsOrigins,
       methods: ['GET', 'POST', 'DELETE', 'OPTIONS'],
-      exposedHeaders: ['x-request-id', 'x-loopgate-omitted-tools', 'idempotent-replayed', ...RATE_LIMIT_HEADERS],
+      // One string: the plugin joins an array anew for every response.
+      exposedHeaders: ['x-request-id', 'x-loopgate-omitted-tools', 'idempotent-replayed', ...RATE_LIMIT_HEADERS].join(', '),
       maxAge: 600,
     });
   }

@@ -7,17 +7,22 @@ export interface StreamWatcher {
 }
 
 /**
- * Writes server-sent events to a raw Node response. Each frame is one
- * `write()` call (clients lose events split across reads), LF line ends only,
- * and a write the socket cannot take yet waits for `drain` — or for the
- * connection to close, so a vanished client can never leave a stream hanging.
- * Silent streams get a comment line every `keepAliveMs` so proxies keep them.
+ * Writes server-sent events to a raw Node response. Whole frames only, LF
+ * line ends only; the frames written in one tick go out as one chunk (a
+ * response's events mostly come in bursts, and each chunk of a chunked
+ * response costs three buffers on the socket) on the tick's end, when Node
+ * would send them anyway. A write once the socket is full waits for `drain`
+ * — or for the connection to close, so a vanished client can never leave a
+ * stream hanging. Silent streams get a comment line every `keepAliveMs` so
+ * proxies keep them.
  */
 export class SseWriter {
   readonly #raw: ServerResponse;
   readonly #keepAlive: NodeJS.Timeout;
   #closed = false;
   #waitingForDrain = false;
+  /** Frames of this tick not yet handed to the socket. */
+  #pending = '';
   #lastWriteAt = Date.now();
   #watcher: StreamWatcher | null;
 
@@ -31,7 +36,10 @@ export class SseWriter {
       'cache-control': 'no-cache',
       'x-accel-buffering': 'no',
     });
-    raw.flushHeaders();
+    // The headers leave with the first frames, in one write, when they are ready in this tick; a stream whose first frame must wait still gets them at once.
+    process.nextTick(() => {
+      if (!raw.headersSent && !this.#closed && this.#pending === '') raw.flushHeaders();
+    });
     raw.once('close', () => this.#markClosed());
     this.#keepAlive = setInterval(() => {
       if (!this.#waitingForDrain && Date.now() - this.#lastWriteAt >= keepAliveMs) void this.write(': keep-alive\n\n');
@@ -48,14 +56,23 @@ export class SseWriter {
     return this.write(`event: ${type}\ndata: ${json}\n\n`);
   }
 
-  /** True when the socket took the frame at once; otherwise a promise that settles when it can take more. */
+  /** True when the frame was taken at once; otherwise a promise that settles when the socket can take more. */
   write(frame: string): boolean | Promise<boolean> {
     if (this.#closed) return false;
-    this.#lastWriteAt = Date.now();
-    if (this.#raw.write(frame)) return true;
+    if (this.#pending === '') process.nextTick(this.#flush);
+    this.#pending += frame;
+    if (!this.#raw.writableNeedDrain) return true;
     if (this.#raw.destroyed) return false;
     return this.#drained();
   }
+
+  readonly #flush = (): void => {
+    const chunk = this.#pending;
+    this.#pending = '';
+    if (this.#closed || chunk === '') return;
+    this.#lastWriteAt = Date.now();
+    this.#raw.write(chunk);
+  };
 
   async #drained(): Promise<boolean> {
     this.#waitingForDrain = true;
@@ -74,7 +91,9 @@ export class SseWriter {
 
   end(): void {
     clearInterval(this.#keepAlive);
-    if (!this.#closed) this.#raw.end();
+    const last = this.#pending;
+    this.#pending = '';
+    if (!this.#closed) this.#raw.end(last);
     this.#closed = true;
     this.#unwatch();
   }

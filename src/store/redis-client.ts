@@ -30,7 +30,8 @@ export function connectRedis(options: RedisConnectionOptions): RedisClient {
     retryStrategy: (attempt: number) => Math.min(50 * 2 ** attempt, 1_000),
   };
   const nodes = options.clusterNodes ?? [];
-  if (nodes.length === 0) return new Redis(options.url, { ...connection, lazyConnect: false });
+  // Commands sent in the same tick (responses ending together, each with its put and its usage) leave in one write: under load that was one system call per command.
+  if (nodes.length === 0) return new Redis(options.url, { ...connection, lazyConnect: false, enableAutoPipelining: true });
   const seed = new URL(nodes[0]!);
   return new Cluster(
     nodes.map((node) => {
@@ -39,6 +40,7 @@ export function connectRedis(options: RedisConnectionOptions): RedisClient {
     }),
     {
       enableOfflineQueue: false,
+      enableAutoPipelining: true,
       clusterRetryStrategy: (attempt: number) => Math.min(50 * 2 ** attempt, 1_000),
       // Slots move while a cluster reshards: follow MOVED/ASK a few times before failing the command.
       maxRedirections: 8,
@@ -59,9 +61,9 @@ export function connectRedis(options: RedisConnectionOptions): RedisClient {
  */
 export function duplicateForBlocking(client: RedisClient): RedisClient {
   if (client instanceof Cluster) {
-    return client.duplicate(undefined, { enableOfflineQueue: true, redisOptions: { ...client.options.redisOptions, commandTimeout: undefined, socketTimeout: undefined } });
+    return client.duplicate(undefined, { enableOfflineQueue: true, enableAutoPipelining: false, redisOptions: { ...client.options.redisOptions, commandTimeout: undefined, socketTimeout: undefined } });
   }
-  return client.duplicate({ commandTimeout: undefined, socketTimeout: undefined, enableOfflineQueue: true, maxRetriesPerRequest: null });
+  return client.duplicate({ commandTimeout: undefined, socketTimeout: undefined, enableOfflineQueue: true, maxRetriesPerRequest: null, enableAutoPipelining: false });
 }
 
 /**

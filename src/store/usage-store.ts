@@ -48,9 +48,15 @@ export function daysBetween(start: string, end: string): string[] {
   return days;
 }
 
+const DAY_MS = 86_400_000;
+/** The last day formatted, by its first millisecond: every response asks, and nearly all of them ask for today. */
+let lastDay = { start: Number.NaN, text: '' };
+
 /** The UTC day (`YYYY-MM-DD`) of a time in milliseconds. */
 export function utcDay(time: number): string {
-  return new Date(time).toISOString().slice(0, 10);
+  const start = Math.floor(time / DAY_MS) * DAY_MS;
+  if (start !== lastDay.start) lastDay = { start, text: new Date(time).toISOString().slice(0, 10) };
+  return lastDay.text;
 }
 
 export function compareRecords(a: UsageRecord, b: UsageRecord): number {
