@@ -22,7 +22,7 @@ interface CallFrame {
 }
 
 interface CpuProfile {
-  nodes: { id: number; callFrame: CallFrame }[];
+  nodes: { id: number; callFrame: CallFrame; children?: number[] }[];
   startTime: number;
   endTime: number;
   samples: number[];
@@ -53,7 +53,17 @@ export function summarizeProfile(file: string, options: SummaryOptions = {}): vo
 
 function summarizeCpu(file: string, profile: CpuProfile, options: SummaryOptions): void {
   const frames = new Map(profile.nodes.map((node) => [node.id, node.callFrame]));
-  const selfMicros = new Map<CallFrame, number>();
+  const parents = new Map<number, number>();
+  for (const node of profile.nodes) for (const child of node.children ?? []) parents.set(child, node.id);
+  /** Native code (no script of its own) is shown with its nearest JavaScript caller, and charged to the nearest one outside Node's own modules (the package or project code that asked for it). */
+  const callerOf = (id: number, outsideNode: boolean): CallFrame | undefined => {
+    for (let at: number | undefined = id; at !== undefined; at = parents.get(at)) {
+      const url = frames.get(at)!.url;
+      if (url && !(outsideNode && url.startsWith('node:'))) return frames.get(at);
+    }
+    return undefined;
+  };
+  const selfMicros = new Map<number, number>();
   let at = profile.startTime;
   let windowStart = Number.POSITIVE_INFINITY;
   let windowEnd = 0;
@@ -62,16 +72,20 @@ function summarizeCpu(file: string, profile: CpuProfile, options: SummaryOptions
     if ((options.fromMicros !== undefined && at < options.fromMicros) || (options.toMicros !== undefined && at > options.toMicros)) continue;
     // A sample stands for the time until the next one.
     const duration = profile.timeDeltas[index + 1] ?? 0;
-    const frame = frames.get(profile.samples[index]!)!;
-    selfMicros.set(frame, (selfMicros.get(frame) ?? 0) + duration);
+    const node = profile.samples[index]!;
+    selfMicros.set(node, (selfMicros.get(node) ?? 0) + duration);
     windowStart = Math.min(windowStart, at);
     windowEnd = Math.max(windowEnd, at);
   }
   if (windowEnd === 0) throw new Error(`${file}: no samples in the window asked for (the profile spans ${profile.startTime}–${profile.endTime} µs)`);
-  const byFunction = new Map<string, { frame: CallFrame; micros: number }>();
-  for (const [frame, micros] of selfMicros) {
-    const key = `${frame.functionName}\u0000${frame.url}\u0000${frame.lineNumber}`;
-    const entry = byFunction.get(key) ?? { frame, micros: 0 };
+  const byFunction = new Map<string, { frame: CallFrame; caller: CallFrame | undefined; owner: CallFrame | undefined; micros: number }>();
+  for (const [node, micros] of selfMicros) {
+    const frame = frames.get(node)!;
+    const native = !frame.url && !frame.functionName.startsWith('(');
+    const caller = native ? callerOf(node, false) : undefined;
+    const owner = native ? callerOf(node, true) : undefined;
+    const key = `${frame.functionName}\u0000${frame.url}\u0000${frame.lineNumber}\u0000${caller ? where(caller) : ''}\u0000${owner ? where(owner) : ''}`;
+    const entry = byFunction.get(key) ?? { frame, caller, owner, micros: 0 };
     entry.micros += micros;
     byFunction.set(key, entry);
   }
@@ -82,9 +96,10 @@ function summarizeCpu(file: string, profile: CpuProfile, options: SummaryOptions
   console.log(`top ${top} functions by self time:`);
   const functions = [...byFunction.values()].filter((entry) => entry.frame.functionName !== IDLE).sort((a, b) => b.micros - a.micros);
   for (const [rank, entry] of functions.slice(0, top).entries()) {
-    console.log(`  ${String(rank + 1).padStart(2)}. ${(entry.micros / 1000).toFixed(1).padStart(8)} ms ${percent(entry.micros, busy)}  ${entry.frame.functionName || '(anonymous)'}  ${where(entry.frame)}`);
+    const place = entry.caller ? `(native, from ${where(entry.caller)})` : where(entry.frame);
+    console.log(`  ${String(rank + 1).padStart(2)}. ${(entry.micros / 1000).toFixed(1).padStart(8)} ms ${percent(entry.micros, busy)}  ${entry.frame.functionName || '(anonymous)'}  ${place}`);
   }
-  printModules('self time', functions.map((entry) => ({ frame: entry.frame, amount: entry.micros })), busy, (micros) => `${(micros / 1000).toFixed(1).padStart(8)} ms`, top);
+  printModules('self time (native code charged to the package or project folder calling it)', functions.map((entry) => ({ frame: entry.owner ?? entry.caller ?? entry.frame, amount: entry.micros })), busy, (micros) => `${(micros / 1000).toFixed(1).padStart(8)} ms`, top);
 }
 
 function summarizeHeap(file: string, head: HeapNode, top: number): void {
