@@ -96,7 +96,8 @@ function summarizeCpu(file: string, profile: CpuProfile, options: SummaryOptions
   console.log(`top ${top} functions by self time:`);
   const functions = [...byFunction.values()].filter((entry) => entry.frame.functionName !== IDLE).sort((a, b) => b.micros - a.micros);
   for (const [rank, entry] of functions.slice(0, top).entries()) {
-    const place = entry.caller ? `(native, from ${where(entry.caller)})` : where(entry.frame);
+    const via = entry.owner && entry.owner !== entry.caller ? ` ← ${where(entry.owner)}` : '';
+    const place = entry.caller ? `(native) ← ${where(entry.caller)}${via}` : where(entry.frame);
     console.log(`  ${String(rank + 1).padStart(2)}. ${(entry.micros / 1000).toFixed(1).padStart(8)} ms ${percent(entry.micros, busy)}  ${entry.frame.functionName || '(anonymous)'}  ${place}`);
   }
   printModules('self time (native code charged to the package or project folder calling it)', functions.map((entry) => ({ frame: entry.owner ?? entry.caller ?? entry.frame, amount: entry.micros })), busy, (micros) => `${(micros / 1000).toFixed(1).padStart(8)} ms`, top);
