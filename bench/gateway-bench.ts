@@ -29,12 +29,12 @@ import { gatewayEnv, reportMetricsCost, reportTracingCost } from './observabilit
 
 const quick = process.env.BENCH_QUICK === '1';
 const ROUNDS = quick ? 3 : 5;
-const LATENCY_REQUESTS = quick ? 150 : 600;
-const TTFT_REQUESTS = quick ? 100 : 400;
-const REDIS_REQUESTS = quick ? 150 : 600;
+const LATENCY_REQUESTS = quick ? 120 : 600;
+const TTFT_REQUESTS = quick ? 80 : 400;
+const REDIS_REQUESTS = quick ? 120 : 600;
 const SLICES = quick ? 2 : 3;
 const SLICE_MS = quick ? 500 : 1_200;
-const WARMUP_MS = quick ? 800 : 3_000;
+const WARMUP_MS = quick ? 600 : 3_000;
 const IDLE_STREAMS = quick ? 1_000 : 10_000;
 const metrics = process.env.BENCH_METRICS ? process.env.BENCH_METRICS === '1' : !quick;
 const tracing = process.env.BENCH_TRACING === '1';
@@ -87,7 +87,7 @@ async function main(): Promise<void> {
     // Warm up: the JIT needs a few seconds of traffic before figures settle.
     await alternatingLoad([direct, through, floor, redisBacked], 1, WARMUP_MS);
     await alternatingLoad([through, floor], 1, WARMUP_MS / 2, true);
-    await interleavedLatencies([direct, through, floor], 100, true);
+    await interleavedLatencies([direct, through, floor], quick ? 40 : 100, true);
 
     const rounds: Round[] = [];
     for (let round = 0; round < ROUNDS; round++) {

@@ -14,7 +14,7 @@ import type { Target } from './load.ts';
 
 const WAVE = 250;
 const SAMPLE_MS = 50;
-const HOLD_MS = 1_000;
+const HOLD_MS = 500;
 
 export interface IdleStreamFigures {
   streams: number;
@@ -62,7 +62,7 @@ export async function idleStreamMemory(target: Target & { pid: number }, port: n
     abort.abort();
     await pool.destroy().catch(() => {});
     // Let the server notice the closed connections before anything else is measured.
-    await sleep(1_000);
+    await sleep(500);
   }
   return { streams: count, baselineBytes, peakBytes, mibPerThousand: (peakBytes - baselineBytes) / 1024 / 1024 / (count / 1_000) };
 }
