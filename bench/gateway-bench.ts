@@ -34,7 +34,7 @@ const TTFT_REQUESTS = quick ? 80 : 400;
 const REDIS_REQUESTS = quick ? 120 : 600;
 const SLICES = quick ? 2 : 3;
 const SLICE_MS = quick ? 500 : 1_200;
-const WARMUP_MS = quick ? 600 : 3_000;
+const WARMUP_MS = quick ? 800 : 3_000;
 const IDLE_STREAMS = quick ? 1_000 : 10_000;
 const metrics = process.env.BENCH_METRICS ? process.env.BENCH_METRICS === '1' : !quick;
 const tracing = process.env.BENCH_TRACING === '1';
@@ -85,7 +85,8 @@ async function main(): Promise<void> {
     const redisBacked: Target = { name: 'gateway, Redis store', pool: poolFor(redisGatewayPort), ...responses, pid: redisGateway.pid! };
 
     // Warm up: the JIT needs a few seconds of traffic before figures settle.
-    await alternatingLoad([direct, through, floor, redisBacked], 1, WARMUP_MS);
+    await alternatingLoad([direct, redisBacked], 1, WARMUP_MS / 2);
+    await alternatingLoad([through, floor], 2, WARMUP_MS);
     await alternatingLoad([through, floor], 1, WARMUP_MS / 2, true);
     await interleavedLatencies([direct, through, floor], quick ? 40 : 100, true);
 
