@@ -85,8 +85,8 @@ async function main(): Promise<void> {
     const redisBacked: Target = { name: 'gateway, Redis store', pool: poolFor(redisGatewayPort), ...responses, pid: redisGateway.pid! };
 
     // Warm up: the JIT needs a few seconds of traffic before figures settle.
-    await alternatingLoad([direct, redisBacked], 1, WARMUP_MS / 2);
-    await alternatingLoad([through, floor], 2, WARMUP_MS);
+    await alternatingLoad([direct], 1, WARMUP_MS / 2);
+    await alternatingLoad([through, floor, redisBacked], 2, WARMUP_MS);
     await alternatingLoad([through, floor], 1, WARMUP_MS / 2, true);
     await interleavedLatencies([direct, through, floor], quick ? 40 : 100, true);
 
