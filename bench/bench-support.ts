@@ -1,4 +1,6 @@
-import type { ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 
 /** Helpers shared by the benchmark scripts. */
 
@@ -39,4 +41,43 @@ export async function waitHealthy(port: number, path = '/healthz'): Promise<void
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   throw new Error(`nothing healthy on port ${port}`);
+}
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+
+/**
+ * A node process from the project root, with stdout piped (the benchmark
+ * servers print their port) and its open-file limit raised to the hard limit
+ * (open streams hold sockets). `exec` keeps the pid, so /proc figures are the
+ * server's own.
+ */
+export function startNode(args: string[], env: Record<string, string>, nodeFlags: string[] = []): ChildProcess {
+  const command = ['exec', JSON.stringify(process.execPath), ...[...nodeFlags, ...args].map((arg) => JSON.stringify(arg))].join(' ');
+  return spawn('/bin/sh', ['-c', `ulimit -n "$(ulimit -Hn)" 2>/dev/null; ${command}`], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+}
+
+/** The open-file limits: this process's own (`soft`, inherited by a shell) and what children are raised to (`hard`). */
+export function openFileLimits(): { soft: number; hard: number } {
+  const [soft, hard] = spawnSync('/bin/sh', ['-c', 'ulimit -Sn; ulimit -Hn'], { encoding: 'utf8' }).stdout.trim().split('\n');
+  const parse = (limit: string | undefined) => (limit === 'unlimited' ? Number.POSITIVE_INFINITY : Number(limit));
+  return { soft: parse(soft), hard: parse(hard) };
+}
+
+/** The CPU time (user + system) a process has used, in ms; null where /proc cannot tell. */
+export function cpuMsOf(pid: number | undefined): number | null {
+  if (pid === undefined) return null;
+  try {
+    // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th, in clock ticks (100 per second on Linux).
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) / 100) * 1000;
+  } catch {
+    return null;
+  }
+}
+
+/** A process's resident set size now, in bytes. */
+export function rssOf(pid: number): number {
+  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  if (!match) throw new Error(`no VmRSS for process ${pid}`);
+  return Number(match[1]) * 1024;
 }

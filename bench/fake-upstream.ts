@@ -5,6 +5,9 @@ import { createServer } from 'node:http';
  * SSE (a role chunk, `STREAM_CHUNKS` content chunks, finish, usage, [DONE]).
  * With `TOOL_TURNS=n`, a streamed request that carries fewer than n tool
  * results is answered with one call of the `step` tool instead (a tool loop).
+ * A streamed request for the model `bench-hold` gets the role chunk and the
+ * first content chunk, then nothing more until the client goes: an idle
+ * stream, for measuring what open streams cost.
  * Prints its port on stdout.
  */
 const chunks = Number(process.env.STREAM_CHUNKS ?? 20);
@@ -44,6 +47,11 @@ const server = createServer((req, res) => {
         res.end(toolCall(`call_${results}`) + 'data: [DONE]\n\n');
         return;
       }
+    }
+    if (body.includes('"stream":true') && body.includes('"model":"bench-hold"')) {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(head + first);
+      return;
     }
     if (body.includes('"stream":true')) {
       res.writeHead(200, { 'content-type': 'text/event-stream' });

@@ -1,375 +1,169 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { Pool } from 'undici';
-import { GatewayMetrics } from '../src/observability/gateway-metrics.ts';
-import { LabelBounds } from '../src/observability/label-bounds.ts';
-import { ResponseMetricsObserver } from '../src/observability/response-metrics-observer.ts';
-import { freePort } from '../test/support/redis.ts';
-import { firstLine, median, ms, percentile, waitHealthy } from './bench-support.ts';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort, startRedisServer } from '../test/support/redis.ts';
+import { firstLine, median, ms, openFileLimits, percentile, startNode, waitHealthy } from './bench-support.ts';
+import { profileGateway } from './gateway-profile.ts';
+import { idleStreamMemory, type IdleStreamFigures } from './idle-streams.ts';
+import { alternatingLoad, CONCURRENCY, interleavedLatencies, poolFor, type LoadFigures, type Target } from './load.ts';
+import { gatewayEnv, reportMetricsCost, reportTracingCost } from './observability-cost.ts';
 
 /**
- * Gateway overhead, measured against a floor taken in the same run: the same
- * client calling the scripted upstream directly. Prints absolute figures and
- * the ratios the targets are stated in, and the cost of metrics: the same
- * gateway with metrics on (the default) beside one with them off, measured
- * alternately in the same rounds. Not a test: numbers on a small, noisy
- * machine are for reading, so this never fails on them.
+ * The gateway against its floor, in one run: a bare translating forwarder
+ * (bench/translating-forwarder.ts: the same Fastify and undici, the same
+ * Responses ↔ Chat translation, nothing else) on the same scripted upstream,
+ * driven by the same load generator with the same requests, the two measured
+ * in turns so drift on the machine falls on both. Latencies are also taken
+ * straight from the upstream ("direct"), so added time means the same for
+ * both. Prints each of issue 16's targets beside its measured ratio. Not a
+ * test: figures on a small, shared machine are for reading, so this never
+ * fails on them.
  *
- *   npm run bench            (BENCH_QUICK=1 for a short run)
- *
- * BENCH_TRACING=1 adds a second gateway with tracing on, exporting every
- * response's spans to a local OTLP/HTTP collector (bench/otlp-sink.ts), and
- * measures it beside the plain one in the same rounds: the ratios are
- * tracing's cost per request.
+ *   npm run bench              full run, a few minutes
+ *   npm run bench:quick        the ratios in under a minute (BENCH_QUICK=1)
+ *   BENCH_TRACING=1            adds tracing's cost (a gateway exporting every trace to a local collector)
+ *   BENCH_METRICS=0|1          leaves out / adds the metrics-on-vs-off comparison (default: full run only)
+ *   BENCH_PROFILE=dir          profiles the gateway under load instead (bench/gateway-profile.ts)
  */
 
 const quick = process.env.BENCH_QUICK === '1';
-const LATENCY_REQUESTS = quick ? 300 : 2_000;
-const TTFT_REQUESTS = quick ? 200 : 1_000;
-const THROUGHPUT_MS = quick ? 1_500 : 5_000;
-const CONCURRENCY = 64;
-const ROUNDS = quick ? 1 : 3;
-const WARMUP_MS = quick ? 1_000 : 3_000;
-const METRICS_PAIRS = quick ? 4 : 10;
-const METRICS_LATENCY_REQUESTS = quick ? 200 : 500;
-const METRICS_LOAD_MS = quick ? 1_000 : 2_500;
+const ROUNDS = quick ? 3 : 5;
+const LATENCY_REQUESTS = quick ? 120 : 600;
+const TTFT_REQUESTS = quick ? 80 : 400;
+const REDIS_REQUESTS = quick ? 120 : 600;
+const SLICES = quick ? 2 : 3;
+const SLICE_MS = quick ? 500 : 1_200;
+const WARMUP_MS = quick ? 800 : 3_000;
+const IDLE_STREAMS = quick ? 1_000 : 10_000;
+const metrics = process.env.BENCH_METRICS ? process.env.BENCH_METRICS === '1' : !quick;
 const tracing = process.env.BENCH_TRACING === '1';
 
-interface Target {
-  name: string;
-  pool: Pool;
-  path: string;
-  body: string;
-  streamBody: string;
-  /** Bytes that mark the first content token in this target's stream. */
-  firstTokenMarker: string;
-  /** The serving process, when it is a child of this benchmark (for its CPU time). */
-  pid?: number;
+/** Each round's figures: [gateway, forwarder] or, for latencies, [direct, gateway, forwarder]. */
+interface Round {
+  p50: number[];
+  p99: number[];
+  ttft: number[];
+  load: LoadFigures[];
+  /** p50 at concurrency 1 of the Redis-backed gateway and the memory-backed one. */
+  store: [number, number];
 }
 
 async function main(): Promise<void> {
-  const upstream = await startChild(['bench/fake-upstream.ts'], {});
-  const upstreamPort = Number(await firstLine(upstream));
-  const gatewayPort = await freePort();
-  const gateway = await startChild(['src/main.ts'], {
-    PORT: String(gatewayPort),
-    HOST: '127.0.0.1',
-    OPENAI_BASE_URL: `http://127.0.0.1:${upstreamPort}/v1`,
-    OPENAI_API_KEY: 'bench',
-    LOG_LEVEL: 'warn',
-  });
-  const reference = await startChild(['bench/reference-proxy.ts'], { UPSTREAM_PORT: String(upstreamPort) });
-  const referencePort = Number(await firstLine(reference));
-  const traced = tracing ? await startTracedGateway(upstreamPort) : null;
+  const began = performance.now();
+  const children: ChildProcess[] = [];
+  const start = (args: string[], env: Record<string, string>) => {
+    const child = startNode(args, env);
+    children.push(child);
+    return child;
+  };
+  const redis = await startRedisServer();
   try {
-    await waitHealthy(gatewayPort);
-    if (traced) await waitHealthy(traced.port);
-    const floor: Target = {
-      name: 'floor (direct)',
-      pool: new Pool(`http://127.0.0.1:${upstreamPort}`, { connections: CONCURRENCY }),
+    const upstream = start(['bench/fake-upstream.ts'], {});
+    const upstreamPort = Number(await firstLine(upstream));
+    const forwarder = start(['bench/translating-forwarder.ts'], { UPSTREAM_PORT: String(upstreamPort) });
+    // The provider's connection pool is sized for the idle streams, which each hold an upstream connection.
+    const config = join(mkdtempSync(join(tmpdir(), 'loopgate-bench-')), 'loopgate.jsonc');
+    writeFileSync(config, JSON.stringify({ providers: { openai: { type: 'openai-chat', baseUrl: `http://127.0.0.1:${upstreamPort}/v1`, connections: IDLE_STREAMS + 1_000 } } }));
+    const [gatewayPort, redisGatewayPort] = [await freePort(), await freePort()];
+    const gateway = start(['src/main.ts'], gatewayEnv(upstreamPort, gatewayPort, { LOOPGATE_CONFIG: config }));
+    const redisGateway = start(['src/main.ts'], gatewayEnv(upstreamPort, redisGatewayPort, { LOOPGATE_CONFIG: config, REDIS_URL: redis.url, REDIS_KEY_PREFIX: 'loopgate-bench:', STORE_TTL_SECONDS: '600' }));
+    const forwarderPort = Number(await firstLine(forwarder));
+    await Promise.all([waitHealthy(gatewayPort), waitHealthy(redisGatewayPort, '/readyz')]);
+
+    const responses = { path: '/v1/responses', body: JSON.stringify({ model: 'bench-model', input: 'Hello' }), streamBody: JSON.stringify({ model: 'bench-model', input: 'Hello', stream: true }), firstTokenMarker: 'response.output_text.delta' };
+    const direct: Target = {
+      name: 'direct',
+      pool: poolFor(upstreamPort),
       path: '/v1/chat/completions',
       body: JSON.stringify({ model: 'bench-model', messages: [{ role: 'user', content: 'Hello' }], stream: false }),
       streamBody: JSON.stringify({ model: 'bench-model', messages: [{ role: 'user', content: 'Hello' }], stream: true, stream_options: { include_usage: true } }),
       firstTokenMarker: '"content":"Hello"',
     };
-    const through: Target = {
-      name: 'through loopgate',
-      pool: new Pool(`http://127.0.0.1:${gatewayPort}`, { connections: CONCURRENCY }),
-      path: '/v1/responses',
-      body: JSON.stringify({ model: 'bench-model', input: 'Hello' }),
-      streamBody: JSON.stringify({ model: 'bench-model', input: 'Hello', stream: true }),
-      firstTokenMarker: 'response.output_text.delta',
-      ...(gateway.pid !== undefined && { pid: gateway.pid }),
-    };
-    const bare: Target = { ...through, name: 'reference proxy', pool: new Pool(`http://127.0.0.1:${referencePort}`, { connections: CONCURRENCY }) };
-    const tracedTarget: Target | null = traced ? { ...through, name: 'through loopgate, traced', pool: new Pool(`http://127.0.0.1:${traced.port}`, { connections: CONCURRENCY }), pid: traced.gateway.pid } : null;
-    // Warm up: the JIT needs a few seconds of traffic before numbers settle.
-    for (const target of [floor, through, bare, ...(tracedTarget ? [tracedTarget] : [])]) {
-      await throughput(target, WARMUP_MS);
-      await latencies(target, 500, false);
-      await latencies(target, 200, true).catch(() => []);
-    }
+    const through: Target & { pid: number } = { name: 'gateway', pool: poolFor(gatewayPort), ...responses, pid: gateway.pid! };
+    const floor: Target & { pid: number } = { name: 'forwarder', pool: poolFor(forwarderPort), ...responses, pid: forwarder.pid! };
+    const redisBacked: Target = { name: 'gateway, Redis store', pool: poolFor(redisGatewayPort), ...responses, pid: redisGateway.pid! };
 
-    const rounds: { p50: [number, number]; p99: [number, number]; rps: [number, number]; ttft: [number, number]; referenceRps: number; referenceP50: number; unstoredRps: number }[] = [];
-    /** The plain and the traced gateway, measured interleaved (request by request, slice by slice) so both meet the same machine. */
-    const tracedRounds: { plain: Figures; traced: Figures }[] = [];
+    // Warm up: the JIT needs a few seconds of traffic before figures settle.
+    await alternatingLoad([direct], 1, WARMUP_MS / 2);
+    await alternatingLoad([through, floor, redisBacked], 2, WARMUP_MS);
+    await alternatingLoad([through, floor], 1, WARMUP_MS / 2, true);
+    await interleavedLatencies([direct, through, floor], quick ? 40 : 100, true);
+
+    const rounds: Round[] = [];
     for (let round = 0; round < ROUNDS; round++) {
-      const [floorLatency, gatewayLatency, referenceLatency] = [
-        await latencies(floor, LATENCY_REQUESTS, false),
-        await latencies(through, LATENCY_REQUESTS, false),
-        await latencies(bare, LATENCY_REQUESTS, false),
-      ];
-      const [floorRps, gatewayRps, referenceRps] = [await throughput(floor), await throughput(through), await throughput(bare)];
-      const unstoredRps = await throughput({ ...through, body: JSON.stringify({ model: 'bench-model', input: 'Hello', store: false }) });
-      const [floorTtft, gatewayTtft] = [await latencies(floor, TTFT_REQUESTS, true), await latencies(through, TTFT_REQUESTS, true)];
+      const latency = await interleavedLatencies([direct, through, floor], LATENCY_REQUESTS, false);
+      const ttft = await interleavedLatencies([direct, through, floor], TTFT_REQUESTS, true);
+      const load = await alternatingLoad([through, floor, direct], SLICES, SLICE_MS);
+      const [redisLatency, memoryLatency] = await interleavedLatencies([redisBacked, through], REDIS_REQUESTS, false);
       rounds.push({
-        p50: [percentile(floorLatency, 50), percentile(gatewayLatency, 50)],
-        p99: [percentile(floorLatency, 99), percentile(gatewayLatency, 99)],
-        rps: [floorRps, gatewayRps],
-        ttft: [percentile(floorTtft, 50), percentile(gatewayTtft, 50)],
-        referenceRps,
-        referenceP50: percentile(referenceLatency, 50),
-        unstoredRps,
+        p50: latency.map((samples) => percentile(samples, 50)),
+        p99: latency.map((samples) => percentile(samples, 99)),
+        ttft: ttft.map((samples) => percentile(samples, 50)),
+        load,
+        store: [percentile(redisLatency!, 50), percentile(memoryLatency!, 50)],
       });
-      if (tracedTarget) tracedRounds.push(await interleaved(through, tracedTarget));
     }
-    const metrics = await metricsCost(upstreamPort, through);
-    const pick = (key: 'p50' | 'p99' | 'rps' | 'ttft', side: 0 | 1) => median(rounds.map((round) => round[key][side]));
-    const addedP50 = pick('p50', 1) - pick('p50', 0);
-    const addedP99 = pick('p99', 1) - pick('p99', 0);
-    const addedTtft = pick('ttft', 1) - pick('ttft', 0);
-    const throughputRatio = pick('rps', 1) / pick('rps', 0);
-
-    console.log(`loopgate benchmark — ${ROUNDS} round(s), median of rounds; node ${process.version}, ${quick ? 'quick' : 'full'} run`);
-    console.log(`latency at concurrency 1 (${LATENCY_REQUESTS} non-streaming requests):`);
-    console.log(`  floor p50 ${ms(pick('p50', 0))}  p99 ${ms(pick('p99', 0))}`);
-    console.log(`  gateway p50 ${ms(pick('p50', 1))}  p99 ${ms(pick('p99', 1))}`);
-    console.log(`  added p50 ${ms(addedP50)} (target ≤ 0.5 ms, ratio ${(pick('p50', 1) / pick('p50', 0)).toFixed(2)}x)`);
-    const referenceP50 = median(rounds.map((round) => round.referenceP50));
-    console.log(`  reference proxy p50 ${ms(referenceP50)}: the extra hop alone adds ${ms(referenceP50 - pick('p50', 0))}; the gateway adds ${ms(pick('p50', 1) - referenceP50)} beyond it`);
-    console.log(`  added p99 ${ms(addedP99)} (target ≤ 2 ms, ratio ${(pick('p99', 1) / pick('p99', 0)).toFixed(2)}x)`);
-    console.log(`throughput at concurrency ${CONCURRENCY} (${THROUGHPUT_MS} ms each):`);
-    console.log(`  floor ${pick('rps', 0).toFixed(0)} req/s, gateway ${pick('rps', 1).toFixed(0)} req/s`);
-    console.log(`  gateway/floor ${(throughputRatio * 100).toFixed(1)}% (target ≥ 50%)`);
-    const referenceRps = median(rounds.map((round) => round.referenceRps));
-    console.log(`  gateway with store: false ${median(rounds.map((round) => round.unstoredRps)).toFixed(0)} req/s (the default stores every response)`);
-    console.log(`  reference proxy (bare Fastify + undici forwarder) ${referenceRps.toFixed(0)} req/s = ${((referenceRps / pick('rps', 0)) * 100).toFixed(1)}% of floor; gateway = ${((pick('rps', 1) / referenceRps) * 100).toFixed(1)}% of reference`);
-    console.log(`time to first token, streaming, concurrency 1 (${TTFT_REQUESTS} requests):`);
-    console.log(`  floor p50 ${ms(pick('ttft', 0))}, gateway p50 ${ms(pick('ttft', 1))}`);
-    console.log(`  added ${ms(addedTtft)} (target ≤ 1 ms, ratio ${(pick('ttft', 1) / pick('ttft', 0)).toFixed(2)}x)`);
-    console.log(`metrics on (the default) beside off: ${METRICS_PAIRS} alternating pairs, medians (each ratio taken within its pair):`);
-    console.log(`  p50 at concurrency 1 (${METRICS_LATENCY_REQUESTS} requests each): on ${ms(metrics.p50[0])}, off ${ms(metrics.p50[1])}; on/off ${metrics.p50Ratio.toFixed(3)}x, metrics add ${ms(metrics.p50[0] - metrics.p50[1])} per request`);
-    console.log(`  throughput at concurrency ${CONCURRENCY} (${METRICS_LOAD_MS} ms each): on ${metrics.rps[0].toFixed(0)} req/s, off ${metrics.rps[1].toFixed(0)} req/s; on/off ${(metrics.rpsRatio * 100).toFixed(1)}%`);
-    console.log(`  gateway CPU per request under load: on ${metrics.cpuMs[0].toFixed(3)} ms, off ${metrics.cpuMs[1].toFixed(3)} ms; on/off ${metrics.cpuRatio.toFixed(3)}x`);
-    console.log(`  recording one response's metrics, in process (no I/O): ${(await recordingCostMicros()).toFixed(2)} µs`);
-    const scrape = await fetch(`http://127.0.0.1:${gatewayPort}/metrics`);
-    console.log(`  one scrape after the run: ${(await scrape.text()).length} bytes`);
-    if (traced) await reportTracing(tracedRounds, traced.sinkPort);
-    await Promise.all([floor.pool.close(), through.pool.close(), bare.pool.close(), tracedTarget?.pool.close()]);
+    const streamed = quick ? null : await alternatingLoad([through, floor], SLICES * 2, SLICE_MS, true);
+    const streams = idleStreamCount();
+    const idle = [await idleStreamMemory(through, gatewayPort, streams), await idleStreamMemory(floor, forwarderPort, streams)] as const;
+    report(rounds, streamed, idle);
+    if (metrics) await reportMetricsCost(upstreamPort, through, quick ? 2 : 4, quick ? 150 : 300, quick ? 800 : 1_500);
+    if (tracing) await reportTracingCost(upstreamPort, through, quick ? 1 : 3, LATENCY_REQUESTS, TTFT_REQUESTS, SLICE_MS);
+    console.log(`(the run took ${((performance.now() - began) / 1000).toFixed(0)} s)`);
+    await Promise.all([direct, through, floor, redisBacked].map((target) => target.pool.close()));
   } finally {
-    traced?.gateway.kill('SIGTERM');
-    traced?.sink.kill('SIGTERM');
-    reference.kill('SIGTERM');
-    gateway.kill('SIGTERM');
-    upstream.kill('SIGTERM');
+    for (const child of children) child.kill('SIGTERM');
+    await redis.stop();
   }
 }
 
-/** The gateway with metrics on and off ([on, off], medians over the pairs), and the medians of the ratios within each pair; `cpuMs`: the gateway process's CPU time per request under load. */
-interface MetricsCost {
-  p50: [number, number];
-  rps: [number, number];
-  cpuMs: [number, number];
-  p50Ratio: number;
-  rpsRatio: number;
-  cpuRatio: number;
+/** The idle streams asked for, or as many as the open-file limits allow: the server holds two sockets a stream, this process one. */
+function idleStreamCount(): number {
+  const limits = openFileLimits();
+  const allowed = Math.floor(Math.min((limits.hard - 500) / 2, limits.soft - 1_000));
+  if (allowed >= IDLE_STREAMS) return IDLE_STREAMS;
+  console.log(`note: open-file limits (soft ${limits.soft}, hard ${limits.hard}) allow ${allowed} idle streams, not ${IDLE_STREAMS}; raise ulimit -n (hard) for the full count`);
+  return Math.max(100, Math.floor(allowed / 100) * 100);
 }
 
-/**
- * Two fresh gateways, metrics on and off, with the same history: warmed
- * alike, then measured in short alternating pairs (on first, then off
- * first), each ratio taken within its pair — on a shared machine the load
- * drifts by more than metrics cost, and a pair sees nearly the same drift on
- * both sides.
- */
-async function metricsCost(upstreamPort: number, like: Target): Promise<MetricsCost> {
-  const gateways: ChildProcess[] = [];
-  const start = async (metricsEnabled: boolean): Promise<Target> => {
-    const port = await freePort();
-    const child = await startChild(['src/main.ts'], { PORT: String(port), HOST: '127.0.0.1', OPENAI_BASE_URL: `http://127.0.0.1:${upstreamPort}/v1`, OPENAI_API_KEY: 'bench', LOG_LEVEL: 'warn', METRICS_ENABLED: String(metricsEnabled) });
-    gateways.push(child);
-    await waitHealthy(port);
-    return { ...like, name: `loopgate, metrics ${metricsEnabled ? 'on' : 'off'}`, pool: new Pool(`http://127.0.0.1:${port}`, { connections: CONCURRENCY }), ...(child.pid !== undefined && { pid: child.pid }) };
-  };
-  try {
-    const [on, off] = [await start(true), await start(false)];
-    for (const target of [on, off, on, off]) await throughput(target, WARMUP_MS / 2);
-    const cost = await alternate(on, off);
-    await Promise.all([on.pool.close(), off.pool.close()]);
-    return cost;
-  } finally {
-    for (const child of gateways) child.kill('SIGTERM');
+function report(rounds: Round[], streamed: LoadFigures[] | null, idle: readonly [IdleStreamFigures, IdleStreamFigures]): void {
+  const of = (pick: (round: Round) => number) => median(rounds.map(pick));
+  const [DIRECT, GATEWAY, FORWARDER] = [0, 1, 2];
+  const added = (key: 'p50' | 'p99' | 'ttft', side: number) => of((round) => round[key][side]! - round[key][DIRECT]!);
+  const cpuRatio = of((round) => round.load[0]!.cpuMicros / round.load[1]!.cpuMicros);
+  const rpsRatio = of((round) => round.load[0]!.rps / round.load[1]!.rps);
+  const extraP50 = added('p50', GATEWAY) - added('p50', FORWARDER);
+  const extraTtft = added('ttft', GATEWAY) - added('ttft', FORWARDER);
+  const redisAdds = of((round) => round.store[0] - round.store[1]);
+  const idleMiB = idle[0].mibPerThousand;
+  const verdict = (met: boolean) => (met ? 'PASS' : 'MISS');
+  const row = (label: string, gateway: string, forwarder: string, measured: string, target: string, met: boolean | null) =>
+    console.log(`  ${label.padEnd(36)}${gateway.padStart(12)}${forwarder.padStart(12)}${measured.padStart(12)}   ${target.padEnd(22)}${met === null ? '' : verdict(met)}`);
+  const micros = (value: number) => `${value.toFixed(0)} µs`;
+  const perSecond = (value: number) => `${value.toFixed(0)}/s`;
+  const plus = (value: number) => `${value >= 0 ? '+' : ''}${ms(value)}`;
+  const mib = (value: number) => `${value.toFixed(1)} MiB`;
+
+  console.log(`loopgate benchmark — ${quick ? 'quick' : 'full'} run, node ${process.version}: gateway against a bare translating forwarder, ${ROUNDS} interleaved rounds, medians of rounds`);
+  console.log(`  (requests {"model","input":"Hello"}, JSON or streamed, to a scripted Chat upstream on loopback; per round: ${SLICES} load slices of ${SLICE_MS} ms each at c=${CONCURRENCY}, ${LATENCY_REQUESTS} latency, ${TTFT_REQUESTS} first-token and ${REDIS_REQUESTS} Redis-vs-memory requests at c=1, each interleaved)`);
+  row('', 'gateway', 'forwarder', 'measured', 'target (issue 16)', null);
+  row(`CPU per response, JSON, c=${CONCURRENCY}`, micros(of((round) => round.load[0]!.cpuMicros)), micros(of((round) => round.load[1]!.cpuMicros)), `${cpuRatio.toFixed(2)}×`, '≤ 1.5×', cpuRatio <= 1.5);
+  row(`throughput, JSON, c=${CONCURRENCY}`, perSecond(of((round) => round.load[0]!.rps)), perSecond(of((round) => round.load[1]!.rps)), `${rpsRatio.toFixed(2)}×`, '≥ 0.67×', rpsRatio >= 0.67);
+  row('added p50, JSON, c=1', ms(added('p50', GATEWAY)), ms(added('p50', FORWARDER)), plus(extraP50), '≤ forwarder + 0.15 ms', extraP50 <= 0.15);
+  row('added p99, JSON, c=1', ms(added('p99', GATEWAY)), ms(added('p99', FORWARDER)), plus(added('p99', GATEWAY) - added('p99', FORWARDER)), '', null);
+  row('first token added, stream, c=1', ms(added('ttft', GATEWAY)), ms(added('ttft', FORWARDER)), plus(extraTtft), '≤ forwarder + 0.3 ms', extraTtft <= 0.3);
+  row(`memory / 1,000 idle streams (${idle[0].streams})`, mib(idleMiB), mib(idle[1].mibPerThousand), `${(idleMiB / idle[1].mibPerThousand).toFixed(2)}×`, '≤ 40 MiB (gateway)', idleMiB <= 40);
+  row('Redis store adds, p50, JSON, c=1', plus(redisAdds), '', '', '≤ 0.3 ms', redisAdds <= 0.3);
+  if (streamed) {
+    const [gateway, forwarder] = streamed as [LoadFigures, LoadFigures];
+    row(`CPU per streamed response, c=${CONCURRENCY}`, micros(gateway.cpuMicros), micros(forwarder.cpuMicros), `${(gateway.cpuMicros / forwarder.cpuMicros).toFixed(2)}×`, '(20 deltas a stream)', null);
+    row(`streamed responses, c=${CONCURRENCY}`, perSecond(gateway.rps), perSecond(forwarder.rps), `${(gateway.rps / forwarder.rps).toFixed(2)}×`, '', null);
   }
+  console.log(`direct to the upstream (the earlier floor): p50 ${ms(of((round) => round.p50[DIRECT]!))}, p99 ${ms(of((round) => round.p99[DIRECT]!))}, first token ${ms(of((round) => round.ttft[DIRECT]!))}, ${perSecond(of((round) => round.load[2]!.rps))}; gateway/direct throughput ${(of((round) => round.load[0]!.rps / round.load[2]!.rps) * 100).toFixed(1)}%, forwarder/direct ${(of((round) => round.load[1]!.rps / round.load[2]!.rps) * 100).toFixed(1)}%`);
+  console.log(`gateway p50 at c=1: memory store ${ms(of((round) => round.store[1]))}, Redis store ${ms(of((round) => round.store[0]))}; idle streams: gateway RSS ${mib(idle[0].baselineBytes / 1048576)} → peak ${mib(idle[0].peakBytes / 1048576)}, forwarder ${mib(idle[1].baselineBytes / 1048576)} → ${mib(idle[1].peakBytes / 1048576)}`);
 }
 
-async function alternate(on: Target, off: Target): Promise<MetricsCost> {
-  const pairs: { p50: [number, number]; rps: [number, number]; cpuMs: [number, number] }[] = [];
-  for (let pair = 0; pair < METRICS_PAIRS; pair++) {
-    const measured = new Map<Target, { p50: number; rps: number; cpuMs: number }>();
-    for (const target of pair % 2 === 0 ? [on, off] : [off, on]) {
-      const p50 = percentile(await latencies(target, METRICS_LATENCY_REQUESTS, false), 50);
-      measured.set(target, { p50, ...(await loadWithCpu(target, METRICS_LOAD_MS)) });
-    }
-    const [a, b] = [measured.get(on)!, measured.get(off)!];
-    pairs.push({ p50: [a.p50, b.p50], rps: [a.rps, b.rps], cpuMs: [a.cpuMs, b.cpuMs] });
-  }
-  const side = (key: 'p50' | 'rps' | 'cpuMs', index: 0 | 1) => median(pairs.map((pair) => pair[key][index]));
-  const ratio = (key: 'p50' | 'rps' | 'cpuMs') => median(pairs.map((pair) => pair[key][0] / pair[key][1]));
-  return {
-    p50: [side('p50', 0), side('p50', 1)],
-    rps: [side('rps', 0), side('rps', 1)],
-    cpuMs: [side('cpuMs', 0), side('cpuMs', 1)],
-    p50Ratio: ratio('p50'),
-    rpsRatio: ratio('rps'),
-    cpuRatio: ratio('cpuMs'),
-  };
-}
-
-/**
- * What the metrics of one plain JSON response cost on their own, measured in
- * this process where no load drifts: the request count, one timed store
- * write, one turn, the first token and the response's end, through the same
- * observer the engine uses.
- */
-async function recordingCostMicros(): Promise<number> {
-  const metrics = new GatewayMetrics(new LabelBounds({ models: ['bench-model'], providers: ['openai'], tenants: ['default'], mcpServers: [] }));
-  const store = metrics.storeMeter('responses');
-  const write = async () => {};
-  const usage = { input_tokens: 5, output_tokens: 5, total_tokens: 10, input_tokens_details: { cached_tokens: 0 }, output_tokens_details: { reasoning_tokens: 0 } };
-  const one = async () => {
-    const observer = new ResponseMetricsObserver(metrics);
-    const started = { responseId: 'resp_bench', model: 'bench-model', provider: 'openai', upstreamModel: 'bench-model', tenant: 'default', stream: false, background: false, conversationId: null, previousResponseId: null, startedAt: performance.now() };
-    observer.modelCallFirstOutput();
-    observer.turnEnded();
-    await store.time('put', write);
-    observer.responseEnded({ ...started, status: 'completed', errorCode: null, error: null, incompleteReason: null, usage, toolCalls: 0, durationMs: 1 });
-    metrics.request('POST', '/v1/responses', 200);
-  };
-  for (let index = 0; index < 20_000; index++) await one();
-  const count = 200_000;
-  const started = performance.now();
-  for (let index = 0; index < count; index++) await one();
-  return ((performance.now() - started) / count) * 1000;
-}
-
-/** Throughput, and the CPU time the gateway process spent per request meanwhile (from its /proc stat). */
-async function loadWithCpu(target: Target, durationMs: number): Promise<{ rps: number; cpuMs: number }> {
-  const before = cpuOf(target);
-  const started = performance.now();
-  const rps = await throughput(target, durationMs);
-  const seconds = (performance.now() - started) / 1000;
-  const after = cpuOf(target);
-  return { rps, cpuMs: before === null || after === null ? Number.NaN : (after - before) / (rps * seconds) };
-}
-
-/** Sequential requests; with `stream`, the time until the first content token arrives. */
-async function latencies(target: Target, count: number, stream: boolean): Promise<number[]> {
-  const samples: number[] = [];
-  for (let index = 0; index < count; index++) {
-    const started = performance.now();
-    const response = await target.pool.request({ method: 'POST', path: target.path, headers: { 'content-type': 'application/json' }, body: stream ? target.streamBody : target.body });
-    if (response.statusCode !== 200) throw new Error(`${target.name}: status ${response.statusCode}: ${await response.body.text()}`);
-    if (!stream) {
-      await response.body.text();
-      samples.push(performance.now() - started);
-      continue;
-    }
-    let seen = '';
-    let firstToken = 0;
-    for await (const piece of response.body) {
-      if (!firstToken) {
-        seen += piece.toString();
-        if (seen.includes(target.firstTokenMarker)) firstToken = performance.now() - started;
-      }
-    }
-    if (!firstToken) throw new Error(`${target.name}: no first token in the stream`);
-    samples.push(firstToken);
-  }
-  return samples;
-}
-
-async function throughput(target: Target, durationMs = THROUGHPUT_MS): Promise<number> {
-  let completed = 0;
-  const deadline = performance.now() + durationMs;
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (performance.now() < deadline) {
-        const response = await target.pool.request({ method: 'POST', path: target.path, headers: { 'content-type': 'application/json' }, body: target.body });
-        await response.body.text();
-        if (response.statusCode === 200) completed++;
-      }
-    }),
-  );
-  return completed / ((performance.now() - started) / 1000);
-}
-
-/** The CPU time (user + system) a child process has used, in ms; null where /proc cannot tell. */
-function cpuOf(target: Target): number | null {
-  if (target.pid === undefined) return null;
-  try {
-    // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th, in clock ticks (100 per second on Linux).
-    const fields = readFileSync(`/proc/${target.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) / 100) * 1000;
-  } catch {
-    return null;
-  }
-}
-
-/** A second gateway on the same upstream, tracing every response to a local OTLP sink. */
-async function startTracedGateway(upstreamPort: number): Promise<{ gateway: ChildProcess; sink: ChildProcess; port: number; sinkPort: number }> {
-  const sink = await startChild(['bench/otlp-sink.ts'], {});
-  const sinkPort = Number(await firstLine(sink));
-  const port = await freePort();
-  const gateway = await startChild(['src/main.ts'], {
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    OPENAI_BASE_URL: `http://127.0.0.1:${upstreamPort}/v1`,
-    OPENAI_API_KEY: 'bench',
-    LOG_LEVEL: 'warn',
-    OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${sinkPort}`,
-  });
-  return { gateway, sink, port, sinkPort };
-}
-
-interface Figures {
-  p50: number;
-  p99: number;
-  rps: number;
-  ttft: number;
-}
-
-/** Two gateways measured in turns — latency request by request, throughput in alternating slices — so load on the machine falls on both alike. */
-async function interleaved(a: Target, b: Target): Promise<{ plain: Figures; traced: Figures }> {
-  const samples = { a: { latency: [] as number[], ttft: [] as number[] }, b: { latency: [] as number[], ttft: [] as number[] } };
-  for (let index = 0; index < LATENCY_REQUESTS; index++) {
-    samples.a.latency.push(...(await latencies(a, 1, false)));
-    samples.b.latency.push(...(await latencies(b, 1, false)));
-  }
-  for (let index = 0; index < TTFT_REQUESTS; index++) {
-    samples.a.ttft.push(...(await latencies(a, 1, true)));
-    samples.b.ttft.push(...(await latencies(b, 1, true)));
-  }
-  const slices = 10;
-  let rpsA = 0;
-  let rpsB = 0;
-  for (let slice = 0; slice < slices; slice++) {
-    rpsA += await throughput(a, THROUGHPUT_MS / slices);
-    rpsB += await throughput(b, THROUGHPUT_MS / slices);
-  }
-  const figures = (side: { latency: number[]; ttft: number[] }, rps: number): Figures => ({ p50: percentile(side.latency, 50), p99: percentile(side.latency, 99), rps: rps / slices, ttft: percentile(side.ttft, 50) });
-  return { plain: figures(samples.a, rpsA), traced: figures(samples.b, rpsB) };
-}
-
-/** Tracing's cost: the traced gateway beside the plain one, medians of the rounds. */
-async function reportTracing(rounds: { plain: Figures; traced: Figures }[], sinkPort: number): Promise<void> {
-  const of = (side: 'plain' | 'traced', key: keyof Figures) => median(rounds.map((round) => round[side][key]));
-  // The batch processor exports every few seconds: give the last batch time to arrive.
-  await new Promise((resolve) => setTimeout(resolve, 6_000));
-  const stats = (await (await fetch(`http://127.0.0.1:${sinkPort}/stats`)).json()) as { spans: number; exports: number; bytes: number };
-  console.log(`tracing on vs off, measured interleaved (traces exported over OTLP/HTTP, protobuf, to a local collector on this machine: ${stats.spans} spans in ${stats.exports} exports, ${Math.round(stats.bytes / Math.max(1, stats.spans))} bytes a span):`);
-  console.log(`  latency p50 ${ms(of('traced', 'p50'))} vs ${ms(of('plain', 'p50'))}: +${ms(of('traced', 'p50') - of('plain', 'p50'))}, ratio ${(of('traced', 'p50') / of('plain', 'p50')).toFixed(3)}x`);
-  console.log(`  latency p99 ${ms(of('traced', 'p99'))} vs ${ms(of('plain', 'p99'))}: ratio ${(of('traced', 'p99') / of('plain', 'p99')).toFixed(3)}x`);
-  console.log(`  throughput ${of('traced', 'rps').toFixed(0)} vs ${of('plain', 'rps').toFixed(0)} req/s: ${((of('traced', 'rps') / of('plain', 'rps')) * 100).toFixed(1)}%`);
-  console.log(`  time to first token p50 ${ms(of('traced', 'ttft'))} vs ${ms(of('plain', 'ttft'))}: +${ms(of('traced', 'ttft') - of('plain', 'ttft'))}, ratio ${(of('traced', 'ttft') / of('plain', 'ttft')).toFixed(3)}x`);
-}
-
-function startChild(args: string[], env: Record<string, string>): Promise<ChildProcess> {
-  const root = fileURLToPath(new URL('..', import.meta.url));
-  const child = spawn(process.execPath, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
-  return Promise.resolve(child);
-}
-
-await main();
+if (process.env.BENCH_PROFILE) await profileGateway(process.env.BENCH_PROFILE);
+else await main();
 process.exit(0);

@@ -1,0 +1,68 @@
+import type { ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { freePort, startRedisServer } from '../test/support/redis.ts';
+import { firstLine, startNode, waitHealthy } from './bench-support.ts';
+import { alternatingLoad, CONCURRENCY, poolFor, type Target } from './load.ts';
+import { gatewayEnv } from './observability-cost.ts';
+import { summarizeProfile } from './profile-summary.ts';
+
+/**
+ * The gateway under load with V8's profilers on, for finding where its time
+ * goes (`BENCH_PROFILE=dir npm run bench`): it runs with `--cpu-prof` (and
+ * `--heap-prof` with BENCH_HEAP_PROFILE=1, a sampling allocation profile) at
+ * concurrency 64, metrics and tracing at their defaults, then stops and
+ * prints the top of the profile over the measured window only (start-up and
+ * warm-up left out).
+ *
+ *   BENCH_PROFILE_LOAD=json|stream     (default json)
+ *   BENCH_PROFILE_STORE=memory|redis   (default memory; redis starts its own redis-server)
+ *   BENCH_PROFILE_MS=10000             the measured window
+ */
+export async function profileGateway(directory: string): Promise<void> {
+  const load = process.env.BENCH_PROFILE_LOAD === 'stream' ? 'stream' : 'json';
+  const store = process.env.BENCH_PROFILE_STORE === 'redis' ? 'redis' : 'memory';
+  const windowMs = Number(process.env.BENCH_PROFILE_MS ?? 10_000);
+  const heap = process.env.BENCH_HEAP_PROFILE === '1';
+  const dir = resolve(directory);
+  mkdirSync(dir, { recursive: true });
+  const name = `gateway-${load}-${store}-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+  const flags = [`--cpu-prof`, `--cpu-prof-dir=${dir}`, `--cpu-prof-name=${name}.cpuprofile`, ...(heap ? ['--heap-prof', `--heap-prof-dir=${dir}`, `--heap-prof-name=${name}.heapprofile`] : [])];
+  const redis = store === 'redis' ? await startRedisServer() : null;
+  const children: ChildProcess[] = [];
+  try {
+    const upstream = startNode(['bench/fake-upstream.ts'], {});
+    children.push(upstream);
+    const upstreamPort = Number(await firstLine(upstream));
+    const port = await freePort();
+    const gateway = startNode(['src/main.ts'], gatewayEnv(upstreamPort, port, redis ? { REDIS_URL: redis.url, REDIS_KEY_PREFIX: 'loopgate-bench:', STORE_TTL_SECONDS: '600' } : {}), flags);
+    children.push(gateway);
+    await waitHealthy(port, '/readyz');
+    const target: Target = {
+      name: 'gateway',
+      pool: poolFor(port),
+      path: '/v1/responses',
+      body: JSON.stringify({ model: 'bench-model', input: 'Hello' }),
+      streamBody: JSON.stringify({ model: 'bench-model', input: 'Hello', stream: true }),
+      firstTokenMarker: 'response.output_text.delta',
+      pid: gateway.pid!,
+    };
+    await alternatingLoad([target], 1, 3_000, load === 'stream');
+    const from = process.hrtime.bigint() / 1000n;
+    const [figures] = await alternatingLoad([target], 1, windowMs, load === 'stream');
+    const to = process.hrtime.bigint() / 1000n;
+    await target.pool.close();
+    const exited = once(gateway, 'exit');
+    gateway.kill('SIGTERM');
+    await exited;
+    console.log(`profiled the gateway: ${load}, ${store} store, concurrency ${CONCURRENCY}, ${windowMs} ms measured: ${figures!.rps.toFixed(0)} responses/s, ${figures!.cpuMicros.toFixed(0)} CPU-µs a response (profiler on)`);
+    const window = { fromMicros: Number(from), toMicros: Number(to) };
+    console.log(`profiles in ${dir}; over the measured window: node bench/profile-summary.ts ${join(dir, `${name}.cpuprofile`)} --from-us=${window.fromMicros} --to-us=${window.toMicros}\n`);
+    summarizeProfile(join(dir, `${name}.cpuprofile`), { ...window, top: 25 });
+    if (heap) summarizeProfile(join(dir, `${name}.heapprofile`), { top: 25 });
+  } finally {
+    for (const child of children) child.kill('SIGTERM');
+    await redis?.stop();
+  }
+}
