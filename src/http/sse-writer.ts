@@ -21,6 +21,8 @@ export class SseWriter {
   readonly #keepAlive: NodeJS.Timeout;
   #closed = false;
   #waitingForDrain = false;
+  /** The socket refused the last chunk (its write returned false) and has not drained since: further frames wait. */
+  #full = false;
   /** Frames of this tick not yet handed to the socket. */
   #pending = '';
   #lastWriteAt = Date.now();
@@ -41,6 +43,9 @@ export class SseWriter {
       if (!raw.headersSent && !this.#closed && this.#pending === '') raw.flushHeaders();
     });
     raw.once('close', () => this.#markClosed());
+    raw.on('drain', () => {
+      this.#full = false;
+    });
     this.#keepAlive = setInterval(() => {
       if (!this.#waitingForDrain && Date.now() - this.#lastWriteAt >= keepAliveMs) void this.write(': keep-alive\n\n');
     }, Math.max(50, Math.floor(keepAliveMs / 2)));
@@ -61,7 +66,8 @@ export class SseWriter {
     if (this.#closed) return false;
     if (this.#pending === '') process.nextTick(this.#flush);
     this.#pending += frame;
-    if (!this.#raw.writableNeedDrain) return true;
+    // Read from our own last write, not `writableNeedDrain`: a response without a real socket (inject) never drains.
+    if (!this.#full) return true;
     if (this.#raw.destroyed) return false;
     return this.#drained();
   }
@@ -71,7 +77,7 @@ export class SseWriter {
     this.#pending = '';
     if (this.#closed || chunk === '') return;
     this.#lastWriteAt = Date.now();
-    this.#raw.write(chunk);
+    this.#full = !this.#raw.write(chunk);
   };
 
   async #drained(): Promise<boolean> {
