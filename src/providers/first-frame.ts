@@ -38,48 +38,71 @@ export interface StreamWire<Frame> {
  * content before this resolves, so an upstream that fails at once (an error
  * frame after its 200, a dropped connection) rejects with a `GatewayError` and
  * the client still gets a real HTTP status. Everything after that arrives as
- * turn events, failures included.
+ * turn events, failures included. Frames come in batches (those of one read,
+ * see `readSseFrameBatches`) but are taken one at a time, as if they came singly.
  */
-export async function startFrameStream<Frame>(frames: AsyncGenerator<SseFrame>, wire: StreamWire<Frame>, signal: AbortSignal): Promise<TurnStream> {
+export async function startFrameStream<Frame>(batches: AsyncGenerator<SseFrame[]>, wire: StreamWire<Frame>, signal: AbortSignal): Promise<TurnStream> {
   const { provider, translator } = wire;
   const first: TurnEvent[] = [];
   let ended = false;
   let framesRead = 0;
+  /** The frames of the last batch read that were not needed yet. */
+  let rest: SseFrame[] = [];
   const peeked = () => (wire.peek === 'one frame' ? framesRead > 0 : first.some((event) => event.type !== 'upstream.response'));
   try {
-    while (!peeked() && !translator.finished) {
-      const frame = await frames.next();
-      framesRead += 1;
-      if (frame.done || wire.isEndMarker(frame.value.data)) {
+    reading: while (!peeked() && !translator.finished) {
+      const next = await batches.next();
+      if (next.done) {
         ended = true;
         break;
       }
-      const parsed = wire.parse(frame.value.data);
-      if (!parsed) throw wire.invalidFirstFrame();
-      translator.accept(parsed, first);
+      const frames = next.value;
+      for (let index = 0; index < frames.length; index++) {
+        if (peeked() || translator.finished) {
+          rest = frames.slice(index);
+          break reading;
+        }
+        framesRead += 1;
+        const frame = frames[index]!;
+        if (wire.isEndMarker(frame.data)) {
+          ended = true;
+          break reading;
+        }
+        const parsed = wire.parse(frame.data);
+        if (!parsed) throw wire.invalidFirstFrame();
+        translator.accept(parsed, first);
+      }
     }
   } catch (error) {
-    await frames.return(undefined);
+    await batches.return(undefined);
     if (signal.aborted || error instanceof GatewayError) throw error;
     throw errorFromTransport(provider, error);
   }
   const failure = first.find((event) => event.type === 'error');
   if (failure) {
-    await frames.return(undefined);
+    await batches.return(undefined);
     throw wire.errorFromFrame(failure.code, failure.message);
   }
-  return continueFrameStream(frames, wire, first, ended, signal);
+  return continueFrameStream(batches, wire, { first, rest, ended }, signal);
 }
 
-async function* continueFrameStream<Frame>(frames: AsyncGenerator<SseFrame>, wire: StreamWire<Frame>, first: TurnEvent[], ended: boolean, signal: AbortSignal): AsyncGenerator<TurnEvent> {
+async function* continueFrameStream<Frame>(batches: AsyncGenerator<SseFrame[]>, wire: StreamWire<Frame>, start: { first: TurnEvent[]; rest: SseFrame[]; ended: boolean }, signal: AbortSignal): AsyncGenerator<TurnEvent> {
   const { provider, translator } = wire;
-  yield* first;
+  yield* start.first;
   const batch: TurnEvent[] = [];
+  let frames = start.rest;
+  let index = 0;
   try {
-    while (!ended && !(wire.stopWhenFinished && translator.finished)) {
-      const frame = await frames.next();
-      if (frame.done || wire.isEndMarker(frame.value.data)) break;
-      const parsed = wire.parse(frame.value.data);
+    while (!start.ended && !(wire.stopWhenFinished && translator.finished)) {
+      if (index >= frames.length) {
+        const next = await batches.next();
+        if (next.done) break;
+        frames = next.value;
+        index = 0;
+      }
+      const frame = frames[index++]!;
+      if (wire.isEndMarker(frame.data)) break;
+      const parsed = wire.parse(frame.data);
       if (!parsed) {
         yield { type: 'error', code: 'upstream_invalid_response', message: `The upstream '${provider}' sent a stream frame that is ${wire.unparsable}.` };
         return;
@@ -100,7 +123,7 @@ async function* continueFrameStream<Frame>(frames: AsyncGenerator<SseFrame>, wir
     yield { type: 'error', code: mapped.code ?? 'upstream_error', message: mapped.message };
     return;
   } finally {
-    await frames.return(undefined);
+    await batches.return(undefined);
   }
   if (!translator.finished) {
     yield { type: 'error', code: 'upstream_stream_truncated', message: `The upstream '${provider}' closed the stream before the model finished.` };

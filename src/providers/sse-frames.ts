@@ -11,7 +11,18 @@ export interface SseFrame {
   data: string;
 }
 
+/** The frames one at a time (for readers that want no batches). */
 export async function* readSseFrames(body: AsyncIterable<Uint8Array | string>): AsyncGenerator<SseFrame> {
+  for await (const batch of readSseFrameBatches(body)) yield* batch;
+}
+
+/**
+ * The frames in batches: those completed by one read of the body. A model's
+ * tokens mostly arrive several to a read, and each step through an async
+ * generator costs a few promises: the stream readers take a read's frames in
+ * one step. Never yields an empty batch.
+ */
+export async function* readSseFrameBatches(body: AsyncIterable<Uint8Array | string>): AsyncGenerator<SseFrame[]> {
   const stream = body instanceof Readable ? body : null;
   const chunks = stream ? stream.iterator({ destroyOnReturn: false }) : body;
   let readToEnd = false;
@@ -20,6 +31,7 @@ export async function* readSseFrames(body: AsyncIterable<Uint8Array | string>): 
     let buffer = '';
     let event: string | null = null;
     let data: string[] = [];
+    let batch: SseFrame[] = [];
 
     for await (const chunk of chunks) {
       buffer += typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true });
@@ -37,7 +49,7 @@ export async function* readSseFrames(body: AsyncIterable<Uint8Array | string>): 
           start = lineEnd + 1;
         }
         if (line === '') {
-          if (data.length > 0) yield { event, data: data.join('\n') };
+          if (data.length > 0) batch.push({ event, data: data.join('\n') });
           event = null;
           data = [];
           continue;
@@ -51,6 +63,10 @@ export async function* readSseFrames(body: AsyncIterable<Uint8Array | string>): 
         else if (field === 'event') event = value;
       }
       buffer = buffer.slice(start);
+      if (batch.length > 0) {
+        yield batch;
+        batch = [];
+      }
     }
     readToEnd = true;
     buffer += decoder.decode();
@@ -60,7 +76,7 @@ export async function* readSseFrames(body: AsyncIterable<Uint8Array | string>): 
         else if (line.startsWith('event:')) event = line.slice(6).trimStart();
       }
     }
-    if (data.length > 0) yield { event, data: data.join('\n') };
+    if (data.length > 0) yield [{ event, data: data.join('\n') }];
   } finally {
     if (stream && !readToEnd) release(stream);
   }

@@ -8,7 +8,7 @@ import { ResponseDeadline } from '../../src/engine/response-deadline.ts';
 import type { CreateResponseRequest } from '../../src/protocol/create-response-request.ts';
 import type { Provider, TurnEvent, TurnRequest, TurnStream } from '../../src/providers/provider.ts';
 import { startChatStream } from '../../src/providers/openai-chat/chat-stream.ts';
-import { readSseFrames } from '../../src/providers/sse-frames.ts';
+import { readSseFrameBatches } from '../../src/providers/sse-frames.ts';
 
 /** Yields `text` as UTF-8 bytes in pieces of `size`, as a socket might. */
 export async function* bytesInPieces(text: string, size: number): AsyncGenerator<Uint8Array> {
@@ -17,7 +17,7 @@ export async function* bytesInPieces(text: string, size: number): AsyncGenerator
 }
 
 export async function turnEventsOf(text: string, pieceSize = 17): Promise<TurnEvent[]> {
-  const turn = await startChatStream(readSseFrames(bytesInPieces(text, pieceSize)), 'scripted', new AbortController().signal);
+  const turn = await startChatStream(readSseFrameBatches(bytesInPieces(text, pieceSize)), 'scripted', new AbortController().signal);
   const events: TurnEvent[] = [];
   for await (const event of turn) events.push(event);
   return events;
@@ -26,7 +26,7 @@ export async function turnEventsOf(text: string, pieceSize = 17): Promise<TurnEv
 /** Runs one upstream stream through the whole engine event pipeline (one turn, no executors). */
 export async function responseEventsOf(text: string, request: CreateResponseRequest = { model: 'm' }): Promise<any[]> {
   const signal = new AbortController().signal;
-  const turn = await startChatStream(readSseFrames(bytesInPieces(text, 23)), 'scripted', signal);
+  const turn = await startChatStream(readSseFrameBatches(bytesInPieces(text, 23)), 'scripted', signal);
   return collectLoopEvents(turn, request, signal);
 }
 

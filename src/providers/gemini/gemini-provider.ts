@@ -2,7 +2,7 @@ import type { Dispatcher } from 'undici';
 import type { TraceContext } from '../../util/trace-context.ts';
 import { HttpUpstream, readJsonBody, type UpstreamConnectionOptions } from '../http-upstream.ts';
 import type { ModelInfo, Provider, TurnEvent, TurnRequest, TurnStream } from '../provider.ts';
-import { readSseFrames } from '../sse-frames.ts';
+import { readSseFrameBatches } from '../sse-frames.ts';
 import { convertToGeminiRequest } from './convert-to-gemini-request.ts';
 import { errorFromGeminiStatus, unreadableGeminiBody } from './gemini-errors.ts';
 import { readGeminiResponse, startGeminiStream } from './gemini-stream.ts';
@@ -37,7 +37,7 @@ export class GeminiProvider implements Provider {
     const model = encodeURIComponent(request.model.replace(/^models\//, ''));
     if (request.stream) {
       const response = await this.#send('POST', `/models/${model}:streamGenerateContent?alt=sse`, body, signal, request.trace);
-      return startGeminiStream(readSseFrames(response.body), this.name, signal);
+      return startGeminiStream(readSseFrameBatches(response.body), this.name, signal);
     }
     const response = await this.#send('POST', `/models/${model}:generateContent`, body, signal, request.trace);
     return this.#readWhole(response.body);

@@ -10,7 +10,7 @@ import type { GeminiResponse } from './gemini-wire.ts';
  * before this resolves (see `startFrameStream`). Gemini sends no end marker;
  * the stream is read to its end, as usage may follow the finish reason.
  */
-export function startGeminiStream(frames: AsyncGenerator<SseFrame>, provider: string, signal: AbortSignal): Promise<TurnStream> {
+export function startGeminiStream(frames: AsyncGenerator<SseFrame[]>, provider: string, signal: AbortSignal): Promise<TurnStream> {
   return startFrameStream(
     frames,
     {

@@ -11,7 +11,7 @@ import { invalidUpstreamBody } from './invalid-upstream-body.ts';
  * this resolves (see `startFrameStream`). The stream is read to `[DONE]`, past
  * the finish reason, because usage comes in a chunk of its own after it.
  */
-export function startChatStream(frames: AsyncGenerator<SseFrame>, provider: string, signal: AbortSignal): Promise<TurnStream> {
+export function startChatStream(frames: AsyncGenerator<SseFrame[]>, provider: string, signal: AbortSignal): Promise<TurnStream> {
   return startFrameStream(
     frames,
     {

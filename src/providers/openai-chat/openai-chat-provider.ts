@@ -3,7 +3,7 @@ import type { TraceContext } from '../../util/trace-context.ts';
 import { HttpUpstream, openAIJsonHeaders, openAIQuery, readJsonBody, type OpenAIEndpointOptions, type UpstreamConnectionOptions } from '../http-upstream.ts';
 import { readOpenAIModelList } from '../openai-model-list.ts';
 import type { ModelInfo, Provider, TurnEvent, TurnRequest, TurnStream } from '../provider.ts';
-import { readSseFrames } from '../sse-frames.ts';
+import { readSseFrameBatches } from '../sse-frames.ts';
 import { errorFromUpstreamStatus } from '../upstream-errors.ts';
 import { startChatStream } from './chat-stream.ts';
 import { invalidUpstreamBody } from './invalid-upstream-body.ts';
@@ -34,7 +34,7 @@ export class OpenAIChatProvider implements Provider {
   async startTurn(request: TurnRequest, signal: AbortSignal): Promise<TurnStream> {
     const body = convertToChatRequest(request, this.#options);
     const response = await this.#send('POST', '/chat/completions', JSON.stringify(body), request.stream ? 'sse' : 'json', signal, request.trace);
-    return request.stream ? startChatStream(readSseFrames(response.body), this.name, signal) : this.#readCompletion(response.body);
+    return request.stream ? startChatStream(readSseFrameBatches(response.body), this.name, signal) : this.#readCompletion(response.body);
   }
 
   async listModels(signal: AbortSignal): Promise<ModelInfo[]> {

@@ -4,7 +4,7 @@ import type { TraceContext } from '../../util/trace-context.ts';
 import { HttpUpstream, openAIJsonHeaders, openAIQuery, readJsonBody, type OpenAIEndpointOptions, type UpstreamConnectionOptions } from '../http-upstream.ts';
 import { readOpenAIModelList } from '../openai-model-list.ts';
 import type { ModelInfo, Provider, TurnEvent, TurnRequest, TurnStream } from '../provider.ts';
-import { readSseFrames } from '../sse-frames.ts';
+import { readSseFrameBatches } from '../sse-frames.ts';
 import { convertToResponsesRequest, toInputTokensRequest, type ResponsesRequestOptions } from './convert-to-responses-request.ts';
 import { readResponsesBody } from './read-responses-body.ts';
 import { errorFromResponsesStatus, invalidResponsesBody } from './responses-errors.ts';
@@ -46,7 +46,7 @@ export class OpenAIResponsesProvider implements Provider {
   async startTurn(request: TurnRequest, signal: AbortSignal): Promise<TurnStream> {
     const body = convertToResponsesRequest(request, this.#options);
     const response = await this.#send('POST', '/responses', JSON.stringify(body), request.stream ? 'sse' : 'json', signal, request.trace);
-    return request.stream ? startResponsesStream(readSseFrames(response.body), this.name, signal) : this.#readBody(response.body);
+    return request.stream ? startResponsesStream(readSseFrameBatches(response.body), this.name, signal) : this.#readBody(response.body);
   }
 
   /** OpenAI's own count (`POST /responses/input_tokens`), sent the parts of the turn's body that endpoint takes. */

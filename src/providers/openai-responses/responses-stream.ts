@@ -13,7 +13,7 @@ import type { ResponsesStreamEvent } from './responses-wire.ts';
  * `response.failed` there rejects; see `startFrameStream`). The terminal
  * `response.*` event carries usage, so reading stops once the model finished.
  */
-export function startResponsesStream(frames: AsyncGenerator<SseFrame>, provider: string, signal: AbortSignal): Promise<TurnStream> {
+export function startResponsesStream(frames: AsyncGenerator<SseFrame[]>, provider: string, signal: AbortSignal): Promise<TurnStream> {
   return startFrameStream(
     frames,
     {
