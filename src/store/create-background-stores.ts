@@ -17,6 +17,7 @@ import type { UsageStore } from './usage-store.ts';
 import { RedisDeploymentHealth } from './redis-deployment-health.ts';
 import { MemoryUsageStore } from './memory-usage-store.ts';
 import { RedisUsageStore } from './redis-usage-store.ts';
+import { CoalescingUsageStore } from './coalescing-usage-store.ts';
 
 export interface BackgroundStores {
   events: ResponseEventLog;
@@ -58,7 +59,8 @@ export function createBackgroundStores(config: Pick<GatewayConfig, 'store' | 'ba
     events,
     registry,
     idempotency: new RedisIdempotencyStore({ client, keys, readyWaitMs: store.commandTimeoutMs }),
-    usage: new RedisUsageStore({ client, keys, readyWaitMs: store.commandTimeoutMs, retentionDays }),
+    // One script call per day, tenant and model a turn, not one per response.
+    usage: new CoalescingUsageStore(new RedisUsageStore({ client, keys, readyWaitMs: store.commandTimeoutMs, retentionDays })),
     limiter: new RedisRateLimiter({ client, keys, readyWaitMs: store.commandTimeoutMs }),
     deploymentHealth: new RedisDeploymentHealth({ client, keys, readyWaitMs: store.commandTimeoutMs }),
     close: async () => {

@@ -3,6 +3,8 @@ import { connectRedis, type RedisClient } from '../../src/store/redis-client.ts'
 import { RedisKeys } from '../../src/store/redis-keys.ts';
 import { RedisRateLimiter } from '../../src/store/redis-rate-limiter.ts';
 import { RedisUsageStore } from '../../src/store/redis-usage-store.ts';
+import { CoalescingUsageStore } from '../../src/store/coalescing-usage-store.ts';
+import type { UsageRecord } from '../../src/store/usage-store.ts';
 import { acquireRedis, type TestRedis } from '../support/redis.ts';
 import { describeRateLimiterContract } from './rate-limiter-contract.ts';
 import { describeUsageStoreContract, usage } from './usage-store-contract.ts';
@@ -45,6 +47,47 @@ describeUsageStoreContract(
   },
   close,
 );
+
+describeUsageStoreContract(
+  'redis, records of a turn coalesced',
+  async () => {
+    const opened = open();
+    const store = new CoalescingUsageStore(opened.usage);
+    clients.set(store, opened.client);
+    return store;
+  },
+  close,
+);
+
+describe('Coalesced usage records', () => {
+  it('go to Redis as one record per day, tenant and model of a turn, summed; each caller hears how its own went', async () => {
+    const { client, usage: redisUsage } = open();
+    const sent: UsageRecord[] = [];
+    const counted = { record: (entry: UsageRecord) => (sent.push({ ...entry }), redisUsage.record(entry)), read: redisUsage.read.bind(redisUsage) };
+    const store = new CoalescingUsageStore(counted);
+    try {
+      await Promise.all([
+        store.record(usage('t', 'm', '2030-01-02')),
+        store.record(usage('t', 'm', '2030-01-02', { inputTokens: 7, toolCalls: 2 })),
+        store.record(usage('t', 'other-model', '2030-01-02')),
+        store.record(usage('t', 'm', '2030-01-02')),
+      ]);
+      expect(sent.map((entry) => [entry.model, entry.responses, entry.inputTokens, entry.toolCalls])).toEqual([
+        ['m', 3, 27, 2],
+        ['other-model', 1, 10, 0],
+      ]);
+      // A read made in the same turn as a record sees it.
+      const recorded = store.record(usage('t', 'm', '2030-01-02'));
+      const read = await store.read({ tenant: 't', start: '2030-01-02', end: '2030-01-02' });
+      await recorded;
+      expect(read.find((entry) => entry.model === 'm')).toMatchObject({ responses: 4, inputTokens: 37, outputTokens: 20, cachedTokens: 8, reasoningTokens: 4, toolCalls: 2 });
+      client.disconnect();
+      await expect(store.record(usage('t', 'm', '2030-01-02'))).rejects.toThrow();
+    } finally {
+      client.disconnect();
+    }
+  });
+});
 
 describe('Redis metering keys', () => {
   it('carry the retention (usage) and the time to full (buckets) as TTL, and never name the API key', async () => {

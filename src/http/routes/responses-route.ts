@@ -98,10 +98,15 @@ async function respond(request: FastifyRequest, reply: FastifyReply, body: Creat
     await admission.done();
   }
   summary?.firstByte();
-  finished(response);
   if (hold) await (response ? hold.complete(response) : hold.release());
-  if (signal.aborted) return reply; // the client is gone; nothing to send
-  return reply.send(response);
+  try {
+    // The client is gone: nothing to send.
+    if (!signal.aborted) reply.send(response);
+  } finally {
+    // Written once the body is out (Fastify writes it at once: no onSend hooks): the client does not wait for the line.
+    finished(response);
+  }
+  return reply;
 }
 
 /**
