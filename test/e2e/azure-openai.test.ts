@@ -1,6 +1,8 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { assertEventStreamInvariants } from '../support/event-invariants.ts';
 import { startGateway } from '../support/gateway.ts';
+import { assertValidResponse } from '../support/openresponses-schema.ts';
 import { openaiChat, openaiResponses, type ProviderFlavor } from '../support/provider-flavors.ts';
 import { ScriptedChatUpstream } from '../support/scripted-chat-upstream.ts';
 
@@ -22,11 +24,14 @@ describe.each([openaiChat, openaiResponses] as ProviderFlavor[])('Azure OpenAI e
       const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 });
       upstream.requests.length = 0;
       if (stream) {
-        let text = '';
-        for await (const event of await client.responses.create({ model: 'gpt-azure', input: 'hi', stream: true })) if (event.type === 'response.output_text.delta') text += event.delta;
-        expect(text).toBe('from azure');
+        const events: any[] = [];
+        for await (const event of await client.responses.create({ model: 'gpt-azure', input: 'hi', stream: true })) events.push(event);
+        assertEventStreamInvariants(events);
+        expect(events.filter((event) => event.type === 'response.output_text.delta').map((event) => event.delta).join('')).toBe('from azure');
       } else {
-        expect((await client.responses.create({ model: 'gpt-azure', input: 'hi' })).output_text).toBe('from azure');
+        const response = await client.responses.create({ model: 'gpt-azure', input: 'hi' });
+        assertValidResponse(response);
+        expect(response.output_text).toBe('from azure');
       }
       return upstream.requests[0]!;
     } finally {

@@ -1,6 +1,7 @@
 import OpenAI from 'openai';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../support/gateway.ts';
+import { assertErrorEnvelope, assertValidResponse } from '../support/openresponses-schema.ts';
 import { openaiChat, type TurnTokens } from '../support/provider-flavors.ts';
 import { startReplicaPair } from '../support/replica-pair.ts';
 import { ScriptedChatUpstream } from '../support/scripted-chat-upstream.ts';
@@ -27,6 +28,7 @@ async function refusal(call: Promise<unknown>): Promise<InstanceType<typeof Open
 
 function expectRateLimited(error: InstanceType<typeof OpenAI.APIError>, maxWaitSeconds: number): void {
   expect(error.status).toBe(429);
+  assertErrorEnvelope({ error: error.error });
   expect(error.error).toMatchObject({ type: 'rate_limit_error', code: 'rate_limit_exceeded', message: expect.any(String) });
   const wait = Number(error.headers?.get('retry-after'));
   expect(wait).toBeGreaterThanOrEqual(1);
@@ -64,6 +66,7 @@ describe('per-key outbound limits', () => {
     const served: string[] = [];
     for (let index = 0; index < 2; index++) {
       const { data, response } = await client.responses.create({ model: 'pooled', input: 'hi', stream: false }).withResponse();
+      assertValidResponse(data);
       served.push(response.headers.get('x-loopgate-deployment')!);
       expect(data.output_text).toBe(`served with ${upstream.requests.at(-1)!.headers.authorization}`);
     }

@@ -1,6 +1,7 @@
 import OpenAI from 'openai';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../support/gateway.ts';
+import { assertValidExtension, assertValidResponse } from '../support/openresponses-schema.ts';
 import { anthropic, openaiChat, type ProviderFlavor } from '../support/provider-flavors.ts';
 import { delta, parsePrometheusText, type Scrape } from '../support/prometheus-text.ts';
 import { ScriptedChatUpstream, type RecordedRequest, type UpstreamReply } from '../support/scripted-chat-upstream.ts';
@@ -118,6 +119,8 @@ describe('a context window learned through a routed alias is the deployment\'s t
       return { kind: 'json', status: 400, body: { error: { message: `This model's maximum context length is ${WINDOW} tokens.`, type: 'invalid_request_error', code: 'context_length_exceeded', param: 'messages' } } };
     };
     const first = await client.responses.create({ model: 'routed', input, truncation: 'auto' });
+    assertValidResponse(first);
+    assertValidExtension('TruncationReport', (first as unknown as Record<string, unknown>)['loopgate:truncation']);
     expect(first.output_text).toBe('from b');
     expect((first as unknown as Record<string, unknown>)['loopgate:truncation']).toMatchObject({ context_window: WINDOW, window_source: 'learned' });
 
