@@ -4,7 +4,7 @@ import type { SseFrame } from '../sse-frames.ts';
 import { errorFromUpstreamFrame } from '../upstream-errors.ts';
 import { ChatChunkTranslator } from './chat-chunk-translator.ts';
 import type { ChatChunk } from './chat-wire.ts';
-import { invalidUpstreamBody } from './invalid-upstream-body.ts';
+import { invalidUpstreamBody } from '../invalid-upstream-body.ts';
 
 /**
  * Starts reading a streamed Chat Completion: the first chunk is read before

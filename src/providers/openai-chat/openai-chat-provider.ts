@@ -6,7 +6,7 @@ import type { ModelInfo, Provider, TurnEvent, TurnRequest, TurnStream } from '..
 import { readSseFrameBatches } from '../sse-frames.ts';
 import { errorFromUpstreamStatus } from '../upstream-errors.ts';
 import { startChatStream } from './chat-stream.ts';
-import { invalidUpstreamBody } from './invalid-upstream-body.ts';
+import { invalidUpstreamBody } from '../invalid-upstream-body.ts';
 import { readChatCompletion } from './read-chat-completion.ts';
 import { convertToChatRequest, type ChatRequestOptions } from './convert-to-chat-request.ts';
 

@@ -2,7 +2,7 @@ import type { TurnEvent } from '../provider.ts';
 import { errorFromUpstreamFrame } from '../upstream-errors.ts';
 import { ChatChunkTranslator, readInBandError } from './chat-chunk-translator.ts';
 import type { ChatChunk, ChatCompletion } from './chat-wire.ts';
-import { invalidUpstreamBody } from './invalid-upstream-body.ts';
+import { invalidUpstreamBody } from '../invalid-upstream-body.ts';
 
 /**
  * Translates a non-streamed completion. Its message is one big delta, so it

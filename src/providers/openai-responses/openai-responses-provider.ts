@@ -7,7 +7,8 @@ import type { ModelInfo, Provider, TurnEvent, TurnRequest, TurnStream } from '..
 import { readSseFrameBatches } from '../sse-frames.ts';
 import { convertToResponsesRequest, toInputTokensRequest, type ResponsesRequestOptions } from './convert-to-responses-request.ts';
 import { readResponsesBody } from './read-responses-body.ts';
-import { errorFromResponsesStatus, invalidResponsesBody } from './responses-errors.ts';
+import { invalidUpstreamBody } from '../invalid-upstream-body.ts';
+import { errorFromResponsesStatus } from './responses-errors.ts';
 import { startResponsesStream } from './responses-stream.ts';
 
 export interface OpenAIResponsesProviderOptions extends ResponsesRequestOptions, UpstreamConnectionOptions, OpenAIEndpointOptions {
@@ -52,9 +53,9 @@ export class OpenAIResponsesProvider implements Provider {
   /** OpenAI's own count (`POST /responses/input_tokens`), sent the parts of the turn's body that endpoint takes. */
   async countInputTokens(request: TurnRequest, signal: AbortSignal): Promise<number> {
     const response = await this.#send('POST', '/responses/input_tokens', JSON.stringify(toInputTokensRequest(convertToResponsesRequest(request, this.#options))), 'json', signal, request.trace);
-    const body = await readJsonBody(response.body, (cause) => invalidResponsesBody(this.name, cause));
+    const body = await readJsonBody(response.body, (cause) => invalidUpstreamBody(this.name, cause));
     const counted = (body as { input_tokens?: unknown } | null)?.input_tokens;
-    if (typeof counted !== 'number' || !Number.isFinite(counted)) throw invalidResponsesBody(this.name, 'the count has no input_tokens');
+    if (typeof counted !== 'number' || !Number.isFinite(counted)) throw invalidUpstreamBody(this.name, 'the count has no input_tokens');
     return counted;
   }
 
@@ -72,6 +73,6 @@ export class OpenAIResponsesProvider implements Provider {
   }
 
   async #readBody(body: Dispatcher.ResponseData['body']): Promise<TurnEvent[]> {
-    return readResponsesBody(await readJsonBody(body, (cause) => invalidResponsesBody(this.name, cause)), this.name);
+    return readResponsesBody(await readJsonBody(body, (cause) => invalidUpstreamBody(this.name, cause)), this.name);
   }
 }

@@ -1,6 +1,6 @@
 import type { TurnEvent } from '../provider.ts';
 import { errorFromUpstreamFrame } from '../upstream-errors.ts';
-import { invalidResponsesBody } from './responses-errors.ts';
+import { invalidUpstreamBody } from '../invalid-upstream-body.ts';
 import { ResponsesEventTranslator } from './responses-event-translator.ts';
 import type { ResponsesBody } from './responses-wire.ts';
 
@@ -9,12 +9,12 @@ import type { ResponsesBody } from './responses-wire.ts';
  * the same translator as a stream's finished items and yield the same events.
  */
 export function readResponsesBody(body: unknown, provider: string): TurnEvent[] {
-  if (body === null || typeof body !== 'object') throw invalidResponsesBody(provider, 'the body is not a JSON object');
+  if (body === null || typeof body !== 'object') throw invalidUpstreamBody(provider, 'the body is not a JSON object');
   const response = body as ResponsesBody;
   if (response.status === 'failed' || (response.error && !response.output)) {
     throw errorFromUpstreamFrame(provider, response.error?.code || 'upstream_error', response.error?.message || 'The upstream reported an error.');
   }
-  if (!Array.isArray(response.output)) throw invalidResponsesBody(provider, 'the response has no output');
+  if (!Array.isArray(response.output)) throw invalidUpstreamBody(provider, 'the response has no output');
   const translator = new ResponsesEventTranslator();
   const events: TurnEvent[] = [];
   translator.identify(response, events);

@@ -17,13 +17,3 @@ function errorCodeOf(bodyText: string): unknown {
     return undefined;
   }
 }
-
-export function invalidResponsesBody(provider: string, cause: unknown): GatewayError {
-  return new GatewayError({
-    status: 502,
-    type: 'upstream_error',
-    code: 'upstream_invalid_response',
-    message: `The upstream '${provider}' sent a response the gateway could not read.`,
-    cause,
-  });
-}

@@ -2,7 +2,7 @@ import { startFrameStream } from '../first-frame.ts';
 import type { TurnStream } from '../provider.ts';
 import type { SseFrame } from '../sse-frames.ts';
 import { errorFromUpstreamFrame } from '../upstream-errors.ts';
-import { invalidResponsesBody } from './responses-errors.ts';
+import { invalidUpstreamBody } from '../invalid-upstream-body.ts';
 import { ResponsesEventTranslator } from './responses-event-translator.ts';
 import type { ResponsesStreamEvent } from './responses-wire.ts';
 
@@ -24,7 +24,7 @@ export function startResponsesStream(frames: AsyncGenerator<SseFrame[]>, provide
       peek: 'until content',
       stopWhenFinished: true,
       unparsable: 'not a JSON event',
-      invalidFirstFrame: () => invalidResponsesBody(provider, 'a stream frame is not a JSON event'),
+      invalidFirstFrame: () => invalidUpstreamBody(provider, 'a stream frame is not a JSON event'),
       errorFromFrame: (code, message) => errorFromUpstreamFrame(provider, code, message),
     },
     signal,

@@ -1,4 +1,5 @@
-import { GatewayError } from '../../errors/gateway-error.ts';
+/** An upstream answer the gateway could not read (malformed JSON, a body of the wrong shape): the upstream's fault, a 502. */
+import { GatewayError } from '../errors/gateway-error.ts';
 
 export function invalidUpstreamBody(provider: string, cause: unknown): GatewayError {
   return new GatewayError({
