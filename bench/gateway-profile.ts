@@ -19,26 +19,46 @@ import { summarizeProfile } from './profile-summary.ts';
  *   BENCH_PROFILE_LOAD=json|stream     (default json)
  *   BENCH_PROFILE_STORE=memory|redis   (default memory; redis starts its own redis-server)
  *   BENCH_PROFILE_MS=10000             the measured window
+ *   BENCH_ALLOCATIONS=1                also every allocation of the window, freed ones included (bench/allocation-sampler.ts): what feeds the GC
+ *   BENCH_PROFILE_TARGET=forwarder     profile the floor (bench/translating-forwarder.ts) instead, to compare
  */
 export async function profileGateway(directory: string): Promise<void> {
   const load = process.env.BENCH_PROFILE_LOAD === 'stream' ? 'stream' : 'json';
   const store = process.env.BENCH_PROFILE_STORE === 'redis' ? 'redis' : 'memory';
   const windowMs = Number(process.env.BENCH_PROFILE_MS ?? 10_000);
   const heap = process.env.BENCH_HEAP_PROFILE === '1';
+  const forwarder = process.env.BENCH_PROFILE_TARGET === 'forwarder';
+  const allocations = process.env.BENCH_ALLOCATIONS === '1';
   const dir = resolve(directory);
   mkdirSync(dir, { recursive: true });
-  const name = `gateway-${load}-${store}-${new Date().toISOString().replace(/[:.]/g, '-')}`;
-  const flags = [`--cpu-prof`, `--cpu-prof-dir=${dir}`, `--cpu-prof-name=${name}.cpuprofile`, ...(heap ? ['--heap-prof', `--heap-prof-dir=${dir}`, `--heap-prof-name=${name}.heapprofile`] : [])];
+  const name = `${forwarder ? 'forwarder' : 'gateway'}-${load}-${store}-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+  const allocationFile = join(dir, `${name}.allocations.heapprofile`);
+  const flags = [
+    `--cpu-prof`,
+    `--cpu-prof-dir=${dir}`,
+    `--cpu-prof-name=${name}.cpuprofile`,
+    ...(heap ? ['--heap-prof', `--heap-prof-dir=${dir}`, `--heap-prof-name=${name}.heapprofile`] : []),
+    ...(allocations ? ['--import', './bench/allocation-sampler.ts'] : []),
+  ];
+  const allocationEnv = allocations ? { LOOPGATE_ALLOCATION_PROFILE: allocationFile } : {};
   const redis = store === 'redis' ? await startRedisServer() : null;
   const children: ChildProcess[] = [];
   try {
     const upstream = startNode(['bench/fake-upstream.ts'], {});
     children.push(upstream);
     const upstreamPort = Number(await firstLine(upstream));
-    const port = await freePort();
-    const gateway = startNode(['src/main.ts'], gatewayEnv(upstreamPort, port, redis ? { REDIS_URL: redis.url, REDIS_KEY_PREFIX: 'loopgate-bench:', STORE_TTL_SECONDS: '600' } : {}), flags);
-    children.push(gateway);
-    await waitHealthy(port, '/readyz');
+    let port: number;
+    let gateway: ChildProcess;
+    if (forwarder) {
+      gateway = startNode(['bench/translating-forwarder.ts'], { UPSTREAM_PORT: String(upstreamPort), ...allocationEnv }, flags);
+      children.push(gateway);
+      port = Number(await firstLine(gateway));
+    } else {
+      port = await freePort();
+      gateway = startNode(['src/main.ts'], { ...gatewayEnv(upstreamPort, port, redis ? { REDIS_URL: redis.url, REDIS_KEY_PREFIX: 'loopgate-bench:', STORE_TTL_SECONDS: '600' } : {}), ...allocationEnv }, flags);
+      children.push(gateway);
+      await waitHealthy(port, '/readyz');
+    }
     const target: Target = {
       name: 'gateway',
       pool: poolFor(port),
@@ -49,6 +69,7 @@ export async function profileGateway(directory: string): Promise<void> {
       pid: gateway.pid!,
     };
     await alternatingLoad([target], 1, 3_000, load === 'stream');
+    if (allocations) gateway.kill('SIGUSR2');
     const from = process.hrtime.bigint() / 1000n;
     const [figures] = await alternatingLoad([target], 1, windowMs, load === 'stream');
     const to = process.hrtime.bigint() / 1000n;
@@ -56,11 +77,15 @@ export async function profileGateway(directory: string): Promise<void> {
     const exited = once(gateway, 'exit');
     gateway.kill('SIGTERM');
     await exited;
-    console.log(`profiled the gateway: ${load}, ${store} store, concurrency ${CONCURRENCY}, ${windowMs} ms measured: ${figures!.rps.toFixed(0)} responses/s, ${figures!.cpuMicros.toFixed(0)} CPU-µs a response (profiler on)`);
+    console.log(`profiled the ${forwarder ? 'forwarder' : 'gateway'}: ${load}, ${store} store, concurrency ${CONCURRENCY}, ${windowMs} ms measured: ${figures!.rps.toFixed(0)} responses/s, ${figures!.cpuMicros.toFixed(0)} CPU-µs a response (profiler on)`);
     const window = { fromMicros: Number(from), toMicros: Number(to) };
     console.log(`profiles in ${dir}; over the measured window: node bench/profile-summary.ts ${join(dir, `${name}.cpuprofile`)} --from-us=${window.fromMicros} --to-us=${window.toMicros}\n`);
     summarizeProfile(join(dir, `${name}.cpuprofile`), { ...window, top: 25 });
     if (heap) summarizeProfile(join(dir, `${name}.heapprofile`), { top: 25 });
+    if (allocations) {
+      console.log(`\nallocations over the measured window, per response: divide by ${Math.round(figures!.rps * windowMs / 1000)} responses`);
+      summarizeProfile(allocationFile, { top: 30 });
+    }
   } finally {
     for (const child of children) child.kill('SIGTERM');
     await redis?.stop();
