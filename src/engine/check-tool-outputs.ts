@@ -1,6 +1,6 @@
 import { invalidRequest } from '../errors/gateway-error.ts';
 import type { InputItem } from '../protocol/input-items.ts';
-import { CLIENT_CALL_ANSWERS } from './client-call-kinds.ts';
+import { CLIENT_ANSWER_TYPES, CLIENT_CALL_ANSWERS } from './client-call-kinds.ts';
 
 
 /**
@@ -12,6 +12,8 @@ import { CLIENT_CALL_ANSWERS } from './client-call-kinds.ts';
  * client would blame on the gateway.
  */
 export function checkToolOutputs(history: readonly InputItem[], input: readonly InputItem[]): void {
+  // Most requests answer no call: nothing to match, no conversation to walk.
+  if (!input.some((item) => CLIENT_ANSWER_TYPES.has(item.type))) return;
   for (const { answer: output, call } of CLIENT_CALL_ANSWERS) {
     const calls = new Set<string>();
     for (const item of [...history, ...input]) {

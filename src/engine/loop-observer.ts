@@ -195,7 +195,7 @@ export type ResponseObserverFactory = (response: ObservedResponse) => LoopObserv
 
 type Notify = Required<LoopObserver>;
 
-/** Every hook, once: the combined observer has each one (a hook added to `LoopObserver` must be added here). */
+/** Every hook, once (a hook added to `LoopObserver` must be added here, and to `CombinedObserver`, which the compiler checks). */
 const HOOKS: Record<keyof LoopObserver, true> = {
   responseStarted: true,
   responseEnded: true,
@@ -216,19 +216,67 @@ const silent = Object.fromEntries(HOOK_NAMES.map((hook) => [hook, () => {}])) as
 
 /** Every hook present and safe to call. */
 export function safeObserver(observers: readonly LoopObserver[]): Notify {
-  if (observers.length === 0) return silent;
-  const call =
-    <K extends keyof LoopObserver>(hook: K) =>
-    (event: Parameters<Notify[K]>[0]) => {
-      for (const observer of observers) {
-        try {
-          (observer[hook] as ((value: typeof event) => void) | undefined)?.call(observer, event);
-        } catch {
-          // An observer's failure is its own business.
-        }
+  return observers.length === 0 ? silent : new CombinedObserver(observers);
+}
+
+/**
+ * Tells every observer, each failure swallowed. A class rather than a dozen
+ * closures made per response: its methods are shared, the response only
+ * allocates the instance.
+ */
+class CombinedObserver implements Notify {
+  readonly #observers: readonly LoopObserver[];
+
+  constructor(observers: readonly LoopObserver[]) {
+    this.#observers = observers;
+  }
+
+  responseStarted(event: Parameters<Notify['responseStarted']>[0]): void {
+    this.#tell('responseStarted', event);
+  }
+  responseEnded(event: Parameters<Notify['responseEnded']>[0]): void {
+    this.#tell('responseEnded', event);
+  }
+  responseRefused(event: Parameters<Notify['responseRefused']>[0]): void {
+    this.#tell('responseRefused', event);
+  }
+  turnStarted(event: Parameters<Notify['turnStarted']>[0]): void {
+    this.#tell('turnStarted', event);
+  }
+  turnEnded(event: Parameters<Notify['turnEnded']>[0]): void {
+    this.#tell('turnEnded', event);
+  }
+  toolCallStarted(event: Parameters<Notify['toolCallStarted']>[0]): void {
+    this.#tell('toolCallStarted', event);
+  }
+  toolCallEnded(event: Parameters<Notify['toolCallEnded']>[0]): void {
+    this.#tell('toolCallEnded', event);
+  }
+  modelCallFirstOutput(event: Parameters<Notify['modelCallFirstOutput']>[0]): void {
+    this.#tell('modelCallFirstOutput', event);
+  }
+  modelCallFailed(event: Parameters<Notify['modelCallFailed']>[0]): void {
+    this.#tell('modelCallFailed', event);
+  }
+  modelCallStarted(event: Parameters<Notify['modelCallStarted']>[0]): void {
+    this.#tell('modelCallStarted', event);
+  }
+  modelCallEnded(event: Parameters<Notify['modelCallEnded']>[0]): void {
+    this.#tell('modelCallEnded', event);
+  }
+  approvalRequested(event: Parameters<Notify['approvalRequested']>[0]): void {
+    this.#tell('approvalRequested', event);
+  }
+
+  #tell<K extends keyof LoopObserver>(hook: K, event: Parameters<Notify[K]>[0]): void {
+    for (const observer of this.#observers) {
+      try {
+        (observer[hook] as ((value: typeof event) => void) | undefined)?.call(observer, event);
+      } catch {
+        // An observer's failure is its own business.
       }
-    };
-  return Object.fromEntries(HOOK_NAMES.map((hook) => [hook, call(hook)])) as unknown as Notify;
+    }
+  }
 }
 
 /** Whether any observer wants model calls reported (watching a call's stream costs a little per event). */

@@ -26,7 +26,7 @@ import { initialResponse } from './initial-response.ts';
 import { observesModelCalls, safeObserver, type LoopObserver, type ObservedResponse, type ResponseObserverFactory } from './loop-observer.ts';
 import { ObservedProvider } from './observed-provider.ts';
 import { describeFailure, ResponseLifecycle } from './response-lifecycle.ts';
-import { runResponseLoop, type LoopLimits, type LoopPolicy } from './response-loop.ts';
+import { runResponseLoop, type Delivery, type LoopLimits, type LoopPolicy } from './response-loop.ts';
 import { planResume } from './resume-paused-turn.ts';
 import { ResponseDeadline } from './response-deadline.ts';
 import type { CompactionCodec } from './compaction/compaction-codec.ts';
@@ -77,6 +77,11 @@ export interface CreateResponseOptions {
    * response with nothing sent upstream (the rate limits' token pre-check).
    */
   admit?(firstCall: TurnRequest): Promise<void>;
+  /**
+   * `final` when the transport keeps only the terminal event (a JSON answer):
+   * the loop then skips building the events nobody reads. Default `events`.
+   */
+  delivery?: Delivery;
 }
 
 /** A response whose first model call has been accepted by the upstream. */
@@ -322,6 +327,7 @@ export class ResponseEngine {
       policy,
       limits,
       controls,
+      delivery: options.delivery ?? 'events',
       toolErrors: this.#toolErrors,
       signal,
       deadline,

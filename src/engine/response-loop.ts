@@ -6,7 +6,7 @@ import type { ToolErrorSanitizer } from '../executors/sanitize-tool-error.ts';
 import type { OutputItem } from '../protocol/output-items.ts';
 import type { ResponseResource, Usage } from '../protocol/response-resource.ts';
 import type { ResponseStreamEvent, ResponseStreamEventBody } from '../protocol/stream-events.ts';
-import type { Provider, TurnFinish, TurnRequest, TurnStream } from '../providers/provider.ts';
+import type { Provider, TurnEvent, TurnFinish, TurnRequest, TurnStream } from '../providers/provider.ts';
 import { callItemsFor } from './call-items.ts';
 import { AnswerGate } from './controls/answer-gate.ts';
 import { capCallsPerTurn, finalAnswerPrompt, notRunAtLimit, type LoopLimit } from './controls/limit-controls.ts';
@@ -52,6 +52,9 @@ export interface ResponseEventHooks {
   ended?(response: ResponseResource, failure: { error: unknown } | null, tally: { usage: Usage | null; toolCalls: number }): void;
 }
 
+/** What the transport reads: every event (SSE, WebSocket, background event logs), or only the terminal one (a JSON answer). */
+export type Delivery = 'events' | 'final';
+
 export interface ResponseLoop {
   response: ResponseResource;
   provider: Provider;
@@ -70,6 +73,8 @@ export interface ResponseLoop {
   limits: LoopLimits;
   /** The loop controls in force for this response (operator configuration and the request's `"loopgate:loop"`). */
   controls: LoopControls;
+  /** With `final`, events before the terminal one are not kept: the same loop runs, the batches nobody reads are never built. Default `events`. */
+  delivery?: Delivery;
   /** Cleans tool error outputs before the model and the client see them. */
   toolErrors: ToolErrorSanitizer;
   /** Aborted when the client goes away or the deadline passes. */
@@ -120,7 +125,7 @@ interface LoopTally {
 async function* runLoop(loop: ResponseLoop, tally: LoopTally): AsyncGenerator<ResponseStreamEvent[]> {
   let sequence = 0;
   let pending: ResponseStreamEventBody[] = [];
-  const emit = (event: ResponseStreamEventBody) => pending.push(event);
+  const emit = loop.delivery === 'final' ? ignoreEvent : (event: ResponseStreamEventBody) => void pending.push(event);
   /** Numbers what is pending and hands it over. */
   const drain = (): ResponseStreamEvent[] => {
     const batch = pending as ResponseStreamEvent[];
@@ -130,15 +135,15 @@ async function* runLoop(loop: ResponseLoop, tally: LoopTally): AsyncGenerator<Re
   };
   const flush = () => (pending.length > 0 ? drain() : null);
   const stamp = (body: ResponseStreamEventBody): ResponseStreamEvent[] => {
-    emit(body);
+    pending.push(body);
     return drain();
   };
 
   const { response, observer, controls } = loop;
   // A background response is announced `queued`; it runs from here on.
-  emit({ type: 'response.created', response: { ...response, output: [] } });
+  if (loop.delivery !== 'final') emit({ type: 'response.created', response: { ...response, output: [] } });
   response.status = 'in_progress';
-  emit({ type: 'response.in_progress', response: { ...response, output: [] } });
+  if (loop.delivery !== 'final') emit({ type: 'response.in_progress', response: { ...response, output: [] } });
 
   const itemsOf = (name: string) => callItemsFor(loop.toolContext.offered.get(name)?.presentation ?? { kind: 'function' });
   const builder = new OutputBuilder((name) => itemsOf(name).hidesCall, (name) => loop.namespaced?.get(name) ?? null);
@@ -192,27 +197,37 @@ async function* runLoop(loop: ResponseLoop, tally: LoopTally): AsyncGenerator<Re
       const held = gate.holdsNextTurn(usedTools(), lastCall !== null);
       const heldFrom = pending.length;
       const stream = turn === 1 && loop.firstTurn ? loop.firstTurn : await startModelCall(loop, nextRequest(), turn);
-      let finish: TurnFinish | null = null;
-      let failure: { code: string; message: string } | null = null;
-      let output = false;
-      for await (const event of stream) {
-        if (event.type === 'finish') finish = event.finish;
+      const read: { finish: TurnFinish | null; failure: { code: string; message: string } | null; output: boolean } = { finish: null, failure: null, output: false };
+      /** Takes one event of the turn; true when it ended the turn. */
+      const take = (event: TurnEvent): boolean => {
+        if (event.type === 'finish') read.finish = event.finish;
         else if (event.type === 'usage') usage.add(event.usage);
         // Which answer and model the upstream gave: for traces (observed-provider.ts), no output.
-        else if (event.type === 'upstream.response') continue;
+        else if (event.type === 'upstream.response') return false;
         else if (event.type === 'error') {
-          failure = { code: event.code, message: event.message };
+          read.failure = { code: event.code, message: event.message };
           if (!loop.signal.aborted) observer.modelCallFailed({ turn, provider: loop.provider.name, code: event.code, status: null });
-          break;
+          return true;
         } else {
-          if (!output) {
-            output = true;
+          if (!read.output) {
+            read.output = true;
             observer.modelCallFirstOutput({ turn });
           }
           builder.apply(event, emit);
+        }
+        return false;
+      };
+      // A turn read whole (a non-streamed answer) is walked without an await per event.
+      if (isAsync(stream)) {
+        for await (const event of stream) {
+          if (take(event)) break;
           if (!held && pending.length > 0) yield drain();
         }
+      } else {
+        for (const event of stream) if (take(event)) break;
+        if (!held && pending.length > 0) yield drain();
       }
+      const { finish, failure } = read;
       const cutShort = failure !== null || finish === null || finish.reason === 'length' || finish.reason === 'content_filter';
       builder.closeAll(cutShort ? 'incomplete' : 'completed', emit);
       const calls = builder.turnCalls();
@@ -313,6 +328,12 @@ async function startModelCall(loop: ResponseLoop, request: TurnRequest, turn: nu
     if (!loop.signal.aborted) loop.observer.modelCallFailed({ turn, provider: loop.provider.name, ...describeFailure(error) });
     throw error;
   }
+}
+
+function ignoreEvent(): void {}
+
+function isAsync(stream: TurnStream): stream is AsyncIterable<TurnEvent> {
+  return Symbol.asyncIterator in stream;
 }
 
 /** The text of a turn's answer: every `output_text` of its messages. */

@@ -66,7 +66,7 @@ async function respond(request: FastifyRequest, reply: FastifyReply, body: Creat
   let run: ResponseRun;
   try {
     // Throws before anything is sent when the upstream fails at once: the client gets a real status.
-    run = await options.engine.createResponse(body, { tenant: request.tenant, signal, observers, admit: admission.reserveTokens });
+    run = await options.engine.createResponse(body, { tenant: request.tenant, signal, observers, admit: admission.reserveTokens, delivery: body.stream ? 'events' : 'final' });
   } catch (error) {
     await admission.done();
     if (!signal.aborted) {
