@@ -8,10 +8,14 @@ export interface MemoryStoreOptions {
 }
 
 interface Entry {
-  /** The record as handed over: `put` takes ownership (the engine never touches a finished response again). */
-  record: StoredResponse;
-  /** Its JSON, made on first read: readers get copies, so they can never change what is stored. */
-  json: string | null;
+  /**
+   * The record as JSON, made as it is stored: readers get copies, so they can
+   * never change what is stored, and the garbage collector sees one string
+   * per response rather than its whole object graph — thousands of kept
+   * responses are marked on every major collection, and their objects would
+   * be copied out of the young generation on the way.
+   */
+  json: string;
   tenant: string;
   previousResponseId: string | null;
   itemIds: string[];
@@ -20,8 +24,8 @@ interface Entry {
 
 /**
  * The embedded default: one process, nothing to install. Bounded by entry
- * count (least recently used goes first) and by age. Writing costs no copy;
- * every read returns a fresh copy.
+ * count (least recently used goes first) and by age. Each response is kept
+ * as its JSON; every read returns a fresh copy.
  */
 export class MemoryResponseStore implements ResponseStore {
   readonly kind = 'memory';
@@ -47,7 +51,7 @@ export class MemoryResponseStore implements ResponseStore {
     const key = keyOf(record.tenant, record.response.id);
     this.#remove(key);
     const itemIds = [...record.inputItems, ...record.response.output].map((item) => item.id);
-    this.#entries.set(key, { record, json: null, tenant: record.tenant, previousResponseId: record.previousResponseId, itemIds, expiresAt: this.#now() + this.#options.ttlSeconds * 1000 });
+    this.#entries.set(key, { json: JSON.stringify(record), tenant: record.tenant, previousResponseId: record.previousResponseId, itemIds, expiresAt: this.#now() + this.#options.ttlSeconds * 1000 });
     for (const id of itemIds) this.#items.set(keyOf(record.tenant, id), key);
     while (this.#entries.size > this.#options.maxEntries) this.#remove(this.#nextOldest());
   }
@@ -145,7 +149,6 @@ export class MemoryResponseStore implements ResponseStore {
 }
 
 function copyOf(entry: Entry): StoredResponse {
-  entry.json ??= JSON.stringify(entry.record);
   return JSON.parse(entry.json) as StoredResponse;
 }
 
