@@ -40,7 +40,7 @@ export async function profileGateway(directory: string): Promise<void> {
     ...(heap ? ['--heap-prof', `--heap-prof-dir=${dir}`, `--heap-prof-name=${name}.heapprofile`] : []),
     ...(allocations ? ['--import', './bench/allocation-sampler.ts'] : []),
   ];
-  const allocationEnv = allocations ? { LOOPGATE_ALLOCATION_PROFILE: allocationFile } : {};
+  const allocationEnv: Record<string, string> = allocations ? { LOOPGATE_ALLOCATION_PROFILE: allocationFile } : {};
   const redis = store === 'redis' ? await startRedisServer() : null;
   const children: ChildProcess[] = [];
   try {
