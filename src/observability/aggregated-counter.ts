@@ -22,22 +22,22 @@ export class AggregatedCounter<L extends string> {
   readonly #series: CounterSeries<L>[] = [];
 
   constructor(configuration: Omit<CounterConfiguration<L>, 'collect'>) {
-    const series = this.#series;
-    this.#counter = new Counter<L>({
-      ...configuration,
-      collect() {
-        for (const one of series) one.flush();
-      },
-    });
+    const flush = () => this.#flush();
+    this.#counter = new Counter<L>({ ...configuration, collect: flush });
   }
 
-  /** A new series for `labels`. Callers keep it: each call makes (and flushes at every scrape) another one. */
+  /**
+   * A new series for `labels`. Callers keep it (each call makes another one)
+   * and make it just before its first increment, so series reach prom-client
+   * in the order they would have.
+   */
   series(labels: LabelValues<L>): CounterSeries<L> {
     const one = new CounterSeries(this.#counter, labels, () => this.#flush());
     this.#series.push(one);
     return one;
   }
 
+  /** Hands every series' sum to prom-client: at each scrape, and before a value prom-client must see at once. */
   #flush(): void {
     for (const one of this.#series) one.flush();
   }
