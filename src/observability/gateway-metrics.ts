@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { ResponseEndedEvent } from '../engine/loop-observer.ts';
+import { AggregatedCounter, type CounterSeries } from './aggregated-counter.ts';
 import type { LabelBounds } from './label-bounds.ts';
 import { processMetrics } from './process-metrics.ts';
 
@@ -20,6 +21,31 @@ export interface StoreMeter {
 const MCP_STATES = ['listing', 'ready', 'unavailable'] as const;
 
 /**
+ * What one (model, provider) pair of ended responses records into, resolved
+ * once: the histograms' label object (prom-client still hashes it on every
+ * observe: its histograms have no cheaper public way in), and the counters'
+ * series by status and by tenant.
+ */
+interface ModelSeries {
+  readonly labels: { model: string; provider: string };
+  readonly responses: Map<string, CounterSeries<'model' | 'provider' | 'status'>>;
+  readonly tokens: Map<string, TokenSeries>;
+}
+
+type TokenSeries = Record<'input' | 'output' | 'cached' | 'reasoning', CounterSeries<'model' | 'provider' | 'tenant' | 'type'>>;
+
+/**
+ * Keeps `value` as `map`'s for `key` and returns it: the miss side of
+ * `map.get(key) ?? remember(map, key, make())`, which allocates nothing on a
+ * hit (no closure). Every key here is made of bounded labels, so the maps
+ * stay as small as the series they name.
+ */
+function remember<K, V>(map: Map<K, V>, key: K, value: V): V {
+  map.set(key, value);
+  return value;
+}
+
+/**
  * The gateway's Prometheus metrics, one registry per app (so tests can run
  * several gateways in one process). Every label goes through `LabelBounds`;
  * nothing per response (ids, raw model names) becomes a label. Names and
@@ -30,24 +56,28 @@ export class GatewayMetrics {
   readonly bounds: LabelBounds;
   #state: ScrapedState | null = null;
 
-  readonly #requests: Counter<'method' | 'route' | 'status'>;
-  readonly #responses: Counter<'model' | 'provider' | 'status'>;
+  readonly #requests: AggregatedCounter<'method' | 'route' | 'status'>;
+  readonly #responses: AggregatedCounter<'model' | 'provider' | 'status'>;
   readonly #responseSeconds: Histogram<'model' | 'provider'>;
   readonly #firstTokenSeconds: Histogram<'model' | 'provider'>;
   readonly #turns: Histogram<'model' | 'provider'>;
-  readonly #tokens: Counter<'model' | 'provider' | 'tenant' | 'type'>;
+  readonly #tokens: AggregatedCounter<'model' | 'provider' | 'tenant' | 'type'>;
   readonly #toolCallSeconds: Histogram<'kind' | 'server' | 'outcome'>;
   readonly #upstreamErrors: Counter<'provider' | 'code'>;
   readonly #storeSeconds: Histogram<'store' | 'operation'>;
   readonly #storeErrors: Counter<'store' | 'operation'>;
   readonly #openStreams: Gauge;
   readonly #backgroundEnded: Counter<'status'>;
+  /** By method, route and status (keys `method route status`: methods are the HTTP parser's, routes the app's patterns). */
+  readonly #requestSeries = new Map<string, CounterSeries<'method' | 'route' | 'status'>>();
+  /** By model and provider, both bounded (keys `model NUL provider`). */
+  readonly #modelSeries = new Map<string, ModelSeries>();
 
   constructor(bounds: LabelBounds) {
     this.bounds = bounds;
     const registers = [this.registry];
-    this.#requests = new Counter({ name: 'loopgate_http_requests_total', help: 'HTTP requests answered, by method, route pattern and status (499: the client left before the answer began).', labelNames: ['method', 'route', 'status'], registers });
-    this.#responses = new Counter({ name: 'loopgate_responses_total', help: 'Responses ended, by model, provider and final status.', labelNames: ['model', 'provider', 'status'], registers });
+    this.#requests = new AggregatedCounter({ name: 'loopgate_http_requests_total', help: 'HTTP requests answered, by method, route pattern and status (499: the client left before the answer began).', labelNames: ['method', 'route', 'status'], registers });
+    this.#responses = new AggregatedCounter({ name: 'loopgate_responses_total', help: 'Responses ended, by model, provider and final status.', labelNames: ['model', 'provider', 'status'], registers });
     this.#responseSeconds = new Histogram({
       name: 'loopgate_response_duration_seconds',
       help: 'Time from the request to the end of its response, every turn and tool call included.',
@@ -63,7 +93,7 @@ export class GatewayMetrics {
       registers,
     });
     this.#turns = new Histogram({ name: 'loopgate_response_turns', help: 'Model calls per response.', labelNames: ['model', 'provider'], buckets: [1, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 50], registers });
-    this.#tokens = new Counter({ name: 'loopgate_tokens_total', help: 'Tokens of ended responses, by type: input and output; cached (part of input) and reasoning (part of output).', labelNames: ['model', 'provider', 'tenant', 'type'], registers });
+    this.#tokens = new AggregatedCounter({ name: 'loopgate_tokens_total', help: 'Tokens of ended responses, by type: input and output; cached (part of input) and reasoning (part of output).', labelNames: ['model', 'provider', 'tenant', 'type'], registers });
     this.#toolCallSeconds = new Histogram({
       name: 'loopgate_tool_call_duration_seconds',
       help: 'Server-side tool calls and how long each ran, by executor kind, MCP server and outcome (its _count counts the calls).',
@@ -118,7 +148,9 @@ export class GatewayMetrics {
   }
 
   request(method: string, route: string | undefined, status: number): void {
-    this.#requests.inc({ method, route: route ?? 'unmatched', status: String(status) });
+    const matched = route ?? 'unmatched';
+    const key = `${method} ${matched} ${status}`;
+    (this.#requestSeries.get(key) ?? remember(this.#requestSeries, key, this.#requests.series({ method, route: matched, status: String(status) }))).inc();
   }
 
   streamOpened(): void {
@@ -130,8 +162,10 @@ export class GatewayMetrics {
   }
 
   responseEnded(event: ResponseEndedEvent, turns: number, firstTokenMs: number | null): void {
-    const labels = { model: this.bounds.model(event.model), provider: this.bounds.provider(event.provider) };
-    this.#responses.inc({ ...labels, status: event.status });
+    const series = this.#seriesOf(this.bounds.model(event.model), this.bounds.provider(event.provider));
+    const labels = series.labels;
+    const status = event.status;
+    (series.responses.get(status) ?? remember(series.responses, status, this.#responses.series({ ...labels, status }))).inc();
     this.#responseSeconds.observe(labels, event.durationMs / 1000);
     if (firstTokenMs !== null) this.#firstTokenSeconds.observe(labels, firstTokenMs / 1000);
     // A response refused before its first model call ran no turn at all.
@@ -140,10 +174,22 @@ export class GatewayMetrics {
     const usage = event.usage;
     if (!usage) return;
     const tenant = this.bounds.tenant(event.tenant);
-    this.#tokens.inc({ ...labels, tenant, type: 'input' }, usage.input_tokens);
-    this.#tokens.inc({ ...labels, tenant, type: 'output' }, usage.output_tokens);
-    this.#tokens.inc({ ...labels, tenant, type: 'cached' }, usage.input_tokens_details?.cached_tokens ?? 0);
-    this.#tokens.inc({ ...labels, tenant, type: 'reasoning' }, usage.output_tokens_details?.reasoning_tokens ?? 0);
+    const tokens = series.tokens.get(tenant) ?? remember(series.tokens, tenant, this.#tokenSeries(labels, tenant));
+    tokens.input.inc(usage.input_tokens);
+    tokens.output.inc(usage.output_tokens);
+    tokens.cached.inc(usage.input_tokens_details?.cached_tokens ?? 0);
+    tokens.reasoning.inc(usage.output_tokens_details?.reasoning_tokens ?? 0);
+  }
+
+  #seriesOf(model: string, provider: string): ModelSeries {
+    const key = `${model}\0${provider}`;
+    return this.#modelSeries.get(key) ?? remember(this.#modelSeries, key, { labels: { model, provider }, responses: new Map(), tokens: new Map() });
+  }
+
+  /** Made just before their first increments, in their order: prom-client lists series in the order it first met them. */
+  #tokenSeries(labels: ModelSeries['labels'], tenant: string): TokenSeries {
+    const of = (type: string) => this.#tokens.series({ ...labels, tenant, type });
+    return { input: of('input'), output: of('output'), cached: of('cached'), reasoning: of('reasoning') };
   }
 
   toolCall(executorKind: string, toolName: string, failed: boolean, durationMs: number): void {
@@ -158,16 +204,19 @@ export class GatewayMetrics {
   storeMeter(store: string): StoreMeter {
     const seconds = this.#storeSeconds;
     const errors = this.#storeErrors;
+    // One label object per operation (the store classes' method names), not two per call.
+    const labelsByOperation = new Map<string, { store: string; operation: string }>();
     return {
       async time(operation, run) {
+        const labels = labelsByOperation.get(operation) ?? remember(labelsByOperation, operation, { store, operation });
         const started = performance.now();
         try {
           return await run();
         } catch (error) {
-          errors.inc({ store, operation });
+          errors.inc(labels);
           throw error;
         } finally {
-          seconds.observe({ store, operation }, (performance.now() - started) / 1000);
+          seconds.observe(labels, (performance.now() - started) / 1000);
         }
       },
     };
