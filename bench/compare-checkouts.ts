@@ -1,0 +1,62 @@
+import type { ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { freePort } from '../test/support/redis.ts';
+import { firstLine, median, startNode, waitHealthy } from './bench-support.ts';
+import { alternatingLoad, poolFor, type Target } from './load.ts';
+import { gatewayEnv } from './observability-cost.ts';
+
+/**
+ * This checkout's gateway against another's (a worktree of main, say), in
+ * one run: the same upstream and load, slices interleaved, so a change
+ * costing a few percent shows through the machine's noise, which a
+ * before-and-after pair of runs minutes apart does not.
+ *
+ *   BENCH_BASELINE=/path/to/other/checkout node bench/compare-checkouts.ts
+ *   BENCH_ROUNDS=8 (rounds of a JSON and a streamed slice each)  BENCH_SLICE_MS=600
+ */
+const baseline = process.env.BENCH_BASELINE;
+if (!baseline || !existsSync(join(baseline, 'src/main.ts'))) {
+  console.error('BENCH_BASELINE must name another checkout of loopgate (with its node_modules installed or linked)');
+  process.exit(2);
+}
+const rounds = Number(process.env.BENCH_ROUNDS ?? 8);
+const sliceMs = Number(process.env.BENCH_SLICE_MS ?? 600);
+
+const children: ChildProcess[] = [];
+try {
+  const upstream = startNode(['bench/fake-upstream.ts'], {});
+  children.push(upstream);
+  const upstreamPort = Number(await firstLine(upstream));
+  const gateway = async (name: string, main: string): Promise<Target> => {
+    const port = await freePort();
+    const child = startNode([main], gatewayEnv(upstreamPort, port));
+    children.push(child);
+    await waitHealthy(port);
+    return { name, pool: poolFor(port), path: '/v1/responses', body: JSON.stringify({ model: 'bench-model', input: 'Hello' }), streamBody: JSON.stringify({ model: 'bench-model', input: 'Hello', stream: true }), firstTokenMarker: 'response.output_text.delta', pid: child.pid! };
+  };
+  const targets = [await gateway('this checkout', 'src/main.ts'), await gateway('baseline', resolve(baseline, 'src/main.ts'))];
+  await alternatingLoad(targets, 2, 2_000);
+  await alternatingLoad(targets, 1, 1_000, true);
+  const json: number[][] = [[], []];
+  const stream: number[][] = [[], []];
+  const rps: number[][] = [[], []];
+  for (let round = 0; round < rounds; round++) {
+    const jsonFigures = await alternatingLoad(targets, 1, sliceMs);
+    const streamFigures = await alternatingLoad(targets, 1, sliceMs, true);
+    jsonFigures.forEach((figures, side) => (json[side]!.push(figures.cpuMicros), rps[side]!.push(figures.rps)));
+    streamFigures.forEach((figures, side) => stream[side]!.push(figures.cpuMicros));
+  }
+  const ratio = (figures: number[][]) => median(figures[0]!.map((value, round) => value / figures[1]![round]!));
+  const line = (label: string, figures: number[][], unit: string) =>
+    console.log(`  ${label.padEnd(34)}${median(figures[0]!).toFixed(0).padStart(8)}${median(figures[1]!).toFixed(0).padStart(10)} ${unit.padEnd(6)}${ratio(figures).toFixed(3).padStart(8)}×`);
+  if (process.env.BENCH_VERBOSE) for (const [label, figures] of [["json", json], ["stream", stream]] as const) console.log(label, figures.map((side) => side.map((value) => value.toFixed(0)).join(" ")).join("  |  "));
+  console.log(`this checkout against ${baseline}: ${rounds} rounds, medians (the ratio is the median of each round's own ratio)`);
+  console.log(`  ${''.padEnd(34)}${'this'.padStart(8)}${'baseline'.padStart(10)}       ${'ratio'.padStart(8)}`);
+  line('CPU per response, JSON, c=64', json, 'µs');
+  line('CPU per streamed response, c=64', stream, 'µs');
+  line('throughput, JSON, c=64', rps, '/s');
+  await Promise.all(targets.map((target) => target.pool.close()));
+} finally {
+  for (const child of children) child.kill('SIGTERM');
+}
