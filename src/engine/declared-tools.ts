@@ -75,6 +75,7 @@ export function modelToolName(tool: ClientToolName): string {
  * conversation loaded them (`loaded`); loaded tools are offered from then on.
  */
 export function declareTools(tools: CreateResponseRequest['tools'], hostedPolicy: HostedToolPolicy, loaded: readonly LoadableToolParam[] = [], runsHosted: RunsHostedTool = () => false): DeclaredTools {
+  if (!tools?.length && loaded.length === 0) return { functions: [], namespaced: new Map(), hosted: [], omitted: [] };
   const functions: FunctionToolParam[] = [];
   const hosted: UpstreamHostedToolParam[] = [];
   const namespaced = new Map<string, ClientToolName>();

@@ -29,6 +29,8 @@ export const NOT_RUN_MESSAGE = 'This call was not run: the conversation continue
  * pending is a 400.
  */
 export function planResume(previous: ConversationTurn | null, input: readonly StoredInputItem[], registry: ExecutorRegistry, context: ToolContext, policy: ToolPolicy): ResumePlan | null {
+  // A new conversation that answers no approval has nothing to resume (approval answers are still checked below).
+  if (!previous && !input.some((item) => item.type === 'mcp_approval_response')) return null;
   const approvals = input.flatMap((item, index) => (item.type === 'mcp_approval_response' ? [{ item, index }] : []));
   const pendingApprovals = previous?.status === 'requires_action' ? unansweredApprovals(previous) : new Map<string, McpApprovalRequestItem>();
   for (const { item, index } of approvals) {

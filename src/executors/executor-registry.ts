@@ -37,6 +37,8 @@ export class ExecutorRegistry {
   async prepare(context: ToolContext, signal: AbortSignal): Promise<PreparedTools> {
     this.#governance.checkRequest(context);
     const prepared = await Promise.all(this.#serverSide.map((executor) => executor.prepare?.(context, signal)));
+    // Nothing offered and nothing to announce (no MCP server anywhere, the usual request): no lists to build.
+    if (prepared.every((entry) => !entry || (entry.offered.length === 0 && entry.items.length === 0))) return { offered: [], items: [] };
     return {
       offered: prepared.flatMap((entry) => entry?.offered ?? []).filter((tool) => this.#governance.offers(tool, context.tenant)),
       items: prepared.flatMap((entry) => entry?.items ?? []),

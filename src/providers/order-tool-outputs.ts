@@ -9,6 +9,8 @@ import type { InputItem } from '../protocol/input-items.ts';
  * paused response with new text, then the gateway closed the calls).
  */
 export function orderToolOutputs(items: readonly InputItem[]): InputItem[] {
+  // Most conversations carry no tool output: nothing to move.
+  if (!items.some((item) => item.type === 'function_call_output')) return [...items];
   const callsAt = new Map<string, number>();
   items.forEach((item, index) => {
     if (item.type === 'function_call') callsAt.set(item.call_id, index);

@@ -20,10 +20,16 @@ export interface CompactionScope {
  * item (`input[3].encrypted_content`), or `inherited` for one in the history.
  */
 export function modelInputOf(history: readonly InputItem[], input: readonly StoredInputItem[], scope: CompactionScope & { inherited: 'previous_response_id' | 'conversation' }): InputItem[] {
+  // No compaction item anywhere (the usual case): the items as they are, with no copy made per item.
+  if (!history.some(isCompaction) && !input.some(isCompaction)) return [...history, ...input.flatMap(storedItemToInput)];
   return [
     ...history.map((item) => expandCompaction(item, scope, scope.inherited, `an earlier turn of this conversation ('${scope.inherited}')`)),
     ...input.flatMap((item, index) => storedItemToInput(expandCompaction(item, scope, `input[${index}].encrypted_content`))),
   ];
+}
+
+function isCompaction(item: { type: string }): boolean {
+  return item.type === 'compaction';
 }
 
 /** The item itself, or, for a compaction item, the user message holding its summary. */
