@@ -36,7 +36,8 @@ try {
     return { name, pool: poolFor(port), path: '/v1/responses', body: JSON.stringify({ model: 'bench-model', input: 'Hello' }), streamBody: JSON.stringify({ model: 'bench-model', input: 'Hello', stream: true }), firstTokenMarker: 'response.output_text.delta', pid: child.pid! };
   };
   const targets = [await gateway('this checkout', 'src/main.ts'), await gateway('baseline', resolve(baseline, 'src/main.ts'))];
-  await alternatingLoad(targets, 2, 2_000);
+  const warmupMs = Number(process.env.BENCH_WARMUP_MS ?? 2_000);
+  await alternatingLoad(targets, 2, warmupMs);
   await alternatingLoad(targets, 1, 1_000, true);
   const json: number[][] = [[], []];
   const stream: number[][] = [[], []];
