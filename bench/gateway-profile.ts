@@ -68,7 +68,8 @@ export async function profileGateway(directory: string): Promise<void> {
       firstTokenMarker: 'response.output_text.delta',
       pid: gateway.pid!,
     };
-    await alternatingLoad([target], 1, 3_000, load === 'stream');
+    // Settled first: a fresh gateway's first ~15 s of load cost about twice what it settles at (bench/gateway-bench.ts).
+    await alternatingLoad([target], 1, 20_000, load === 'stream');
     if (allocations) gateway.kill('SIGUSR2');
     const from = process.hrtime.bigint() / 1000n;
     const [figures] = await alternatingLoad([target], 1, windowMs, load === 'stream');
