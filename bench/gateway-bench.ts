@@ -8,6 +8,7 @@ import { profileGateway } from './gateway-profile.ts';
 import { idleStreamMemory, type IdleStreamFigures } from './idle-streams.ts';
 import { alternatingLoad, CONCURRENCY, interleavedLatencies, poolFor, type LoadFigures, type Target } from './load.ts';
 import { gatewayEnv, reportMetricsCost, reportTracingCost } from './observability-cost.ts';
+import { RedisRoundTrip } from './redis-round-trip.ts';
 
 /**
  * The gateway against its floor, in one run: a bare translating forwarder
@@ -55,6 +56,8 @@ interface Round {
   load: LoadFigures[];
   /** p50 at concurrency 1 of the Redis-backed gateway and the memory-backed one. */
   store: [number, number];
+  /** p50 of a bare write of a stored response's size to the same Redis, from this process. */
+  redisRoundTrip: number;
 }
 
 async function main(): Promise<void> {
@@ -98,18 +101,23 @@ async function main(): Promise<void> {
     await alternatingLoad([through, floor], 1, WARMUP_MS / 2, true);
     await interleavedLatencies([direct, through, floor], quick ? 40 : 100, true);
 
+    // A stored record of the bench's response is about 1.2 KB of JSON; the store writes it with its items and turn, about 2.5 KB.
+    const redisFloor = new RedisRoundTrip(redis.url, 2_500);
+    await redisFloor.times(50);
     const rounds: Round[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       const latency = await interleavedLatencies([direct, through, floor], LATENCY_REQUESTS, false);
       const ttft = await interleavedLatencies([direct, through, floor], TTFT_REQUESTS, true);
       const load = await alternatingLoad([through, floor, direct], SLICES, SLICE_MS);
       const [redisLatency, memoryLatency] = await interleavedLatencies([redisBacked, through], REDIS_REQUESTS, false);
+      const redisRoundTrip = percentile(await redisFloor.times(REDIS_REQUESTS), 50);
       rounds.push({
         p50: latency.map((samples) => percentile(samples, 50)),
         p99: latency.map((samples) => percentile(samples, 99)),
         ttft: ttft.map((samples) => percentile(samples, 50)),
         load,
         store: [percentile(redisLatency!, 50), percentile(memoryLatency!, 50)],
+        redisRoundTrip,
       });
     }
     const streamed = quick ? null : await alternatingLoad([through, floor], SLICES * 2, SLICE_MS, true);
@@ -120,6 +128,7 @@ async function main(): Promise<void> {
     if (tracing) await reportTracingCost(upstreamPort, through, quick ? 1 : 3, LATENCY_REQUESTS, TTFT_REQUESTS, SLICE_MS);
     console.log(`(the run took ${((performance.now() - began) / 1000).toFixed(0)} s)`);
     await Promise.all([direct, through, floor, redisBacked].map((target) => target.pool.close()));
+    await redisFloor.close();
   } finally {
     for (const child of children) child.kill('SIGTERM');
     await redis.stop();
@@ -163,6 +172,8 @@ function report(rounds: Round[], streamed: LoadFigures[] | null, idle: readonly 
   row('first token added, stream, c=1', ms(added('ttft', GATEWAY)), ms(added('ttft', FORWARDER)), plus(extraTtft), '≤ forwarder + 0.3 ms', extraTtft <= 0.3);
   row(`memory / 1,000 idle streams (${idle[0].streams})`, mib(idleMiB), mib(idle[1].mibPerThousand), `${(idleMiB / idle[1].mibPerThousand).toFixed(2)}×`, '≤ 40 MiB (gateway)', idleMiB <= 40);
   row('Redis store adds, p50, JSON, c=1', plus(redisAdds), '', '', '≤ 0.3 ms', redisAdds <= 0.3);
+  const roundTrip = of((round) => round.redisRoundTrip);
+  row('  of which a bare Redis round trip', ms(roundTrip), '', plus(redisAdds - roundTrip), '(the rest: the gateway)', null);
   if (streamed) {
     const [gateway, forwarder] = streamed as [LoadFigures, LoadFigures];
     row(`CPU per streamed response, c=${CONCURRENCY}`, micros(gateway.cpuMicros), micros(forwarder.cpuMicros), `${(gateway.cpuMicros / forwarder.cpuMicros).toFixed(2)}×`, '(20 deltas a stream)', null);

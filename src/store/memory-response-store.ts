@@ -54,10 +54,11 @@ export class MemoryResponseStore implements ResponseStore {
   }
 
   async put(record: StoredResponse): Promise<void> {
-    const tenant = this.#tenant(record.tenant);
     const id = record.response.id;
-    const existing = tenant.responses.get(id);
+    // Removed first: the tenant it leaves empty is dropped, and the one written to below is the live one.
+    const existing = this.#tenants.get(record.tenant)?.responses.get(id);
     if (existing) this.#remove(existing);
+    const tenant = this.#tenant(record.tenant);
     const itemIds: string[] = [];
     for (const item of record.inputItems) itemIds.push(item.id);
     for (const item of record.response.output) itemIds.push(item.id);

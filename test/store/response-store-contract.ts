@@ -33,6 +33,18 @@ export function describeResponseStoreContract(name: string, create: () => Promis
         expect(await store.get('t1', 'resp_unknown')).toBeNull();
       }));
 
+    it('replaces a response written again under its id (a background response queued, then in progress, then done), its only one included', () =>
+      withStore(async (store) => {
+        const queued = record('t_only', 'resp_a', null);
+        queued.response.status = 'queued';
+        await store.put(queued);
+        const done = record('t_only', 'resp_a', null);
+        await store.put(done);
+        expect(await store.get('t_only', 'resp_a')).toEqual(done);
+        expect((await store.chain('t_only', 'resp_a')).turns.map((turn) => turn.status)).toEqual(['completed']);
+        expect([...(await store.items('t_only', ['msg_in_resp_a', 'msg_out_resp_a'])).keys()].sort()).toEqual(['msg_in_resp_a', 'msg_out_resp_a']);
+      }));
+
     it('scopes everything to the tenant', () =>
       withStore(async (store) => {
         await store.put(record('t1', 'resp_a', null));
