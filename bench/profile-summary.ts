@@ -118,7 +118,9 @@ function summarizeHeap(file: string, head: HeapNode, top: number): void {
   const functions = [...byFunction.values()].sort((a, b) => b.bytes - a.bytes);
   const total = functions.reduce((sum, entry) => sum + entry.bytes, 0);
   const kib = (bytes: number) => `${(bytes / 1024).toFixed(1).padStart(9)} KiB`;
-  console.log(`${file}: ${kib(total).trim()} sampled, still alive when written`);
+  // bench/allocation-sampler.ts names its profiles `*.allocations.heapprofile`: every allocation, freed ones included.
+  const what = file.endsWith('.allocations.heapprofile') ? 'allocated over the window, freed objects included' : 'still alive when written';
+  console.log(`${file}: ${kib(total).trim()} sampled, ${what}`);
   console.log(`top ${top} functions by self bytes:`);
   for (const [rank, entry] of functions.slice(0, top).entries()) {
     console.log(`  ${String(rank + 1).padStart(2)}. ${kib(entry.bytes)} ${percent(entry.bytes, total)}  ${entry.frame.functionName || '(anonymous)'}  ${where(entry.frame)}`);
