@@ -140,7 +140,7 @@ async function* runLoop(loop: ResponseLoop, tally: LoopTally): AsyncGenerator<Re
   };
 
   const { response, observer, controls } = loop;
-  // A background response is announced `queued`; it runs from here on.
+  // A background response is announced `queued`; it runs from here on. (Its two snapshots are copies of the whole response: built only when kept.)
   if (loop.delivery !== 'final') emit({ type: 'response.created', response: { ...response, output: [] } });
   response.status = 'in_progress';
   if (loop.delivery !== 'final') emit({ type: 'response.in_progress', response: { ...response, output: [] } });
