@@ -4,6 +4,7 @@ import type { OutputBuilder } from './output-builder.ts';
 import type { ResponseEventHooks } from './response-loop.ts';
 import type { UsageTotal } from './usage-total.ts';
 import type { ResponseResource } from '../protocol/response-resource.ts';
+import { forgetResponseJson } from '../protocol/response-json.ts';
 
 /** How a response ended, before it is written into the response object. */
 export type Ending =
@@ -62,6 +63,8 @@ export async function* finishResponse(
   } catch (error) {
     if (loop.hooks.onHookFailure === 'throw' && !loop.signal.aborted) throw error;
     terminal = 'response.failed';
+    // It may have been stored (and serialized) before a later hook failed: the JSON made of it then no longer says what it is.
+    forgetResponseJson(response);
     response.status = 'failed';
     response.completed_at = null;
     response.incomplete_details = null;

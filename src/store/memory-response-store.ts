@@ -1,5 +1,6 @@
 import type { ConversationTurn, ResponseStore, StoreHealth, StoredItem, StoredResponse } from './response-store.ts';
 import { MAX_CHAIN_DEPTH } from './response-store.ts';
+import { storedRecordJson } from './stored-record-json.ts';
 
 export interface MemoryStoreOptions {
   maxEntries: number;
@@ -62,7 +63,7 @@ export class MemoryResponseStore implements ResponseStore {
     const itemIds: string[] = [];
     for (const item of record.inputItems) itemIds.push(item.id);
     for (const item of record.response.output) itemIds.push(item.id);
-    const entry: Entry = { json: JSON.stringify(record), tenant: record.tenant, id, previousResponseId: record.previousResponseId, itemIds, expiresAt: this.#now() + this.#options.ttlSeconds * 1000 };
+    const entry: Entry = { json: storedRecordJson(record), tenant: record.tenant, id, previousResponseId: record.previousResponseId, itemIds, expiresAt: this.#now() + this.#options.ttlSeconds * 1000 };
     tenant.responses.set(id, entry);
     for (const itemId of itemIds) tenant.items.set(itemId, entry);
     this.#order.add(entry);

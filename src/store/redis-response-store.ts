@@ -3,6 +3,7 @@ import { connectRedis, type RedisClient } from './redis-client.ts';
 import { RedisKeys } from './redis-keys.ts';
 import type { ConversationTurn, ResponseStore, StoreHealth, StoredItem, StoredResponse } from './response-store.ts';
 import { MAX_CHAIN_DEPTH, storeUnavailable } from './response-store.ts';
+import { storedRecordParts } from './stored-record-json.ts';
 import { ConnectionEventsLog, connectionFailureReason, type ConnectionFailureReason, type StoreLogger } from './connection-events-log.ts';
 import { maskUrl } from '../config/mask-secrets.ts';
 
@@ -140,10 +141,16 @@ export class RedisResponseStore implements ResponseStore {
   }
 
   async put(record: StoredResponse): Promise<void> {
-    const items = [...record.inputItems, ...record.response.output];
-    const turn: ConversationTurn = { responseId: record.response.id, status: record.response.status, inputItems: record.inputItems, output: record.response.output };
-    const keys = [this.#keys.response(record.tenant, record.response.id), ...items.map((item) => this.#keys.item(record.tenant, item.id))];
-    const args = [this.#options.ttlSeconds, JSON.stringify(record), JSON.stringify(turn), record.previousResponseId ?? '', items.map((item) => item.id).join(','), ...items.map((item) => JSON.stringify(item))];
+    const parts = storedRecordParts(record);
+    const keys = [this.#keys.response(record.tenant, record.response.id)];
+    const ids: string[] = [];
+    for (const items of [record.inputItems, record.response.output]) {
+      for (const item of items) {
+        keys.push(this.#keys.item(record.tenant, item.id));
+        ids.push(item.id);
+      }
+    }
+    const args = [this.#options.ttlSeconds, parts.record, parts.turn, record.previousResponseId ?? '', ids.join(','), ...parts.items];
     await this.#run(() => this.redis.loopgatePut(keys.length, ...keys, ...args));
   }
 

@@ -45,6 +45,17 @@ describe('request parameters', () => {
     expect(upstream.requests.at(-1)!.body.tools[0].function).not.toHaveProperty('strict');
   });
 
+  it('a JSON answer is byte for byte what the store keeps and hands back, as JSON', async () => {
+    const created = await fetch(`${gateway.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', input: 'Grüße "quoted" \u2028', metadata: { emoji: '🚀' } }) });
+    expect(created.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    const text = await created.text();
+    expect(Number(created.headers.get('content-length'))).toBe(Buffer.byteLength(text));
+    const body = JSON.parse(text);
+    assertValidResponse(body);
+    const stored = await fetch(`${gateway.baseURL}/responses/${body.id}`);
+    expect(await stored.text()).toBe(text);
+  });
+
   it('parameters that cannot change the answer are accepted and ignored; every includable value is accepted', async () => {
     const { status } = await post({ user: 'u-1', client_metadata: { originator: 'codex' }, prompt_cache_retention: '24h', include: ['reasoning.encrypted_content', 'web_search_call.action.sources', 'file_search_call.results'] });
     expect(status).toBe(200);

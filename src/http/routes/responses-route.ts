@@ -5,6 +5,7 @@ import type { BackgroundStart, ResponseEngine, ResponseRun } from '../../engine/
 import { CreateResponseRequest } from '../../protocol/create-response-request.ts';
 import { parseRequest } from '../../protocol/parse-request.ts';
 import type { ResponseResource } from '../../protocol/response-resource.ts';
+import { responseJson } from '../../protocol/response-json.ts';
 import type { ResponseStreamEvent } from '../../protocol/stream-events.ts';
 import { streamBackgroundEvents, type BackgroundStreamSource } from '../background-stream.ts';
 import { takeIdempotencyKey, type IdempotencyHold, type IdempotencyOptions } from '../idempotency.ts';
@@ -100,8 +101,11 @@ async function respond(request: FastifyRequest, reply: FastifyReply, body: Creat
   summary?.firstByte();
   if (hold) await (response ? hold.complete(response) : hold.release());
   try {
-    // The client is gone: nothing to send.
-    if (!signal.aborted) reply.send(response);
+    // The client is gone: nothing to send. A stored response goes out as the JSON its store made of it (protocol/response-json.ts).
+    if (!signal.aborted) {
+      if (response) reply.header('content-type', 'application/json; charset=utf-8').send(responseJson(response));
+      else reply.send(response);
+    }
   } finally {
     // Written once the body is out (Fastify writes it at once: no onSend hooks): the client does not wait for the line.
     finished(response);
