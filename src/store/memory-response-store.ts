@@ -1,6 +1,6 @@
 import type { ConversationTurn, ResponseStore, StoreHealth, StoredItem, StoredResponse } from './response-store.ts';
 import { MAX_CHAIN_DEPTH } from './response-store.ts';
-import { storedRecordJson } from './stored-record-json.ts';
+import { serializeResponse } from '../protocol/response-json.ts';
 
 export interface MemoryStoreOptions {
   maxEntries: number;
@@ -10,11 +10,14 @@ export interface MemoryStoreOptions {
 
 interface Entry {
   /**
-   * The record as JSON, made as it is stored: readers get copies, so they can
-   * never change what is stored, and the garbage collector sees one string
-   * per response rather than its whole object graph.
+   * The response and its input items as JSON, made as they are stored:
+   * readers get copies, so they can never change what is stored, and the
+   * garbage collector sees two strings per response rather than its whole
+   * object graph. The response's JSON is the one the reply sends
+   * (protocol/response-json.ts).
    */
-  json: string;
+  responseJson: string;
+  inputItemsJson: string;
   tenant: string;
   id: string;
   previousResponseId: string | null;
@@ -63,7 +66,7 @@ export class MemoryResponseStore implements ResponseStore {
     const itemIds: string[] = [];
     for (const item of record.inputItems) itemIds.push(item.id);
     for (const item of record.response.output) itemIds.push(item.id);
-    const entry: Entry = { json: storedRecordJson(record), tenant: record.tenant, id, previousResponseId: record.previousResponseId, itemIds, expiresAt: this.#now() + this.#options.ttlSeconds * 1000 };
+    const entry: Entry = { responseJson: serializeResponse(record.response), inputItemsJson: JSON.stringify(record.inputItems), tenant: record.tenant, id, previousResponseId: record.previousResponseId, itemIds, expiresAt: this.#now() + this.#options.ttlSeconds * 1000 };
     tenant.responses.set(id, entry);
     for (const itemId of itemIds) tenant.items.set(itemId, entry);
     this.#order.add(entry);
@@ -171,5 +174,5 @@ export class MemoryResponseStore implements ResponseStore {
 }
 
 function copyOf(entry: Entry): StoredResponse {
-  return JSON.parse(entry.json) as StoredResponse;
+  return { tenant: entry.tenant, response: JSON.parse(entry.responseJson) as StoredResponse['response'], inputItems: JSON.parse(entry.inputItemsJson) as StoredResponse['inputItems'], previousResponseId: entry.previousResponseId };
 }

@@ -2,16 +2,11 @@ import { serializeResponse } from '../protocol/response-json.ts';
 import type { StoredResponse } from './response-store.ts';
 
 /**
- * A stored record as JSON, the same text `JSON.stringify(record)` gives,
- * built around the response's own JSON so the reply can send that string
- * as it is (protocol/response-json.ts) rather than serialize the response
- * a second time.
+ * What a store that indexes turns and items keeps of a record: the record as
+ * `JSON.stringify` writes it, its turn and each item, with each item
+ * serialized once and the rest built from those pieces. The response's own
+ * JSON is kept for the reply to send as it is (protocol/response-json.ts).
  */
-export function storedRecordJson(record: StoredResponse): string {
-  return composeRecord(record, serializeResponse(record.response), JSON.stringify(record.inputItems));
-}
-
-/** What a store that indexes turns and items keeps of a record: each item serialized once, the turn and the record built from those pieces. */
 export interface StoredRecordParts {
   record: string;
   /** The `ConversationTurn` of the record, as JSON. */

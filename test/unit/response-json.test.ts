@@ -8,7 +8,9 @@ import { responseJson } from '../../src/protocol/response-json.ts';
 import type { ResponseResource } from '../../src/protocol/response-resource.ts';
 import type { ResponseStreamEvent } from '../../src/protocol/stream-events.ts';
 import type { StoredResponse } from '../../src/store/response-store.ts';
-import { storedRecordJson, storedRecordParts } from '../../src/store/stored-record-json.ts';
+import { storedRecordParts } from '../../src/store/stored-record-json.ts';
+
+const storedRecordJson = (stored: StoredResponse) => storedRecordParts(stored).record;
 
 function record(): StoredResponse {
   const response = initialResponse({ model: 'm', instructions: 'Say "hi" \u2028 then stop', metadata: { note: 'ünïcødé 🚀 \\ "quoted"' } }, 'resp_1', 'm', 1_700_000_000);
