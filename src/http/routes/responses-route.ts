@@ -2,8 +2,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { collectResponse } from '../../engine/collect-response.ts';
 import { loggingObserver, type LoopObserver } from '../../engine/loop-observer.ts';
 import type { BackgroundStart, ResponseEngine, ResponseRun } from '../../engine/response-engine.ts';
-import { CreateResponseRequest } from '../../protocol/create-response-request.ts';
-import { parseRequest } from '../../protocol/parse-request.ts';
+import type { CreateResponseRequest } from '../../protocol/create-response-request.ts';
+import { parseCreateResponseRequest } from '../../protocol/parse-create-response-request.ts';
 import type { ResponseResource } from '../../protocol/response-resource.ts';
 import { responseJson } from '../../protocol/response-json.ts';
 import type { ResponseStreamEvent } from '../../protocol/stream-events.ts';
@@ -38,7 +38,7 @@ export const WRITES_OWN_LOG_LINE = { ownLogLine: true };
 /** `POST /v1/responses`: one engine call, then SSE or JSON from the same event stream; one log line per response. */
 export function registerResponsesRoute(app: FastifyInstance, options: ResponsesRouteOptions): void {
   app.post('/v1/responses', { config: WRITES_OWN_LOG_LINE }, async (request, reply) => {
-    const body = parseRequest(CreateResponseRequest, request.body);
+    const body = parseCreateResponseRequest(request.body);
     const hold = await takeIdempotencyKey(request, reply, body.stream === true, options.idempotency, options.background);
     if (hold === null) return reply; // a retry, answered with the first request's response
     if (hold === 'none') return respond(request, reply, body, options, null);

@@ -1,6 +1,6 @@
 import { GatewayError, invalidRequest } from '../../errors/gateway-error.ts';
-import { CreateResponseRequest } from '../../protocol/create-response-request.ts';
-import { parseRequest } from '../../protocol/parse-request.ts';
+import type { CreateResponseRequest } from '../../protocol/create-response-request.ts';
+import { parseCreateResponseRequest } from '../../protocol/parse-create-response-request.ts';
 
 /** Fields of the HTTP request body that belong to the HTTP transport (OpenResponses 2026-04-24, "WebSocket Transport"). */
 const HTTP_TRANSPORT_FIELDS = ['stream', 'stream_options', 'background'] as const;
@@ -65,7 +65,7 @@ function toCreateRequest(type: unknown, streamId: unknown, generate: unknown, fi
     // The OpenAI Agents SDK sends `stream: true` on every frame: a value that says what the socket does anyway is not refused.
     delete fields[field];
   }
-  return { ...parseRequest(CreateResponseRequest, fields), stream: true };
+  return { ...parseCreateResponseRequest(fields), stream: true };
 }
 
 /** `stream: true`, `background: false` and nulls describe what a socket does anyway; anything else asks for what it cannot do. */
