@@ -159,7 +159,7 @@ async function* runLoop(loop: ResponseLoop, tally: LoopTally): AsyncGenerator<Re
   let retries = 0;
 
   // A client's own tool loop continues with its tools' outputs: that response has used tools too.
-  const continuesTools = loop.request.items.slice(loop.request.historyLength).some((item) => item.type === 'function_call_output' || item.type === 'custom_tool_call_output');
+  const continuesTools = sendsToolOutputs(loop.request);
   const usedTools = () => continuesTools || counters.run > 0;
   const nextRequest = (): TurnRequest => {
     if (!lastCall) return { ...loop.request, items: transcript.next(builder.output) };
@@ -344,4 +344,14 @@ function answerText(output: readonly OutputItem[], from: number): string {
     for (const part of item.content) if (part.type === 'output_text') text += part.text;
   }
   return text;
+}
+
+/** Whether the request's own input (after the inherited history) carries outputs of the client's tools. */
+function sendsToolOutputs(request: TurnRequest): boolean {
+  const { items } = request;
+  for (let index = request.historyLength; index < items.length; index++) {
+    const type = items[index]!.type;
+    if (type === 'function_call_output' || type === 'custom_tool_call_output') return true;
+  }
+  return false;
 }

@@ -1,5 +1,8 @@
 import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
 
+/** pino's loggers say which levels they keep; Fastify's logger type does not declare it. */
+type LevelAware = { isLevelEnabled?(level: string): boolean };
+
 /**
  * Fastify's request lines, made fit for operators: one line per request, at
  * info, when it completes (method, path, status, duration) instead of two;
@@ -24,6 +27,8 @@ export class GatewayLogController extends LogController {
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
     if (this.isLogDisabled(request)) return;
+    // A completion is logged at info or debug: above info (warn, the usual production level) there is no line, so no fields to build.
+    if (!error && (reply.log as LevelAware).isLevelEnabled?.('info') === false) return;
     const fields = { method: request.method, url: request.url, status: reply.statusCode, duration_ms: Math.round(reply.elapsedTime) };
     if (error) reply.log.error({ ...fields, err: error }, 'request errored');
     else if ((request.routeOptions.config as { ownLogLine?: boolean } | undefined)?.ownLogLine || GatewayLogController.#logged.has(request)) reply.log.debug(fields, 'request completed');
