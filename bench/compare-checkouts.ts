@@ -14,6 +14,7 @@ import { gatewayEnv } from './observability-cost.ts';
  *
  *   BENCH_BASELINE=/path/to/other/checkout node bench/compare-checkouts.ts
  *   BENCH_ROUNDS=8 (rounds of a JSON and a streamed slice each)  BENCH_SLICE_MS=600
+ *   BENCH_NODE_FLAGS="--max-semi-space-size=32"   Node flags for this checkout's gateway only (to weigh a flag against none)
  */
 const baseline = process.env.BENCH_BASELINE;
 if (!baseline || !existsSync(join(baseline, 'src/main.ts'))) {
@@ -28,14 +29,14 @@ try {
   const upstream = startNode(['bench/fake-upstream.ts'], {});
   children.push(upstream);
   const upstreamPort = Number(await firstLine(upstream));
-  const gateway = async (name: string, main: string): Promise<Target> => {
+  const gateway = async (name: string, main: string, flags: string[] = []): Promise<Target> => {
     const port = await freePort();
-    const child = startNode([main], gatewayEnv(upstreamPort, port));
+    const child = startNode([main], gatewayEnv(upstreamPort, port), flags);
     children.push(child);
     await waitHealthy(port);
     return { name, pool: poolFor(port), path: '/v1/responses', body: JSON.stringify({ model: 'bench-model', input: 'Hello' }), streamBody: JSON.stringify({ model: 'bench-model', input: 'Hello', stream: true }), firstTokenMarker: 'response.output_text.delta', pid: child.pid! };
   };
-  const targets = [await gateway('this checkout', 'src/main.ts'), await gateway('baseline', resolve(baseline, 'src/main.ts'))];
+  const targets = [await gateway('this checkout', 'src/main.ts', (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean)), await gateway('baseline', resolve(baseline, 'src/main.ts'))];
   const warmupMs = Number(process.env.BENCH_WARMUP_MS ?? 2_000);
   await alternatingLoad(targets, 2, warmupMs);
   await alternatingLoad(targets, 1, 1_000, true);

@@ -3,6 +3,7 @@ import type { Dispatcher } from 'undici';
 import type { GatewayError } from '../errors/gateway-error.ts';
 import { traceHeaders, type TraceContext } from '../util/trace-context.ts';
 import { errorFromTransport, reportMisconfiguration, type ProviderLogger } from './upstream-errors.ts';
+import { WholeAnswerFailure, WholeBodyHandler, type WholeAnswer } from './whole-body-handler.ts';
 
 /** How a provider reaches its upstream over HTTP; the same keys for every HTTP provider. */
 export interface UpstreamConnectionOptions {
@@ -59,7 +60,7 @@ export class HttpUpstream {
   }
 
   async request(method: 'GET' | 'POST', path: string, body: string | null, headers: Record<string, string>, signal: AbortSignal, trace?: TraceContext): Promise<Dispatcher.ResponseData> {
-    const { name, log, baseUrl } = this.#options;
+    const { name } = this.#options;
     let response: Dispatcher.ResponseData;
     try {
       response = await this.#pool.request({ method, path: this.#pathOf(path), headers: trace ? { ...headers, ...traceHeaders(trace) } : headers, body, signal });
@@ -67,18 +68,52 @@ export class HttpUpstream {
       if (signal.aborted) throw error;
       throw errorFromTransport(name, error);
     }
-    if (response.statusCode >= 400) {
-      const text = await response.body.text().catch(() => '');
-      const retryAfter = response.headers['retry-after'];
-      const error = this.#options.errorFromStatus(name, response.statusCode, text, typeof retryAfter === 'string' ? retryAfter : null);
-      reportMisconfiguration(log, error, name, baseUrl);
-      throw error;
-    }
+    if (response.statusCode >= 400) throw this.#statusError(response.statusCode, await response.body.text().catch(() => ''), response.headers);
     return response;
+  }
+
+  /**
+   * A request whose answer is one JSON document, read whole without a body
+   * stream (whole-body-handler.ts); the same errors as `request` and then
+   * reading the body as JSON: a body that breaks off or is not JSON is `invalid(cause)`.
+   */
+  async requestJson(method: 'GET' | 'POST', path: string, body: string | null, headers: Record<string, string>, signal: AbortSignal, invalid: (cause: unknown) => GatewayError, trace?: TraceContext): Promise<unknown> {
+    let answer: WholeAnswer;
+    try {
+      answer = await new Promise<WholeAnswer>((resolve, reject) => {
+        this.#pool.dispatch({ method, path: this.#pathOf(path), headers: trace ? { ...headers, ...traceHeaders(trace) } : headers, body }, new WholeBodyHandler(signal, resolve, reject));
+      });
+    } catch (failure) {
+      if (!(failure instanceof WholeAnswerFailure)) throw errorFromTransport(this.#options.name, failure);
+      const cause = failure.cause as Error;
+      const { started } = failure;
+      if (started === null) {
+        if (signal.aborted) throw cause;
+        throw errorFromTransport(this.#options.name, cause);
+      }
+      // An error answer whose body broke off is still that error, told without its body.
+      if (started.statusCode >= 400) throw this.#statusError(started.statusCode, '', started.headers);
+      throw invalid(cause);
+    }
+    if (answer.statusCode >= 400) throw this.#statusError(answer.statusCode, answer.text, answer.headers);
+    try {
+      return JSON.parse(answer.text);
+    } catch (error) {
+      throw invalid(error);
+    }
   }
 
   async close(): Promise<void> {
     await this.#pool.close();
+  }
+
+  /** An error answer as the wire's own error, logged when it says the gateway's configuration is wrong. */
+  #statusError(statusCode: number, text: string, headers: Dispatcher.ResponseData['headers']): GatewayError {
+    const { name, log, baseUrl } = this.#options;
+    const retryAfter = headers['retry-after'];
+    const error = this.#options.errorFromStatus(name, statusCode, text, typeof retryAfter === 'string' ? retryAfter : null);
+    reportMisconfiguration(log, error, name, baseUrl);
+    return error;
   }
 
   #pathOf(path: string): string {
@@ -110,13 +145,4 @@ export function openAIJsonHeaders(options: OpenAIEndpointOptions): Record<'json'
 /** The query every request to an OpenAI-wire upstream carries: `queryParams`, with `apiVersion` as `api-version`. */
 export function openAIQuery(options: OpenAIEndpointOptions): Record<string, string> {
   return { ...options.queryParams, ...(options.apiVersion && { 'api-version': options.apiVersion }) };
-}
-
-/** An upstream body parsed as JSON; a body that is not JSON throws the wire's own invalid-body error. */
-export async function readJsonBody(body: Dispatcher.ResponseData['body'], invalid: (cause: unknown) => GatewayError): Promise<unknown> {
-  try {
-    return await body.json();
-  } catch (error) {
-    throw invalid(error);
-  }
 }

@@ -1,7 +1,7 @@
 import type { Dispatcher } from 'undici';
 import type { TraceContext } from '../../util/trace-context.ts';
-import { HttpUpstream, readJsonBody, type UpstreamConnectionOptions } from '../http-upstream.ts';
-import type { ModelInfo, Provider, TurnEvent, TurnRequest, TurnStream } from '../provider.ts';
+import { HttpUpstream, type UpstreamConnectionOptions } from '../http-upstream.ts';
+import type { ModelInfo, Provider, TurnRequest, TurnStream } from '../provider.ts';
 import { readSseFrameBatches } from '../sse-frames.ts';
 import { convertToGeminiRequest } from './convert-to-gemini-request.ts';
 import { errorFromGeminiStatus, unreadableGeminiBody } from './gemini-errors.ts';
@@ -39,8 +39,8 @@ export class GeminiProvider implements Provider {
       const response = await this.#send('POST', `/models/${model}:streamGenerateContent?alt=sse`, body, signal, request.trace);
       return startGeminiStream(readSseFrameBatches(response.body), this.name, signal);
     }
-    const response = await this.#send('POST', `/models/${model}:generateContent`, body, signal, request.trace);
-    return this.#readWhole(response.body);
+    const answer = await this.#upstream.requestJson('POST', `/models/${model}:generateContent`, body, this.#headers, signal, () => unreadableGeminiBody(this.name, 'the body is not JSON'), request.trace);
+    return readGeminiResponse(answer, this.name);
   }
 
   /** Gemini's `countTokens`, sent the request `startTurn` would send (its generation settings do not count). */
@@ -48,8 +48,8 @@ export class GeminiProvider implements Provider {
     const { generationConfig: _generation, ...counted } = convertToGeminiRequest(request);
     const model = request.model.replace(/^models\//, '');
     const body = JSON.stringify({ generateContentRequest: { model: `models/${model}`, ...counted } });
-    const response = await this.#send('POST', `/models/${encodeURIComponent(model)}:countTokens`, body, signal, request.trace);
-    const parsed = (await readJsonBody(response.body, () => unreadableGeminiBody(this.name, 'the countTokens body is not JSON'))) as { totalTokens?: unknown };
+    const invalid = () => unreadableGeminiBody(this.name, 'the countTokens body is not JSON');
+    const parsed = (await this.#upstream.requestJson('POST', `/models/${encodeURIComponent(model)}:countTokens`, body, this.#headers, signal, invalid, request.trace)) as { totalTokens?: unknown };
     if (typeof parsed?.totalTokens !== 'number') throw unreadableGeminiBody(this.name, 'countTokens sent no totalTokens');
     return parsed.totalTokens;
   }
@@ -72,7 +72,4 @@ export class GeminiProvider implements Provider {
     return this.#upstream.request(method, path, body, this.#headers, signal, trace);
   }
 
-  async #readWhole(body: Dispatcher.ResponseData['body']): Promise<TurnEvent[]> {
-    return readGeminiResponse(await readJsonBody(body, () => unreadableGeminiBody(this.name, 'the body is not JSON')), this.name);
-  }
 }

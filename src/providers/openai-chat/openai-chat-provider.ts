@@ -1,8 +1,8 @@
 import type { Dispatcher } from 'undici';
 import type { TraceContext } from '../../util/trace-context.ts';
-import { HttpUpstream, openAIJsonHeaders, openAIQuery, readJsonBody, type OpenAIEndpointOptions, type UpstreamConnectionOptions } from '../http-upstream.ts';
+import { HttpUpstream, openAIJsonHeaders, openAIQuery, type OpenAIEndpointOptions, type UpstreamConnectionOptions } from '../http-upstream.ts';
 import { readOpenAIModelList } from '../openai-model-list.ts';
-import type { ModelInfo, Provider, TurnEvent, TurnRequest, TurnStream } from '../provider.ts';
+import type { ModelInfo, Provider, TurnRequest, TurnStream } from '../provider.ts';
 import { readSseFrameBatches } from '../sse-frames.ts';
 import { errorFromUpstreamStatus } from '../upstream-errors.ts';
 import { startChatStream } from './chat-stream.ts';
@@ -23,6 +23,7 @@ export class OpenAIChatProvider implements Provider {
   readonly #upstream: HttpUpstream;
   /** Request headers by `accept` value, built once. */
   readonly #headers: Record<'json' | 'sse', Record<string, string>>;
+  readonly #invalidBody = (cause: unknown) => invalidUpstreamBody(this.name, cause);
 
   constructor(options: OpenAIChatProviderOptions) {
     this.name = options.name;
@@ -32,9 +33,10 @@ export class OpenAIChatProvider implements Provider {
   }
 
   async startTurn(request: TurnRequest, signal: AbortSignal): Promise<TurnStream> {
-    const body = convertToChatRequest(request, this.#options);
-    const response = await this.#send('POST', '/chat/completions', JSON.stringify(body), request.stream ? 'sse' : 'json', signal, request.trace);
-    return request.stream ? startChatStream(readSseFrameBatches(response.body), this.name, signal) : this.#readCompletion(response.body);
+    const body = JSON.stringify(convertToChatRequest(request, this.#options));
+    if (!request.stream) return readChatCompletion(await this.#upstream.requestJson('POST', '/chat/completions', body, this.#headers.json, signal, this.#invalidBody, request.trace), this.name);
+    const response = await this.#send('POST', '/chat/completions', body, 'sse', signal, request.trace);
+    return startChatStream(readSseFrameBatches(response.body), this.name, signal);
   }
 
   async listModels(signal: AbortSignal): Promise<ModelInfo[]> {
@@ -50,7 +52,4 @@ export class OpenAIChatProvider implements Provider {
     return this.#upstream.request(method, path, body, this.#headers[accept], signal, trace);
   }
 
-  async #readCompletion(body: Dispatcher.ResponseData['body']): Promise<TurnEvent[]> {
-    return readChatCompletion(await readJsonBody(body, (cause) => invalidUpstreamBody(this.name, cause)), this.name);
-  }
 }

@@ -1,9 +1,9 @@
 import type { Dispatcher } from 'undici';
 import type { UpstreamHostedToolType } from '../../protocol/hosted-tools.ts';
 import type { TraceContext } from '../../util/trace-context.ts';
-import { HttpUpstream, openAIJsonHeaders, openAIQuery, readJsonBody, type OpenAIEndpointOptions, type UpstreamConnectionOptions } from '../http-upstream.ts';
+import { HttpUpstream, openAIJsonHeaders, openAIQuery, type OpenAIEndpointOptions, type UpstreamConnectionOptions } from '../http-upstream.ts';
 import { readOpenAIModelList } from '../openai-model-list.ts';
-import type { ModelInfo, Provider, TurnEvent, TurnRequest, TurnStream } from '../provider.ts';
+import type { ModelInfo, Provider, TurnRequest, TurnStream } from '../provider.ts';
 import { readSseFrameBatches } from '../sse-frames.ts';
 import { convertToResponsesRequest, toInputTokensRequest, type ResponsesRequestOptions } from './convert-to-responses-request.ts';
 import { readResponsesBody } from './read-responses-body.ts';
@@ -30,6 +30,7 @@ export class OpenAIResponsesProvider implements Provider {
   readonly #options: OpenAIResponsesProviderOptions;
   readonly #upstream: HttpUpstream;
   readonly #headers: Record<'json' | 'sse', Record<string, string>>;
+  readonly #invalidBody = (cause: unknown) => invalidUpstreamBody(this.name, cause);
   readonly #hostedTools: ReadonlySet<string>;
 
   constructor(options: OpenAIResponsesProviderOptions) {
@@ -45,15 +46,16 @@ export class OpenAIResponsesProvider implements Provider {
   }
 
   async startTurn(request: TurnRequest, signal: AbortSignal): Promise<TurnStream> {
-    const body = convertToResponsesRequest(request, this.#options);
-    const response = await this.#send('POST', '/responses', JSON.stringify(body), request.stream ? 'sse' : 'json', signal, request.trace);
-    return request.stream ? startResponsesStream(readSseFrameBatches(response.body), this.name, signal) : this.#readBody(response.body);
+    const body = JSON.stringify(convertToResponsesRequest(request, this.#options));
+    if (!request.stream) return readResponsesBody(await this.#upstream.requestJson('POST', '/responses', body, this.#headers.json, signal, this.#invalidBody, request.trace), this.name);
+    const response = await this.#send('POST', '/responses', body, 'sse', signal, request.trace);
+    return startResponsesStream(readSseFrameBatches(response.body), this.name, signal);
   }
 
   /** OpenAI's own count (`POST /responses/input_tokens`), sent the parts of the turn's body that endpoint takes. */
   async countInputTokens(request: TurnRequest, signal: AbortSignal): Promise<number> {
-    const response = await this.#send('POST', '/responses/input_tokens', JSON.stringify(toInputTokensRequest(convertToResponsesRequest(request, this.#options))), 'json', signal, request.trace);
-    const body = await readJsonBody(response.body, (cause) => invalidUpstreamBody(this.name, cause));
+    const counting = JSON.stringify(toInputTokensRequest(convertToResponsesRequest(request, this.#options)));
+    const body = await this.#upstream.requestJson('POST', '/responses/input_tokens', counting, this.#headers.json, signal, this.#invalidBody, request.trace);
     const counted = (body as { input_tokens?: unknown } | null)?.input_tokens;
     if (typeof counted !== 'number' || !Number.isFinite(counted)) throw invalidUpstreamBody(this.name, 'the count has no input_tokens');
     return counted;
@@ -72,7 +74,4 @@ export class OpenAIResponsesProvider implements Provider {
     return this.#upstream.request(method, path, body, this.#headers[accept], signal, trace);
   }
 
-  async #readBody(body: Dispatcher.ResponseData['body']): Promise<TurnEvent[]> {
-    return readResponsesBody(await readJsonBody(body, (cause) => invalidUpstreamBody(this.name, cause)), this.name);
-  }
 }
