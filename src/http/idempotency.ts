@@ -32,6 +32,12 @@ export interface IdempotencyHold {
  * request that fails before there is a response lets the key go, so its
  * retry runs. Returns the hold to settle, or null when the reply was sent.
  */
+/** Whether the request names an Idempotency-Key (most do not: they need not wait on `takeIdempotencyKey`). */
+export function carriesIdempotencyKey(request: FastifyRequest): boolean {
+  const key = request.headers['idempotency-key'];
+  return typeof key === 'string' && key !== '';
+}
+
 export async function takeIdempotencyKey(request: FastifyRequest, reply: FastifyReply, stream: boolean, options: IdempotencyOptions, background: BackgroundStreamSource): Promise<IdempotencyHold | null | 'none'> {
   const key = request.headers['idempotency-key'];
   if (typeof key !== 'string' || key === '') return 'none';

@@ -21,7 +21,7 @@ export class GatewayLogController extends LogController {
   }
 
   override incomingRequest(request: FastifyRequest): void {
-    if (this.isLogDisabled(request)) return;
+    if (this.isLogDisabled(request) || (request.log as LevelAware).isLevelEnabled?.('debug') === false) return;
     request.log.debug({ method: request.method, url: request.url }, 'incoming request');
   }
 

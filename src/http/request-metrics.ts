@@ -13,7 +13,8 @@ const CLIENT_CLOSED_REQUEST = 499;
 export function registerRequestMetrics(app: FastifyInstance, metrics: GatewayMetrics): void {
   app.addHook('onRequest', (request, reply, done) => {
     const raw = reply.raw;
-    raw.once('close', () => metrics.request(request.method, request.routeOptions.url, raw.headersSent ? raw.statusCode : CLIENT_CLOSED_REQUEST));
+    // `close` comes once; `on` spares the wrapper `once` makes for every request.
+    raw.on('close', () => metrics.request(request.method, request.routeOptions.url, raw.headersSent ? raw.statusCode : CLIENT_CLOSED_REQUEST));
     done();
   });
 }

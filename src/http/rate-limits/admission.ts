@@ -47,6 +47,11 @@ export class Admission {
     if (scope && key !== null && slot !== null) scope.keeper.hold(key, slot);
   }
 
+  /** False for `unmetered`: no headers, no reservation, nothing to settle; its holder may leave it out. */
+  get metered(): boolean {
+    return this.#scope !== null;
+  }
+
   /** The `x-ratelimit-*` headers as of the latest take. */
   headers(): Record<string, string> {
     return this.#state ? rateLimitHeaders(this.#state) : {};

@@ -47,6 +47,11 @@ export class RateLimitGate {
     };
   }
 
+  /** Whether the key has no limits at all: its admission is `Admission.unmetered`, known without waiting on anything. */
+  unmetered(keyId: string): boolean {
+    return this.#limits.of(keyId) === null;
+  }
+
   /**
    * Counts one request of the key and, for a response (`concurrent`), takes
    * one of its concurrency slots; throws the 429 when a limit refuses. Token

@@ -8,12 +8,12 @@ import type { ResponseResource } from '../../protocol/response-resource.ts';
 import { responseJson } from '../../protocol/response-json.ts';
 import type { ResponseStreamEvent } from '../../protocol/stream-events.ts';
 import { streamBackgroundEvents, type BackgroundStreamSource } from '../background-stream.ts';
-import { takeIdempotencyKey, type IdempotencyHold, type IdempotencyOptions } from '../idempotency.ts';
+import { carriesIdempotencyKey, takeIdempotencyKey, type IdempotencyHold, type IdempotencyOptions } from '../idempotency.ts';
 import { abortOnDisconnect } from '../abort-on-disconnect.ts';
 import { deliverEvents } from '../deliver-events.ts';
 import { ResponseLog } from '../response-log.ts';
 import { SseWriter, type StreamWatcher } from '../sse-writer.ts';
-import type { Admission } from '../rate-limits/admission.ts';
+import { Admission } from '../rate-limits/admission.ts';
 import type { RateLimitGate } from '../rate-limits/rate-limit-gate.ts';
 import type { Tracing } from '../../observability/tracing.ts';
 import { traceContextOf } from '../../util/trace-context.ts';
@@ -39,6 +39,7 @@ export const WRITES_OWN_LOG_LINE = { ownLogLine: true };
 export function registerResponsesRoute(app: FastifyInstance, options: ResponsesRouteOptions): void {
   app.post('/v1/responses', { config: WRITES_OWN_LOG_LINE }, async (request, reply) => {
     const body = parseCreateResponseRequest(request.body);
+    if (!carriesIdempotencyKey(request)) return respond(request, reply, body, options, null);
     const hold = await takeIdempotencyKey(request, reply, body.stream === true, options.idempotency, options.background);
     if (hold === null) return reply; // a retry, answered with the first request's response
     if (hold === 'none') return respond(request, reply, body, options, null);
@@ -58,16 +59,20 @@ async function respond(request: FastifyRequest, reply: FastifyReply, body: Creat
   const log = request.log as typeof request.log & { isLevelEnabled?(level: string): boolean };
   const summary = log.isLevelEnabled?.('info') ? new ResponseLog() : null;
   // A refused request (429) has cost nothing yet: no store read, no tool listing, no upstream call.
-  const admission = await options.rateLimits.admit(request.apiKeyId, { concurrent: true });
-  reply.headers(admission.headers());
+  const admission = options.rateLimits.unmetered(request.apiKeyId) ? Admission.unmetered : await options.rateLimits.admit(request.apiKeyId, { concurrent: true });
+  if (admission.metered) reply.headers(admission.headers());
   // Traced under the client's traceparent; the trace starts with the response (a request refused before it has none).
   const tracer = options.tracing?.observer(traceContextOf(request.headers)) ?? null;
   if (body.background) return startBackground(request, reply, body, options, summary, hold, admission, tracer);
-  const observers: LoopObserver[] = [admission.observer, ...(summary ? [summary] : []), ...(log.isLevelEnabled?.('debug') ? [loggingObserver(log)] : []), ...(tracer ? [tracer] : [])];
+  const observers: LoopObserver[] = [];
+  if (admission.metered) observers.push(admission.observer);
+  if (summary) observers.push(summary);
+  if (log.isLevelEnabled?.('debug')) observers.push(loggingObserver(log));
+  if (tracer) observers.push(tracer);
   let run: ResponseRun;
   try {
     // Throws before anything is sent when the upstream fails at once: the client gets a real status.
-    run = await options.engine.createResponse(body, { tenant: request.tenant, signal, observers, admit: admission.reserveTokens, delivery: body.stream ? 'events' : 'final' });
+    run = await options.engine.createResponse(body, { tenant: request.tenant, signal, observers, ...(admission.metered && { admit: admission.reserveTokens }), delivery: body.stream ? 'events' : 'final' });
   } catch (error) {
     await admission.done();
     if (!signal.aborted) {
@@ -79,7 +84,7 @@ async function respond(request: FastifyRequest, reply: FastifyReply, body: Creat
     await hold?.release();
     return reply;
   }
-  reply.headers(admission.headers());
+  if (admission.metered) reply.headers(admission.headers());
   // Tools the model was not offered are said, never silently dropped (README: hosted tools).
   if (run.omittedTools.length > 0) reply.header('x-loopgate-omitted-tools', run.omittedTools.join(','));
   if (run.deployment) reply.header('x-loopgate-deployment', run.deployment);
