@@ -348,26 +348,11 @@ export class ResponseEngine {
         ended: (final, failure, spent) => lifecycle.streamEnded(final, failure, spent),
       },
     });
-    return {
-      events,
-      // Read when asked: the log line, written at the end, names where the last call went (a routed alias's calls may go to several deployments).
-      get provider() {
-        return calledTarget(route).provider;
-      },
-      get upstreamModel() {
-        return calledTarget(route).upstreamModel;
-      },
-      get deployment() {
-        return route.servedBy?.()?.deployment ?? null;
-      },
-      omittedTools: declared.omitted,
-      queued,
-      abandon: (reason) => {
-        deadline.dispose();
-        void claim?.abandon();
-        lifecycle.refused(reason ?? new Error('The response could not be started.'));
-      },
-    };
+    return new StartedRun(events, route, declared.omitted, queued, (reason) => {
+      deadline.dispose();
+      void claim?.abandon();
+      lifecycle.refused(reason ?? new Error('The response could not be started.'));
+    });
   }
 
   #responseObservers(response: ObservedResponse): LoopObserver[] {
@@ -404,5 +389,39 @@ async function startFirstTurn(provider: Provider, request: TurnRequest, deadline
   } catch (error) {
     if (deadline.cause === 'deadline_exceeded' || deadline.cause === 'server_shutdown') return null;
     throw error;
+  }
+}
+
+/**
+ * A started response's handle. A class: its getters live on the prototype,
+ * where an object literal with getters is built through V8's slow path on
+ * every response.
+ */
+class StartedRun implements ResponseRun {
+  readonly events: AsyncGenerator<ResponseStreamEvent[]>;
+  readonly omittedTools: readonly string[];
+  readonly queued: StoredResponse | null;
+  readonly abandon: (reason?: unknown) => void;
+  readonly #route: ModelRoute;
+
+  constructor(events: AsyncGenerator<ResponseStreamEvent[]>, route: ModelRoute, omittedTools: readonly string[], queued: StoredResponse | null, abandon: (reason?: unknown) => void) {
+    this.events = events;
+    this.#route = route;
+    this.omittedTools = omittedTools;
+    this.queued = queued;
+    this.abandon = abandon;
+  }
+
+  // Read when asked: the log line, written at the end, names where the last call went (a routed alias's calls may go to several deployments).
+  get provider(): string {
+    return calledTarget(this.#route).provider;
+  }
+
+  get upstreamModel(): string {
+    return calledTarget(this.#route).upstreamModel;
+  }
+
+  get deployment(): string | null {
+    return this.#route.servedBy?.()?.deployment ?? null;
   }
 }

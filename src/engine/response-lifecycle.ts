@@ -68,7 +68,27 @@ export class ResponseLifecycle {
     if (this.#over) return;
     this.#over = true;
     const { provider, upstreamModel } = this.#target();
-    this.#observer.responseEnded({ ...this.#started, provider, upstreamModel, ...outcome, errorCode: outcome.error?.code ?? null, usage: spent.usage, toolCalls: spent.toolCalls, durationMs: performance.now() - this.#started.startedAt });
+    const started = this.#started;
+    // Written out rather than spread: once per response, and a literal of known shape is built in one step.
+    this.#observer.responseEnded({
+      responseId: started.responseId,
+      model: started.model,
+      provider,
+      upstreamModel,
+      tenant: started.tenant,
+      stream: started.stream,
+      background: started.background,
+      conversationId: started.conversationId,
+      previousResponseId: started.previousResponseId,
+      startedAt: started.startedAt,
+      status: outcome.status,
+      error: outcome.error,
+      incompleteReason: outcome.incompleteReason,
+      errorCode: outcome.error?.code ?? null,
+      usage: spent.usage,
+      toolCalls: spent.toolCalls,
+      durationMs: performance.now() - started.startedAt,
+    });
   }
 }
 

@@ -241,7 +241,7 @@ async function* runLoop(loop: ResponseLoop, tally: LoopTally): AsyncGenerator<Re
       if (ending) break;
 
       if (calls.length === 0) {
-        const verdict = await gate.judge({ text: answerText(builder.output, mark), toolContext: loop.toolContext, signal: loop.signal }, usedTools(), lastCall !== null);
+        const verdict = gate.verdictBeforeReading(usedTools(), lastCall !== null) ?? (await gate.validate({ text: answerText(builder.output, mark), toolContext: loop.toolContext, signal: loop.signal }, lastCall !== null));
         if (verdict.kind === 'retry') {
           pending.length = heldFrom;
           transcript.hide(builder.output.splice(mark), verdict.feedback);
@@ -315,8 +315,8 @@ async function* runLoop(loop: ResponseLoop, tally: LoopTally): AsyncGenerator<Re
   }
   const final = ending ?? { status: 'failed', code: 'server_error', message: 'The response ended unexpectedly.' };
   builder.closeAll(final.status === 'completed' || final.status === 'requires_action' ? 'completed' : 'incomplete', emit);
-  const report: LoopReport = { ...(endedBy && { ended_by: endedBy }), ...gate.report() };
-  if (Object.keys(report).length > 0) response['loopgate:loop'] = report;
+  const report = gate.report(endedBy);
+  if (report) response['loopgate:loop'] = report;
   yield* finishResponse({ response, pausedStatus: loop.limits.pausedStatus, hooks: loop.hooks, signal: loop.signal }, builder, usage, final, stamp);
 }
 

@@ -68,8 +68,8 @@ export class GatewayMetrics {
   readonly #storeErrors: Counter<'store' | 'operation'>;
   readonly #openStreams: Gauge;
   readonly #backgroundEnded: Counter<'status'>;
-  /** By method, route and status (keys `method route status`: methods are the HTTP parser's, routes the app's patterns). */
-  readonly #requestSeries = new Map<string, CounterSeries<'method' | 'route' | 'status'>>();
+  /** By route pattern, then method, then status (methods are the HTTP parser's, routes the app's patterns). */
+  readonly #requestSeries = new Map<string, Map<string, Map<number, CounterSeries<'method' | 'route' | 'status'>>>>();
   /** By model and provider, both bounded (keys `model NUL provider`). */
   readonly #modelSeries = new Map<string, ModelSeries>();
 
@@ -149,8 +149,10 @@ export class GatewayMetrics {
 
   request(method: string, route: string | undefined, status: number): void {
     const matched = route ?? 'unmatched';
-    const key = `${method} ${matched} ${status}`;
-    (this.#requestSeries.get(key) ?? remember(this.#requestSeries, key, this.#requests.series({ method, route: matched, status: String(status) }))).inc();
+    // Looked up by parts: the method and route strings are the same ones every time (their hashes cached) and the status a small number, where a key built per request would be a new string to flatten and hash.
+    const byMethod = this.#requestSeries.get(matched) ?? remember(this.#requestSeries, matched, new Map());
+    const byStatus = byMethod.get(method) ?? remember(byMethod, method, new Map());
+    (byStatus.get(status) ?? remember(byStatus, status, this.#requests.series({ method, route: matched, status: String(status) }))).inc();
   }
 
   streamOpened(): void {

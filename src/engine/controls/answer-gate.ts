@@ -45,14 +45,25 @@ export class AnswerGate {
     if (this.#checkAsked && this.#checkOutcome === null) this.#checkOutcome = 'resumed_work';
   }
 
-  async judge(answer: AnswerUnderCheck, usedTools: boolean, finalCall: boolean): Promise<AnswerVerdict> {
+  /**
+   * Judges a text-only answer in two steps: this one, which needs nothing of
+   * the answer (the completion check, or no validation at all: most
+   * responses end here, without an await), then `validate` when it returns
+   * null. Called once per answer.
+   */
+  verdictBeforeReading(usedTools: boolean, finalCall: boolean): AnswerVerdict | null {
     if (!finalCall && this.#checkPending(usedTools)) {
       this.#checkAsked = true;
       return { kind: 'retry', feedback: this.#controls.completionCheck! };
     }
     if (this.#checkAsked && this.#checkOutcome === null) this.#checkOutcome = 'confirmed';
+    return this.#controls.outputValidation ? null : ACCEPT;
+  }
+
+  /** The answer's validation, once `verdictBeforeReading` left it to it. */
+  async validate(answer: AnswerUnderCheck, finalCall: boolean): Promise<AnswerVerdict> {
     const validation = this.#controls.outputValidation;
-    if (!validation) return { kind: 'accept' };
+    if (!validation) return ACCEPT;
     this.#attempts++;
     const problems = await this.#problems(answer, validation.checks);
     this.#lastProblems = problems;
@@ -61,9 +72,10 @@ export class AnswerGate {
     return { kind: 'retry', feedback: retryPrompt(problems) };
   }
 
-  /** What the gate did, for the response's `"loopgate:loop"`. */
-  report(): LoopReport {
-    const report: LoopReport = {};
+  /** What the loop did, for the response's `"loopgate:loop"`: how it ended (when a control ended it) and what the gate did; null when neither says anything. */
+  report(endedBy: LoopReport['ended_by'] | undefined): LoopReport | null {
+    if (!endedBy && !this.#checkOutcome && this.#attempts === 0) return null;
+    const report: LoopReport = endedBy ? { ended_by: endedBy } : {};
     if (this.#checkOutcome) report.completion_check = { outcome: this.#checkOutcome };
     if (this.#attempts > 0) {
       const valid = this.#lastProblems.length === 0;
@@ -86,6 +98,8 @@ export class AnswerGate {
     }
   }
 }
+
+const ACCEPT: AnswerVerdict = { kind: 'accept' };
 
 function retryPrompt(problems: readonly string[]): string {
   return ['Your answer was not accepted:', ...problems.map((problem) => `- ${problem}`), 'Answer again with the corrected answer only.'].join('\n');
