@@ -18,7 +18,9 @@ export class UsageRecorder implements LoopObserver {
   readonly #store: UsageStore;
   readonly #log: RecorderLogger;
   readonly #now: () => number;
-  readonly #pending = new Set<Promise<void>>();
+  /** Writes under way, and who waits for them to end (a closing gateway). */
+  #writing = 0;
+  #idle: (() => void)[] = [];
   #failing = false;
 
   constructor(options: { store: UsageStore; log: RecorderLogger; now?: () => number }) {
@@ -42,8 +44,9 @@ export class UsageRecorder implements LoopObserver {
   }
 
   /** Resolves once the writes under way have ended (before the stores close). */
-  async whenIdle(): Promise<void> {
-    await Promise.all([...this.#pending]);
+  whenIdle(): Promise<void> {
+    if (this.#writing === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#idle.push(resolve));
   }
 
   #record(tenant: string, model: string, usage: Usage | null, counts: { responses: number; toolCalls: number }): void {
@@ -51,23 +54,35 @@ export class UsageRecorder implements LoopObserver {
       tenant,
       model,
       day: utcDay(this.#now()),
-      ...counts,
+      responses: counts.responses,
+      toolCalls: counts.toolCalls,
       inputTokens: usage?.input_tokens ?? 0,
       outputTokens: usage?.output_tokens ?? 0,
       cachedTokens: usage?.input_tokens_details.cached_tokens ?? 0,
       reasoningTokens: usage?.output_tokens_details.reasoning_tokens ?? 0,
     };
-    const write = this.#store.record(entry).then(
-      () => {
-        if (this.#failing) this.#log.info({}, 'usage: recording works again');
-        this.#failing = false;
-      },
-      (error: unknown) => {
-        if (!this.#failing) this.#log.warn({ err: error, tenant }, 'usage: a response could not be recorded; usage is lost until the store answers again');
-        this.#failing = true;
-      },
-    );
-    this.#pending.add(write);
-    void write.finally(() => this.#pending.delete(write));
+    const write = this.#store.record(entry);
+    // One settled handler per write, and a count rather than a set of promises: a response's usage costs one promise here.
+    this.#writing++;
+    write.then(this.#written, (error: unknown) => this.#failed(error, tenant));
+  }
+
+  readonly #written = (): void => {
+    if (this.#failing) this.#log.info({}, 'usage: recording works again');
+    this.#failing = false;
+    this.#settled();
+  };
+
+  #failed(error: unknown, tenant: string): void {
+    if (!this.#failing) this.#log.warn({ err: error, tenant }, 'usage: a response could not be recorded; usage is lost until the store answers again');
+    this.#failing = true;
+    this.#settled();
+  }
+
+  #settled(): void {
+    if (--this.#writing > 0) return;
+    const waiting = this.#idle;
+    this.#idle = [];
+    for (const resolve of waiting) resolve();
   }
 }

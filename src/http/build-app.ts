@@ -39,7 +39,7 @@ import { registerErrorHandling } from './error-handler.ts';
 import { registerGracefulDrain } from './graceful-drain.ts';
 import { GatewayLogController } from './log-controller.ts';
 import { readiness } from './readiness.ts';
-import { registerRequestMetrics } from './request-metrics.ts';
+import { countRequest } from './request-metrics.ts';
 import { registerCompactRoute } from './routes/compact-route.ts';
 import { registerDiscoveryRoutes } from './routes/discovery-routes.ts';
 import { registerHealthRoutes } from './routes/health-routes.ts';
@@ -193,11 +193,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     if (body === '') return done(null, undefined);
     parseJson(request, body as string, done);
   });
+  // One hook for what every request gets: its id in a header, and its count once its connection is done with it.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    if (metrics) countRequest(metrics, request, reply);
     done();
   });
-  if (metrics) registerRequestMetrics(app, metrics);
   if (config.server.corsOrigins.length > 0) {
     await app.register(cors, {
       origin: config.server.corsOrigins.includes('*') ? '*' : config.server.corsOrigins,
