@@ -15,6 +15,7 @@ import { gatewayEnv } from './observability-cost.ts';
  *   BENCH_BASELINE=/path/to/other/checkout node bench/compare-checkouts.ts
  *   BENCH_ROUNDS=8 (rounds of a JSON and a streamed slice each)  BENCH_SLICE_MS=600
  *   BENCH_NODE_FLAGS="--max-semi-space-size=32"   Node flags for this checkout's gateway only (to weigh a flag against none)
+ *   BENCH_ENV="METRICS_ENABLED=false"               environment for this checkout's gateway only (BENCH_BASELINE=. weighs a setting)
  */
 const baseline = process.env.BENCH_BASELINE;
 if (!baseline || !existsSync(join(baseline, 'src/main.ts'))) {
@@ -29,14 +30,15 @@ try {
   const upstream = startNode(['bench/fake-upstream.ts'], {});
   children.push(upstream);
   const upstreamPort = Number(await firstLine(upstream));
-  const gateway = async (name: string, main: string, flags: string[] = []): Promise<Target> => {
+  const gateway = async (name: string, main: string, flags: string[] = [], env: Record<string, string> = {}): Promise<Target> => {
     const port = await freePort();
-    const child = startNode([main], gatewayEnv(upstreamPort, port), flags);
+    const child = startNode([main], { ...gatewayEnv(upstreamPort, port), ...env }, flags);
     children.push(child);
     await waitHealthy(port);
     return { name, pool: poolFor(port), path: '/v1/responses', body: JSON.stringify({ model: 'bench-model', input: 'Hello' }), streamBody: JSON.stringify({ model: 'bench-model', input: 'Hello', stream: true }), firstTokenMarker: 'response.output_text.delta', pid: child.pid! };
   };
-  const targets = [await gateway('this checkout', 'src/main.ts', (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean)), await gateway('baseline', resolve(baseline, 'src/main.ts'))];
+  const thisEnv = Object.fromEntries((process.env.BENCH_ENV ?? '').split(' ').filter(Boolean).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
+  const targets = [await gateway('this checkout', 'src/main.ts', (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean), thisEnv), await gateway('baseline', resolve(baseline, 'src/main.ts'))];
   const warmupMs = Number(process.env.BENCH_WARMUP_MS ?? 2_000);
   await alternatingLoad(targets, 2, warmupMs);
   await alternatingLoad(targets, 1, 1_000, true);

@@ -1,6 +1,7 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { ResponseEndedEvent } from '../engine/loop-observer.ts';
 import { AggregatedCounter, type CounterSeries } from './aggregated-counter.ts';
+import { AggregatedHistogram, type HistogramSeries } from './aggregated-histogram.ts';
 import type { LabelBounds } from './label-bounds.ts';
 import { processMetrics } from './process-metrics.ts';
 
@@ -22,12 +23,14 @@ const MCP_STATES = ['listing', 'ready', 'unavailable'] as const;
 
 /**
  * What one (model, provider) pair of ended responses records into, resolved
- * once: the histograms' label object (prom-client still hashes it on every
- * observe: its histograms have no cheaper public way in), and the counters'
- * series by status and by tenant.
+ * once: its histogram series, and the counters' series by status and by
+ * tenant.
  */
 interface ModelSeries {
   readonly labels: { model: string; provider: string };
+  readonly seconds: HistogramSeries<'model' | 'provider'>;
+  readonly firstToken: HistogramSeries<'model' | 'provider'>;
+  readonly turns: HistogramSeries<'model' | 'provider'>;
   readonly responses: Map<string, CounterSeries<'model' | 'provider' | 'status'>>;
   readonly tokens: Map<string, TokenSeries>;
 }
@@ -58,43 +61,45 @@ export class GatewayMetrics {
 
   readonly #requests: AggregatedCounter<'method' | 'route' | 'status'>;
   readonly #responses: AggregatedCounter<'model' | 'provider' | 'status'>;
-  readonly #responseSeconds: Histogram<'model' | 'provider'>;
-  readonly #firstTokenSeconds: Histogram<'model' | 'provider'>;
-  readonly #turns: Histogram<'model' | 'provider'>;
+  readonly #responseSeconds: AggregatedHistogram<'model' | 'provider'>;
+  readonly #firstTokenSeconds: AggregatedHistogram<'model' | 'provider'>;
+  readonly #turns: AggregatedHistogram<'model' | 'provider'>;
   readonly #tokens: AggregatedCounter<'model' | 'provider' | 'tenant' | 'type'>;
-  readonly #toolCallSeconds: Histogram<'kind' | 'server' | 'outcome'>;
+  readonly #toolCallSeconds: AggregatedHistogram<'kind' | 'server' | 'outcome'>;
+  /** By `kind NUL server NUL outcome`, all bounded. */
+  readonly #toolCallSeries = new Map<string, HistogramSeries<'kind' | 'server' | 'outcome'>>();
   readonly #upstreamErrors: Counter<'provider' | 'code'>;
-  readonly #storeSeconds: Histogram<'store' | 'operation'>;
+  readonly #storeSeconds: AggregatedHistogram<'store' | 'operation'>;
   readonly #storeErrors: Counter<'store' | 'operation'>;
   readonly #openStreams: Gauge;
   readonly #backgroundEnded: Counter<'status'>;
   /** By route pattern, then method, then status (methods are the HTTP parser's, routes the app's patterns). */
   readonly #requestSeries = new Map<string, Map<string, Map<number, CounterSeries<'method' | 'route' | 'status'>>>>();
-  /** By model and provider, both bounded (keys `model NUL provider`). */
-  readonly #modelSeries = new Map<string, ModelSeries>();
+  /** By model, then provider, both bounded. */
+  readonly #modelSeries = new Map<string, Map<string, ModelSeries>>();
 
   constructor(bounds: LabelBounds) {
     this.bounds = bounds;
     const registers = [this.registry];
     this.#requests = new AggregatedCounter({ name: 'loopgate_http_requests_total', help: 'HTTP requests answered, by method, route pattern and status (499: the client left before the answer began).', labelNames: ['method', 'route', 'status'], registers });
     this.#responses = new AggregatedCounter({ name: 'loopgate_responses_total', help: 'Responses ended, by model, provider and final status.', labelNames: ['model', 'provider', 'status'], registers });
-    this.#responseSeconds = new Histogram({
+    this.#responseSeconds = new AggregatedHistogram({
       name: 'loopgate_response_duration_seconds',
       help: 'Time from the request to the end of its response, every turn and tool call included.',
       labelNames: ['model', 'provider'],
       buckets: [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600],
       registers,
     });
-    this.#firstTokenSeconds = new Histogram({
+    this.#firstTokenSeconds = new AggregatedHistogram({
       name: 'loopgate_response_time_to_first_token_seconds',
       help: "Time from the request to the model's first output (text, reasoning, refusal or a tool call).",
       labelNames: ['model', 'provider'],
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
       registers,
     });
-    this.#turns = new Histogram({ name: 'loopgate_response_turns', help: 'Model calls per response.', labelNames: ['model', 'provider'], buckets: [1, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 50], registers });
+    this.#turns = new AggregatedHistogram({ name: 'loopgate_response_turns', help: 'Model calls per response.', labelNames: ['model', 'provider'], buckets: [1, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 50], registers });
     this.#tokens = new AggregatedCounter({ name: 'loopgate_tokens_total', help: 'Tokens of ended responses, by type: input and output; cached (part of input) and reasoning (part of output).', labelNames: ['model', 'provider', 'tenant', 'type'], registers });
-    this.#toolCallSeconds = new Histogram({
+    this.#toolCallSeconds = new AggregatedHistogram({
       name: 'loopgate_tool_call_duration_seconds',
       help: 'Server-side tool calls and how long each ran, by executor kind, MCP server and outcome (its _count counts the calls).',
       labelNames: ['kind', 'server', 'outcome'],
@@ -102,7 +107,7 @@ export class GatewayMetrics {
       registers,
     });
     this.#upstreamErrors = new Counter({ name: 'loopgate_upstream_errors_total', help: 'Model calls that failed, refused at once or in their stream, by provider and error code.', labelNames: ['provider', 'code'], registers });
-    this.#storeSeconds = new Histogram({
+    this.#storeSeconds = new AggregatedHistogram({
       name: 'loopgate_store_operation_duration_seconds',
       help: 'Store operations and how long each took, failed ones included.',
       labelNames: ['store', 'operation'],
@@ -168,10 +173,10 @@ export class GatewayMetrics {
     const labels = series.labels;
     const status = event.status;
     (series.responses.get(status) ?? remember(series.responses, status, this.#responses.series({ ...labels, status }))).inc();
-    this.#responseSeconds.observe(labels, event.durationMs / 1000);
-    if (firstTokenMs !== null) this.#firstTokenSeconds.observe(labels, firstTokenMs / 1000);
+    series.seconds.observe(event.durationMs / 1000);
+    if (firstTokenMs !== null) series.firstToken.observe(firstTokenMs / 1000);
     // A response refused before its first model call ran no turn at all.
-    if (turns > 0) this.#turns.observe(labels, turns);
+    if (turns > 0) series.turns.observe(turns);
     if (event.background) this.#backgroundEnded.inc({ status: event.status });
     const usage = event.usage;
     if (!usage) return;
@@ -184,8 +189,12 @@ export class GatewayMetrics {
   }
 
   #seriesOf(model: string, provider: string): ModelSeries {
-    const key = `${model}\0${provider}`;
-    return this.#modelSeries.get(key) ?? remember(this.#modelSeries, key, { labels: { model, provider }, responses: new Map(), tokens: new Map() });
+    const byProvider = this.#modelSeries.get(model) ?? remember(this.#modelSeries, model, new Map());
+    return byProvider.get(provider) ?? remember(byProvider, provider, this.#newModelSeries({ model, provider }));
+  }
+
+  #newModelSeries(labels: ModelSeries['labels']): ModelSeries {
+    return { labels, seconds: this.#responseSeconds.series(labels), firstToken: this.#firstTokenSeconds.series(labels), turns: this.#turns.series(labels), responses: new Map(), tokens: new Map() };
   }
 
   /** Made just before their first increments, in their order: prom-client lists series in the order it first met them. */
@@ -195,7 +204,9 @@ export class GatewayMetrics {
   }
 
   toolCall(executorKind: string, toolName: string, failed: boolean, durationMs: number): void {
-    this.#toolCallSeconds.observe({ kind: executorKind, server: this.bounds.toolServer(toolName, executorKind), outcome: failed ? 'error' : 'success' }, durationMs / 1000);
+    const labels = { kind: executorKind, server: this.bounds.toolServer(toolName, executorKind), outcome: failed ? 'error' : 'success' };
+    const key = `${labels.kind}\0${labels.server}\0${labels.outcome}`;
+    (this.#toolCallSeries.get(key) ?? remember(this.#toolCallSeries, key, this.#toolCallSeconds.series(labels))).observe(durationMs / 1000);
   }
 
   upstreamError(provider: string, code: string): void {
@@ -206,19 +217,23 @@ export class GatewayMetrics {
   storeMeter(store: string): StoreMeter {
     const seconds = this.#storeSeconds;
     const errors = this.#storeErrors;
-    // One label object per operation (the store classes' method names), not two per call.
-    const labelsByOperation = new Map<string, { store: string; operation: string }>();
+    // One label object and series per operation (the store classes' method names), not two per call.
+    const byOperation = new Map<string, { labels: { store: string; operation: string }; seconds: HistogramSeries<'store' | 'operation'> }>();
+    const meterOf = (operation: string) => {
+      const labels = { store, operation };
+      return remember(byOperation, operation, { labels, seconds: seconds.series(labels) });
+    };
     return {
       async time(operation, run) {
-        const labels = labelsByOperation.get(operation) ?? remember(labelsByOperation, operation, { store, operation });
+        const meter = byOperation.get(operation) ?? meterOf(operation);
         const started = performance.now();
         try {
           return await run();
         } catch (error) {
-          errors.inc(labels);
+          errors.inc(meter.labels);
           throw error;
         } finally {
-          seconds.observe(labels, (performance.now() - started) / 1000);
+          meter.seconds.observe((performance.now() - started) / 1000);
         }
       },
     };
