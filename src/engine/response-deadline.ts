@@ -28,7 +28,8 @@ export class ResponseDeadline {
     this.#client = client;
     this.#inFlight = inFlight;
     if (client.aborted) this.#stop('cancelled', client.reason);
-    else client.addEventListener('abort', this.#onClientAbort, { once: true });
+    // No `once`: an abort comes once, and dispose() removes the listener anyway.
+    else client.addEventListener('abort', this.#onClientAbort);
     this.#timer = setTimeout(() => this.#stop('deadline_exceeded', new Error('The response deadline passed.')), deadlineMs);
     this.#timer.unref();
     inFlight?.add(this);

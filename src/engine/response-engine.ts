@@ -3,7 +3,7 @@ import { invalidRequest } from '../errors/gateway-error.ts';
 import { refuseUnsupportedParameters } from '../protocol/unsupported-parameters.ts';
 import type { ExecutorRegistry } from '../executors/executor-registry.ts';
 import { ToolErrorSanitizer } from '../executors/sanitize-tool-error.ts';
-import type { ToolContext } from '../executors/tool-executor.ts';
+import type { OfferedTool, ToolContext } from '../executors/tool-executor.ts';
 import type { CreateResponseRequest } from '../protocol/create-response-request.ts';
 import type { InputItem } from '../protocol/input-items.ts';
 import type { OutputItem } from '../protocol/output-items.ts';
@@ -256,21 +256,22 @@ export class ResponseEngine {
     const modelInput = modelInputOf(history, input, { codec: this.#options.compaction ?? null, tenant: options.tenant, inherited: claim ? 'conversation' : 'previous_response_id' });
 
     // What executors offer (MCP tools) is settled before the stream starts, so a refused server URL is a 400.
-    const baseContext: ToolContext = { tenant: options.tenant, tools: functionTools, mcpServers, previousOutput, offered: new Map() };
+    const baseContext: ToolContext = { tenant: options.tenant, tools: functionTools, mcpServers, previousOutput, offered: NOTHING_OFFERED };
     const offers = await executors.prepare(baseContext, signal);
-    const declaredNames = new Set(functionTools.map((tool) => tool.name));
-    const offered = new Map(offers.offered.filter((tool) => !declaredNames.has(tool.definition.name)).map((tool) => [tool.definition.name, tool]));
-    const toolContext: ToolContext = { ...baseContext, offered };
+    // Most requests are offered nothing (no MCP server): their context and tool list are the ones they came with.
+    const toolContext: ToolContext = offers.offered.length === 0 ? baseContext : { ...baseContext, offered: offeredBesides(offers.offered, functionTools) };
     const resume = planResume(previous, input, executors, toolContext, policy);
 
-    const turnRequest = toTurnRequest(request, route.upstreamModel, modelInput, history.length, [...functionTools, ...[...offered.values()].map((tool) => tool.definition)], declared.hosted);
+    const tools = toolContext.offered.size === 0 ? functionTools : [...functionTools, ...[...toolContext.offered.values()].map((tool) => tool.definition)];
+    const turnRequest = toTurnRequest(request, route.upstreamModel, modelInput, history.length, tools, declared.hosted);
     // Every model call of the loop fits the context window, or learns it from the upstream's refusal.
     const truncating = request.truncation === 'auto' ? new TruncatingProvider(route, this.#windows, model) : null;
     // A request its rate limits refuse (the first call's tokens) never starts: no observer hears of it.
     await options.admit?.(turnRequest);
     const createdAt = Math.floor(Date.now() / 1000);
     const observed: ObservedResponse = { id: responseId, tenant: options.tenant, background: request.background === true, createdAt, cleanToolError: (error) => this.#toolErrors.sanitize(error, toolContext) };
-    const observers = [...this.#responseObservers(observed), ...(options.observers ?? [])];
+    const observers = this.#responseObservers(observed);
+    if (options.observers) observers.push(...options.observers);
     const observer = safeObserver(observers);
     // Model calls are watched, each reported with its request, usage and timings, only for observers that want them (traces).
     const provider = observesModelCalls(observers) ? new ObservedProvider(truncating ?? route.provider, observer) : (truncating ?? route.provider);
@@ -339,7 +340,7 @@ export class ResponseEngine {
           // A background response's first call runs inside the loop: its deployment is known only now.
           const deployment = route.servedBy?.()?.deployment;
           if (deployment && !final['loopgate:deployment']) final['loopgate:deployment'] = deployment;
-          await this.#persist(request, options.tenant, final, input);
+          if (request.store !== false) await this.#options.store.put({ tenant: options.tenant, response: final, inputItems: input, previousResponseId: request.previous_response_id ?? null });
           await claim?.finish(final, input);
           // A failed response is not continued from (and the transport evicts the one it continued).
           if (options.connection && final.status !== 'failed') options.connection.remember([...turns, { responseId: final.id, status: final.status, inputItems: input, output: final.output }]);
@@ -355,15 +356,18 @@ export class ResponseEngine {
     });
   }
 
+  /** A new array of this response's observers (the caller may add to it). */
   #responseObservers(response: ObservedResponse): LoopObserver[] {
-    return (this.#options.responseObservers ?? []).flatMap((make) => {
+    const observers: LoopObserver[] = [];
+    for (const make of this.#options.responseObservers ?? []) {
       try {
-        return make(response) ?? [];
+        const observer = make(response);
+        if (observer) observers.push(observer);
       } catch {
         // Observers are bystanders, their factories too.
-        return [];
       }
-    });
+    }
+    return observers;
   }
 
   #conversations(): ConversationStore {
@@ -372,10 +376,6 @@ export class ResponseEngine {
     return conversations;
   }
 
-  async #persist(request: CreateResponseRequest, tenant: string, response: ResponseResource, input: StoredInputItem[]): Promise<void> {
-    if (request.store === false) return;
-    await this.#options.store.put({ tenant, response, inputItems: input, previousResponseId: request.previous_response_id ?? null });
-  }
 }
 
 /**
@@ -383,13 +383,20 @@ export class ResponseEngine {
  * gateway itself stopped meanwhile (deadline, shutdown) is not an error: it
  * starts with no turn and ends `incomplete` with that reason, stored.
  */
-async function startFirstTurn(provider: Provider, request: TurnRequest, deadline: ResponseDeadline): Promise<TurnStream | null> {
-  try {
-    return await provider.startTurn(request, deadline.signal);
-  } catch (error) {
+function startFirstTurn(provider: Provider, request: TurnRequest, deadline: ResponseDeadline): Promise<TurnStream | null> {
+  return provider.startTurn(request, deadline.signal).catch((error: unknown) => {
     if (deadline.cause === 'deadline_exceeded' || deadline.cause === 'server_shutdown') return null;
     throw error;
-  }
+  });
+}
+
+/** Nothing offered by an executor: shared, never written to (the context's map is read-only). */
+const NOTHING_OFFERED: ReadonlyMap<string, OfferedTool> = new Map();
+
+/** The executors' tools by name, but for those the request declares itself (the client's own function wins). */
+function offeredBesides(offered: readonly OfferedTool[], declared: readonly { name: string }[]): ReadonlyMap<string, OfferedTool> {
+  const declaredNames = new Set(declared.map((tool) => tool.name));
+  return new Map(offered.filter((tool) => !declaredNames.has(tool.definition.name)).map((tool) => [tool.definition.name, tool]));
 }
 
 /**

@@ -45,7 +45,7 @@ export class WholeBodyHandler implements Dispatcher.DispatchHandler {
     this.#signal = signal;
     this.#resolve = resolve;
     this.#reject = reject;
-    if (!signal.aborted) signal.addEventListener('abort', this.#onAbort, { once: true });
+    if (!signal.aborted) signal.addEventListener('abort', this.#onAbort);
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
