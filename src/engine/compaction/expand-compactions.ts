@@ -21,7 +21,11 @@ export interface CompactionScope {
  */
 export function modelInputOf(history: readonly InputItem[], input: readonly StoredInputItem[], scope: CompactionScope & { inherited: 'previous_response_id' | 'conversation' }): InputItem[] {
   // No compaction item anywhere (the usual case): the items as they are, with no copy made per item.
-  if (!history.some(isCompaction) && !input.some(isCompaction)) return [...history, ...input.flatMap((item) => storedItemToInput(item))];
+  if (!history.some(isCompaction) && !input.some(isCompaction)) {
+    const items = history.slice();
+    for (const item of input) items.push(...storedItemToInput(item));
+    return items;
+  }
   return [
     ...history.map((item) => expandCompaction(item, scope, scope.inherited, `an earlier turn of this conversation ('${scope.inherited}')`)),
     ...input.flatMap((item, index) => storedItemToInput(expandCompaction(item, scope, `input[${index}].encrypted_content`))),
