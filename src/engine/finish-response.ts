@@ -21,16 +21,18 @@ export interface Finishing {
 
 /**
  * Writes the ending into the response, lets the hooks store it, and stamps
- * the one terminal event; a hook failure turns it into `response.failed` (or
- * propagates, for JSON requests that can still answer with an HTTP error).
+ * the one terminal event, returned with whatever was still pending (a plain
+ * async function: the loop yields it, with no generator of its own between);
+ * a hook failure turns it into `response.failed` (or propagates, for JSON
+ * requests that can still answer with an HTTP error).
  */
-export async function* finishResponse(
+export async function finishResponse(
   loop: Finishing,
   builder: OutputBuilder,
   usage: UsageTotal,
   ending: Ending,
   stamp: (body: ResponseStreamEventBody) => ResponseStreamEvent[],
-): AsyncGenerator<ResponseStreamEvent[], void> {
+): Promise<ResponseStreamEvent[]> {
   const { response } = loop;
   response.output = builder.output;
   response.usage = usage.toUsage();
@@ -70,5 +72,5 @@ export async function* finishResponse(
     response.incomplete_details = null;
     response.error = error instanceof GatewayError ? { code: error.code ?? 'server_error', message: error.message } : { code: 'server_error', message: 'The response could not be finished.' };
   }
-  yield stamp({ type: terminal, response });
+  return stamp({ type: terminal, response });
 }

@@ -80,7 +80,7 @@ describe('a response changed after it was stored', () => {
       { status: 'completed' },
       (body) => [{ ...body, sequence_number: 0 } as ResponseStreamEvent],
     );
-    for await (const batch of finishing) events.push(...batch);
+    events.push(...(await finishing));
     expect(events.map((event) => event.type)).toEqual(['response.failed']);
     const sent = JSON.parse(responseJson(response));
     expect(sent.status).toBe('failed');
