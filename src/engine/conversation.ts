@@ -38,16 +38,6 @@ export async function buildConversation(
   conversationItems: readonly StoredItem[] | null = null,
   connection: ConnectionResponses | null = null,
 ): Promise<Conversation> {
-  const history: InputItem[] = [];
-  const searchOutputs: { item: StoredInputItem; param: string }[] = [];
-  let previous: ConversationTurn | null = null;
-  const previousOutput: OutputItem[] = [];
-  // A conversation's items come first, as they were added (`conversation` excludes previous_response_id).
-  for (const item of conversationItems ?? []) {
-    history.push(...storedItemToInput(item));
-    if (item.type === 'tool_search_output') searchOutputs.push({ item, param: 'conversation' });
-    if (item.type.startsWith('mcp_')) previousOutput.push(item as OutputItem);
-  }
   const previousId = request.previous_response_id;
   let chain: readonly ConversationTurn[] = [];
   if (previousId) {
@@ -59,17 +49,42 @@ export async function buildConversation(
       const message = missing === previousId ? `Previous response with id '${previousId}' not found.` : `Previous response with id '${previousId}' continues response '${missing}', which is no longer stored.`;
       throw notFound(message, 'previous_response_not_found', 'previous_response_id');
     }
-    for (const turn of turns) {
-      for (const item of turn.inputItems) {
-        history.push(...storedItemToInput(item));
-        if (item.type === 'tool_search_output') searchOutputs.push({ item, param: 'previous_response_id' });
-      }
-      for (const item of turn.output) history.push(...storedItemToInput(item));
-      previousOutput.push(...turn.output);
-    }
-    previous = turns.at(-1) ?? null;
   }
   const input = await resolveInput(store, tenant, request.input);
+  return assembleConversation(conversationItems, chain, input);
+}
+
+/**
+ * The conversation of a request that names nothing stored (no
+ * `previous_response_id`, no `item_reference`: most requests), built at once
+ * with no store read to wait for; null for any other, which
+ * `buildConversation` builds.
+ */
+export function conversationAtHand(request: CreateResponseRequest, conversationItems: readonly StoredItem[] | null = null): Conversation | null {
+  if (request.previous_response_id || hasReferences(request.input)) return null;
+  return assembleConversation(conversationItems, [], inputWithIds(request.input, NO_ITEMS));
+}
+
+function assembleConversation(conversationItems: readonly StoredItem[] | null, chain: readonly ConversationTurn[], input: StoredInputItem[]): Conversation {
+  const history: InputItem[] = [];
+  const searchOutputs: { item: StoredInputItem; param: string }[] = [];
+  let previous: ConversationTurn | null = null;
+  const previousOutput: OutputItem[] = [];
+  // A conversation's items come first, as they were added (`conversation` excludes previous_response_id).
+  for (const item of conversationItems ?? []) {
+    history.push(...storedItemToInput(item));
+    if (item.type === 'tool_search_output') searchOutputs.push({ item, param: 'conversation' });
+    if (item.type.startsWith('mcp_')) previousOutput.push(item as OutputItem);
+  }
+  for (const turn of chain) {
+    for (const item of turn.inputItems) {
+      history.push(...storedItemToInput(item));
+      if (item.type === 'tool_search_output') searchOutputs.push({ item, param: 'previous_response_id' });
+    }
+    for (const item of turn.output) history.push(...storedItemToInput(item));
+    previousOutput.push(...turn.output);
+  }
+  previous = chain.at(-1) ?? null;
   checkToolOutputs(history, input);
   if (!previous) {
     // Without previous_response_id, the turn being continued (if any) is the one the client resent.
@@ -99,10 +114,21 @@ function loadedToolsOf(searchOutputs: readonly { item: StoredInputItem; param: s
 }
 
 async function resolveInput(store: ResponseStore, tenant: string, input: CreateResponseRequest['input']): Promise<StoredInputItem[]> {
+  if (!hasReferences(input)) return inputWithIds(input, NO_ITEMS);
+  const referenced = (input as Exclude<typeof input, string | null | undefined>).filter((item) => item.type === 'item_reference').map((item) => item.id);
+  return inputWithIds(input, await store.items(tenant, referenced));
+}
+
+const NO_ITEMS: ReadonlyMap<string, StoredItem> = new Map();
+
+function hasReferences(input: CreateResponseRequest['input']): boolean {
+  return Array.isArray(input) && input.some((item) => item.type === 'item_reference');
+}
+
+/** The input as it will be stored: every item with an id, references replaced by the items `found` for them. */
+function inputWithIds(input: CreateResponseRequest['input'], found: ReadonlyMap<string, StoredItem>): StoredInputItem[] {
   if (input == null) return [];
   if (typeof input === 'string') return [{ id: newId('msg'), type: 'message', role: 'user', content: input }];
-  const referenced = input.filter((item) => item.type === 'item_reference').map((item) => item.id);
-  const found = referenced.length > 0 ? await store.items(tenant, referenced) : new Map();
   return input.map((item, index) => {
     if (item.type === 'item_reference') {
       const stored = found.get(item.id);

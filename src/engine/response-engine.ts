@@ -17,7 +17,7 @@ import { newId } from '../util/ids.ts';
 import type { SecretRedactor } from '../util/secret-redactor.ts';
 import type { BackgroundRunner } from './background-runner.ts';
 import type { ConnectionResponses } from './connection-responses.ts';
-import { buildConversation } from './conversation.ts';
+import { buildConversation, conversationAtHand } from './conversation.ts';
 import { ConversationClaim, conversationNotFound } from './conversation-claim.ts';
 import { ContextWindows } from './context-windows.ts';
 import type { ConversationStore } from '../store/conversation-store.ts';
@@ -202,7 +202,7 @@ export class ResponseEngine {
     const { model, route, responseId, claim, controls, startedAt } = taken;
     const conversationItems = claim ? await this.#conversations().items(options.tenant, claim.conversationId) : null;
     if (claim && conversationItems === null) throw conversationNotFound(claim.conversationId);
-    const { history, input, previous, previousOutput, loadedTools, turns } = await buildConversation(store, options.tenant, request, conversationItems, options.connection ?? null);
+    const { history, input, previous, previousOutput, loadedTools, turns } = conversationAtHand(request, conversationItems) ?? (await buildConversation(store, options.tenant, request, conversationItems, options.connection ?? null));
     if (history.length === 0 && input.length === 0 && !request.instructions) {
       throw invalidRequest("Missing required parameter: 'input'.", 'input', 'missing_required_parameter');
     }
@@ -341,7 +341,7 @@ export class ResponseEngine {
           const deployment = route.servedBy?.()?.deployment;
           if (deployment && !final['loopgate:deployment']) final['loopgate:deployment'] = deployment;
           if (request.store !== false) await this.#options.store.put({ tenant: options.tenant, response: final, inputItems: input, previousResponseId: request.previous_response_id ?? null });
-          await claim?.finish(final, input);
+          if (claim) await claim.finish(final, input);
           // A failed response is not continued from (and the transport evicts the one it continued).
           if (options.connection && final.status !== 'failed') options.connection.remember([...turns, { responseId: final.id, status: final.status, inputItems: input, output: final.output }]);
         },

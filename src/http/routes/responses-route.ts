@@ -101,7 +101,7 @@ async function respond(request: FastifyRequest, reply: FastifyReply, body: Creat
   try {
     response = await collectResponse(run.events);
   } finally {
-    await admission.done();
+    if (admission.metered) await admission.done();
   }
   summary?.firstByte();
   if (hold) await (response ? hold.complete(response) : hold.release());
