@@ -2,6 +2,9 @@ import { FunctionToolExecutor } from './function-tool-executor.ts';
 import { UNGOVERNED, type ToolGovernance } from './tool-governance.ts';
 import type { PreparedTools, ToolCall, ToolContext, ToolExecutor } from './tool-executor.ts';
 
+/** Nothing offered, nothing announced: shared, frozen. */
+const NOTHING_PREPARED: PreparedTools = Object.freeze({ offered: [], items: [] }) as PreparedTools;
+
 /**
  * Routes each call to the executor that can run it: the server-side
  * executors first, in the order they were registered, then the client
@@ -35,7 +38,20 @@ export class ExecutorRegistry {
    * not offered.
    */
   async prepare(context: ToolContext, signal: AbortSignal): Promise<PreparedTools> {
+    return this.preparedAtOnce(context) ?? this.#prepareEach(context, signal);
+  }
+
+  /**
+   * What `prepare` gives, when no executor has anything to prepare for this
+   * request (the usual one: no MCP server anywhere): known at once, with
+   * nothing to await; null when `prepare` must ask them.
+   */
+  preparedAtOnce(context: ToolContext): PreparedTools | null {
     this.#governance.checkRequest(context);
+    return this.#serverSide.every((executor) => !executor.prepare || executor.offersNothing?.(context) === true) ? NOTHING_PREPARED : null;
+  }
+
+  async #prepareEach(context: ToolContext, signal: AbortSignal): Promise<PreparedTools> {
     const prepared = await Promise.all(this.#serverSide.map((executor) => executor.prepare?.(context, signal)));
     // Nothing offered and nothing to announce (no MCP server anywhere, the usual request): no lists to build.
     if (prepared.every((entry) => !entry || (entry.offered.length === 0 && entry.items.length === 0))) return { offered: [], items: [] };

@@ -85,6 +85,8 @@ export interface ToolExecutor {
    * server URL), which fails the request before it starts.
    */
   prepare?(context: ToolContext, signal: AbortSignal): Promise<PreparedTools>;
+  /** Whether `prepare` would offer nothing for this request, known at once (no server configured or named): it is then not called. */
+  offersNothing?(context: ToolContext): boolean;
   /**
    * Runs one call. Must honour `signal` (the request was cancelled or timed
    * out) and should resolve with an error result rather than reject; a

@@ -93,8 +93,12 @@ export class McpExecutor implements ToolExecutor {
     return false;
   }
 
+  offersNothing(context: ToolContext): boolean {
+    return this.#servers.size === 0 && context.mcpServers.length === 0;
+  }
+
   async prepare(context: ToolContext, _signal: AbortSignal): Promise<PreparedTools> {
-    if (this.#servers.size === 0 && context.mcpServers.length === 0) return NOTHING_OFFERED;
+    if (this.offersNothing(context)) return NOTHING_OFFERED;
     this.#refuseOperatorLabels(context);
     const [operator, requested] = await Promise.all([
       this.#offerOperatorServers(),
