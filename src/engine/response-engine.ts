@@ -216,7 +216,6 @@ export class ResponseEngine {
     // Hosted tools the serving upstream runs are offered to it; the others follow the policy.
     const declared = declareTools(request.tools, this.#options.hostedTools ?? 'omit', loadedTools, (type) => route.provider.runsHostedTool?.(type) === true);
     checkHostedToolChoice(request.tool_choice, declared);
-    const functionTools = declared.functions;
     const mcpServers = (request.tools ?? []).flatMap((tool, index) => (tool.type === 'mcp' ? [{ tool, index }] : []));
     const deadline = new ResponseDeadline(options.signal, limits.deadlineMs, this.#inFlight);
     try {
@@ -375,7 +374,6 @@ export class ResponseEngine {
     if (!conversations) throw invalidRequest("'conversation' is not available on this gateway.", 'conversation', 'unsupported_parameter');
     return conversations;
   }
-
 }
 
 /**
@@ -384,10 +382,16 @@ export class ResponseEngine {
  * starts with no turn and ends `incomplete` with that reason, stored.
  */
 function startFirstTurn(provider: Provider, request: TurnRequest, deadline: ResponseDeadline): Promise<TurnStream | null> {
-  return provider.startTurn(request, deadline.signal).catch((error: unknown) => {
+  const stoppedByGateway = (error: unknown): null => {
     if (deadline.cause === 'deadline_exceeded' || deadline.cause === 'server_shutdown') return null;
     throw error;
-  });
+  };
+  // Not an async function (one promise fewer per response); a provider that throws rather than rejects is caught all the same.
+  try {
+    return provider.startTurn(request, deadline.signal).catch(stoppedByGateway);
+  } catch (error) {
+    return Promise.reject(error).catch(stoppedByGateway);
+  }
 }
 
 /** Nothing offered by an executor: shared, never written to (the context's map is read-only). */

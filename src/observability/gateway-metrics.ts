@@ -1,4 +1,4 @@
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Registry } from 'prom-client';
 import type { ResponseEndedEvent } from '../engine/loop-observer.ts';
 import { AggregatedCounter, type CounterSeries } from './aggregated-counter.ts';
 import { AggregatedHistogram, type HistogramSeries } from './aggregated-histogram.ts';
