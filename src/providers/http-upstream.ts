@@ -84,7 +84,10 @@ export class HttpUpstream {
         this.#pool.dispatch({ method, path: this.#pathOf(path), headers: trace ? { ...headers, ...traceHeaders(trace) } : headers, body }, new WholeBodyHandler(signal, resolve, reject));
       });
     } catch (failure) {
-      if (!(failure instanceof WholeAnswerFailure)) throw errorFromTransport(this.#options.name, failure);
+      if (!(failure instanceof WholeAnswerFailure)) {
+        if (signal.aborted) throw failure;
+        throw errorFromTransport(this.#options.name, failure);
+      }
       const cause = failure.cause as Error;
       const { started } = failure;
       if (started === null) {
