@@ -19,8 +19,9 @@ import { median } from './bench-support.ts';
  * model, with what the gateway runs around it by default (the memory store
  * at its 10,000 entries, metered; the metrics and usage observers). No
  * sockets, no other process: where `compare-checkouts.ts` reads ±10–20% on a
- * shared 2-core machine (the two gateways' processes fare differently), this
- * reads a few percent, so an engine change can be weighed here first.
+ * shared 2-core machine (the two gateways' processes fare differently), the
+ * medians here agree within a few percent from run to run, so an engine
+ * change can be weighed here first.
  *
  *   node bench/engine-bench.ts            (BENCH_QUICK=1: fewer rounds)
  */
