@@ -256,7 +256,8 @@ export class ResponseEngine {
 
     // What executors offer (MCP tools) is settled before the stream starts, so a refused server URL is a 400.
     const baseContext: ToolContext = { tenant: options.tenant, tools: functionTools, mcpServers, previousOutput, offered: NOTHING_OFFERED };
-    const offers = executors.preparedAtOnce(baseContext) ?? (await executors.prepare(baseContext, signal));
+    const preparing = executors.prepare(baseContext, signal);
+    const offers = preparing instanceof Promise ? await preparing : preparing;
     // Most requests are offered nothing (no MCP server): their context and tool list are the ones they came with.
     const toolContext: ToolContext = offers.offered.length === 0 ? baseContext : { ...baseContext, offered: offeredBesides(offers.offered, functionTools) };
     const resume = planResume(previous, input, executors, toolContext, policy);

@@ -35,20 +35,14 @@ export class ExecutorRegistry {
    * Asks every executor that offers tools what it offers for this response,
    * concurrently, once the governance accepted what the request names (a
    * refused MCP server is never contacted); tools the tenant may not run are
-   * not offered.
+   * not offered. Returns at once, not a promise, when none has anything to
+   * prepare.
    */
-  async prepare(context: ToolContext, signal: AbortSignal): Promise<PreparedTools> {
-    return this.preparedAtOnce(context) ?? this.#prepareEach(context, signal);
-  }
-
-  /**
-   * What `prepare` gives, when no executor has anything to prepare for this
-   * request (the usual one: no MCP server anywhere): known at once, with
-   * nothing to await; null when `prepare` must ask them.
-   */
-  preparedAtOnce(context: ToolContext): PreparedTools | null {
+  prepare(context: ToolContext, signal: AbortSignal): PreparedTools | Promise<PreparedTools> {
     this.#governance.checkRequest(context);
-    return this.#serverSide.every((executor) => !executor.prepare || executor.offersNothing?.(context) === true) ? NOTHING_PREPARED : null;
+    // No executor has anything to prepare for this request (the usual one: no MCP server anywhere): known at once, nothing to await.
+    if (this.#serverSide.every((executor) => !executor.prepare || executor.offersNothing?.(context) === true)) return NOTHING_PREPARED;
+    return this.#prepareEach(context, signal);
   }
 
   async #prepareEach(context: ToolContext, signal: AbortSignal): Promise<PreparedTools> {

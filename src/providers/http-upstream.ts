@@ -60,13 +60,11 @@ export class HttpUpstream {
   }
 
   async request(method: 'GET' | 'POST', path: string, body: string | null, headers: Record<string, string>, signal: AbortSignal, trace?: TraceContext): Promise<Dispatcher.ResponseData> {
-    const { name } = this.#options;
     let response: Dispatcher.ResponseData;
     try {
-      response = await this.#pool.request({ method, path: this.#pathOf(path), headers: trace ? { ...headers, ...traceHeaders(trace) } : headers, body, signal });
+      response = await this.#pool.request({ method, path: this.#pathOf(path), headers: withTrace(headers, trace), body, signal });
     } catch (error) {
-      if (signal.aborted) throw error;
-      throw errorFromTransport(name, error);
+      throw this.#transportFailure(error, signal);
     }
     if (response.statusCode >= 400) throw this.#statusError(response.statusCode, await response.body.text().catch(() => ''), response.headers);
     return response;
@@ -81,19 +79,13 @@ export class HttpUpstream {
     let answer: WholeAnswer;
     try {
       answer = await new Promise<WholeAnswer>((resolve, reject) => {
-        this.#pool.dispatch({ method, path: this.#pathOf(path), headers: trace ? { ...headers, ...traceHeaders(trace) } : headers, body }, new WholeBodyHandler(signal, resolve, reject));
+        this.#pool.dispatch({ method, path: this.#pathOf(path), headers: withTrace(headers, trace), body }, new WholeBodyHandler(signal, resolve, reject));
       });
     } catch (failure) {
-      if (!(failure instanceof WholeAnswerFailure)) {
-        if (signal.aborted) throw failure;
-        throw errorFromTransport(this.#options.name, failure);
-      }
+      if (!(failure instanceof WholeAnswerFailure)) throw this.#transportFailure(failure, signal);
       const cause = failure.cause as Error;
       const { started } = failure;
-      if (started === null) {
-        if (signal.aborted) throw cause;
-        throw errorFromTransport(this.#options.name, cause);
-      }
+      if (started === null) throw this.#transportFailure(cause, signal);
       // An error answer whose body broke off is still that error, told without its body.
       if (started.statusCode >= 400) throw this.#statusError(started.statusCode, '', started.headers);
       throw invalid(cause);
@@ -110,6 +102,11 @@ export class HttpUpstream {
     await this.#pool.close();
   }
 
+  /** A request that got no answer: the caller's own abort as it came, anything else as the transport's error. */
+  #transportFailure(error: unknown, signal: AbortSignal): unknown {
+    return signal.aborted ? error : errorFromTransport(this.#options.name, error);
+  }
+
   /** An error answer as the wire's own error, logged when it says the gateway's configuration is wrong. */
   #statusError(statusCode: number, text: string, headers: Dispatcher.ResponseData['headers']): GatewayError {
     const { name, log, baseUrl } = this.#options;
@@ -123,6 +120,10 @@ export class HttpUpstream {
     if (!this.#query) return this.#basePath + path;
     return `${this.#basePath}${path}${path.includes('?') ? '&' : '?'}${this.#query}`;
   }
+}
+
+function withTrace(headers: Record<string, string>, trace: TraceContext | undefined): Record<string, string> {
+  return trace ? { ...headers, ...traceHeaders(trace) } : headers;
 }
 
 /** How an OpenAI-wire upstream takes its key and what every request carries in its query (config `auth`, `apiVersion`, `queryParams`). */
