@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { RateLimiter } from '../../store/rate-limiter.ts';
+import type { RateLimiter, RateLimits } from '../../store/rate-limiter.ts';
 import { Admission, type AdmissionScope } from './admission.ts';
 import type { KeyLimits } from './key-limits.ts';
 import { rateLimitRefusal } from './rate-limit-refusal.ts';
@@ -47,20 +47,20 @@ export class RateLimitGate {
     };
   }
 
-  /** Whether the key has no limits at all: its admission is `Admission.unmetered`, known without waiting on anything. */
-  unmetered(keyId: string): boolean {
-    return this.#limits.of(keyId) === null;
-  }
-
   /**
    * Counts one request of the key and, for a response (`concurrent`), takes
    * one of its concurrency slots; throws the 429 when a limit refuses. Token
    * limits refuse here only when already spent; the request's own estimate
    * is reserved later (`Admission.reserveTokens`).
    */
-  async admit(keyId: string, options: { concurrent: boolean }): Promise<Admission> {
+  admit(keyId: string, options: { concurrent: boolean }): Admission | Promise<Admission> {
     const limits = this.#limits.of(keyId);
+    // A key without limits is admitted at once: nothing to take, nothing to await.
     if (!limits) return Admission.unmetered;
+    return this.#take(keyId, limits, options);
+  }
+
+  async #take(keyId: string, limits: RateLimits, options: { concurrent: boolean }): Promise<Admission> {
     const slot = options.concurrent && limits.concurrentResponses !== null ? randomUUID() : null;
     let taken;
     try {

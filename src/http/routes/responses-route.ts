@@ -59,7 +59,8 @@ async function respond(request: FastifyRequest, reply: FastifyReply, body: Creat
   const log = request.log as typeof request.log & { isLevelEnabled?(level: string): boolean };
   const summary = log.isLevelEnabled?.('info') ? new ResponseLog() : null;
   // A refused request (429) has cost nothing yet: no store read, no tool listing, no upstream call.
-  const admission = options.rateLimits.unmetered(request.apiKeyId) ? Admission.unmetered : await options.rateLimits.admit(request.apiKeyId, { concurrent: true });
+  const admitting = options.rateLimits.admit(request.apiKeyId, { concurrent: true });
+  const admission = admitting instanceof Admission ? admitting : await admitting;
   if (admission.metered) reply.headers(admission.headers());
   // Traced under the client's traceparent; the trace starts with the response (a request refused before it has none).
   const tracer = options.tracing?.observer(traceContextOf(request.headers)) ?? null;
