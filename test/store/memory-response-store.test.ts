@@ -17,6 +17,46 @@ describe('MemoryResponseStore bounds', () => {
     expect((await store.items('t', ['msg_in_resp_2'])).size).toBe(0);
   });
 
+  it('keeps least-recently-used order through many more reads than entries (the recency queue drops its holes)', async () => {
+    const store = new MemoryResponseStore({ maxEntries: 3, ttlSeconds: 60 });
+    for (const id of ['resp_1', 'resp_2', 'resp_3']) await store.put(record('t', id, null));
+    // Thousands of reads append thousands of places to the queue and leave holes behind: order must survive compaction.
+    for (let round = 0; round < 3_000; round++) {
+      await store.get('t', 'resp_1');
+      await store.get('t', 'resp_3');
+    }
+    await store.put(record('t', 'resp_4', null));
+    expect(await store.get('t', 'resp_2')).toBeNull();
+    await store.put(record('t', 'resp_5', null));
+    // resp_1 was read before resp_3 in every round, so it is the older of the two.
+    expect(await store.get('t', 'resp_1')).toBeNull();
+    for (const id of ['resp_3', 'resp_4', 'resp_5']) expect(await store.get('t', id)).not.toBeNull();
+  });
+
+  it('evicts exactly the oldest through 25,000 puts, and reads what it keeps after its slots are reused', async () => {
+    const store = new MemoryResponseStore({ maxEntries: 1_000, ttlSeconds: 60 });
+    for (let index = 0; index < 25_000; index++) await store.put(record('t', `resp_${index}`, index === 0 ? null : `resp_${index - 1}`));
+    expect(await store.get('t', 'resp_23999')).toBeNull();
+    expect((await store.get('t', 'resp_24000'))?.response.id).toBe('resp_24000');
+    expect((await store.items('t', ['msg_in_resp_24500', 'msg_out_resp_24999', 'msg_in_resp_23999'])).size).toBe(2);
+    const chain = await store.chain('t', 'resp_24999');
+    expect(chain.missing).toBe('resp_23999');
+    expect(chain.turns).toHaveLength(1_000);
+    expect(chain.turns[0]?.responseId).toBe('resp_24000');
+    expect(chain.turns.at(-1)?.responseId).toBe('resp_24999');
+  });
+
+  it('keeps the same response id of two tenants as two responses, each removed on its own', async () => {
+    const store = new MemoryResponseStore({ maxEntries: 10, ttlSeconds: 60 });
+    await store.put(record('t1', 'resp_same', null, 'first'));
+    await store.put(record('t2', 'resp_same', null, 'second'));
+    expect((await store.get('t1', 'resp_same'))?.inputItems[0]).toMatchObject({ content: 'first' });
+    expect((await store.get('t2', 'resp_same'))?.inputItems[0]).toMatchObject({ content: 'second' });
+    expect(await store.delete('t1', 'resp_same')).toBe(true);
+    expect(await store.get('t1', 'resp_same')).toBeNull();
+    expect((await store.items('t2', ['msg_in_resp_same'])).size).toBe(1);
+  });
+
   it('expires entries after the TTL', async () => {
     let now = 1_000_000;
     const store = new MemoryResponseStore({ maxEntries: 10, ttlSeconds: 5, now: () => now });
