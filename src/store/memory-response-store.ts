@@ -1,6 +1,7 @@
 import type { ConversationTurn, ResponseStore, StoreHealth, StoredItem, StoredResponse } from './response-store.ts';
 import { MAX_CHAIN_DEPTH } from './response-store.ts';
 import { serializeResponse } from '../protocol/response-json.ts';
+import { ByteArena, type Span } from './byte-arena.ts';
 import { HandleTable } from './handle-table.ts';
 
 export interface MemoryStoreOptions {
@@ -11,14 +12,12 @@ export interface MemoryStoreOptions {
 
 interface Entry {
   /**
-   * The response and its input items as JSON, made as they are stored:
-   * readers get copies, so they can never change what is stored, and the
-   * garbage collector sees two strings per response rather than its whole
-   * object graph. The response's JSON is the one the reply sends
-   * (protocol/response-json.ts).
+   * The response's JSON (the one the reply sends, protocol/response-json.ts)
+   * and its input items', as UTF-8 in the store's byte arena: readers get
+   * copies, so they can never change what is stored, and the garbage
+   * collector neither copies nor scans them.
    */
-  responseJson: string;
-  inputItemsJson: string;
+  json: Span;
   tenant: string;
   id: string;
   previousResponseId: string | null;
@@ -44,6 +43,7 @@ export class MemoryResponseStore implements ResponseStore {
   readonly #responses = new HandleTable();
   /** (tenant, item id) → the handle of the response that holds the item: a later put of the same item takes it over. */
   readonly #items = new HandleTable();
+  readonly #arena = new ByteArena();
   /**
    * Every entry, least recently used first, as a queue in an array: an entry
    * used again is cleared from its place (a hole) and appended. Eviction and
@@ -71,7 +71,7 @@ export class MemoryResponseStore implements ResponseStore {
     const itemIds: string[] = [];
     for (const item of record.inputItems) itemIds.push(item.id);
     for (const item of record.response.output) itemIds.push(item.id);
-    const entry: Entry = { responseJson: serializeResponse(record.response), inputItemsJson: JSON.stringify(record.inputItems), tenant: record.tenant, id, previousResponseId: record.previousResponseId, itemIds, expiresAt: this.#now() + this.#options.ttlSeconds * 1000, handle: this.#freeHandles.pop() ?? this.#entries.length, position: 0 };
+    const entry: Entry = { json: this.#arena.write(serializeResponse(record.response), JSON.stringify(record.inputItems)), tenant: record.tenant, id, previousResponseId: record.previousResponseId, itemIds, expiresAt: this.#now() + this.#options.ttlSeconds * 1000, handle: this.#freeHandles.pop() ?? this.#entries.length, position: 0 };
     this.#entries[entry.handle] = entry;
     this.#responses.set(record.tenant, id, entry.handle);
     for (const itemId of itemIds) this.#items.set(record.tenant, itemId, entry.handle);
@@ -81,7 +81,7 @@ export class MemoryResponseStore implements ResponseStore {
 
   async get(tenant: string, id: string): Promise<StoredResponse | null> {
     const entry = this.#lookup(this.#entryOf(this.#responses.get(tenant, id)));
-    return entry ? copyOf(entry) : null;
+    return entry ? this.#copyOf(entry) : null;
   }
 
   async chain(tenant: string, id: string): Promise<{ turns: ConversationTurn[]; missing: string | null }> {
@@ -90,7 +90,7 @@ export class MemoryResponseStore implements ResponseStore {
     for (let depth = 0; next !== null && depth < MAX_CHAIN_DEPTH; depth++) {
       const entry = this.#lookup(this.#entryOf(this.#responses.get(tenant, next)));
       if (!entry) return { turns: turns.reverse(), missing: next };
-      const record = copyOf(entry);
+      const record = this.#copyOf(entry);
       turns.push({ responseId: record.response.id, status: record.response.status, inputItems: record.inputItems, output: record.response.output });
       next = entry.previousResponseId;
     }
@@ -102,7 +102,7 @@ export class MemoryResponseStore implements ResponseStore {
     for (const id of ids) {
       const entry = this.#lookup(this.#entryOf(this.#items.get(tenant, id)));
       if (!entry) continue;
-      const record = copyOf(entry);
+      const record = this.#copyOf(entry);
       const item = [...record.inputItems, ...record.response.output].find((candidate) => candidate.id === id);
       if (item) found.set(id, item);
     }
@@ -133,6 +133,10 @@ export class MemoryResponseStore implements ResponseStore {
     this.#items.clear();
     this.#queue = [];
     this.#front = 0;
+  }
+
+  #copyOf(entry: Entry): StoredResponse {
+    return { tenant: entry.tenant, response: JSON.parse(this.#arena.first(entry.json)) as StoredResponse['response'], inputItems: JSON.parse(this.#arena.second(entry.json)) as StoredResponse['inputItems'], previousResponseId: entry.previousResponseId };
   }
 
   #entryOf(handle: number): Entry | undefined {
@@ -184,6 +188,8 @@ export class MemoryResponseStore implements ResponseStore {
     }
     this.#queue[entry.position - this.#base] = undefined;
     this.#append(entry);
+    // Its bytes too, so that the chunks of the arena empty oldest first.
+    entry.json = this.#arena.move(entry.json);
     return entry;
   }
 
@@ -191,13 +197,10 @@ export class MemoryResponseStore implements ResponseStore {
     if (this.#entries[entry.handle] !== entry) return;
     this.#entries[entry.handle] = undefined;
     this.#freeHandles.push(entry.handle);
+    this.#arena.release(entry.json);
     this.#queue[entry.position - this.#base] = undefined;
     this.#responses.delete(entry.tenant, entry.id, entry.handle);
     // An item id is the response's own unless a later put of the same item took it over (then it holds another handle and stays).
     for (const itemId of entry.itemIds) this.#items.delete(entry.tenant, itemId, entry.handle);
   }
-}
-
-function copyOf(entry: Entry): StoredResponse {
-  return { tenant: entry.tenant, response: JSON.parse(entry.responseJson) as StoredResponse['response'], inputItems: JSON.parse(entry.inputItemsJson) as StoredResponse['inputItems'], previousResponseId: entry.previousResponseId };
 }
