@@ -1,4 +1,6 @@
 #!/usr/bin/env node
+// First: it sets how V8 collects garbage before any other module runs.
+import './heap-policy.ts';
 import { startFromCommandLine } from './cli.ts';
 
 const { config, warnings, version } = await startFromCommandLine(process.argv.slice(2));
