@@ -46,10 +46,8 @@ export class MemoryResponseStore implements ResponseStore {
   readonly #arena = new ByteArena();
   /**
    * Every entry, least recently used first, as a queue in an array: an entry
-   * used again is cleared from its place (a hole) and appended. Eviction and
-   * appends walk the array in order, where a set of entries hashed each one
-   * and touched a random place of a 10,000-entry table on every add and
-   * delete (cache misses that were a large part of a put).
+   * used again leaves a hole where it was and is appended; eviction walks
+   * from the front. No hashing, as a `Set` of the entries needed.
    */
   #queue: (Entry | undefined)[] = [];
   /** The position of `#queue[0]`: positions only grow, so an entry's position survives compaction. */
@@ -110,7 +108,7 @@ export class MemoryResponseStore implements ResponseStore {
   }
 
   async delete(tenant: string, id: string): Promise<boolean> {
-    const entry = this.#lookup(this.#entryOf(this.#responses.get(tenant, id)));
+    const entry = this.#live(this.#entryOf(this.#responses.get(tenant, id)));
     if (!entry) return false;
     this.#remove(entry);
     return true;
@@ -179,13 +177,18 @@ export class MemoryResponseStore implements ResponseStore {
     this.#front = 0;
   }
 
-  /** An entry still live, marked recently used; an expired one is dropped. */
-  #lookup(entry: Entry | undefined): Entry | null {
+  /** The entry if it has not expired; an expired one is dropped. */
+  #live(entry: Entry | undefined): Entry | null {
     if (!entry) return null;
-    if (entry.expiresAt <= this.#now()) {
-      this.#remove(entry);
-      return null;
-    }
+    if (entry.expiresAt > this.#now()) return entry;
+    this.#remove(entry);
+    return null;
+  }
+
+  /** An entry still live, marked recently used. */
+  #lookup(found: Entry | undefined): Entry | null {
+    const entry = this.#live(found);
+    if (!entry) return null;
     this.#queue[entry.position - this.#base] = undefined;
     this.#append(entry);
     // Its bytes too, so that the chunks of the arena empty oldest first.
