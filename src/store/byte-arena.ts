@@ -5,11 +5,11 @@
  * Why: kept as strings, every stored response (a kilobyte and more) was
  * copied by two young-generation collections on its way to the old one and
  * then swept from there when evicted; at thousands of responses a second
- * that was the largest part of what the store cost. Here the bytes are
+ * that was a large part of what the store cost. Here the bytes are
  * copied once, into memory the collector never moves or scans.
  *
  * A chunk is given back when nothing in it is held any more. The store
- * evicts oldest first and writes a response read again anew (`rewrite`), so
+ * evicts oldest first and writes a response read again anew (`move`), so
  * chunks empty in the order they filled, and what the arena holds stays
  * close to what is live. Emptied chunks are kept for reuse (a few), so the
  * arena does not churn external memory, which V8 counts towards collections.
