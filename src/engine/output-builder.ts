@@ -7,7 +7,8 @@ import type { TokenLogprob, TurnEvent } from '../providers/provider.ts';
 import { assertNever } from '../util/assert-never.ts';
 import { newId } from '../util/ids.ts';
 
-export type Emit = (event: ResponseStreamEventBody) => void;
+/** Where the builder's events go; null when nobody reads them (a JSON reply), and then they are not even built. */
+export type Emit = ((event: ResponseStreamEventBody) => void) | null;
 
 interface OpenMessage {
   item: MessageOutputItem;
@@ -73,7 +74,7 @@ export class OutputBuilder {
   /** Adds a finished item as a whole (announcements such as `mcp_list_tools`, approval requests). */
   addItem(item: OutputItem, emit: Emit): void {
     const index = this.#add(item, emit);
-    emit({ type: 'response.output_item.done', output_index: index, item });
+    emit?.({ type: 'response.output_item.done', output_index: index, item });
   }
 
   /** Adds an item that is still running; finish it with `finishItem`. */
@@ -82,7 +83,7 @@ export class OutputBuilder {
   }
 
   finishItem(pending: { item: OutputItem; index: number }, emit: Emit): void {
-    emit({ type: 'response.output_item.done', output_index: pending.index, item: pending.item });
+    emit?.({ type: 'response.output_item.done', output_index: pending.index, item: pending.item });
   }
 
   /** Adds a `function_call_output` item whose result is still pending; finish it with `finishToolOutput`. */
@@ -94,7 +95,7 @@ export class OutputBuilder {
   finishToolOutput(pending: { item: FunctionCallResultItem; index: number }, output: string, emit: Emit): void {
     pending.item.output = output;
     pending.item.status = 'completed';
-    emit({ type: 'response.output_item.done', output_index: pending.index, item: pending.item });
+    emit?.({ type: 'response.output_item.done', output_index: pending.index, item: pending.item });
   }
 
   apply(event: TurnEvent, emit: Emit): void {
@@ -135,7 +136,7 @@ export class OutputBuilder {
         const call = this.#calls.get(event.callId);
         if (!call) return;
         call.item.arguments += event.delta;
-        emit({ type: 'response.function_call_arguments.delta', item_id: call.item.id, output_index: call.index, delta: event.delta });
+        emit?.({ type: 'response.function_call_arguments.delta', item_id: call.item.id, output_index: call.index, delta: event.delta });
         return;
       }
       case 'text.annotation':
@@ -147,14 +148,14 @@ export class OutputBuilder {
       }
       case 'hosted_item.progress': {
         const open = this.#hosted.get(event.itemId);
-        if (open) emit({ ...event.event, item_id: open.item.id, output_index: open.index });
+        if (open) emit?.({ ...event.event, item_id: open.item.id, output_index: open.index });
         return;
       }
       case 'hosted_item.done': {
         const open = this.#hosted.get(event.item.id) ?? this.#addHosted(event.item, emit);
         // The upstream's finished item replaces what was added, as it is.
         this.output[open.index] = event.item;
-        emit({ type: 'response.output_item.done', output_index: open.index, item: event.item });
+        emit?.({ type: 'response.output_item.done', output_index: open.index, item: event.item });
         this.#hosted.delete(event.item.id);
         return;
       }
@@ -175,14 +176,14 @@ export class OutputBuilder {
     // A hosted call the upstream never finished (the turn was cut short) ends as it stood, marked incomplete.
     for (const open of this.#hosted.values()) {
       open.item.status = 'incomplete';
-      emit({ type: 'response.output_item.done', output_index: open.index, item: open.item });
+      emit?.({ type: 'response.output_item.done', output_index: open.index, item: open.item });
     }
     this.#hosted.clear();
     this.#addCustomCalls(status, emit);
     for (const call of this.#calls.values()) {
       call.item.status = status;
-      emit({ type: 'response.function_call_arguments.done', item_id: call.item.id, output_index: call.index, arguments: call.item.arguments });
-      emit({ type: 'response.output_item.done', output_index: call.index, item: call.item });
+      emit?.({ type: 'response.function_call_arguments.done', item_id: call.item.id, output_index: call.index, arguments: call.item.arguments });
+      emit?.({ type: 'response.output_item.done', output_index: call.index, item: call.item });
     }
     this.#calls.clear();
   }
@@ -196,7 +197,7 @@ export class OutputBuilder {
       this.#customAdded.add(call.callId);
       const item = clientCallItem({ ...shown, kind: shown.kind }, collected, status);
       const index = this.#add(item, emit);
-      emit({ type: 'response.output_item.done', output_index: index, item });
+      emit?.({ type: 'response.output_item.done', output_index: index, item });
     }
   }
 
@@ -212,7 +213,7 @@ export class OutputBuilder {
     const message = this.#message!;
     const part = message.part!;
     part.annotations.push(annotation);
-    emit({
+    emit?.({
       type: 'response.output_text.annotation.added',
       item_id: message.item.id,
       output_index: message.index,
@@ -226,7 +227,7 @@ export class OutputBuilder {
     const index = this.output.length;
     this.output.push(item);
     // The added event carries a snapshot: the live item keeps growing.
-    emit({ type: 'response.output_item.added', output_index: index, item: snapshot(item) });
+    emit?.({ type: 'response.output_item.added', output_index: index, item: snapshot(item) });
     return index;
   }
 
@@ -248,13 +249,13 @@ export class OutputBuilder {
       message.part = part;
       const content = kind === 'output_text' ? { type: 'output_text' as const, text: '', annotations: [] } : { type: 'refusal' as const, refusal: '' };
       message.item.content.push(content);
-      emit({ type: 'response.content_part.added', item_id: message.item.id, output_index: message.index, content_index: part.contentIndex, part: { ...content } });
+      emit?.({ type: 'response.content_part.added', item_id: message.item.id, output_index: message.index, content_index: part.contentIndex, part: { ...content } });
     }
     part.text += delta;
     for (const logprob of logprobs) part.logprobs.push(logprob);
     const scope = { item_id: message.item.id, output_index: message.index, content_index: part.contentIndex };
-    if (kind === 'output_text') emit({ type: 'response.output_text.delta', ...scope, delta, logprobs });
-    else emit({ type: 'response.refusal.delta', ...scope, delta });
+    if (kind === 'output_text') emit?.({ type: 'response.output_text.delta', ...scope, delta, logprobs });
+    else emit?.({ type: 'response.refusal.delta', ...scope, delta });
   }
 
   #closePart(message: OpenMessage, emit: Emit): void {
@@ -266,9 +267,9 @@ export class OutputBuilder {
         ? { type: 'output_text' as const, text: part.text, annotations: part.annotations, ...(part.logprobs.length > 0 && { logprobs: part.logprobs }) }
         : { type: 'refusal' as const, refusal: part.text };
     message.item.content[part.contentIndex] = content;
-    if (content.type === 'output_text') emit({ type: 'response.output_text.done', ...scope, text: content.text, logprobs: part.logprobs });
-    else emit({ type: 'response.refusal.done', ...scope, refusal: content.refusal });
-    emit({ type: 'response.content_part.done', ...scope, part: content });
+    if (content.type === 'output_text') emit?.({ type: 'response.output_text.done', ...scope, text: content.text, logprobs: part.logprobs });
+    else emit?.({ type: 'response.refusal.done', ...scope, refusal: content.refusal });
+    emit?.({ type: 'response.content_part.done', ...scope, part: content });
     message.part = null;
   }
 
@@ -277,7 +278,7 @@ export class OutputBuilder {
     if (!message) return;
     this.#closePart(message, emit);
     message.item.status = status;
-    emit({ type: 'response.output_item.done', output_index: message.index, item: message.item });
+    emit?.({ type: 'response.output_item.done', output_index: message.index, item: message.item });
     this.#message = null;
   }
 
@@ -296,7 +297,7 @@ export class OutputBuilder {
     const reasoning = this.#reasoning;
     if (!reasoning) return;
     reasoning.item.content = reasoning.text ? [{ type: 'reasoning_text', text: reasoning.text }] : [];
-    emit({ type: 'response.output_item.done', output_index: reasoning.index, item: reasoning.item });
+    emit?.({ type: 'response.output_item.done', output_index: reasoning.index, item: reasoning.item });
     this.#reasoning = null;
   }
 }

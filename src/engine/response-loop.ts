@@ -16,7 +16,7 @@ import type { ClientToolName } from './declared-tools.ts';
 import { finishResponse, type Ending } from './finish-response.ts';
 import type { LoopObserver } from './loop-observer.ts';
 import { ModelTranscript, userMessage } from './model-transcript.ts';
-import { OutputBuilder } from './output-builder.ts';
+import { type Emit, OutputBuilder } from './output-builder.ts';
 import { planToolCalls, type PlannedCall, type ToolPolicy } from './plan-tool-calls.ts';
 import { describeFailure } from './response-lifecycle.ts';
 import type { ResumePlan } from './resume-paused-turn.ts';
@@ -125,7 +125,7 @@ interface LoopTally {
 async function* runLoop(loop: ResponseLoop, tally: LoopTally): AsyncGenerator<ResponseStreamEvent[]> {
   let sequence = 0;
   let pending: ResponseStreamEventBody[] = [];
-  const emit = loop.delivery === 'final' ? ignoreEvent : (event: ResponseStreamEventBody) => void pending.push(event);
+  const emit: Emit = loop.delivery === 'final' ? null : (event: ResponseStreamEventBody) => void pending.push(event);
   /** Numbers what is pending and hands it over. */
   const drain = (): ResponseStreamEvent[] => {
     const batch = pending as ResponseStreamEvent[];
@@ -141,9 +141,9 @@ async function* runLoop(loop: ResponseLoop, tally: LoopTally): AsyncGenerator<Re
 
   const { response, observer, controls } = loop;
   // A background response is announced `queued`; it runs from here on. (Its two snapshots are copies of the whole response: built only when kept.)
-  if (loop.delivery !== 'final') emit({ type: 'response.created', response: { ...response, output: [] } });
+  emit?.({ type: 'response.created', response: { ...response, output: [] } });
   response.status = 'in_progress';
-  if (loop.delivery !== 'final') emit({ type: 'response.in_progress', response: { ...response, output: [] } });
+  emit?.({ type: 'response.in_progress', response: { ...response, output: [] } });
 
   const itemsOf = (name: string) => callItemsFor(loop.toolContext.offered.get(name)?.presentation ?? { kind: 'function' });
   const builder = new OutputBuilder((name) => itemsOf(name).hidesCall, (name) => loop.namespaced?.get(name) ?? null);
@@ -329,8 +329,6 @@ async function startModelCall(loop: ResponseLoop, request: TurnRequest, turn: nu
     throw error;
   }
 }
-
-function ignoreEvent(): void {}
 
 function isAsync(stream: TurnStream): stream is AsyncIterable<TurnEvent> {
   return Symbol.asyncIterator in stream;
