@@ -3,6 +3,7 @@ import { MAX_CHAIN_DEPTH } from './response-store.ts';
 import { serializeResponse } from '../protocol/response-json.ts';
 import { ByteArena, type Span } from './byte-arena.ts';
 import { HandleTable } from './handle-table.ts';
+import { RecencyQueue } from './recency-queue.ts';
 
 export interface MemoryStoreOptions {
   maxEntries: number;
@@ -25,7 +26,7 @@ interface Entry {
   expiresAt: number;
   /** Its index in `MemoryResponseStore.#entries`, which the id tables hold. */
   handle: number;
-  /** Where the entry stands in the recency queue (MemoryResponseStore.#queue), counted from the store's first entry. */
+  /** Where the entry stands in the store's recency queue. */
   position: number;
 }
 
@@ -44,16 +45,8 @@ export class MemoryResponseStore implements ResponseStore {
   /** (tenant, item id) → the handle of the response that holds the item: a later put of the same item takes it over. */
   readonly #items = new HandleTable();
   readonly #arena = new ByteArena();
-  /**
-   * Every entry, least recently used first, as a queue in an array: an entry
-   * used again leaves a hole where it was and is appended; eviction walks
-   * from the front. No hashing, as a `Set` of the entries needed.
-   */
-  #queue: (Entry | undefined)[] = [];
-  /** The position of `#queue[0]`: positions only grow, so an entry's position survives compaction. */
-  #base = 0;
-  /** The index in `#queue` of the oldest place not yet evicted. */
-  #front = 0;
+  /** Every entry, least recently used first. */
+  readonly #recency = new RecencyQueue<Entry>();
   readonly #options: MemoryStoreOptions;
   readonly #now: () => number;
 
@@ -73,8 +66,8 @@ export class MemoryResponseStore implements ResponseStore {
     this.#entries[entry.handle] = entry;
     this.#responses.set(record.tenant, id, entry.handle);
     for (const itemId of itemIds) this.#items.set(record.tenant, itemId, entry.handle);
-    this.#append(entry);
-    while (this.#responses.size > this.#options.maxEntries) this.#remove(this.#oldest());
+    this.#recency.append(entry);
+    while (this.#recency.size > this.#options.maxEntries) this.#remove(this.#recency.oldest()!);
   }
 
   async get(tenant: string, id: string): Promise<StoredResponse | null> {
@@ -129,8 +122,7 @@ export class MemoryResponseStore implements ResponseStore {
     this.#freeHandles.length = 0;
     this.#responses.clear();
     this.#items.clear();
-    this.#queue = [];
-    this.#front = 0;
+    this.#recency.clear();
   }
 
   #copyOf(entry: Entry): StoredResponse {
@@ -139,42 +131,6 @@ export class MemoryResponseStore implements ResponseStore {
 
   #entryOf(handle: number): Entry | undefined {
     return handle < 0 ? undefined : this.#entries[handle];
-  }
-
-  /** The least recently used entry (the store holds at least one). */
-  #oldest(): Entry {
-    for (;;) {
-      const entry = this.#queue[this.#front++];
-      if (entry) return entry;
-    }
-  }
-
-  /** Places the entry last in the queue, first dropping the places already walked past (or, when holes outnumber entries, the holes). */
-  #append(entry: Entry): void {
-    const queue = this.#queue;
-    if (this.#front > 1024 && this.#front * 2 > queue.length) {
-      this.#queue = queue.slice(this.#front);
-      this.#base += this.#front;
-      this.#front = 0;
-    } else if (queue.length > 1024 && queue.length > this.#responses.size * 4) {
-      this.#compact();
-    }
-    entry.position = this.#base + this.#queue.length;
-    this.#queue.push(entry);
-  }
-
-  /** The queue without its holes; positions are counted afresh. */
-  #compact(): void {
-    const live: Entry[] = [];
-    for (let index = this.#front; index < this.#queue.length; index++) {
-      const entry = this.#queue[index];
-      if (entry) {
-        entry.position = this.#base + live.length;
-        live.push(entry);
-      }
-    }
-    this.#queue = live;
-    this.#front = 0;
   }
 
   /** The entry if it has not expired; an expired one is dropped. */
@@ -189,8 +145,7 @@ export class MemoryResponseStore implements ResponseStore {
   #lookup(found: Entry | undefined): Entry | null {
     const entry = this.#live(found);
     if (!entry) return null;
-    this.#queue[entry.position - this.#base] = undefined;
-    this.#append(entry);
+    this.#recency.touch(entry);
     // Its bytes too, so that the chunks of the arena empty oldest first.
     entry.json = this.#arena.move(entry.json);
     return entry;
@@ -201,7 +156,7 @@ export class MemoryResponseStore implements ResponseStore {
     this.#entries[entry.handle] = undefined;
     this.#freeHandles.push(entry.handle);
     this.#arena.release(entry.json);
-    this.#queue[entry.position - this.#base] = undefined;
+    this.#recency.remove(entry);
     this.#responses.delete(entry.tenant, entry.id, entry.handle);
     // An item id is the response's own unless a later put of the same item took it over (then it holds another handle and stays).
     for (const itemId of entry.itemIds) this.#items.delete(entry.tenant, itemId, entry.handle);
