@@ -20,6 +20,7 @@ import { summarizeProfile } from './profile-summary.ts';
  *   BENCH_PROFILE_STORE=memory|redis   (default memory; redis starts its own redis-server)
  *   BENCH_PROFILE_MS=10000             the measured window
  *   BENCH_ALLOCATIONS=1                also every allocation of the window, freed ones included (bench/allocation-sampler.ts): what feeds the GC
+ *   BENCH_ALLOCATIONS=promoted         instead only the allocations that outlived the young collections: what gets promoted
  *   BENCH_PROFILE_TARGET=forwarder     profile the floor (bench/translating-forwarder.ts) instead, to compare
  */
 export async function profileGateway(directory: string): Promise<void> {
@@ -28,7 +29,7 @@ export async function profileGateway(directory: string): Promise<void> {
   const windowMs = Number(process.env.BENCH_PROFILE_MS ?? 10_000);
   const heap = process.env.BENCH_HEAP_PROFILE === '1';
   const forwarder = process.env.BENCH_PROFILE_TARGET === 'forwarder';
-  const allocations = process.env.BENCH_ALLOCATIONS === '1';
+  const allocations = process.env.BENCH_ALLOCATIONS === '1' || process.env.BENCH_ALLOCATIONS === 'promoted';
   const dir = resolve(directory);
   mkdirSync(dir, { recursive: true });
   const name = `${forwarder ? 'forwarder' : 'gateway'}-${load}-${store}-${new Date().toISOString().replace(/[:.]/g, '-')}`;
@@ -40,7 +41,7 @@ export async function profileGateway(directory: string): Promise<void> {
     ...(heap ? ['--heap-prof', `--heap-prof-dir=${dir}`, `--heap-prof-name=${name}.heapprofile`] : []),
     ...(allocations ? ['--import', './bench/allocation-sampler.ts'] : []),
   ];
-  const allocationEnv: Record<string, string> = allocations ? { LOOPGATE_ALLOCATION_PROFILE: allocationFile } : {};
+  const allocationEnv: Record<string, string> = allocations ? { LOOPGATE_ALLOCATION_PROFILE: allocationFile, ...(process.env.BENCH_ALLOCATIONS === 'promoted' && { LOOPGATE_ALLOCATION_SURVIVORS: '1' }) } : {};
   const redis = store === 'redis' ? await startRedisServer() : null;
   const children: ChildProcess[] = [];
   try {

@@ -28,7 +28,7 @@ import { ObservedProvider } from './observed-provider.ts';
 import { describeFailure, ResponseLifecycle } from './response-lifecycle.ts';
 import { runResponseLoop, type Delivery, type LoopLimits, type LoopPolicy } from './response-loop.ts';
 import { planResume } from './resume-paused-turn.ts';
-import { ResponseDeadline } from './response-deadline.ts';
+import { InFlightResponses, ResponseDeadline } from './response-deadline.ts';
 import type { CompactionCodec } from './compaction/compaction-codec.ts';
 import { modelInputOf } from './compaction/expand-compactions.ts';
 import { TruncatingProvider } from './truncating-provider.ts';
@@ -117,7 +117,7 @@ export interface BackgroundStart {
 export class ResponseEngine {
   readonly #options: ResponseEngineOptions;
   /** Responses running now, so a shutdown can end each with a terminal event. */
-  readonly #inFlight = new Set<ResponseDeadline>();
+  readonly #inFlight = new InFlightResponses();
   readonly #windows: ContextWindows;
   readonly #toolErrors: ToolErrorSanitizer;
 
@@ -138,7 +138,7 @@ export class ResponseEngine {
    * its terminal event sent to the client.
    */
   shutDown(): void {
-    for (const deadline of [...this.#inFlight]) deadline.shutDown();
+    for (const deadline of this.#inFlight.all()) deadline.shutDown();
   }
 
   /**
