@@ -22,17 +22,19 @@ import { summarizeProfile } from './profile-summary.ts';
  *   BENCH_ALLOCATIONS=1                also every allocation of the window, freed ones included (bench/allocation-sampler.ts): what feeds the GC
  *   BENCH_ALLOCATIONS=promoted         instead only the allocations that outlived the young collections: what gets promoted
  *   BENCH_PROFILE_TARGET=forwarder     profile the floor (bench/translating-forwarder.ts) instead, to compare
+ *   BENCH_PROFILE_TARGET=storing-forwarder   or the floor that also answers the whole response and stores it (bench/storing-forwarder.ts)
  */
 export async function profileGateway(directory: string): Promise<void> {
   const load = process.env.BENCH_PROFILE_LOAD === 'stream' ? 'stream' : 'json';
   const store = process.env.BENCH_PROFILE_STORE === 'redis' ? 'redis' : 'memory';
   const windowMs = Number(process.env.BENCH_PROFILE_MS ?? 10_000);
   const heap = process.env.BENCH_HEAP_PROFILE === '1';
-  const forwarder = process.env.BENCH_PROFILE_TARGET === 'forwarder';
+  const forwarderScript = { forwarder: 'bench/translating-forwarder.ts', 'storing-forwarder': 'bench/storing-forwarder.ts' }[process.env.BENCH_PROFILE_TARGET ?? ''] ?? null;
+  const forwarder = forwarderScript !== null;
   const allocations = process.env.BENCH_ALLOCATIONS === '1' || process.env.BENCH_ALLOCATIONS === 'promoted';
   const dir = resolve(directory);
   mkdirSync(dir, { recursive: true });
-  const name = `${forwarder ? 'forwarder' : 'gateway'}-${load}-${store}-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+  const name = `${forwarder ? process.env.BENCH_PROFILE_TARGET : 'gateway'}-${load}-${store}-${new Date().toISOString().replace(/[:.]/g, '-')}`;
   const allocationFile = join(dir, `${name}.allocations.heapprofile`);
   const flags = [
     `--cpu-prof`,
@@ -51,7 +53,7 @@ export async function profileGateway(directory: string): Promise<void> {
     let port: number;
     let gateway: ChildProcess;
     if (forwarder) {
-      gateway = startNode(['bench/translating-forwarder.ts'], { UPSTREAM_PORT: String(upstreamPort), ...allocationEnv }, flags);
+      gateway = startNode([forwarderScript], { UPSTREAM_PORT: String(upstreamPort), ...allocationEnv }, flags);
       children.push(gateway);
       port = Number(await firstLine(gateway));
     } else {
