@@ -17,13 +17,18 @@
 const CHUNK_BYTES = 1 << 20;
 const SPARE_CHUNKS = 2;
 
-interface Chunk {
+export interface Chunk {
   bytes: Buffer;
   /** Spans in this chunk still held. */
   held: number;
 }
 
-/** Two texts written one after the other: a stored response's JSON and its input items'. */
+/**
+ * Two texts written one after the other: a stored response's JSON and its
+ * input items'. The arena writes where they are into the span it is given,
+ * so that a store's entry can be its own span: one object fewer for every
+ * stored response to carry into the old generation.
+ */
 export interface Span {
   chunk: Chunk;
   offset: number;
@@ -31,19 +36,22 @@ export interface Span {
   secondLength: number;
 }
 
+/** What a span holds before it is written. */
+export const UNWRITTEN: Chunk = { bytes: Buffer.alloc(0), held: 0 };
+
 export class ByteArena {
   #current: Chunk | null = null;
   #used = 0;
   readonly #spare: Chunk[] = [];
 
-  /** Writes both texts as UTF-8, one after the other. */
-  write(first: string, second: string): Span {
-    const firstLength = Buffer.byteLength(first);
-    const secondLength = Buffer.byteLength(second);
-    const { chunk, offset } = this.#room(firstLength + secondLength);
-    chunk.bytes.write(first, offset, firstLength, 'utf8');
-    chunk.bytes.write(second, offset + firstLength, secondLength, 'utf8');
-    return { chunk, offset, firstLength, secondLength };
+  /** Writes both texts as UTF-8, one after the other, and where they are into `span` (a new one by default), which it returns. */
+  write(first: string, second: string, span: Span = { chunk: UNWRITTEN, offset: 0, firstLength: 0, secondLength: 0 }): Span {
+    span.firstLength = Buffer.byteLength(first);
+    span.secondLength = Buffer.byteLength(second);
+    this.#place(span);
+    span.chunk.bytes.write(first, span.offset, span.firstLength, 'utf8');
+    span.chunk.bytes.write(second, span.offset + span.firstLength, span.secondLength, 'utf8');
+    return span;
   }
 
   first(span: Span): string {
@@ -55,25 +63,33 @@ export class ByteArena {
     return span.chunk.bytes.toString('utf8', start, start + span.secondLength);
   }
 
-  /** The same bytes written anew at the end (for a stored response used again, so that older chunks can empty); the old span is released. */
-  move(span: Span): Span {
-    const length = span.firstLength + span.secondLength;
-    const { chunk, offset } = this.#room(length);
-    span.chunk.bytes.copy(chunk.bytes, offset, span.offset, span.offset + length);
-    this.release(span);
-    return { chunk, offset, firstLength: span.firstLength, secondLength: span.secondLength };
+  /** The same bytes written anew at the end, the span pointing there (for a stored response used again, so that older chunks can empty); where they were is released. */
+  move(span: Span): void {
+    const { chunk, offset } = span;
+    this.#place(span);
+    chunk.bytes.copy(span.chunk.bytes, span.offset, offset, offset + span.firstLength + span.secondLength);
+    this.#releaseIn(chunk);
   }
 
   /** The span is no longer needed. */
   release(span: Span): void {
-    const chunk = span.chunk;
+    this.#releaseIn(span.chunk);
+  }
+
+  /** One span in `chunk` is no longer held: an emptied chunk becomes a spare (unless it is the one being written). */
+  #releaseIn(chunk: Chunk): void {
     if (--chunk.held > 0 || chunk === this.#current) return;
     if (chunk.bytes.length === CHUNK_BYTES && this.#spare.length < SPARE_CHUNKS) this.#spare.push(chunk);
   }
 
-  /** Room for `length` bytes, held: at the end of the current chunk, in a fresh one, or in one of its own for a text larger than a chunk. */
-  #room(length: number): { chunk: Chunk; offset: number } {
-    if (length > CHUNK_BYTES) return { chunk: { bytes: Buffer.allocUnsafeSlow(length), held: 1 }, offset: 0 };
+  /** Room for the span's bytes, held, its chunk and offset set: at the end of the current chunk, in a fresh one, or in one of its own for texts larger than a chunk. */
+  #place(span: Span): void {
+    const length = span.firstLength + span.secondLength;
+    if (length > CHUNK_BYTES) {
+      span.chunk = { bytes: Buffer.allocUnsafeSlow(length), held: 1 };
+      span.offset = 0;
+      return;
+    }
     if (!this.#current || this.#used + length > CHUNK_BYTES) {
       const previous = this.#current;
       this.#current = this.#spare.pop() ?? { bytes: Buffer.allocUnsafeSlow(CHUNK_BYTES), held: 0 };
@@ -81,9 +97,9 @@ export class ByteArena {
       // The chunk left behind may be empty already (everything in it released while it was current).
       if (previous && previous.held === 0 && this.#spare.length < SPARE_CHUNKS) this.#spare.push(previous);
     }
-    const offset = this.#used;
+    span.chunk = this.#current;
+    span.offset = this.#used;
     this.#used += length;
     this.#current.held++;
-    return { chunk: this.#current, offset };
   }
 }

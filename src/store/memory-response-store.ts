@@ -1,7 +1,7 @@
 import type { ConversationTurn, ResponseStore, StoreHealth, StoredItem, StoredResponse } from './response-store.ts';
 import { MAX_CHAIN_DEPTH } from './response-store.ts';
 import { serializeResponse } from '../protocol/response-json.ts';
-import { ByteArena, type Span } from './byte-arena.ts';
+import { ByteArena, UNWRITTEN, type Span } from './byte-arena.ts';
 import { HandleTable } from './handle-table.ts';
 import { RecencyQueue } from './recency-queue.ts';
 
@@ -11,14 +11,16 @@ export interface MemoryStoreOptions {
   now?: () => number;
 }
 
-interface Entry {
-  /**
-   * The response's JSON (the one the reply sends, protocol/response-json.ts)
-   * and its input items', as UTF-8 in the store's byte arena: readers get
-   * copies, so they can never change what is stored, and the garbage
-   * collector neither copies nor scans them.
-   */
-  json: Span;
+/**
+ * One stored response. As a span it says where the response's JSON (the one
+ * the reply sends, protocol/response-json.ts) and its input items' are, as
+ * UTF-8 in the store's byte arena: readers get copies, so they can never
+ * change what is stored, and the garbage collector neither copies nor scans
+ * them. Every object an entry holds lives as long as the response stays
+ * stored, so is promoted to the old generation: an entry is its own span,
+ * and its item ids an array of their exact length.
+ */
+interface Entry extends Span {
   tenant: string;
   id: string;
   previousResponseId: string | null;
@@ -59,10 +61,13 @@ export class MemoryResponseStore implements ResponseStore {
     const id = record.response.id;
     const existing = this.#entryOf(this.#responses.get(record.tenant, id));
     if (existing) this.#remove(existing);
-    const itemIds: string[] = [];
-    for (const item of record.inputItems) itemIds.push(item.id);
-    for (const item of record.response.output) itemIds.push(item.id);
-    const entry: Entry = { json: this.#arena.write(serializeResponse(record.response), JSON.stringify(record.inputItems)), tenant: record.tenant, id, previousResponseId: record.previousResponseId, itemIds, expiresAt: this.#now() + this.#options.ttlSeconds * 1000, handle: this.#freeHandles.pop() ?? this.#entries.length, position: 0 };
+    const { inputItems, response } = record;
+    // Sized up front: an array grown by `push` keeps room for 16 more ids, for as long as the response is stored.
+    const itemIds = new Array<string>(inputItems.length + response.output.length);
+    for (let index = 0; index < inputItems.length; index++) itemIds[index] = inputItems[index]!.id;
+    for (let index = 0; index < response.output.length; index++) itemIds[inputItems.length + index] = response.output[index]!.id;
+    const entry: Entry = { chunk: UNWRITTEN, offset: 0, firstLength: 0, secondLength: 0, tenant: record.tenant, id, previousResponseId: record.previousResponseId, itemIds, expiresAt: this.#now() + this.#options.ttlSeconds * 1000, handle: this.#freeHandles.pop() ?? this.#entries.length, position: 0 };
+    this.#arena.write(serializeResponse(response), JSON.stringify(inputItems), entry);
     this.#entries[entry.handle] = entry;
     this.#responses.set(record.tenant, id, entry.handle);
     for (const itemId of itemIds) this.#items.set(record.tenant, itemId, entry.handle);
@@ -126,7 +131,7 @@ export class MemoryResponseStore implements ResponseStore {
   }
 
   #copyOf(entry: Entry): StoredResponse {
-    return { tenant: entry.tenant, response: JSON.parse(this.#arena.first(entry.json)) as StoredResponse['response'], inputItems: JSON.parse(this.#arena.second(entry.json)) as StoredResponse['inputItems'], previousResponseId: entry.previousResponseId };
+    return { tenant: entry.tenant, response: JSON.parse(this.#arena.first(entry)) as StoredResponse['response'], inputItems: JSON.parse(this.#arena.second(entry)) as StoredResponse['inputItems'], previousResponseId: entry.previousResponseId };
   }
 
   #entryOf(handle: number): Entry | undefined {
@@ -147,7 +152,7 @@ export class MemoryResponseStore implements ResponseStore {
     if (!entry) return null;
     this.#recency.touch(entry);
     // Its bytes too, so that the chunks of the arena empty oldest first.
-    entry.json = this.#arena.move(entry.json);
+    this.#arena.move(entry);
     return entry;
   }
 
@@ -155,7 +160,7 @@ export class MemoryResponseStore implements ResponseStore {
     if (this.#entries[entry.handle] !== entry) return;
     this.#entries[entry.handle] = undefined;
     this.#freeHandles.push(entry.handle);
-    this.#arena.release(entry.json);
+    this.#arena.release(entry);
     this.#recency.remove(entry);
     this.#responses.delete(entry.tenant, entry.id, entry.handle);
     // An item id is the response's own unless a later put of the same item took it over (then it holds another handle and stays).
