@@ -14,8 +14,8 @@ export type StopCause =
  * rebuilds its table every few dozen responses, and each discarded table,
  * already in the old generation, keeps the deadlines it held (their signals,
  * timers and listeners) alive through young collections until the next full
- * one: measured under load, a third of what the gateway promoted per
- * response came from that.
+ * one: measured under load, three fifths of what the gateway promoted per
+ * response (about 890 of 1,460 bytes, by --trace-gc-nvp) came from that.
  */
 export class InFlightResponses {
   readonly #deadlines: ResponseDeadline[] = [];
