@@ -17,7 +17,10 @@ import { RedisRoundTrip } from './redis-round-trip.ts';
  * driven by the same load generator with the same requests, the two measured
  * in turns so drift on the machine falls on both. Latencies are also taken
  * straight from the upstream ("direct"), so added time means the same for
- * both. Prints each of issue 16's targets beside its measured ratio. Not a
+ * both. The full run's load slices also measure a storing forwarder
+ * (bench/storing-forwarder.ts: the floor plus the whole response object and
+ * the memory store), so that each run shows how much of the gateway's CPU
+ * above the floor is storing and how much its engine and app. Prints each of issue 16's targets beside its measured ratio. Not a
  * test: figures on a small, shared machine are for reading, so this never
  * fails on them.
  *
@@ -73,6 +76,8 @@ async function main(): Promise<void> {
     const upstream = start(['bench/fake-upstream.ts'], {});
     const upstreamPort = Number(await firstLine(upstream));
     const forwarder = start(['bench/translating-forwarder.ts'], { UPSTREAM_PORT: String(upstreamPort) });
+    // The middle rung: full run only, so that the quick run stays under a minute.
+    const storingForwarder = quick ? null : start(['bench/storing-forwarder.ts'], { UPSTREAM_PORT: String(upstreamPort) });
     // The provider's connection pool is sized for the idle streams, which each hold an upstream connection.
     const config = join(mkdtempSync(join(tmpdir(), 'loopgate-bench-')), 'loopgate.jsonc');
     writeFileSync(config, JSON.stringify({ providers: { openai: { type: 'openai-chat', baseUrl: `http://127.0.0.1:${upstreamPort}/v1`, connections: IDLE_STREAMS + 1_000 } } }));
@@ -94,10 +99,11 @@ async function main(): Promise<void> {
     const through: Target & { pid: number } = { name: 'gateway', pool: poolFor(gatewayPort), ...responses, pid: gateway.pid! };
     const floor: Target & { pid: number } = { name: 'forwarder', pool: poolFor(forwarderPort), ...responses, pid: forwarder.pid! };
     const redisBacked: Target = { name: 'gateway, Redis store', pool: poolFor(redisGatewayPort), ...responses, pid: redisGateway.pid! };
+    const middle: Target[] = storingForwarder ? [{ name: 'storing forwarder', pool: poolFor(Number(await firstLine(storingForwarder))), ...responses, pid: storingForwarder.pid! }] : [];
 
     // Warm up: the JIT needs a few seconds of traffic before figures settle.
     await alternatingLoad([direct], 1, WARMUP_MS / 2);
-    await alternatingLoad([through, floor, redisBacked], STEADY_STATE_SECONDS, 1_000);
+    await alternatingLoad([through, floor, redisBacked, ...middle], STEADY_STATE_SECONDS, 1_000);
     await alternatingLoad([through, floor], 1, WARMUP_MS / 2, true);
     await interleavedLatencies([direct, through, floor], quick ? 40 : 100, true);
 
@@ -108,7 +114,7 @@ async function main(): Promise<void> {
     for (let round = 0; round < ROUNDS; round++) {
       const latency = await interleavedLatencies([direct, through, floor], LATENCY_REQUESTS, false);
       const ttft = await interleavedLatencies([direct, through, floor], TTFT_REQUESTS, true);
-      const load = await alternatingLoad([through, floor, direct], SLICES, SLICE_MS);
+      const load = await alternatingLoad([through, floor, direct, ...middle], SLICES, SLICE_MS);
       const [redisLatency, memoryLatency] = await interleavedLatencies([redisBacked, through], REDIS_REQUESTS, false);
       const redisRoundTrip = percentile(await redisFloor.times(REDIS_REQUESTS), 50);
       rounds.push({
@@ -127,7 +133,7 @@ async function main(): Promise<void> {
     if (metrics) await reportMetricsCost(upstreamPort, through, quick ? 2 : 4, quick ? 150 : 300, quick ? 800 : 1_500);
     if (tracing) await reportTracingCost(upstreamPort, through, quick ? 1 : 3, LATENCY_REQUESTS, TTFT_REQUESTS, SLICE_MS);
     console.log(`(the run took ${((performance.now() - began) / 1000).toFixed(0)} s)`);
-    await Promise.all([direct, through, floor, redisBacked].map((target) => target.pool.close()));
+    await Promise.all([direct, through, floor, redisBacked, ...middle].map((target) => target.pool.close()));
     await redisFloor.close();
   } finally {
     for (const child of children) child.kill('SIGTERM');
@@ -178,6 +184,11 @@ function report(rounds: Round[], streamed: LoadFigures[] | null, idle: readonly 
     const [gateway, forwarder] = streamed as [LoadFigures, LoadFigures];
     row(`CPU per streamed response, c=${CONCURRENCY}`, micros(gateway.cpuMicros), micros(forwarder.cpuMicros), `${(gateway.cpuMicros / forwarder.cpuMicros).toFixed(2)}×`, '(20 deltas a stream)', null);
     row(`streamed responses, c=${CONCURRENCY}`, perSecond(gateway.rps), perSecond(forwarder.rps), `${(gateway.rps / forwarder.rps).toFixed(2)}×`, '', null);
+  }
+  if (rounds[0]!.load[3]) {
+    const storingRatio = of((round) => round.load[3]!.cpuMicros / round.load[1]!.cpuMicros);
+    const beyondStoring = of((round) => round.load[0]!.cpuMicros / round.load[3]!.cpuMicros);
+    console.log(`between them, a storing forwarder (the floor + the whole response object + the memory store; bench/storing-forwarder.ts): CPU per response ${micros(of((round) => round.load[3]!.cpuMicros))}, ${storingRatio.toFixed(2)}× the forwarder; the gateway's engine and app on top: ${beyondStoring.toFixed(2)}× the storing forwarder`);
   }
   console.log(`direct to the upstream (the earlier floor): p50 ${ms(of((round) => round.p50[DIRECT]!))}, p99 ${ms(of((round) => round.p99[DIRECT]!))}, first token ${ms(of((round) => round.ttft[DIRECT]!))}, ${perSecond(of((round) => round.load[2]!.rps))}; gateway/direct throughput ${(of((round) => round.load[0]!.rps / round.load[2]!.rps) * 100).toFixed(1)}%, forwarder/direct ${(of((round) => round.load[1]!.rps / round.load[2]!.rps) * 100).toFixed(1)}%`);
   console.log(`gateway p50 at c=1: memory store ${ms(of((round) => round.store[1]))}, Redis store ${ms(of((round) => round.store[0]))}; idle streams: gateway RSS ${mib(idle[0].baselineBytes / 1048576)} → peak ${mib(idle[0].peakBytes / 1048576)}, forwarder ${mib(idle[1].baselineBytes / 1048576)} → ${mib(idle[1].peakBytes / 1048576)}`);
