@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 /** Helpers shared by the benchmark scripts. */
@@ -67,12 +67,35 @@ export function openFileLimits(): { soft: number; hard: number } {
 export function cpuMsOf(pid: number | undefined): number | null {
   if (pid === undefined) return null;
   try {
-    // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th, in clock ticks (100 per second on Linux).
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) / 100) * 1000;
+    const { user, kernel } = cpuTimesIn(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+    return user + kernel;
   } catch {
     return null;
   }
+}
+
+/** CPU ms so far of a process: its main thread's user and kernel time, and all its other threads' together. */
+export function cpuMsByThreadOf(pid: number): { mainUser: number; mainKernel: number; otherThreads: number } {
+  const split = { mainUser: 0, mainKernel: 0, otherThreads: 0 };
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    let times: { user: number; kernel: number };
+    try {
+      times = cpuTimesIn(readFileSync(`/proc/${pid}/task/${task}/stat`, 'utf8'));
+    } catch {
+      continue; // a thread that ended meanwhile
+    }
+    if (Number(task) === pid) {
+      split.mainUser += times.user;
+      split.mainKernel += times.kernel;
+    } else split.otherThreads += times.user + times.kernel;
+  }
+  return split;
+}
+
+/** User and kernel time in ms from a /proc `stat` line: after the command name (which may hold spaces), the 12th and 13th fields, in clock ticks (100 per second on Linux). */
+function cpuTimesIn(stat: string): { user: number; kernel: number } {
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { user: Number(fields[11]) * 10, kernel: Number(fields[12]) * 10 };
 }
 
 /** A process's resident set size now, in bytes. */

@@ -1,7 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
 import { freePort } from '../test/support/redis.ts';
-import { firstLine, median, startNode, waitHealthy } from './bench-support.ts';
+import { cpuMsByThreadOf, firstLine, median, startNode, waitHealthy } from './bench-support.ts';
 import { alternatingLoad, CONCURRENCY, loadSlice, poolFor, type Target } from './load.ts';
 import { gatewayEnv } from './observability-cost.ts';
 
@@ -22,28 +21,6 @@ import { gatewayEnv } from './observability-cost.ts';
  */
 const rounds = Number(process.env.BENCH_ROUNDS ?? 10);
 const sliceMs = Number(process.env.BENCH_SLICE_MS ?? 1_000);
-
-/** CPU ms so far of a process: its main thread's user and kernel time, and all its other threads'. */
-function threadCpuMs(pid: number): [number, number, number] {
-  const split: [number, number, number] = [0, 0, 0];
-  for (const task of readdirSync(`/proc/${pid}/task`)) {
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${pid}/task/${task}/stat`, 'utf8');
-    } catch {
-      continue; // a thread that ended meanwhile
-    }
-    // After the command name (which may hold spaces): utime and stime are the 12th and 13th fields, in ticks of 10 ms.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const user = Number(fields[11]) * 10;
-    const kernel = Number(fields[12]) * 10;
-    if (Number(task) === pid) {
-      split[0] += user;
-      split[1] += kernel;
-    } else split[2] += user + kernel;
-  }
-  return split;
-}
 
 const children: ChildProcess[] = [];
 try {
@@ -70,12 +47,12 @@ try {
     for (let step = 0; step < rungs.length; step++) {
       const index = (round + step) % rungs.length;
       const rung = rungs[index]!;
-      const before = threadCpuMs(rung.pid!);
+      const before = cpuMsByThreadOf(rung.pid!);
       const slice = await loadSlice(rung, sliceMs);
-      const after = threadCpuMs(rung.pid!);
+      const after = cpuMsByThreadOf(rung.pid!);
       const perResponse = (ms: number) => (ms * 1000) / slice.responses;
       perRung[index]!.total.push(perResponse(slice.cpuMs));
-      perRung[index]!.split.push([0, 1, 2].map((part) => perResponse(after[part]! - before[part]!)) as [number, number, number]);
+      perRung[index]!.split.push([perResponse(after.mainUser - before.mainUser), perResponse(after.mainKernel - before.mainKernel), perResponse(after.otherThreads - before.otherThreads)]);
     }
   }
   const floor = perRung[0]!.total;
