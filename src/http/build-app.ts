@@ -200,8 +200,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     done();
   });
   if (config.server.corsOrigins.length > 0) {
+    const allowed = config.server.corsOrigins.includes('*') ? '*' : config.server.corsOrigins;
     await app.register(cors, {
-      origin: config.server.corsOrigins.includes('*') ? '*' : config.server.corsOrigins,
+      // Only a browser's cross-origin request carries `Origin`: SDKs, agents and curl get no CORS headers to write and
+      // check on every response (the exposed list alone is 400 bytes). The answer then depends on `Origin`, so the
+      // plugin says `Vary: Origin` on every response, as caches need.
+      origin: (origin, callback) => callback(null, origin === undefined ? false : allowed),
       methods: ['GET', 'POST', 'DELETE', 'OPTIONS'],
       // One string: the plugin joins an array anew for every response.
       exposedHeaders: ['x-request-id', 'x-loopgate-omitted-tools', 'idempotent-replayed', ...RATE_LIMIT_HEADERS].join(', '),

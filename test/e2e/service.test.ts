@@ -55,6 +55,11 @@ describe('service endpoints', () => {
     expect(response.headers.get('access-control-expose-headers')).toContain('x-request-id');
     const other = await fetch(`${gateway.origin}/healthz`, { headers: { origin: 'https://evil.example' } });
     expect(other.headers.get('access-control-allow-origin')).toBeNull();
+    // Not a browser's cross-origin request: no CORS headers, and caches told that the answer depends on Origin.
+    const plain = await fetch(`${gateway.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', input: 'x' }) });
+    expect(plain.status).toBe(200);
+    expect([...plain.headers.keys()].filter((name) => name.startsWith('access-control-'))).toEqual([]);
+    expect(plain.headers.get('vary')).toMatch(/origin/i);
   });
 });
 

@@ -44,6 +44,11 @@ describe('API keys and tenants', () => {
     expect((await fetch(`${gateway.origin}/healthz`)).status).toBe(200);
     const preflight = await raw('/responses', { method: 'OPTIONS', headers: { origin: 'https://app.example', 'access-control-request-method': 'POST' } });
     expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
+    const fromPage = await fetch(`${gateway.origin}/healthz`, { headers: { origin: 'https://app.example' } });
+    expect(fromPage.headers.get('access-control-allow-origin')).toBe('*');
+    expect(fromPage.headers.get('access-control-expose-headers')).toContain('x-ratelimit-remaining-requests');
+    expect((await fetch(`${gateway.origin}/healthz`)).headers.get('access-control-allow-origin')).toBeNull();
   });
 
   it('a tenant uses its own responses with any of its keys', async () => {
