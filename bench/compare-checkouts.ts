@@ -2,7 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { freePort } from '../test/support/redis.ts';
-import { firstLine, median, startNode, waitHealthy } from './bench-support.ts';
+import { firstLine, median, percentile, startNode, waitHealthy } from './bench-support.ts';
 import { alternatingLoad, poolFor, type Target } from './load.ts';
 import { gatewayEnv } from './observability-cost.ts';
 
@@ -51,12 +51,13 @@ try {
     jsonFigures.forEach((figures, side) => (json[side]!.push(figures.cpuMicros), rps[side]!.push(figures.rps)));
     streamFigures.forEach((figures, side) => stream[side]!.push(figures.cpuMicros));
   }
-  const ratio = (figures: number[][]) => median(figures[0]!.map((value, round) => value / figures[1]![round]!));
+  const ratios = (figures: number[][]) => figures[0]!.map((value, round) => value / figures[1]![round]!);
+  // The middle half of the rounds' ratios says how far to trust the median: a change inside it is not shown.
   const line = (label: string, figures: number[][], unit: string) =>
-    console.log(`  ${label.padEnd(34)}${median(figures[0]!).toFixed(0).padStart(8)}${median(figures[1]!).toFixed(0).padStart(10)} ${unit.padEnd(6)}${ratio(figures).toFixed(3).padStart(8)}×`);
+    console.log(`  ${label.padEnd(34)}${median(figures[0]!).toFixed(0).padStart(8)}${median(figures[1]!).toFixed(0).padStart(10)} ${unit.padEnd(6)}${median(ratios(figures)).toFixed(3).padStart(8)}×   ${percentile(ratios(figures), 25).toFixed(3)}–${percentile(ratios(figures), 75).toFixed(3)}`);
   if (process.env.BENCH_VERBOSE) for (const [label, figures] of [["json", json], ["stream", stream]] as const) console.log(label, figures.map((side) => side.map((value) => value.toFixed(0)).join(" ")).join("  |  "));
   console.log(`this checkout against ${baseline}: ${rounds} rounds, medians (the ratio is the median of each round's own ratio)`);
-  console.log(`  ${''.padEnd(34)}${'this'.padStart(8)}${'baseline'.padStart(10)}       ${'ratio'.padStart(8)}`);
+  console.log(`  ${''.padEnd(34)}${'this'.padStart(8)}${'baseline'.padStart(10)}       ${'ratio'.padStart(8)}   middle half of rounds`);
   line('CPU per response, JSON, c=64', json, 'µs');
   line('CPU per streamed response, c=64', stream, 'µs');
   line('throughput, JSON, c=64', rps, '/s');

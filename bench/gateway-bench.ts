@@ -185,6 +185,9 @@ function report(rounds: Round[], streamed: LoadFigures[] | null, idle: readonly 
     row(`CPU per streamed response, c=${CONCURRENCY}`, micros(gateway.cpuMicros), micros(forwarder.cpuMicros), `${(gateway.cpuMicros / forwarder.cpuMicros).toFixed(2)}×`, '(20 deltas a stream)', null);
     row(`streamed responses, c=${CONCURRENCY}`, perSecond(gateway.rps), perSecond(forwarder.rps), `${(gateway.rps / forwarder.rps).toFixed(2)}×`, '', null);
   }
+  // The medians above are of these: how far apart the rounds are says how much of a miss or a pass is this machine's noise.
+  const each = (pick: (round: Round) => number) => rounds.map((round) => pick(round).toFixed(2)).join(' ');
+  console.log(`each round's own ratio: CPU ${each((round) => round.load[0]!.cpuMicros / round.load[1]!.cpuMicros)}; throughput ${each((round) => round.load[0]!.rps / round.load[1]!.rps)}`);
   if (rounds[0]!.load[3]) {
     const storingRatio = of((round) => round.load[3]!.cpuMicros / round.load[1]!.cpuMicros);
     const beyondStoring = of((round) => round.load[0]!.cpuMicros / round.load[3]!.cpuMicros);

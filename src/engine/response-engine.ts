@@ -267,7 +267,8 @@ export class ResponseEngine {
     // Every model call of the loop fits the context window, or learns it from the upstream's refusal.
     const truncating = request.truncation === 'auto' ? new TruncatingProvider(route, this.#windows, model) : null;
     // A request its rate limits refuse (the first call's tokens) never starts: no observer hears of it.
-    await options.admit?.(turnRequest);
+    // Awaited only when there is one: `await undefined` costs a promise and a tick on every response.
+    if (options.admit) await options.admit(turnRequest);
     const createdAt = Math.floor(Date.now() / 1000);
     const observed: ObservedResponse = { id: responseId, tenant: options.tenant, background: request.background === true, createdAt, cleanToolError: (error) => this.#toolErrors.sanitize(error, toolContext) };
     const observers = this.#responseObservers(observed);
