@@ -6,12 +6,19 @@ export interface StreamWatcher {
   streamClosed(): void;
 }
 
+/** Events that open the response or a piece of its output but carry none of what the model said: they wait for the first frame that does, and leave with it. */
+const BEFORE_OUTPUT = new Set(['response.queued', 'response.created', 'response.in_progress', 'response.output_item.added', 'response.content_part.added', 'response.reasoning_summary_part.added']);
+
 /**
  * Writes server-sent events to a raw Node response. Whole frames only, LF
  * line ends only; the frames written in one tick go out as one chunk (a
  * response's events mostly come in bursts, and each chunk of a chunked
  * response costs three buffers on the socket) on the tick's end, when Node
- * would send them anyway. A write once the socket is full waits for `drain`
+ * would send them anyway. But the first frame of output leaves at once, with
+ * the headers and whatever came before it: an upstream burst that arrived
+ * in one read (a fast model, a buffering proxy) is processed in one go, and
+ * the tick ends only after its last event, so its first token would wait
+ * for all the rest. A write once the socket is full waits for `drain`
  * — or for the connection to close, so a vanished client can never leave a
  * stream hanging. Silent streams get a comment line every `keepAliveMs` so
  * proxies keep them.
@@ -27,6 +34,7 @@ export class SseWriter {
   #pending = '';
   #lastWriteAt = Date.now();
   #watcher: StreamWatcher | null;
+  #outputSent = false;
 
   constructor(raw: ServerResponse, headers: Record<string, string | number | string[]>, keepAliveMs: number, watcher: StreamWatcher | null = null) {
     this.#raw = raw;
@@ -58,7 +66,14 @@ export class SseWriter {
 
   /** Sends one event; false (or a promise of false) once the client is gone. */
   event(type: string, json: string): boolean | Promise<boolean> {
-    return this.write(`event: ${type}\ndata: ${json}\n\n`);
+    const taken = this.write(`event: ${type}\ndata: ${json}\n\n`);
+    if (!this.#outputSent && !BEFORE_OUTPUT.has(type)) {
+      this.#outputSent = true;
+      this.#flush();
+      // Node corks a response's socket on each write until the next tick, which the rest of the burst puts off: uncorked, the frames leave now.
+      this.#raw.socket?.uncork();
+    }
+    return taken;
   }
 
   /** True when the frame was taken at once; otherwise a promise that settles when the socket can take more. */
