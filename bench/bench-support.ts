@@ -56,6 +56,13 @@ export function startNode(args: string[], env: Record<string, string>, nodeFlags
   return spawn('/bin/sh', ['-c', `ulimit -n "$(ulimit -Hn)" 2>/dev/null; ${command}`], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
 }
 
+/** Starts a benchmark server that prints its port (the scripted upstream, a forwarder), kept in `children` to be stopped at the end; resolves with the child and its port. */
+export async function startPrintingPort(children: ChildProcess[], args: string[], env: Record<string, string> = {}, nodeFlags: string[] = []): Promise<{ child: ChildProcess; port: number }> {
+  const child = startNode(args, env, nodeFlags);
+  children.push(child);
+  return { child, port: Number(await firstLine(child)) };
+}
+
 /** The open-file limits: this process's own (`soft`, inherited by a shell) and what children are raised to (`hard`). */
 export function openFileLimits(): { soft: number; hard: number } {
   const [soft, hard] = spawnSync('/bin/sh', ['-c', 'ulimit -Sn; ulimit -Hn'], { encoding: 'utf8' }).stdout.trim().split('\n');
@@ -72,14 +79,13 @@ export function openFileLimits(): { soft: number; hard: number } {
 export function cpuMsOf(pid: number | undefined): number | null {
   if (pid === undefined) return null;
   try {
-    return onCpuMsOf(pid) ?? sumOf(cpuTimesIn(readFileSync(`/proc/${pid}/stat`, 'utf8')));
+    const onCpu = onCpuMsOf(pid);
+    if (onCpu !== null) return onCpu;
+    const { user, kernel } = cpuTimesIn(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+    return user + kernel;
   } catch {
     return null;
   }
-}
-
-function sumOf({ user, kernel }: { user: number; kernel: number }): number {
-  return user + kernel;
 }
 
 /** Time on a CPU of all of a process's threads, in ms, from their `schedstat` (ns); null when the kernel does not keep it. */
@@ -90,7 +96,7 @@ function onCpuMsOf(pid: number): number | null {
     try {
       line = readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8');
     } catch {
-      continue; // a thread that ended meanwhile (or no schedstat at all: then every read fails and the sum stays 0)
+      continue; // a thread that ended meanwhile; without schedstat every read fails and the sum stays 0
     }
     nanoseconds += Number(line.slice(0, line.indexOf(' ')));
   }

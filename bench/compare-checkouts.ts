@@ -2,7 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { freePort } from '../test/support/redis.ts';
-import { firstLine, median, percentile, startNode, waitHealthy } from './bench-support.ts';
+import { median, percentile, startNode, startPrintingPort, waitHealthy } from './bench-support.ts';
 import { alternatingLoad, poolFor, type Target } from './load.ts';
 import { gatewayEnv } from './observability-cost.ts';
 
@@ -27,9 +27,7 @@ const sliceMs = Number(process.env.BENCH_SLICE_MS ?? 600);
 
 const children: ChildProcess[] = [];
 try {
-  const upstream = startNode(['bench/fake-upstream.ts'], {});
-  children.push(upstream);
-  const upstreamPort = Number(await firstLine(upstream));
+  const { port: upstreamPort } = await startPrintingPort(children, ['bench/fake-upstream.ts']);
   const gateway = async (name: string, main: string, flags: string[] = [], env: Record<string, string> = {}): Promise<Target> => {
     const port = await freePort();
     const child = startNode([main], { ...gatewayEnv(upstreamPort, port), ...env }, flags);

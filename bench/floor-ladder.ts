@@ -1,6 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { freePort } from '../test/support/redis.ts';
-import { cpuMsByThreadOf, firstLine, median, startNode, waitHealthy } from './bench-support.ts';
+import { cpuMsByThreadOf, median, startNode, startPrintingPort, waitHealthy } from './bench-support.ts';
 import { alternatingLoad, CONCURRENCY, loadSlice, poolFor, type Target } from './load.ts';
 import { gatewayEnv } from './observability-cost.ts';
 
@@ -24,14 +24,11 @@ const sliceMs = Number(process.env.BENCH_SLICE_MS ?? 1_000);
 
 const children: ChildProcess[] = [];
 try {
-  const upstream = startNode(['bench/fake-upstream.ts'], {});
-  children.push(upstream);
-  const upstreamPort = Number(await firstLine(upstream));
+  const { port: upstreamPort } = await startPrintingPort(children, ['bench/fake-upstream.ts']);
   const request = { path: '/v1/responses', body: JSON.stringify({ model: 'bench-model', input: 'Hello' }), streamBody: '', firstTokenMarker: '' };
   const printsPort = async (name: string, script: string): Promise<Target> => {
-    const child = startNode([script], { UPSTREAM_PORT: String(upstreamPort) });
-    children.push(child);
-    return { name, pool: poolFor(Number(await firstLine(child))), ...request, pid: child.pid! };
+    const { child, port } = await startPrintingPort(children, [script], { UPSTREAM_PORT: String(upstreamPort) });
+    return { name, pool: poolFor(port), ...request, pid: child.pid! };
   };
   const rungs = [await printsPort('forwarder', 'bench/translating-forwarder.ts'), await printsPort('storing forwarder', 'bench/storing-forwarder.ts')];
   const port = await freePort();

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { freePort, startRedisServer } from '../test/support/redis.ts';
-import { firstLine, startNode, waitHealthy } from './bench-support.ts';
+import { firstLine, startNode, startPrintingPort, waitHealthy } from './bench-support.ts';
 import { alternatingLoad, CONCURRENCY, poolFor, type Target } from './load.ts';
 import { gatewayEnv } from './observability-cost.ts';
 import { summarizeProfile } from './profile-summary.ts';
@@ -47,9 +47,7 @@ export async function profileGateway(directory: string): Promise<void> {
   const redis = store === 'redis' ? await startRedisServer() : null;
   const children: ChildProcess[] = [];
   try {
-    const upstream = startNode(['bench/fake-upstream.ts'], {});
-    children.push(upstream);
-    const upstreamPort = Number(await firstLine(upstream));
+    const { port: upstreamPort } = await startPrintingPort(children, ['bench/fake-upstream.ts']);
     let port: number;
     let gateway: ChildProcess;
     if (forwarder) {
