@@ -2,7 +2,7 @@ import { invalidRequest } from '../errors/gateway-error.ts';
 import type { InputItem } from '../protocol/input-items.ts';
 
 /** Items the engine resolves before a model call: none of them is for a provider's wire format. */
-type EngineOnlyItem = Extract<
+export type EngineOnlyItem = Extract<
   InputItem,
   {
     type:

@@ -1,12 +1,10 @@
-import { isEngineOnlyItem } from '../engine-only-items.ts';
-import { isHostedCallItem } from '../hosted-call-items.ts';
 import { invalidRequest } from '../../errors/gateway-error.ts';
 import type { FunctionCallOutputPart, InputItem, UserContentPart } from '../../protocol/input-items.ts';
 import { parseJsonWithinDepth } from '../../protocol/json-depth.ts';
 import { REQUEST_LIMITS } from '../../protocol/request-limits.ts';
 import { assertNever } from '../../util/assert-never.ts';
-import { orderToolOutputs } from '../order-tool-outputs.ts';
 import type { TurnRequest } from '../provider.ts';
+import { assistantTexts, separateInstructions } from '../wire-items.ts';
 import { decodeReasoning } from './reasoning-blocks.ts';
 
 /** Content blocks the gateway sends (the slice of the Messages API it uses). */
@@ -105,7 +103,6 @@ function convertToolChoice(choice: TurnRequest['toolChoice']): AnthropicRequest[
 }
 
 function convertConversation(instructions: string | null, items: InputItem[], historyLength: number): { system: string; messages: AnthropicMessage[] } {
-  const system: string[] = instructions ? [instructions] : [];
   const messages: AnthropicMessage[] = [];
   const push = (role: AnthropicMessage['role'], blocks: AnthropicBlock[]) => {
     if (blocks.length === 0) return;
@@ -125,20 +122,13 @@ function convertConversation(instructions: string | null, items: InputItem[], hi
     }
   };
 
-  const positions = new Map(items.map((item, index) => [item, index]));
-  for (const item of orderToolOutputs(items)) {
-    const index = positions.get(item)!;
-    const param = index < historyLength ? 'previous_response_id' : `input[${index - historyLength}]`;
-    if (isEngineOnlyItem(item, param) || isHostedCallItem(item)) continue;
+  const system = separateInstructions(instructions, items, historyLength, (item, param) => {
     switch (item.type) {
       case 'message':
-        if (item.role === 'system' || item.role === 'developer') {
-          system.push(typeof item.content === 'string' ? item.content : item.content.map((part) => part.text).join('\n'));
-        } else if (item.role === 'user') {
+        if (item.role === 'user') {
           push('user', typeof item.content === 'string' ? textBlocks(item.content) : item.content.flatMap((part, partIndex) => userBlock(part, `${param}.content[${partIndex}]`)));
         } else {
-          const parts = typeof item.content === 'string' ? [item.content] : item.content.map((part) => (part.type === 'output_text' ? part.text : part.refusal));
-          push('assistant', parts.flatMap(textBlocks));
+          push('assistant', assistantTexts(item).flatMap(textBlocks));
         }
         break;
       case 'reasoning': {
@@ -156,8 +146,8 @@ function convertConversation(instructions: string | null, items: InputItem[], hi
       default:
         assertNever(item);
     }
-  }
-  return { system: system.join('\n\n'), messages };
+  });
+  return { system, messages };
 }
 
 /** Anthropic rejects empty text blocks. */

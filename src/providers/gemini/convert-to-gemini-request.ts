@@ -1,12 +1,10 @@
-import { isEngineOnlyItem } from '../engine-only-items.ts';
-import { isHostedCallItem } from '../hosted-call-items.ts';
 import { invalidRequest } from '../../errors/gateway-error.ts';
 import type { FunctionCallOutputPart, InputItem, UserContentPart } from '../../protocol/input-items.ts';
 import { parseJsonWithinDepth } from '../../protocol/json-depth.ts';
 import { REQUEST_LIMITS } from '../../protocol/request-limits.ts';
 import { assertNever } from '../../util/assert-never.ts';
-import { orderToolOutputs } from '../order-tool-outputs.ts';
 import type { TurnRequest } from '../provider.ts';
+import { assistantTexts, separateInstructions } from '../wire-items.ts';
 import { checksCallSignatures, decodeSignature, SKIP_SIGNATURE_VALIDATOR } from './thought-signatures.ts';
 import type { GeminiContent, GeminiPart, GeminiRequest } from './gemini-wire.ts';
 
@@ -56,7 +54,6 @@ export function convertToGeminiRequest(request: TurnRequest): GeminiRequest {
 }
 
 function convertConversation(instructions: string | null, items: InputItem[], historyLength: number, placeholderSignatures: boolean): { system: string; contents: GeminiContent[] } {
-  const system: string[] = instructions ? [instructions] : [];
   const contents: GeminiContent[] = [];
   const callNames = new Map<string, string>();
   const callSignatures = new Map<string, string>();
@@ -76,20 +73,13 @@ function convertConversation(instructions: string | null, items: InputItem[], hi
     }
   }
 
-  const positions = new Map(items.map((item, index) => [item, index]));
-  for (const item of orderToolOutputs(items)) {
-    const index = positions.get(item)!;
-    const param = index < historyLength ? 'previous_response_id' : `input[${index - historyLength}]`;
-    if (isEngineOnlyItem(item, param) || isHostedCallItem(item)) continue;
+  const system = separateInstructions(instructions, items, historyLength, (item, param) => {
     switch (item.type) {
       case 'message':
-        if (item.role === 'system' || item.role === 'developer') {
-          system.push(typeof item.content === 'string' ? item.content : item.content.map((part) => part.text).join('\n'));
-        } else if (item.role === 'user') {
+        if (item.role === 'user') {
           push('user', typeof item.content === 'string' ? textParts(item.content) : item.content.flatMap((part, partIndex) => userPart(part, `${param}.content[${partIndex}]`)));
         } else {
-          const texts = typeof item.content === 'string' ? [item.content] : item.content.map((part) => (part.type === 'output_text' ? part.text : part.refusal));
-          push('model', texts.flatMap(textParts));
+          push('model', assistantTexts(item).flatMap(textParts));
         }
         break;
       case 'reasoning': {
@@ -119,8 +109,8 @@ function convertConversation(instructions: string | null, items: InputItem[], hi
       default:
         assertNever(item);
     }
-  }
-  return { system: system.join('\n\n'), contents };
+  });
+  return { system, contents };
 }
 
 /** Gemini rejects empty text parts. */

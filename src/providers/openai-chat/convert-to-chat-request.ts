@@ -1,11 +1,9 @@
-import { isEngineOnlyItem } from '../engine-only-items.ts';
-import { isHostedCallItem } from '../hosted-call-items.ts';
 import { invalidRequest } from '../../errors/gateway-error.ts';
 import type { FunctionCallOutputPart, InputItem, UserContentPart } from '../../protocol/input-items.ts';
 import type { FunctionToolChoice, TextFormatParam } from '../../protocol/create-response-request.ts';
 import { assertNever } from '../../util/assert-never.ts';
-import { orderToolOutputs } from '../order-tool-outputs.ts';
 import type { TurnRequest } from '../provider.ts';
+import { forEachWireItem } from '../wire-items.ts';
 import type { ChatContentPart, ChatMessage, ChatRequest, ChatToolCall } from './chat-wire.ts';
 
 export interface ChatRequestOptions {
@@ -62,14 +60,8 @@ function convertMessages(instructions: string | null, items: InputItem[], histor
   // Consecutive function calls of one model turn become one assistant message.
   let pendingAssistant: Extract<ChatMessage, { role: 'assistant' }> | null = null;
 
-  // Parameter names refer to the items as the client sent them, so remember each item's place before reordering.
-  const positions = new Map(items.map((item, index) => [item, index]));
-  orderToolOutputs(items).forEach((item) => {
-    const index = positions.get(item)!;
-    // Errors name the request's own input; inherited items can only be blamed on the chain.
-    const param = index < historyLength ? 'previous_response_id' : `input[${index - historyLength}]`;
+  forEachWireItem(items, historyLength, (item, param) => {
     if (item.type !== 'function_call' && item.type !== 'reasoning') pendingAssistant = null;
-    if (isEngineOnlyItem(item, param) || isHostedCallItem(item)) return;
     switch (item.type) {
       case 'message': {
         if (item.role === 'assistant') {
