@@ -37,7 +37,9 @@ import { ResponseMetricsObserver } from '../observability/response-metrics-obser
 import { DEFAULT_TENANT, registerAuthentication } from './authenticate.ts';
 import { registerErrorHandling } from './error-handler.ts';
 import { registerGracefulDrain } from './graceful-drain.ts';
+import { parseJsonBody } from './json-body.ts';
 import { GatewayLogController } from './log-controller.ts';
+import { registerRequestDecoding } from './request-decoding.ts';
 import { readiness } from './readiness.ts';
 import { countRequest } from './request-metrics.ts';
 import { registerCompactRoute } from './routes/compact-route.ts';
@@ -186,13 +188,17 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   // The API speaks JSON only; any other body type is a 415, not a string handed to validation.
   app.removeContentTypeParser('text/plain');
-  // An empty JSON body is no body (clients send the header on GET and DELETE too); routes that need one say so.
-  const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    if (body === '') return done(null, undefined);
-    parseJson(request, body as string, done);
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    let parsed: unknown;
+    try {
+      parsed = parseJsonBody(body as string);
+    } catch (error) {
+      return done(error as Error, undefined);
+    }
+    done(null, parsed);
   });
+  registerRequestDecoding(app);
   // One hook for what every request gets: its id in a header, and its count once its connection is done with it.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);

@@ -72,8 +72,21 @@ describe('client errors', () => {
     expect(result.json.error.message.length).toBeGreaterThan(10);
   });
 
-  it('malformed JSON → 400 invalid_json', async () => {
-    expectError(await post(gateway, '{"model": "m", "input": '), 400, { code: 'invalid_json' });
+  it('malformed JSON → 400 invalid_json, saying where it broke', async () => {
+    const truncated = await post(gateway, '{"model": "m", "input": ');
+    expectError(truncated, 400, { code: 'invalid_json' });
+    expect(truncated.json.error.message).toMatch(/^The request body is not valid JSON: Unexpected end of JSON input/);
+    const missingComma = await post(gateway, '{"model": "m" "input": "x"}');
+    expectError(missingComma, 400, { code: 'invalid_json' });
+    expect(missingComma.json.error.message).toMatch(/after property value in JSON at position 14/);
+  });
+
+  it('a key that could reach a prototype → 400 saying so, not that the JSON is invalid', async () => {
+    for (const body of ['{"model": "m", "input": "x", "__proto__": {"admin": true}}', '{"model": "m", "input": "x", "constructor": {"prototype": {"admin": true}}}']) {
+      const result = await post(gateway, body);
+      expectError(result, 400, { code: 'invalid_json' });
+      expect(result.json.error.message).toContain("could reach an object's prototype");
+    }
   });
 
   it('empty body → 400', async () => {
