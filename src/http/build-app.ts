@@ -35,7 +35,8 @@ import { MeteredConversationStore } from '../observability/metered-conversation-
 import { MeteredResponseStore } from '../observability/metered-response-store.ts';
 import { ResponseMetricsObserver } from '../observability/response-metrics-observer.ts';
 import { DEFAULT_TENANT, registerAuthentication } from './authenticate.ts';
-import { registerErrorHandling } from './error-handler.ts';
+import { REQUEST_LIMITS } from '../protocol/request-limits.ts';
+import { frameworkErrorReplier, registerErrorHandling } from './error-handler.ts';
 import { registerGracefulDrain } from './graceful-drain.ts';
 import { parseJsonBody } from './json-body.ts';
 import { GatewayLogController } from './log-controller.ts';
@@ -106,6 +107,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     requestTimeout: 0,
     // The drain answers requests that arrive while closing, in the error envelope (graceful-drain.ts).
     return503OnClosing: false,
+    // A path the router refuses before any route runs answers in the error envelope too.
+    frameworkErrors: frameworkErrorReplier(secrets),
+    // Ids in paths are as long as ids may be: a client-chosen item id can be 256 characters (Fastify's default stops at 100).
+    routerOptions: { maxParamLength: REQUEST_LIMITS.maxIdChars },
   });
 
   const providers = options.providers ?? createProviders(config, app.log.child({ component: 'provider' }));

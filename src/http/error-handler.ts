@@ -1,5 +1,6 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError } from '../errors/gateway-error.ts';
+import { REQUEST_LIMITS } from '../protocol/request-limits.ts';
 import { SecretRedactor } from '../util/secret-redactor.ts';
 import { GatewayLogController } from './log-controller.ts';
 
@@ -10,23 +11,7 @@ import { GatewayLogController } from './log-controller.ts';
  * type), or a bug did (500, details only in the log).
  */
 export function registerErrorHandling(app: FastifyInstance, secrets: SecretRedactor = SecretRedactor.none): void {
-  app.setErrorHandler((error: FastifyError | GatewayError, request, reply) => {
-    const gatewayError = error instanceof GatewayError ? error : fromFrameworkError(error);
-    // This is the request's one line at info (log-controller.ts), so it says which request too.
-    const fields = { method: request.method, url: request.url, status: gatewayError.status, code: gatewayError.code, param: gatewayError.param, duration_ms: Math.round(reply.elapsedTime) };
-    // A bug is an error with its stack; a failure the gateway raised on purpose (upstream down, store away) is
-    // a warning — its cause, when the operator must act, was logged at error where it is known (providers, store).
-    if (!(error instanceof GatewayError) && gatewayError.status >= 500) request.log.error({ ...fields, err: error }, 'request failed');
-    else if (gatewayError.status >= 500) request.log.warn(fields, gatewayError.message);
-    else request.log.info(fields, gatewayError.message);
-    GatewayLogController.lineWritten(request);
-    // A failed request must not be retried blindly by SDKs when a retry cannot help.
-    if (!gatewayError.retryable) reply.header('x-should-retry', 'false');
-    // Upstream messages pass through (the client can fix its request); a credential an upstream echoed does not.
-    const body = gatewayError.toBody();
-    body.error.message = secrets.redact(body.error.message);
-    return reply.code(gatewayError.status).headers(gatewayError.headers).send(body);
-  });
+  app.setErrorHandler((error: FastifyError | GatewayError, request, reply) => sendError(error, request, reply, secrets));
 
   app.setNotFoundHandler((request, reply) => {
     const error = new GatewayError({
@@ -39,6 +24,37 @@ export function registerErrorHandling(app: FastifyInstance, secrets: SecretRedac
   });
 }
 
+/**
+ * Fastify's `frameworkErrors`: what its router refuses before any route or
+ * hook runs (a malformed percent-encoding, a path segment longer than any id)
+ * answers in the envelope too, with its request id, rather than in Fastify's
+ * own shape.
+ */
+export function frameworkErrorReplier(secrets: SecretRedactor): (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => void {
+  return (error, request, reply) => {
+    reply.header('x-request-id', request.id);
+    void sendError(error, request, reply, secrets);
+  };
+}
+
+function sendError(error: FastifyError | GatewayError, request: FastifyRequest, reply: FastifyReply, secrets: SecretRedactor): FastifyReply {
+  const gatewayError = error instanceof GatewayError ? error : fromFrameworkError(error);
+  // This is the request's one line at info (log-controller.ts), so it says which request too.
+  const fields = { method: request.method, url: request.url, status: gatewayError.status, code: gatewayError.code, param: gatewayError.param, duration_ms: Math.round(reply.elapsedTime) };
+  // A bug is an error with its stack; a failure the gateway raised on purpose (upstream down, store away) is
+  // a warning — its cause, when the operator must act, was logged at error where it is known (providers, store).
+  if (!(error instanceof GatewayError) && gatewayError.status >= 500) request.log.error({ ...fields, err: error }, 'request failed');
+  else if (gatewayError.status >= 500) request.log.warn(fields, gatewayError.message);
+  else request.log.info(fields, gatewayError.message);
+  GatewayLogController.lineWritten(request);
+  // A failed request must not be retried blindly by SDKs when a retry cannot help.
+  if (!gatewayError.retryable) reply.header('x-should-retry', 'false');
+  // Upstream messages pass through (the client can fix its request); a credential an upstream echoed does not.
+  const body = gatewayError.toBody();
+  body.error.message = secrets.redact(body.error.message);
+  return reply.code(gatewayError.status).headers(gatewayError.headers).send(body);
+}
+
 function fromFrameworkError(error: FastifyError): GatewayError {
   const status = typeof error.statusCode === 'number' ? error.statusCode : 500;
   switch (error.code) {
@@ -48,6 +64,10 @@ function fromFrameworkError(error: FastifyError): GatewayError {
       return new GatewayError({ status: 415, type: 'invalid_request_error', code: 'unsupported_media_type', message: "Send the request body as JSON with 'Content-Type: application/json'." });
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return new GatewayError({ status: 400, type: 'invalid_request_error', code: 'invalid_json', message: 'The request body is empty; send a JSON object.' });
+    case 'FST_ERR_BAD_URL':
+      return new GatewayError({ status: 400, type: 'invalid_request_error', code: 'invalid_url', message: "The request's path is not a valid URL: a '%' must start the percent-encoding of UTF-8 bytes (two hex digits each)." });
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return new GatewayError({ status: 400, type: 'invalid_request_error', code: 'invalid_value', message: `An id in the request's path is longer than ${REQUEST_LIMITS.maxIdChars} characters; no id is that long.` });
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return new GatewayError({ status: 400, type: 'invalid_request_error', code: 'invalid_json', message: `The request body is not valid JSON: ${error.message}` });
   }

@@ -134,6 +134,14 @@ for (const storeKind of ['memory', 'redis'] as const) {
       expect(await client.conversations.items.retrieve('msg_mine', { conversation_id: conversation.id })).toMatchObject({ id: 'msg_mine', content: [{ type: 'input_text', text: 'hi' }] });
     });
 
+    it('an item whose id is as long as ids may be (256 characters) is retrieved and deleted by it', async () => {
+      const id = `msg_${'x'.repeat(252)}`;
+      const conversation = await client.conversations.create({ items: [{ id, type: 'message', role: 'user', content: [{ type: 'input_text', text: 'long' }] } as OpenAI.Responses.ResponseInputItem] });
+      expect(await client.conversations.items.retrieve(id, { conversation_id: conversation.id })).toMatchObject({ id, content: [{ type: 'input_text', text: 'long' }] });
+      await client.conversations.items.delete(id, { conversation_id: conversation.id });
+      expect((await client.conversations.items.list(conversation.id)).data).toEqual([]);
+    });
+
     it("another tenant's conversation is indistinguishable from one that never existed", async () => {
       const mine = await client.conversations.create({ metadata: { secret: 'yes' }, items: [userMessage('private')] });
       const itemId = (await client.conversations.items.list(mine.id)).data[0]!.id!;

@@ -198,9 +198,19 @@ for (const storeKind of ['memory', 'redis'] as const) {
         expect(result.status).toBe(400);
         expect(body.error.param).toBe(param);
       }
-      const badInclude = await fetch(`${gateway.baseURL}/responses/${response.id}?include[]=everything`);
-      expect(badInclude.status).toBe(400);
-      expect(((await badInclude.json()) as any).error.param).toMatch(/^include/);
+      // However the client spells the list (openai-node writes include[]=…), the refusal names the entry it sent.
+      for (const [query, param] of [
+        ['include[]=everything', 'include[0]'],
+        ['include=everything', 'include[0]'],
+        ['include[]=reasoning.encrypted_content&include[]=everything', 'include[1]'],
+      ]) {
+        const badInclude = await fetch(`${gateway.baseURL}/responses/${response.id}?${query}`);
+        const body: any = await badInclude.json();
+        expect(badInclude.status).toBe(400);
+        assertErrorEnvelope(body);
+        expect(body.error).toMatchObject({ param, code: 'invalid_value' });
+        expect(body.error.message).toContain('expected one of');
+      }
       for (const path of ['/responses/resp_nope', '/responses/resp_nope/input_items']) {
         const result = await fetch(`${gateway.baseURL}${path}`);
         const body: any = await result.json();

@@ -101,6 +101,18 @@ describe('client errors', () => {
     expectError(await post(gateway, 'model=m', { 'content-type': 'text/plain' }), 415, { code: 'unsupported_media_type' });
   });
 
+  it('a path the router cannot read → 400 in the error envelope, with a request id, not in Fastify\'s own shape', async () => {
+    const get = async (path: string) => {
+      const response = await fetch(`${gateway.baseURL}${path}`);
+      const text = await response.text();
+      return { status: response.status, headers: response.headers, text, json: JSON.parse(text) };
+    };
+    expectError(await get('/responses/%zz'), 400, { code: 'invalid_url', type: 'invalid_request_error' });
+    const tooLong = await get(`/responses/resp_${'a'.repeat(300)}`);
+    expectError(tooLong, 400, { code: 'invalid_value', type: 'invalid_request_error' });
+    expect(tooLong.json.error.message).toContain('longer than 256 characters');
+  });
+
   it('an unknown route → 404 in the error envelope', async () => {
     const response = await fetch(`${gateway.baseURL}/nothing/here`);
     const body = await response.json();

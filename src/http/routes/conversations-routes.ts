@@ -9,6 +9,7 @@ import type { ConversationStore } from '../../store/conversation-store.ts';
 import type { StoredInputItem, StoredItem } from '../../store/response-store.ts';
 import { newId } from '../../util/ids.ts';
 import { inputItemView } from '../input-item-view.ts';
+import { gatherInclude } from './include-query.ts';
 
 /** OpenAI's bounds: items added per request, and metadata. */
 const MAX_ITEMS = 20;
@@ -41,24 +42,21 @@ const UpdateBody = z.strictObject({ metadata: Metadata.nullable() });
 const AddItemsBody = z.strictObject({ items: Items });
 
 /** Accepted and ignored: items are shown whole. */
-const Include = z.preprocess(
-  (value) => (value === undefined || Array.isArray(value) ? value : [value]),
-  z
-    .array(
-      z.enum([
-        'file_search_call.results',
-        'web_search_call.results',
-        'web_search_call.action.sources',
-        'message.input_image.image_url',
-        'computer_call_output.output.image_url',
-        'code_interpreter_call.outputs',
-        'reasoning.encrypted_content',
-        'message.output_text.logprobs',
-      ]),
-    )
-    .optional(),
-);
-const IncludeQuery = z.object({ include: Include, 'include[]': Include });
+const Include = z
+  .array(
+    z.enum([
+      'file_search_call.results',
+      'web_search_call.results',
+      'web_search_call.action.sources',
+      'message.input_image.image_url',
+      'computer_call_output.output.image_url',
+      'code_interpreter_call.outputs',
+      'reasoning.encrypted_content',
+      'message.output_text.logprobs',
+    ]),
+  )
+  .optional();
+const IncludeQuery = z.object({ include: Include });
 const ListQuery = IncludeQuery.extend({
   after: z.string().min(1).optional(),
   limit: z.coerce.number().int().min(1).max(100).default(20),
@@ -129,7 +127,7 @@ export function registerConversationsRoutes(app: FastifyInstance, store: Convers
   });
 
   app.get<{ Params: Params }>('/v1/conversations/:id/items', async (request) => {
-    const query = parseRequest(ListQuery, request.query ?? {});
+    const query = parseRequest(ListQuery, gatherInclude(request.query));
     const page = await store.page(request.tenant, request.params.id, { ...(query.after !== undefined && { after: query.after }), limit: query.limit, order: query.order });
     if (page.kind === 'conversation_not_found') throw conversationNotFound(request.params.id);
     if (page.kind === 'after_not_found') throw itemNotFound(query.after!, 'after');
@@ -137,7 +135,7 @@ export function registerConversationsRoutes(app: FastifyInstance, store: Convers
   });
 
   app.post<{ Params: Params }>('/v1/conversations/:id/items', async (request) => {
-    parseRequest(IncludeQuery, request.query ?? {});
+    parseRequest(IncludeQuery, gatherInclude(request.query));
     const body = parseRequest(AddItemsBody, request.body);
     const items = toStoredItems(body.items);
     if (!(await store.append(request.tenant, request.params.id, items))) throw conversationNotFound(request.params.id);
@@ -145,7 +143,7 @@ export function registerConversationsRoutes(app: FastifyInstance, store: Convers
   });
 
   app.get<{ Params: ItemParams }>('/v1/conversations/:id/items/:item_id', async (request) => {
-    parseRequest(IncludeQuery, request.query ?? {});
+    parseRequest(IncludeQuery, gatherInclude(request.query));
     const item = await store.item(request.tenant, request.params.id, request.params.item_id);
     if (item) return itemView(item);
     if (!(await store.get(request.tenant, request.params.id))) throw conversationNotFound(request.params.id);

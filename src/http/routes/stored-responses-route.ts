@@ -6,15 +6,12 @@ import type { ResponseStore } from '../../store/response-store.ts';
 import type { BackgroundRunner } from '../../engine/background-runner.ts';
 import { streamStoredResponse, type BackgroundStreamSource } from '../background-stream.ts';
 import { inputItemView } from '../input-item-view.ts';
+import { gatherInclude } from './include-query.ts';
 
-const IncludeQuery = z.preprocess(
-  (value) => (value === undefined || Array.isArray(value) ? value : [value]),
-  z.array(z.enum(['reasoning.encrypted_content', 'message.output_text.logprobs'])).optional(),
-);
+const Include = z.array(z.enum(['reasoning.encrypted_content', 'message.output_text.logprobs'])).optional();
 
 const RetrieveQuery = z.object({
-  include: IncludeQuery,
-  'include[]': IncludeQuery,
+  include: Include,
   stream: z.enum(['true', 'false']).optional(),
   starting_after: z.coerce.number().int().min(0).optional(),
   include_obfuscation: z.enum(['true', 'false']).optional(),
@@ -25,8 +22,7 @@ const ListQuery = z.object({
   before: z.string().min(1).optional(),
   limit: z.coerce.number().int().min(1).max(100).default(20),
   order: z.enum(['asc', 'desc']).default('desc'),
-  include: IncludeQuery,
-  'include[]': IncludeQuery,
+  include: Include,
 });
 
 /** Missing and foreign ids answer alike, so ids of other tenants cannot be probed. */
@@ -46,7 +42,7 @@ export interface BackgroundRoutesOptions extends BackgroundStreamSource {
  */
 export function registerStoredResponsesRoutes(app: FastifyInstance, store: ResponseStore, background: BackgroundRoutesOptions): void {
   app.get<{ Params: { id: string } }>('/v1/responses/:id', async (request, reply) => {
-    const query = parseRequest(RetrieveQuery, request.query ?? {});
+    const query = parseRequest(RetrieveQuery, gatherInclude(request.query));
     const record = await store.get(request.tenant, request.params.id);
     if (!record) throw responseNotFound(request.params.id);
     if (query.stream !== 'true') {
@@ -70,7 +66,7 @@ export function registerStoredResponsesRoutes(app: FastifyInstance, store: Respo
   });
 
   app.get<{ Params: { id: string } }>('/v1/responses/:id/input_items', async (request) => {
-    const query = parseRequest(ListQuery, request.query ?? {});
+    const query = parseRequest(ListQuery, gatherInclude(request.query));
     const record = await store.get(request.tenant, request.params.id);
     if (!record) throw responseNotFound(request.params.id);
     const ordered = query.order === 'asc' ? record.inputItems : [...record.inputItems].reverse();
