@@ -36,6 +36,7 @@ import { MeteredResponseStore } from '../observability/metered-response-store.ts
 import { ResponseMetricsObserver } from '../observability/response-metrics-observer.ts';
 import { DEFAULT_TENANT, registerAuthentication } from './authenticate.ts';
 import { REQUEST_LIMITS } from '../protocol/request-limits.ts';
+import { replyToClientError } from './client-error-reply.ts';
 import { frameworkErrorReplier, registerErrorHandling } from './error-handler.ts';
 import { registerGracefulDrain } from './graceful-drain.ts';
 import { parseJsonBody } from './json-body.ts';
@@ -109,6 +110,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     return503OnClosing: false,
     // A path the router refuses before any route runs answers in the error envelope too.
     frameworkErrors: frameworkErrorReplier(secrets),
+    // And so does a request Node's HTTP parser refuses (headers too large, not HTTP at all).
+    clientErrorHandler: replyToClientError,
     // Ids in paths are as long as ids may be: a client-chosen item id can be 256 characters (Fastify's default stops at 100).
     routerOptions: { maxParamLength: REQUEST_LIMITS.maxIdChars },
   });

@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { assertEventStreamInvariants, parseSseText } from '../support/event-invariants.ts';
@@ -111,6 +112,28 @@ describe('client errors', () => {
     const tooLong = await get(`/responses/resp_${'a'.repeat(300)}`);
     expectError(tooLong, 400, { code: 'invalid_value', type: 'invalid_request_error' });
     expect(tooLong.json.error.message).toContain('longer than 256 characters');
+  });
+
+  it('a request Node refuses before Fastify sees it → the error envelope on the socket, then the connection closed', async () => {
+    const huge = await fetch(`${gateway.baseURL}/models`, { headers: { 'x-big': 'a'.repeat(20_000) } });
+    expect(huge.status).toBe(431);
+    const hugeBody = await huge.json();
+    assertErrorEnvelope(hugeBody);
+    expect(hugeBody.error.code).toBe('request_headers_too_large');
+    expect(huge.headers.get('x-should-retry')).toBe('false');
+
+    const { port } = new URL(gateway.baseURL);
+    const raw = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(port), '127.0.0.1', () => socket.write('POST /v1/responses HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n'));
+      let text = '';
+      socket.on('data', (piece) => (text += piece));
+      socket.on('close', () => resolve(text));
+      socket.on('error', reject);
+    });
+    expect(raw).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+    const body = JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4));
+    assertErrorEnvelope(body);
+    expect(body.error).toMatchObject({ code: 'malformed_request', type: 'invalid_request_error' });
   });
 
   it('an unknown route → 404 in the error envelope', async () => {

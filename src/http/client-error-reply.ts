@@ -1,0 +1,34 @@
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import type { FastifyBaseLogger } from 'fastify';
+import type { ErrorBody } from '../errors/gateway-error.ts';
+
+/**
+ * Fastify's `clientErrorHandler`: a request Node's HTTP parser refuses
+ * (headers over its limit, a request that is not HTTP, one that timed out
+ * arriving) never reaches Fastify's routes or error handler, so it is
+ * answered here on the socket, in the error envelope rather than Fastify's
+ * own shape, and the connection closed, as Node does.
+ */
+export function replyToClientError(this: { log: FastifyBaseLogger }, error: NodeJS.ErrnoException, socket: Socket): void {
+  // A reset connection is gone: nothing to answer.
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const { status, code, message } = describe(error);
+  this.log.debug({ err: error, status }, 'client error');
+  if (socket.writable) {
+    const body = JSON.stringify({ error: { message, type: 'invalid_request_error', param: null, code } } satisfies ErrorBody);
+    socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n${status === 408 ? '' : 'x-should-retry: false\r\n'}\r\n${body}`);
+  }
+  socket.destroy(error);
+}
+
+function describe(error: NodeJS.ErrnoException): { status: number; code: string; message: string } {
+  switch (error.code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return { status: 431, code: 'request_headers_too_large', message: "The request's headers are larger than this gateway accepts (Node's --max-http-header-size, 16 KiB by default)." };
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return { status: 408, code: 'request_timeout', message: 'The request did not arrive in time.' };
+    default:
+      return { status: 400, code: 'malformed_request', message: `The request is not valid HTTP/1.1${error.code ? ` (${error.code})` : ''}.` };
+  }
+}
