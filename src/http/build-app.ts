@@ -34,8 +34,8 @@ import { createGatewayMetrics } from '../observability/create-gateway-metrics.ts
 import { MeteredConversationStore } from '../observability/metered-conversation-store.ts';
 import { MeteredResponseStore } from '../observability/metered-response-store.ts';
 import { ResponseMetricsObserver } from '../observability/response-metrics-observer.ts';
-import { DEFAULT_TENANT, registerAuthentication } from './authenticate.ts';
 import { REQUEST_LIMITS } from '../protocol/request-limits.ts';
+import { DEFAULT_TENANT, registerAuthentication } from './authenticate.ts';
 import { replyToClientError } from './client-error-reply.ts';
 import { frameworkErrorReplier, registerErrorHandling } from './error-handler.ts';
 import { registerGracefulDrain } from './graceful-drain.ts';
@@ -197,15 +197,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // The API speaks JSON only; any other body type is a 415, not a string handed to validation.
   app.removeContentTypeParser('text/plain');
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
-    let parsed: unknown;
-    try {
-      parsed = parseJsonBody(body as string);
-    } catch (error) {
-      return done(error as Error, undefined);
-    }
-    done(null, parsed);
-  });
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, parseJsonBody);
   registerRequestDecoding(app);
   // One hook for what every request gets: its id in a header, and its count once its connection is done with it.
   app.addHook('onRequest', (request, reply, done) => {

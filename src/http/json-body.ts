@@ -4,13 +4,23 @@ import { GatewayError } from '../errors/gateway-error.ts';
 const POISON_CHECKS = { protoAction: 'error', constructorAction: 'error' } as const;
 
 /**
- * A JSON request body, parsed as Fastify's own parser does (keys that would
- * reach an object's prototype are refused), but whose refusal says what is
- * wrong: the parser's position of a syntax error, or the key it will not
- * take. An empty body is no body (clients send the header on GET and DELETE
- * too); routes that need one say so.
+ * The `application/json` body parser (read as a string): JSON parsed as
+ * Fastify's own parser does (keys that would reach an object's prototype are
+ * refused), but whose refusal says what is wrong: the parser's position of a
+ * syntax error, or the key it will not take. An empty body is no body
+ * (clients send the header on GET and DELETE too); routes that need one say so.
  */
-export function parseJsonBody(text: string): unknown {
+export function parseJsonBody(_request: unknown, text: string | Buffer, done: (error: Error | null, body?: unknown) => void): void {
+  let body: unknown;
+  try {
+    body = parse(text as string);
+  } catch (error) {
+    return done(error as Error, undefined);
+  }
+  done(null, body);
+}
+
+function parse(text: string): unknown {
   if (text === '') return undefined;
   try {
     return secureJson.parse(text, undefined, POISON_CHECKS);
