@@ -113,7 +113,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // And so does a request Node's HTTP parser refuses (headers too large, not HTTP at all).
     clientErrorHandler: replyToClientError,
     // Ids in paths are as long as ids may be: a client-chosen item id can be 256 characters (Fastify's default stops at 100).
-    routerOptions: { maxParamLength: REQUEST_LIMITS.maxIdChars },
+    // `//responses` is what a base URL ending in `/` becomes in clients that join with one: the same route.
+    routerOptions: { maxParamLength: REQUEST_LIMITS.maxIdChars, ignoreDuplicateSlashes: true },
   });
 
   const providers = options.providers ?? createProviders(config, app.log.child({ component: 'provider' }));

@@ -3,6 +3,7 @@ import { GatewayError } from '../errors/gateway-error.ts';
 import { REQUEST_LIMITS } from '../protocol/request-limits.ts';
 import { SecretRedactor } from '../util/secret-redactor.ts';
 import { GatewayLogController } from './log-controller.ts';
+import { routeHint } from './route-hints.ts';
 
 /**
  * The one place errors become HTTP: the OpenResponses envelope
@@ -14,11 +15,12 @@ export function registerErrorHandling(app: FastifyInstance, secrets: SecretRedac
   app.setErrorHandler((error: FastifyError | GatewayError, request, reply) => sendError(error, request, reply, secrets));
 
   app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0]!;
     const error = new GatewayError({
       status: 404,
       type: 'invalid_request_error',
       code: 'unknown_route',
-      message: `Unknown route: ${request.method} ${request.url.split('?')[0]}.`,
+      message: `Unknown route: ${request.method} ${path}.${routeHint(path)}`,
     });
     return reply.code(404).send(error.toBody());
   });

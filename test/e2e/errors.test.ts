@@ -3,11 +3,15 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { assertEventStreamInvariants, parseSseText } from '../support/event-invariants.ts';
 import { startGateway, type RunningGateway } from '../support/gateway.ts';
-import { assertErrorEnvelope } from '../support/openresponses-schema.ts';
+import { assertErrorEnvelope, assertValidResponse } from '../support/openresponses-schema.ts';
 import { chunk, ScriptedChatUpstream, sse, textReply } from '../support/scripted-chat-upstream.ts';
 
 async function post(gateway: RunningGateway, body: unknown, headers: Record<string, string> = { 'content-type': 'application/json' }) {
-  const response = await fetch(`${gateway.baseURL}/responses`, { method: 'POST', headers, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  return postTo(`${gateway.baseURL}/responses`, body, headers);
+}
+
+async function postTo(url: string, body: unknown, headers: Record<string, string> = { 'content-type': 'application/json' }) {
+  const response = await fetch(url, { method: 'POST', headers, body: typeof body === 'string' ? body : JSON.stringify(body) });
   const text = await response.text();
   return { status: response.status, headers: response.headers, text, json: (() => { try { return JSON.parse(text); } catch { return null; } })() };
 }
@@ -143,6 +147,22 @@ describe('client errors', () => {
     assertErrorEnvelope(body);
     expect(body.error.code).toBe('unknown_route');
     expect(response.headers.get('x-request-id')).toBeTruthy();
+  });
+
+  it("a misrouted request's 404 says what was likely meant; a doubled slash (a base URL ending in '/') reaches the route", async () => {
+    const origin = new URL(gateway.baseURL).origin;
+    const hint = async (path: string) => {
+      const result = await postTo(`${origin}${path}`, { model: 'm', input: 'x' });
+      expectError(result, 404, { code: 'unknown_route' });
+      return result.json.error.message as string;
+    };
+    expect(await hint('/responses')).toContain('The API is under /v1');
+    expect(await hint('/v1/responses/')).toContain('Leave out the trailing slash (/v1/responses)');
+    expect(await hint('/v1/chat/completions')).toContain("serves OpenAI's Responses API (POST /v1/responses), not /v1/chat/completions");
+    expect(await hint('/elsewhere')).toBe('Unknown route: POST /elsewhere.');
+    const doubled = await postTo(`${origin}/v1//responses`, { model: 'm', input: 'x' });
+    expect(doubled.status, doubled.text).toBe(200);
+    assertValidResponse(doubled.json);
   });
 
   it('previous_response_id that does not exist → 404 previous_response_not_found', async () => {
