@@ -15,7 +15,7 @@ const ACCEPTED = 'gzip, deflate, br, zstd';
 
 /**
  * Request bodies sent compressed (`Content-Encoding: gzip`, `deflate`, `br`
- * or `zstd`; Codex compresses its histories with zstd when signed in with a
+ * or `zstd`; Codex compresses its requests with zstd when signed in with a
  * ChatGPT account) are read decompressed, under the same body limit counted
  * after decompression, so a small bomb is a 413 like any large body. A coding the gateway cannot read is a 415 that says
  * which it can (RFC 7694's `Accept-Encoding` on the answer), and a body that

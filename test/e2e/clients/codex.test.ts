@@ -1,4 +1,6 @@
 import { spawn } from 'node:child_process';
+import { createServer, request as httpRequest, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../../support/gateway.ts';
 import { McpTestServer } from '../../support/mcp-test-server.ts';
 import { OutboundRecorder } from '../../support/outbound-recorder.ts';
-import { flavors, scriptModel, type ModelTurn } from '../../support/provider-flavors.ts';
+import { flavors, openaiChat, scriptModel, type ModelTurn } from '../../support/provider-flavors.ts';
 import { ScriptedChatUpstream, type RecordedRequest } from '../../support/scripted-chat-upstream.ts';
 
 const CODEX = fileURLToPath(new URL('../../../node_modules/.bin/codex', import.meta.url));
@@ -202,4 +204,82 @@ describe.each(flavors)('Codex CLI over $name', (flavor) => {
   it('Codex reached no host but the gateway (no update check, plugin sync or analytics)', () => {
     expect(outbound.attempts).toEqual([]);
   });
+});
+
+/**
+ * Signed in with a ChatGPT account (as many Codex users are) and talking over HTTP to a provider it takes for
+ * OpenAI's own, Codex compresses every request body with zstd. A tap in front of the gateway notes what arrives.
+ */
+describe('Codex CLI signed in with a ChatGPT account', () => {
+  const upstream = new ScriptedChatUpstream();
+  let gateway: RunningGateway;
+  let tap: Server;
+  const arrived: { method: string; path: string; encoding: string | null }[] = [];
+  let home: string;
+  let workdir: string;
+
+  beforeAll(async () => {
+    const upstreamUrl = await upstream.start();
+    gateway = await startGateway(upstreamUrl, openaiChat.config(upstreamUrl));
+    tap = createServer((request, response) => {
+      arrived.push({ method: request.method ?? '', path: request.url ?? '', encoding: request.headers['content-encoding'] ?? null });
+      const forwarded = httpRequest(new URL(request.url ?? '/', gateway.origin), { method: request.method, headers: request.headers }, (answer) => {
+        response.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(response);
+      });
+      request.pipe(forwarded);
+    });
+    await new Promise<void>((resolve) => tap.listen(0, '127.0.0.1', resolve));
+    const tapOrigin = `http://127.0.0.1:${(tap.address() as AddressInfo).port}`;
+    home = mkdtempSync(join(tmpdir(), 'loopgate-codex-chatgpt-'));
+    workdir = mkdtempSync(join(tmpdir(), 'loopgate-codex-work-'));
+    // A ChatGPT sign-in as `codex login` leaves it (the tokens' claims are read, not verified; refreshed just now).
+    const jwt = ['{"alg":"none","typ":"JWT"}', JSON.stringify({ email: 'dev@example.com', exp: 4_102_444_800, 'https://api.openai.com/auth': { chatgpt_plan_type: 'pro', chatgpt_account_id: 'acct-1', chatgpt_user_id: 'user-1' } })]
+      .map((part) => Buffer.from(part).toString('base64url'))
+      .concat('signature')
+      .join('.');
+    writeFileSync(join(home, 'auth.json'), JSON.stringify({ OPENAI_API_KEY: null, auth_mode: 'chatgpt', tokens: { id_token: jwt, access_token: jwt, refresh_token: 'refresh', account_id: 'acct-1' }, last_refresh: new Date().toISOString() }));
+    writeFileSync(
+      join(home, 'config.toml'),
+      [
+        `model = "${openaiChat.model}"`,
+        'model_provider = "gateway"',
+        // ChatGPT's own endpoints (account checks) at the tap too, so nothing leaves loopback.
+        `chatgpt_base_url = "${tapOrigin}/backend-api/"`,
+        'check_for_update_on_startup = false',
+        '[features]',
+        'plugins = false',
+        '[analytics]',
+        'enabled = false',
+        // Named "OpenAI" and signed in with ChatGPT, as such gateways are configured: Codex then treats it as OpenAI's own.
+        '[model_providers.gateway]',
+        'name = "OpenAI"',
+        `base_url = "${tapOrigin}/v1"`,
+        'wire_api = "responses"',
+        'requires_openai_auth = true',
+        // Over HTTP: the WebSocket transport has no request bodies to compress.
+        'supports_websockets = false',
+        '',
+      ].join('\n'),
+    );
+  });
+  afterAll(async () => {
+    await new Promise<void>((resolve) => tap.close(() => resolve()));
+    await gateway.close();
+    await upstream.close();
+    rmSync(home, { recursive: true, force: true });
+    rmSync(workdir, { recursive: true, force: true });
+  });
+
+  it('its zstd-compressed requests are read: the model gets the prompt, Codex prints the answer', async () => {
+    scriptModel(upstream, openaiChat, () => ({ text: 'Decompressed and answered.' }));
+    const outboundBefore = outbound.attempts.length;
+    const run = await codexExec(home, workdir, 'Say something about pelicans.');
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain('Decompressed and answered.');
+    expect(arrived.filter((entry) => entry.method === 'POST' && entry.path === '/v1/responses').map((entry) => entry.encoding)).toContain('zstd');
+    const seen = openaiChat.seen(upstream.requests.at(-1)!).flatMap((entry) => ('text' in entry ? [entry.text] : []));
+    expect(seen.join('\n')).toContain('Say something about pelicans.');
+    expect(outbound.attempts.slice(outboundBefore)).toEqual([]);
+  }, 60_000);
 });
