@@ -11,7 +11,7 @@ import { renameLegacyMcpServerKeys, upgradeLegacyKeys } from './legacy-keys.ts';
 import { operatorRequireApproval } from './operator-approval-schema.ts';
 import { ProviderConfig, rateLimit, structuredOutputMode, textToolCallRetries, toolCallMode } from './provider-config.ts';
 import { findUnknownKeys } from './schema-introspection.ts';
-import { httpUrl, redisUrl } from './url-schemas.ts';
+import { browserOrigin, httpUrl, redisUrl } from './url-schemas.ts';
 
 /** Allow and deny lists: deny wins; an allow list, when present, permits only what it lists. */
 const allowDeny = <T extends z.ZodType<string>>(entry: T) => z.object({ allow: z.array(entry).optional(), deny: z.array(entry).default([]) }).prefault({});
@@ -37,7 +37,7 @@ export const GatewayConfig = z.object({
       port: z.int().min(0).max(65_535).default(8080),
       bodyLimitBytes: z.int().positive().default(52_428_800),
       keepAliveIntervalMs: z.int().positive().default(15_000),
-      corsOrigins: z.array(z.string()).default(['*']),
+      corsOrigins: z.array(browserOrigin).default(['*']),
       shutdownGraceMs: z.int().min(0).default(30_000),
       /** How long an `Idempotency-Key` on POST /v1/responses keeps its response, per tenant. */
       idempotencyTtlSeconds: z.int().positive().default(86_400),

@@ -26,3 +26,33 @@ export function missingApiPathHint(baseUrl: string): string | null {
   if (url.pathname !== '/' && url.pathname !== '') return null;
   return `has no path; OpenAI-compatible servers usually serve under /v1 (${new URL('/v1', url).href}): without it, requests may fail with 404`;
 }
+
+/**
+ * A browser origin for CORS, as browsers send it in `Origin`: scheme, host
+ * and port only (`https://app.example.com`), or `*` for any. Anything else
+ * (a trailing slash, a path, a bare host name) never equals an `Origin`, so
+ * CORS would quietly never apply; the refusal names the origin meant.
+ */
+export const browserOrigin = z.string().superRefine((value, context) => {
+  if (value === '*') return;
+  const meant = originOf(value);
+  if (meant === value) return;
+  context.addIssue({
+    code: 'custom',
+    message: meant
+      ? `not an origin as browsers send it (scheme, host and port, nothing after): use "${meant}"`
+      : 'not an origin such as https://app.example.com (scheme, host and port), nor * for any',
+  });
+});
+
+function originOf(value: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return null;
+  }
+  if (!url.host) return null;
+  // Browsers send the scheme and host in lower case and leave out a default port, as URL does.
+  return `${url.protocol}//${url.host}`;
+}

@@ -85,6 +85,16 @@ describe('loadConfig', () => {
     expect(config.server.corsOrigins).toEqual([]);
   });
 
+  it('takes CORS origins as browsers send them, * for any; one that no Origin could ever equal is a problem naming the origin meant', () => {
+    expect(loadConfig({ CORS_ORIGINS: '*' }).server.corsOrigins).toEqual(['*']);
+    expect(loadConfig({ CORS_ORIGINS: 'http://localhost:3000,chrome-extension://abcdef' }).server.corsOrigins).toEqual(['http://localhost:3000', 'chrome-extension://abcdef']);
+    expect(problemsOf(resolveConfig({ CORS_ORIGINS: 'https://app.example.com/,https://App.Example.com:443,app.example.com' }))).toEqual([
+      'CORS_ORIGINS[0] is invalid (not an origin as browsers send it (scheme, host and port, nothing after): use "https://app.example.com"), got "https://app.example.com/"',
+      'CORS_ORIGINS[1] is invalid (not an origin as browsers send it (scheme, host and port, nothing after): use "https://app.example.com"), got "https://App.Example.com:443"',
+      'CORS_ORIGINS[2] is invalid (not an origin such as https://app.example.com (scheme, host and port), nor * for any), got "app.example.com"',
+    ]);
+  });
+
   it('takes level names in any case (LOG_LEVEL=INFO), in the environment and in the file', () => {
     expect(loadConfig({ LOG_LEVEL: 'INFO' }).logLevel).toBe('info');
     expect(loadConfig({ LOOPGATE_CONFIG: configFile('{ "logLevel": "Debug" }') }).logLevel).toBe('debug');
