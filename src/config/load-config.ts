@@ -12,6 +12,7 @@ import { operatorRequireApproval } from './operator-approval-schema.ts';
 import { ProviderConfig, rateLimit, structuredOutputMode, textToolCallRetries, toolCallMode } from './provider-config.ts';
 import { findUnknownKeys } from './schema-introspection.ts';
 import { browserOrigin, httpUrl, redisUrl } from './url-schemas.ts';
+import { misspeltVariables } from './misspelt-variables.ts';
 
 /** Allow and deny lists: deny wins; an allow list, when present, permits only what it lists. */
 const allowDeny = <T extends z.ZodType<string>>(entry: T) => z.object({ allow: z.array(entry).optional(), deny: z.array(entry).default([]) }).prefault({});
@@ -293,7 +294,7 @@ export function resolveConfig(env: NodeJS.ProcessEnv = process.env): ConfigResol
   const raw: Record<string, unknown> = isPlainObject(file.value) ? file.value : {};
   const problems = [...file.problems, ...applyEnvironment(raw, env, GatewayConfig, sources)];
   const legacy = upgradeLegacyKeys(raw, sources);
-  const warnings = legacy.warnings;
+  const warnings = [...legacy.warnings, ...misspeltVariables(env)];
   problems.push(...legacy.problems);
   for (const unknown of findUnknownKeys(GatewayConfig, raw)) {
     const hint = unknown.suggestion ? `; did you mean ${JSON.stringify(unknown.suggestion)}?` : '';

@@ -169,7 +169,7 @@ export function closestKey(key: string, known: readonly string[]): string | null
 }
 
 /** Edit distance counting a swap of neighbours as one edit (optimal string alignment), so "prot" is one from "port". */
-function editDistance(a: string, b: string): number {
+export function editDistance(a: string, b: string): number {
   const rows = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
   for (let i = 1; i <= a.length; i++) {
     for (let j = 1; j <= b.length; j++) {

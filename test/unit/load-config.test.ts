@@ -101,6 +101,27 @@ describe('loadConfig', () => {
   });
 });
 
+describe('variables loopgate does not read', () => {
+  const warningsOf = (env: NodeJS.ProcessEnv) => resolveConfig(env).warnings.map((warning) => warning.message);
+
+  it('a near miss of one of its names, or another tool\'s name for one of its settings, is a warning naming the variable meant', () => {
+    expect(warningsOf({ OPENAI_BASEURL: 'http://127.0.0.1:1/v1', REDIS_URI: 'redis://127.0.0.1:6379', MAX_TURN: '3', LogLevel: 'debug', OPENAI_API_BASE: 'http://127.0.0.1:2/v1' }).sort()).toEqual(
+      [
+        'OPENAI_BASEURL is set, but loopgate reads no such variable; did you mean OPENAI_BASE_URL?',
+        'REDIS_URI is set, but loopgate reads no such variable; did you mean REDIS_URL?',
+        'MAX_TURN is set, but loopgate reads no such variable; did you mean MAX_TURNS?',
+        'LogLevel is set, but loopgate reads no such variable; did you mean LOG_LEVEL?',
+        "OPENAI_API_BASE is set, but loopgate reads OPENAI_BASE_URL for it (OPENAI_API_BASE is other tools' name): set OPENAI_BASE_URL",
+      ].sort(),
+    );
+  });
+
+  it('says nothing of the usual environment, of other tools\' variables, nor when the name meant is set as well', () => {
+    expect(warningsOf({ HOME: '/root', HOSTNAME: 'vm', PATH: '/usr/bin', LOGNAME: 'root', TERM: 'xterm', OPENAI_ORG_ID: 'org', OPENAI_API_TYPE: 'azure', REDIS_HOST: 'cache', NODE_ENV: 'production' })).toEqual([]);
+    expect(warningsOf({ OPENAI_API_BASE: 'http://127.0.0.1:2/v1', OPENAI_BASE_URL: 'http://127.0.0.1:3/v1' })).toEqual([]);
+  });
+});
+
 describe('start-up validation', () => {
   it('reports every problem at once, each naming its environment variable and what it must be', () => {
     const resolution = resolveConfig({
