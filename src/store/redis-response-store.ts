@@ -117,7 +117,7 @@ export class RedisResponseStore implements ResponseStore {
     // Errors surface on the commands that hit them; the connection's own story is logged, rate-limited.
     // (Without an error listener, ioredis would print each reconnect failure to the console.)
     const where = clusterNodes.length > 0 ? { redis_cluster: clusterNodes.map(maskUrl) } : { redis: maskUrl(options.url) };
-    const events = options.log ? new ConnectionEventsLog(options.log, { component: 'store', ...where }) : null;
+    const events = options.log ? new ConnectionEventsLog(options.log, where) : null;
     this.redis.on('error', (error: Error) => {
       // A cluster that reaches no node says so in general terms; the last node's error says why.
       const cause = (error as { lastNodeError?: Error }).lastNodeError ?? error;

@@ -10,10 +10,16 @@ describe('Redis problems are visible', () => {
   const startWith = async (redisUrl: string) => {
     const upstream = new ScriptedChatUpstream(textReply('ok'));
     const lines: Record<string, any>[] = [];
-    const gateway: RunningGateway = await startGateway(await upstream.start(), { logLevel: 'info', store: { redisUrl, keyPrefix: 'loopgate-visibility:', commandTimeoutMs: 500 } }, {}, [], { write: (line) => lines.push(JSON.parse(line)) });
+    const rawLines: string[] = [];
+    const gateway: RunningGateway = await startGateway(await upstream.start(), { logLevel: 'info', store: { redisUrl, keyPrefix: 'loopgate-visibility:', commandTimeoutMs: 500 } }, {}, [], {
+      write: (line) => {
+        rawLines.push(line);
+        lines.push(JSON.parse(line));
+      },
+    });
     running.push(gateway, upstream);
     const storeLines = () => lines.filter((line) => line.component === 'store');
-    return { gateway, upstream, lines, storeLines };
+    return { gateway, upstream, lines, rawLines, storeLines };
   };
   afterEach(async () => {
     for (const resource of running.splice(0).reverse()) await resource.close();
@@ -21,12 +27,15 @@ describe('Redis problems are visible', () => {
 
   it('refused: one error line naming the reason, then at most one per 30 s however often it retries', async () => {
     const port = await freePort();
-    const { storeLines } = await startWith(`redis://127.0.0.1:${port}`);
+    const { storeLines, rawLines } = await startWith(`redis://127.0.0.1:${port}`);
     await waitFor(() => storeLines().length > 0);
     await sleep(2_000); // dozens of reconnect attempts
     const errors = storeLines().filter((line) => line.level === 50);
     expect(errors).toHaveLength(1);
     expect(errors[0]).toMatchObject({ reason: 'connection_refused', redis: `redis://127.0.0.1:${port}` });
+    // Each key once: a log pipeline may keep either of two, or refuse the line.
+    const raw = rawLines.find((line) => line.includes('"connection_refused"'))!;
+    expect(raw.match(/"component":/g)).toHaveLength(1);
   });
 
   it.each([
