@@ -8,11 +8,11 @@ import { ConfigSources } from './config-sources.ts';
 import { describeIssue } from './describe-issue.ts';
 import { applyEnvironment } from './environment-variables.ts';
 import { renameLegacyMcpServerKeys, upgradeLegacyKeys } from './legacy-keys.ts';
+import { misspeltVariables } from './misspelt-variables.ts';
 import { operatorRequireApproval } from './operator-approval-schema.ts';
 import { ProviderConfig, rateLimit, structuredOutputMode, textToolCallRetries, toolCallMode } from './provider-config.ts';
 import { findUnknownKeys } from './schema-introspection.ts';
 import { browserOrigin, httpUrl, redisUrl } from './url-schemas.ts';
-import { misspeltVariables } from './misspelt-variables.ts';
 
 /** Allow and deny lists: deny wins; an allow list, when present, permits only what it lists. */
 const allowDeny = <T extends z.ZodType<string>>(entry: T) => z.object({ allow: z.array(entry).optional(), deny: z.array(entry).default([]) }).prefault({});

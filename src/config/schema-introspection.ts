@@ -155,8 +155,12 @@ export function findUnknownKeys(schema: z.ZodType, raw: unknown, path: ConfigPat
   return found;
 }
 
-/** The known key closest to a misspelt one: same letters ignoring case and separators, or a few edits away. */
-export function closestKey(key: string, known: readonly string[]): string | null {
+/**
+ * The known key closest to a misspelt one: same letters ignoring case and
+ * separators, or at most `tolerance` edits away (by default a third of its
+ * length).
+ */
+export function closestKey(key: string, known: readonly string[], tolerance?: (normalizedLength: number) => number): string | null {
   const normalize = (text: string) => text.toLowerCase().replace(/[-_]/g, '');
   const target = normalize(key);
   let best: { key: string; distance: number } | null = null;
@@ -164,12 +168,12 @@ export function closestKey(key: string, known: readonly string[]): string | null
     const distance = editDistance(target, normalize(candidate));
     if (!best || distance < best.distance) best = { key: candidate, distance };
   }
-  const tolerance = Math.max(1, Math.floor(target.length / 3));
-  return best && best.distance <= tolerance ? best.key : null;
+  const allowed = tolerance ? tolerance(target.length) : Math.max(1, Math.floor(target.length / 3));
+  return best && best.distance <= allowed ? best.key : null;
 }
 
 /** Edit distance counting a swap of neighbours as one edit (optimal string alignment), so "prot" is one from "port". */
-export function editDistance(a: string, b: string): number {
+function editDistance(a: string, b: string): number {
   const rows = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
   for (let i = 1; i <= a.length; i++) {
     for (let j = 1; j <= b.length; j++) {

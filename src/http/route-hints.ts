@@ -12,7 +12,7 @@ const OTHER_APIS = /^\/(?:v1\/)?(chat\/completions|completions|embeddings)(\/|$)
 export function routeHint(path: string): string {
   const other = OTHER_APIS.exec(path);
   if (other) return ` This gateway serves OpenAI's Responses API (POST /v1/responses), not /v1/${other[1]}: use a client or SDK call that speaks Responses.`;
-  if (RESOURCES.test(path)) return ` The API is under /v1: end the client's base URL with /v1 (here, ${`/v1${path}`}).`;
-  if (path.length > 1 && path.endsWith('/') && RESOURCES.test(path.slice(3))) return ` Leave out the trailing slash (${path.slice(0, -1)}).`;
+  if (RESOURCES.test(path)) return ` The API is under /v1: end the client's base URL with /v1 (here, /v1${path}).`;
+  if (path.startsWith('/v1/') && path.endsWith('/') && RESOURCES.test(path.slice('/v1'.length))) return ` Leave out the trailing slash (${path.slice(0, -1)}).`;
   return '';
 }
