@@ -135,9 +135,27 @@ const Metadata = z
   .record(z.string().max(64), z.string().max(512))
   .refine((value) => Object.keys(value).length <= 16, 'at most 16 key-value pairs');
 
+/**
+ * Input items, each id at most once, as OpenAI requires ("Duplicate item
+ * found with id …"): a conversation keeps one item per id, so the first of
+ * two would drop out of its history while the model had seen both.
+ */
+const InputItems = z
+  .array(InputItem)
+  .max(REQUEST_LIMITS.maxInputItems)
+  .superRefine((items, context) => {
+    const seenAt = new Map<string, number>();
+    items.forEach((item, index) => {
+      if (!item.id) return;
+      const first = seenAt.get(item.id);
+      if (first === undefined) seenAt.set(item.id, index);
+      else context.addIssue({ code: 'custom', path: [index, 'id'], message: `duplicate item found with id '${item.id}' (also input[${first}]); remove duplicate items from your input and try again`, params: { code: 'duplicate_item' } });
+    });
+  });
+
 export const CreateResponseRequest = z.object({
   model: z.string().min(1).max(REQUEST_LIMITS.maxIdChars).nullish(),
-  input: z.union([z.string().max(REQUEST_LIMITS.maxTextChars), z.array(InputItem).max(REQUEST_LIMITS.maxInputItems)]).nullish(),
+  input: z.union([z.string().max(REQUEST_LIMITS.maxTextChars), InputItems]).nullish(),
   previous_response_id: z.string().max(REQUEST_LIMITS.maxIdChars).nullish(),
   /** A conversation (its id, or `{id}`): its items come before the input, and this response's items are added to it. */
   conversation: z.union([z.string().min(1).max(REQUEST_LIMITS.maxIdChars), z.object({ id: z.string().min(1).max(REQUEST_LIMITS.maxIdChars) })]).nullish(),

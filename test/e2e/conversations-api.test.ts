@@ -194,6 +194,9 @@ for (const storeKind of ['memory', 'redis'] as const) {
         ['POST', `/conversations/${conversation.id}`, {}, 'metadata'],
         ['POST', `/conversations/${conversation.id}`, { metadata: { k: 'v'.repeat(513) } }, 'metadata.k'],
         ['POST', `/conversations/${conversation.id}/items`, {}, 'items'],
+        // One id twice in one request: the store would keep only the second while the answer listed both.
+        ['POST', '/conversations', { items: [{ type: 'message', id: 'msg_twice', role: 'user', content: 'a' }, { type: 'message', id: 'msg_twice', role: 'user', content: 'b' }] }, 'items[1].id'],
+        ['POST', `/conversations/${conversation.id}/items`, { items: [{ type: 'message', id: 'msg_twice', role: 'user', content: 'a' }, userMessage('between'), { type: 'message', id: 'msg_twice', role: 'user', content: 'b' }] }, 'items[2].id'],
         ['GET', `/conversations/${conversation.id}/items?limit=0`, undefined, 'limit'],
         ['GET', `/conversations/${conversation.id}/items?limit=101`, undefined, 'limit'],
         ['GET', `/conversations/${conversation.id}/items?order=sideways`, undefined, 'order'],

@@ -51,6 +51,7 @@ describe('client errors', () => {
     ['function_call_output without output', { model: 'm', input: [{ type: 'function_call_output', call_id: 'c' }] }, 'input[0].output'],
     ['bad assistant phase', { model: 'm', input: [{ role: 'assistant', content: 'x', phase: 'draft' }] }, 'input[0].phase'],
     ['second item broken', { model: 'm', input: [{ role: 'user', content: 'ok' }, { role: 'user', content: [{ type: 'input_text' }] }] }, 'input[1].content[0].text'],
+    ['an item id given twice', { model: 'm', input: [{ type: 'message', id: 'msg_a', role: 'user', content: 'one' }, { role: 'user', content: 'two' }, { type: 'item_reference', id: 'msg_a' }] }, 'input[2].id'],
     ['tool of an unknown type', { model: 'm', input: 'x', tools: [{ type: 'teleport' }] }, 'tools[0].type'],
     ['tool without a name', { model: 'm', input: 'x', tools: [{ type: 'function' }] }, 'tools[0].name'],
     ['tool parameters not an object', { model: 'm', input: 'x', tools: [{ type: 'function', name: 'f', parameters: 'x' }] }, 'tools[0].parameters'],

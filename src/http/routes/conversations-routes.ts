@@ -89,10 +89,21 @@ function listView(items: StoredItem[], hasMore: boolean) {
   return { object: 'list', data, first_id: items[0]?.id ?? null, last_id: items.at(-1)?.id ?? null, has_more: hasMore };
 }
 
-/** Gives every item its id; references are refused (a conversation holds items, not pointers to responses). */
+/**
+ * Gives every item its id; references are refused (a conversation holds
+ * items, not pointers to responses), and so is an id given twice in one
+ * request: ids in a conversation are unique, so the store would keep only
+ * the last of the two while the answer listed both.
+ */
 function toStoredItems(items: readonly InputItem[]): StoredItem[] {
+  const given = new Map<string, number>();
   return items.map((item, index) => {
     if (item.type === 'item_reference') throw invalidRequest(`Item references cannot be added to a conversation; send the item itself.`, `items[${index}].type`, 'unsupported_type');
+    if (item.id) {
+      const first = given.get(item.id);
+      if (first !== undefined) throw invalidRequest(`Item id '${item.id}' is given twice, at items[${first}] and items[${index}]; ids in a conversation are unique.`, `items[${index}].id`, 'invalid_value');
+      given.set(item.id, index);
+    }
     return { ...item, id: item.id ?? newId(idPrefix(item.type)) } as StoredItem;
   });
 }
