@@ -7,6 +7,7 @@ import { REQUEST_LIMITS } from '../../protocol/request-limits.ts';
 import { headerSecrets, SecretRedactor } from '../../util/secret-redactor.ts';
 import type { TraceContext } from '../../util/trace-context.ts';
 import type { ToolResult } from '../tool-executor.ts';
+import { toolResultText } from './tool-result-text.ts';
 
 /** Where an MCP server is and how to reach it. */
 export interface McpServerTarget {
@@ -167,11 +168,7 @@ export class McpSession {
     try {
       const client = await this.#connect();
       const result = await client.callTool({ name, arguments: args, ...(trace && { _meta: { ...trace } }) }, undefined, { signal, timeout: timeoutMs });
-      const content = Array.isArray(result.content) ? result.content : [];
-      const text = content
-        .map((part: { type: string; text?: string }) => (part.type === 'text' ? (part.text ?? '') : JSON.stringify(part)))
-        .join('\n');
-      const output = truncate(text || (result.structuredContent ? JSON.stringify(result.structuredContent) : ''), this.#options.maxOutputChars);
+      const output = truncate(toolResultText(result), this.#options.maxOutputChars);
       return { output: this.#secrets.redact(output), isError: result.isError === true };
     } catch (error) {
       const message = this.#secrets.redact(error instanceof Error ? error.message : String(error));
