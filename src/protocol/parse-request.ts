@@ -37,7 +37,7 @@ function toGatewayError(issues: readonly Issue[], body: unknown): GatewayError {
   if (issue.code === 'custom' && typeof issue.params?.code === 'string') return invalidRequest(`Invalid '${param}': ${issue.message}.`, param, issue.params.code);
   const where = param ? `'${param}'` : 'the request body';
   const code = valueAt(body, path) === undefined ? 'missing_required_parameter' : 'invalid_value';
-  const message = code === 'missing_required_parameter' ? `Missing required parameter: ${where}.` : `Invalid value for ${where}: ${describe(issue)}`;
+  const message = code === 'missing_required_parameter' ? `Missing required parameter: ${where}.` : `Invalid value for ${where}: ${describe(issue, valueAt(body, path))}`;
   return invalidRequest(message, param, code);
 }
 
@@ -114,7 +114,9 @@ function aboveMaxLength(issue: Issue, param: string | null, value: unknown): Gat
   );
 }
 
-function describe(issue: Issue): string {
+function describe(issue: Issue, value: unknown): string {
+  // A query parameter is text, read as a number: "received NaN" says less than the text itself.
+  if (issue.code === 'invalid_type' && issue.expected === 'number' && typeof value === 'string') return `expected a number, got ${JSON.stringify(value)}.`;
   if (issue.code === 'invalid_union') {
     if ('discriminator' in issue && issue.discriminator) return `unsupported ${String(issue.discriminator)}.`;
     return 'does not match any accepted shape.';

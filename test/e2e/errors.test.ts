@@ -78,6 +78,16 @@ describe('client errors', () => {
     expect(result.json.error.message.length).toBeGreaterThan(10);
   });
 
+  it('a number given as text (in the body, or a query parameter, which is always text) is refused quoting what was sent', async () => {
+    const body = await post(gateway, { model: 'm', input: 'x', temperature: 'hot' });
+    expectError(body, 400, { param: 'temperature', code: 'invalid_value' });
+    expect(body.json.error.message).toBe(`Invalid value for 'temperature': expected a number, got "hot".`);
+    const query = await fetch(`${gateway.baseURL}/responses/resp_any/input_items?limit=ten`);
+    const answer = await query.json();
+    expect(query.status).toBe(400);
+    expect(answer.error).toMatchObject({ param: 'limit', message: `Invalid value for 'limit': expected a number, got "ten".` });
+  });
+
   it('malformed JSON → 400 invalid_json, saying where it broke', async () => {
     const truncated = await post(gateway, '{"model": "m", "input": ');
     expectError(truncated, 400, { code: 'invalid_json' });
