@@ -83,7 +83,7 @@ describe('client errors', () => {
     expectError(body, 400, { param: 'temperature', code: 'invalid_value' });
     expect(body.json.error.message).toBe(`Invalid value for 'temperature': expected a number, got "hot".`);
     const query = await fetch(`${gateway.baseURL}/responses/resp_any/input_items?limit=ten`);
-    const answer = await query.json();
+    const answer: any = await query.json();
     expect(query.status).toBe(400);
     expect(answer.error).toMatchObject({ param: 'limit', message: `Invalid value for 'limit': expected a number, got "ten".` });
   });
