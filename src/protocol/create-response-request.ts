@@ -5,6 +5,7 @@ import { HOSTED_TOOL_CHOICE_TYPES, UPSTREAM_HOSTED_TOOL_TYPES, UpstreamHostedToo
 import { InputItem, ToolName } from './input-items.ts';
 import { REQUEST_LIMITS } from './request-limits.ts';
 import { UNSUPPORTED_PARAMETERS } from './unsupported-parameters.ts';
+import { duplicateItemId } from './duplicate-item-id.ts';
 
 const INCLUDABLE = [
   'reasoning.encrypted_content',
@@ -144,13 +145,8 @@ const InputItems = z
   .array(InputItem)
   .max(REQUEST_LIMITS.maxInputItems)
   .superRefine((items, context) => {
-    const seenAt = new Map<string, number>();
-    items.forEach((item, index) => {
-      if (!item.id) return;
-      const first = seenAt.get(item.id);
-      if (first === undefined) seenAt.set(item.id, index);
-      else context.addIssue({ code: 'custom', path: [index, 'id'], message: `duplicate item found with id '${item.id}' (also input[${first}]); remove duplicate items from your input and try again`, params: { code: 'duplicate_item' } });
-    });
+    const duplicate = duplicateItemId(items);
+    if (duplicate) context.addIssue({ code: 'custom', path: [duplicate.index, 'id'], message: `duplicate item found with id '${duplicate.id}' (also input[${duplicate.first}]); remove duplicate items from your input and try again`, params: { code: 'duplicate_item' } });
   });
 
 export const CreateResponseRequest = z.object({

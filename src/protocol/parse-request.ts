@@ -32,12 +32,13 @@ function toGatewayError(issues: readonly Issue[], body: unknown): GatewayError {
   const unsupportedKind = unsupportedDiscriminator(issue, path, body);
   if (unsupportedKind) return unsupportedKind;
   const param = formatParam(path);
-  const overLimit = aboveMaxLength(issue, param, valueAt(body, path));
+  const value = valueAt(body, path);
+  const overLimit = aboveMaxLength(issue, param, value);
   if (overLimit) return overLimit;
   if (issue.code === 'custom' && typeof issue.params?.code === 'string') return invalidRequest(`Invalid '${param}': ${issue.message}.`, param, issue.params.code);
   const where = param ? `'${param}'` : 'the request body';
-  const code = valueAt(body, path) === undefined ? 'missing_required_parameter' : 'invalid_value';
-  const message = code === 'missing_required_parameter' ? `Missing required parameter: ${where}.` : `Invalid value for ${where}: ${describe(issue, valueAt(body, path))}`;
+  const code = value === undefined ? 'missing_required_parameter' : 'invalid_value';
+  const message = code === 'missing_required_parameter' ? `Missing required parameter: ${where}.` : `Invalid value for ${where}: ${describe(issue, value)}`;
   return invalidRequest(message, param, code);
 }
 

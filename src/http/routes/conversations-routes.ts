@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { idPrefix } from '../../engine/conversation.ts';
 import { invalidRequest, notFound } from '../../errors/gateway-error.ts';
+import { duplicateItemId } from '../../protocol/duplicate-item-id.ts';
 import { InputItem } from '../../protocol/input-items.ts';
 import { parseRequest } from '../../protocol/parse-request.ts';
 import type { StoredConversation } from '../../store/conversation-store.ts';
@@ -96,14 +97,10 @@ function listView(items: StoredItem[], hasMore: boolean) {
  * the last of the two while the answer listed both.
  */
 function toStoredItems(items: readonly InputItem[]): StoredItem[] {
-  const given = new Map<string, number>();
+  const duplicate = duplicateItemId(items);
+  if (duplicate) throw invalidRequest(`Item id '${duplicate.id}' is given twice, at items[${duplicate.first}] and items[${duplicate.index}]; ids in a conversation are unique.`, `items[${duplicate.index}].id`, 'invalid_value');
   return items.map((item, index) => {
     if (item.type === 'item_reference') throw invalidRequest(`Item references cannot be added to a conversation; send the item itself.`, `items[${index}].type`, 'unsupported_type');
-    if (item.id) {
-      const first = given.get(item.id);
-      if (first !== undefined) throw invalidRequest(`Item id '${item.id}' is given twice, at items[${first}] and items[${index}]; ids in a conversation are unique.`, `items[${index}].id`, 'invalid_value');
-      given.set(item.id, index);
-    }
     return { ...item, id: item.id ?? newId(idPrefix(item.type)) } as StoredItem;
   });
 }
