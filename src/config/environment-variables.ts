@@ -73,6 +73,7 @@ export const ENVIRONMENT_VARIABLES: readonly EnvironmentVariable[] = [
   { name: 'LOOP_COMPLETION_CHECK', path: ['loop', 'completionCheck', 'enabled'], parse: 'boolean', help: 'ask the model once to confirm it is done before accepting its first answer after tools' },
   { name: 'LOOP_OUTPUT_VALIDATION', path: ['loop', 'outputValidation', 'enabled'], parse: 'boolean', help: 'check final answers against text.format (json_schema) and let the model retry' },
   { name: 'BODY_LIMIT_BYTES', path: ['server', 'bodyLimitBytes'], parse: 'integer', help: 'largest request body in bytes (larger: 413)' },
+  { name: 'REQUEST_TIMEOUT_MS', path: ['server', 'requestTimeoutMs'], parse: 'integer', help: 'longest a request may take to arrive, headers and body, in milliseconds (slower: 408; 0: no bound)' },
   { name: 'SSE_KEEPALIVE_MS', path: ['server', 'keepAliveIntervalMs'], parse: 'integer', help: 'keep-alive comment interval on idle streams, in milliseconds' },
   { name: 'SHUTDOWN_GRACE_MS', path: ['server', 'shutdownGraceMs'], parse: 'integer', help: 'on SIGTERM/SIGINT, how long responses in flight may finish, in milliseconds' },
   { name: 'METRICS_ENABLED', path: ['metrics', 'enabled'], parse: 'boolean', help: 'serve Prometheus metrics (default true)' },

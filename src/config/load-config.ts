@@ -37,6 +37,12 @@ export const GatewayConfig = z.object({
       host: z.string().default('0.0.0.0'),
       port: z.int().min(0).max(65_535).default(8080),
       bodyLimitBytes: z.int().positive().default(52_428_800),
+      /**
+       * Longest a request may take to arrive, headers and body (0: no bound).
+       * Node's own default; it bounds a client trickling its body, never a
+       * response: streams run as long as the model talks.
+       */
+      requestTimeoutMs: z.int().min(0).default(300_000),
       keepAliveIntervalMs: z.int().positive().default(15_000),
       corsOrigins: z.array(browserOrigin).default(['*']),
       shutdownGraceMs: z.int().min(0).default(30_000),

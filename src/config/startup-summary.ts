@@ -18,7 +18,7 @@ export interface StartupSummary {
   auth: { enabled: boolean; keys: number; tenants: number };
   /** Whether compaction items are sealed under the configured key or one generated at start (never the key). */
   compaction: { key: 'configured' | 'generated' };
-  limits: { max_turns: number; deadline_ms: number; tool_timeout_ms: number; body_limit_bytes: number; shutdown_grace_ms: number };
+  limits: { max_turns: number; deadline_ms: number; tool_timeout_ms: number; body_limit_bytes: number; request_timeout_ms: number; shutdown_grace_ms: number };
   /** Where /metrics is served (`port` null: the main port) and whether a token guards it (never the token). */
   metrics: { enabled: false } | { enabled: true; path: string; port: number | null; token: boolean };
   /** Where traces go, when they are on. */
@@ -43,6 +43,7 @@ export function describeStartup(config: GatewayConfig, runtime: { version: strin
       deadline_ms: loop.deadlineMs,
       tool_timeout_ms: loop.toolTimeoutMs,
       body_limit_bytes: server.bodyLimitBytes,
+      request_timeout_ms: server.requestTimeoutMs,
       shutdown_grace_ms: server.shutdownGraceMs,
     },
     metrics: config.metrics.enabled ? { enabled: true, path: config.metrics.path, port: config.metrics.port, token: config.metrics.token !== null } : { enabled: false },

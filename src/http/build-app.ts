@@ -36,6 +36,7 @@ import { MeteredResponseStore } from '../observability/metered-response-store.ts
 import { ResponseMetricsObserver } from '../observability/response-metrics-observer.ts';
 import { REQUEST_LIMITS } from '../protocol/request-limits.ts';
 import { DEFAULT_TENANT, registerAuthentication } from './authenticate.ts';
+import { requestTimeoutOptions } from './request-timeouts.ts';
 import { replyToClientError } from './client-error-reply.ts';
 import { frameworkErrorReplier, registerErrorHandling } from './error-handler.ts';
 import { registerGracefulDrain } from './graceful-drain.ts';
@@ -104,8 +105,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       const fromClient = request.headers['x-request-id'];
       return typeof fromClient === 'string' && CLIENT_REQUEST_ID.test(fromClient) ? fromClient : newId('req');
     },
-    // Streams stay open as long as the model talks; timeouts belong to the upstream calls.
-    requestTimeout: 0,
+    // How long a request may take to arrive; responses are not bounded by it (streams run as long as the model talks).
+    ...requestTimeoutOptions(config.server.requestTimeoutMs),
     // The drain answers requests that arrive while closing, in the error envelope (graceful-drain.ts).
     return503OnClosing: false,
     // A path the router refuses before any route runs answers in the error envelope too.

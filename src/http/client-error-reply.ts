@@ -15,7 +15,8 @@ export function replyToClientError(this: { log: FastifyBaseLogger }, error: Node
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   const { status, code, message } = describe(error);
   this.log.debug({ err: error, status }, 'client error');
-  if (socket.writable) {
+  // A response already under way (one that answered before reading the whole body) is not interrupted by a second one.
+  if (socket.writable && !responseUnderWay(socket)) {
     const body = JSON.stringify({ error: { message, type: 'invalid_request_error', param: null, code } } satisfies ErrorBody);
     socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n${status === 408 ? '' : 'x-should-retry: false\r\n'}\r\n${body}`);
   }
@@ -31,4 +32,10 @@ function describe(error: NodeJS.ErrnoException): { status: number; code: string;
     default:
       return { status: 400, code: 'malformed_request', message: `The request is not valid HTTP/1.1${error.code ? ` (${error.code})` : ''}.` };
   }
+}
+
+function responseUnderWay(socket: Socket): boolean {
+  // Node's own default handler checks the same: the response the socket is writing, if any.
+  const outgoing = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  return outgoing?.headersSent === true;
 }

@@ -38,7 +38,7 @@ describe('describeStartup', () => {
       mcp_servers: [{ name: 'docs', origin: 'https://mcp.example:8443' }],
       auth: { enabled: true, keys: 3, tenants: 2 },
       compaction: { key: 'configured' },
-      limits: { max_turns: 7, deadline_ms: 90_000, tool_timeout_ms: 5_000, body_limit_bytes: 1_000_000, shutdown_grace_ms: 12_000 },
+      limits: { max_turns: 7, deadline_ms: 90_000, tool_timeout_ms: 5_000, body_limit_bytes: 1_000_000, request_timeout_ms: 300_000, shutdown_grace_ms: 12_000 },
       metrics: { enabled: true, path: '/metrics', port: 9464, token: true },
       tracing: { enabled: true, endpoint: 'https://otel.example/v1/traces?api_key=***', capture_content: false },
     });
