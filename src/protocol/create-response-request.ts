@@ -149,6 +149,16 @@ const InputItems = z
     if (duplicate) context.addIssue({ code: 'custom', path: [duplicate.index, 'id'], message: `duplicate item found with id '${duplicate.id}' (also input[${duplicate.first}]); remove duplicate items from your input and try again`, params: { code: 'duplicate_item' } });
   });
 
+/** OpenAI's ranges for the sampling parameters (a value outside is its 400 too); the fast path checks the same (parse-create-response-request.ts). */
+export const SAMPLING_RANGES = {
+  temperature: [0, 2],
+  top_p: [0, 1],
+  presence_penalty: [-2, 2],
+  frequency_penalty: [-2, 2],
+} as const satisfies Record<string, readonly [number, number]>;
+
+const sampling = (name: keyof typeof SAMPLING_RANGES) => z.number().min(SAMPLING_RANGES[name][0]).max(SAMPLING_RANGES[name][1]).nullish();
+
 export const CreateResponseRequest = z.object({
   model: z.string().min(1).max(REQUEST_LIMITS.maxIdChars).nullish(),
   input: z.union([z.string().max(REQUEST_LIMITS.maxTextChars), InputItems]).nullish(),
@@ -165,10 +175,10 @@ export const CreateResponseRequest = z.object({
   tool_choice: ToolChoiceParam.nullish(),
   metadata: Metadata.nullish(),
   text: z.object({ format: TextFormatParam.nullish(), verbosity: z.enum(['low', 'medium', 'high']).nullish() }).nullish(),
-  temperature: z.number().nullish(),
-  top_p: z.number().nullish(),
-  presence_penalty: z.number().nullish(),
-  frequency_penalty: z.number().nullish(),
+  temperature: sampling('temperature'),
+  top_p: sampling('top_p'),
+  presence_penalty: sampling('presence_penalty'),
+  frequency_penalty: sampling('frequency_penalty'),
   parallel_tool_calls: z.boolean().nullish(),
   stream: z.boolean().nullish(),
   stream_options: z.object({ include_obfuscation: z.boolean().optional() }).nullish(),

@@ -1,4 +1,4 @@
-import { CreateResponseRequest } from './create-response-request.ts';
+import { CreateResponseRequest, SAMPLING_RANGES } from './create-response-request.ts';
 import { parseRequest } from './parse-request.ts';
 import { REQUEST_LIMITS } from './request-limits.ts';
 
@@ -7,7 +7,10 @@ type Check = (value: unknown) => boolean;
 const id: Check = (value) => value === null || (typeof value === 'string' && value.length <= REQUEST_LIMITS.maxIdChars);
 const text: Check = (value) => value === null || (typeof value === 'string' && value.length <= REQUEST_LIMITS.maxTextChars);
 const flag: Check = (value) => value === null || typeof value === 'boolean';
-const number: Check = (value) => value === null || (typeof value === 'number' && Number.isFinite(value));
+const within =
+  ([min, max]: readonly [number, number]): Check =>
+  (value) =>
+    value === null || (typeof value === 'number' && value >= min && value <= max);
 
 /**
  * The fields of the common request that take a plain value, each with the
@@ -18,10 +21,10 @@ const PLAIN_FIELDS: ReadonlyMap<string, Check> = new Map([
   ['model', (value) => value === null || (typeof value === 'string' && value.length >= 1 && value.length <= REQUEST_LIMITS.maxIdChars)],
   ['input', text],
   ['previous_response_id', id],
-  ['temperature', number],
-  ['top_p', number],
-  ['presence_penalty', number],
-  ['frequency_penalty', number],
+  ['temperature', within(SAMPLING_RANGES.temperature)],
+  ['top_p', within(SAMPLING_RANGES.top_p)],
+  ['presence_penalty', within(SAMPLING_RANGES.presence_penalty)],
+  ['frequency_penalty', within(SAMPLING_RANGES.frequency_penalty)],
   ['parallel_tool_calls', flag],
   ['stream', flag],
   ['background', flag],

@@ -122,6 +122,11 @@ function describe(issue: Issue, value: unknown): string {
     if ('discriminator' in issue && issue.discriminator) return `unsupported ${String(issue.discriminator)}.`;
     return 'does not match any accepted shape.';
   }
+  // A number outside its range, said as OpenAI says it ("Expected a value <= 2, but got 9 instead").
+  if ((issue.code === 'too_big' || issue.code === 'too_small') && issue.origin === 'number') {
+    const bound = issue.code === 'too_big' ? `${issue.inclusive === false ? '<' : '<='} ${String(issue.maximum)}` : `${issue.inclusive === false ? '>' : '>='} ${String(issue.minimum)}`;
+    return `expected a value ${bound}, but got ${JSON.stringify(value)} instead.`;
+  }
   if (issue.code === 'invalid_value') return `expected one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}.`;
   return `${issue.message}.`;
 }

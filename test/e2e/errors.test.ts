@@ -59,6 +59,10 @@ describe('client errors', () => {
     ['allowed_tools empty', { model: 'm', input: 'x', tool_choice: { type: 'allowed_tools', tools: [] } }, 'tool_choice.tools'],
     ['text.format unknown', { model: 'm', input: 'x', text: { format: { type: 'xml' } } }, 'text.format.type'],
     ['temperature a string', { model: 'm', input: 'x', temperature: 'hot' }, 'temperature'],
+    ['temperature above 2', { model: 'm', input: 'x', temperature: 9 }, 'temperature'],
+    ['top_p below 0, with tools (the schema, not the fast path)', { model: 'm', input: 'x', top_p: -0.5, tools: [{ type: 'function', name: 'f' }] }, 'top_p'],
+    ['presence_penalty above 2', { model: 'm', input: 'x', presence_penalty: 2.5 }, 'presence_penalty'],
+    ['frequency_penalty below -2', { model: 'm', input: [{ role: 'user', content: 'x' }], frequency_penalty: -3 }, 'frequency_penalty'],
     ['max_output_tokens below 16', { model: 'm', input: 'x', max_output_tokens: 8 }, 'max_output_tokens'],
     ['top_logprobs above 20', { model: 'm', input: 'x', top_logprobs: 21 }, 'top_logprobs'],
     ['metadata value not a string', { model: 'm', input: 'x', metadata: { a: 1 } }, 'metadata.a'],
@@ -86,6 +90,20 @@ describe('client errors', () => {
     const answer: any = await query.json();
     expect(query.status).toBe(400);
     expect(answer.error).toMatchObject({ param: 'limit', message: `Invalid value for 'limit': expected a number, got "ten".` });
+  });
+
+  it('a number outside its range is refused as OpenAI words it; the ends of the range are taken', async () => {
+    const hot = await post(gateway, { model: 'm', input: 'x', temperature: 9 });
+    expectError(hot, 400, { param: 'temperature', code: 'invalid_value' });
+    expect(hot.json.error.message).toBe(`Invalid value for 'temperature': expected a value <= 2, but got 9 instead.`);
+    const short = await post(gateway, { model: 'm', input: 'x', max_output_tokens: 8 });
+    expect(short.json.error.message).toBe(`Invalid value for 'max_output_tokens': expected a value >= 16, but got 8 instead.`);
+    for (const edges of [{ temperature: 0, top_p: 1, presence_penalty: -2, frequency_penalty: 2 }, { temperature: 2, top_p: 0, presence_penalty: 2, frequency_penalty: -2 }]) {
+      const result = await post(gateway, { model: 'm', input: 'x', ...edges });
+      expect(result.status, result.text).toBe(200);
+      assertValidResponse(result.json);
+      expect(result.json).toMatchObject({ temperature: edges.temperature, top_p: edges.top_p });
+    }
   });
 
   it('malformed JSON → 400 invalid_json, saying where it broke', async () => {
