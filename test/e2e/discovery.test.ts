@@ -67,7 +67,7 @@ describe('discovery', () => {
 
   it('everything loopgate adds is there and marked x-loopgate-extension: paths, operations, schemas, and the loopgate: fields of official schemas', () => {
     const added = Object.keys(extensions.paths);
-    expect(added).toEqual(expect.arrayContaining(['/responses/input_tokens', '/responses/{response_id}', '/conversations', '/models', '/healthz', '/readyz', '/version', '/openapi.json', '/metrics']));
+    expect(added).toEqual(expect.arrayContaining(['/responses/input_tokens', '/responses/{response_id}', '/conversations', '/models', '/models/{model}', '/healthz', '/readyz', '/version', '/openapi.json', '/metrics']));
     for (const path of added) {
       const item = document.paths[path];
       expect(item['x-loopgate-extension'], path).toBe(true);
@@ -109,6 +109,8 @@ describe('discovery', () => {
     expect(readiness(await (await fetch(`${gateway.origin}/readyz`)).json())).toBe(true);
     const models = ajv.compile({ $ref: 'gateway#/components/schemas/ModelList' });
     expect(models(await client.models.list().then((page) => ({ object: 'list', data: page.data })))).toBe(true);
+    const model = ajv.compile({ $ref: 'gateway#/components/schemas/Model' });
+    expect(model(await client.models.retrieve('upstream-model'))).toBe(true);
     const deleted = ajv.compile({ $ref: 'gateway#/components/schemas/DeletedObject' });
     expect(deleted(await (await fetch(`${gateway.baseURL}/responses/${response.id}`, { method: 'DELETE', headers: { authorization: 'Bearer sk-discovery-0123' } })).json())).toBe(true);
     const envelope = ajv.compile({ $ref: 'gateway#/components/schemas/ErrorEnvelope' });

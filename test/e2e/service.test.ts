@@ -9,7 +9,7 @@ describe('service endpoints', () => {
   const upstream = new ScriptedChatUpstream(textReply('ok'));
   let gateway: RunningGateway;
   beforeAll(async () => {
-    gateway = await startGateway(await upstream.start(), { server: { host: '127.0.0.1', port: 0, corsOrigins: ['https://app.example'] }, models: { fast: { provider: 'openai', model: 'upstream-fast' } } });
+    gateway = await startGateway(await upstream.start(), { server: { host: '127.0.0.1', port: 0, corsOrigins: ['https://app.example'] }, models: { fast: { provider: 'openai', model: 'upstream-fast' }, 'team/fast': { provider: 'openai', model: 'upstream-fast' } } });
   });
   afterAll(async () => {
     await gateway.close();
@@ -24,7 +24,22 @@ describe('service endpoints', () => {
       expect(typeof model.owned_by).toBe('string');
       ids.push(model.id);
     }
-    expect(ids).toEqual(['fast', 'upstream-model']);
+    expect(ids).toEqual(['fast', 'team/fast', 'upstream-model']);
+  });
+
+  it('GET /v1/models/{model} answers one listed model, a slash in its name sent either way, and a 404 model_not_found for any other', async () => {
+    const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 });
+    expect(await client.models.retrieve('fast')).toEqual({ id: 'fast', object: 'model', created: 0, owned_by: 'openai' });
+    expect(await client.models.retrieve('upstream-model')).toMatchObject({ id: 'upstream-model', object: 'model' });
+    // The SDK sends the slash as %2F; curl users send it raw.
+    expect(await client.models.retrieve('team/fast')).toMatchObject({ id: 'team/fast' });
+    expect(await (await fetch(`${gateway.baseURL}/models/team/fast`)).json()).toMatchObject({ id: 'team/fast' });
+    const missing = await client.models.retrieve('no-such-model').then(
+      () => null,
+      (error: unknown) => error,
+    );
+    expect(missing).toBeInstanceOf(OpenAI.NotFoundError);
+    expect((missing as InstanceType<typeof OpenAI.NotFoundError>).error).toMatchObject({ code: 'model_not_found', param: 'model', type: 'invalid_request_error' });
   });
 
   it('a model alias routes to its upstream name and is echoed as the client named it', async () => {
