@@ -150,11 +150,50 @@ describe('convertToChatRequest', () => {
     const cases: [unknown[], string][] = [
       [[{ role: 'user', content: [{ type: 'input_file', file_url: 'https://x/y.pdf' }] }], 'input[0].content[0].file_url'],
       [[{ role: 'user', content: [{ type: 'input_image', detail: 'auto' }] }], 'input[0].content[0].image_url'],
-      [[{ type: 'function_call_output', call_id: 'c', output: [{ type: 'input_image', image_url: 'data:x' }] }], 'input[0].output[0].type'],
+      [[{ type: 'function_call_output', call_id: 'c', output: [{ type: 'input_image', detail: 'auto' }] }], 'input[0].output[0].image_url'],
       [[{ type: 'compaction', encrypted_content: 'x' }], 'input[0].type'],
     ];
     for (const [input, param] of cases) {
       expect(() => convertToChatRequest(turn({ items: items(input) }), options)).toThrow(expect.objectContaining({ status: 400, param }) as GatewayError);
     }
+  });
+
+  it('images and files a tool answered with follow that turn\'s tool messages as one user message, since a tool message takes text only', () => {
+    const body = convertToChatRequest(
+      turn({
+        items: items([
+          { role: 'user', content: 'look at both pages' },
+          { type: 'function_call', call_id: 'c1', name: 'screenshot', arguments: '{"page":1}' },
+          { type: 'function_call', call_id: 'c2', name: 'screenshot', arguments: '{"page":2}' },
+          { type: 'function_call', call_id: 'c3', name: 'title', arguments: '{}' },
+          { type: 'function_call_output', call_id: 'c1', output: [{ type: 'input_text', text: 'page 1' }, { type: 'input_image', image_url: 'data:image/png;base64,AAAA', detail: 'low' }] },
+          { type: 'function_call_output', call_id: 'c2', output: [{ type: 'input_image', image_url: 'https://x/2.png' }, { type: 'input_file', file_data: 'data:application/pdf;base64,BBBB', filename: 'p.pdf' }] },
+          { type: 'function_call_output', call_id: 'c3', output: 'Two pages' },
+          { role: 'user', content: 'which is better?' },
+        ]),
+      }),
+      options,
+    );
+    expect(body.messages).toEqual([
+      { role: 'user', content: 'look at both pages' },
+      { role: 'assistant', content: null, tool_calls: ['c1', 'c2', 'c3'].map((id, index) => expect.objectContaining({ id, function: { name: index < 2 ? 'screenshot' : 'title', arguments: expect.any(String) } })) },
+      { role: 'tool', tool_call_id: 'c1', content: 'page 1\n\n[1 image of this output is in the next user message]' },
+      { role: 'tool', tool_call_id: 'c2', content: '[2 attachments of this output are in the next user message]' },
+      { role: 'tool', tool_call_id: 'c3', content: 'Two pages' },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: '1 image returned by tool call c1:' },
+          { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA', detail: 'low' } },
+          { type: 'text', text: '2 attachments returned by tool call c2:' },
+          { type: 'image_url', image_url: { url: 'https://x/2.png' } },
+          { type: 'file', file: { file_data: 'data:application/pdf;base64,BBBB', filename: 'p.pdf' } },
+        ],
+      },
+      { role: 'user', content: 'which is better?' },
+    ]);
+    // At the end of the input (the turn the model answers now), too.
+    const last = convertToChatRequest(turn({ items: items([{ role: 'user', content: 'x' }, { type: 'function_call', call_id: 'c', name: 'f', arguments: '{}' }, { type: 'function_call_output', call_id: 'c', output: [{ type: 'input_image', image_url: 'https://x/1.png' }] }]) }), options);
+    expect(last.messages.at(-1)).toEqual({ role: 'user', content: [{ type: 'text', text: '1 image returned by tool call c:' }, { type: 'image_url', image_url: { url: 'https://x/1.png' } }] });
   });
 });

@@ -59,8 +59,16 @@ function convertMessages(instructions: string | null, items: InputItem[], histor
   if (instructions) messages.push({ role: 'system', content: instructions });
   // Consecutive function calls of one model turn become one assistant message.
   let pendingAssistant: Extract<ChatMessage, { role: 'assistant' }> | null = null;
+  // Images and files tools answered with: a tool message takes text only, so they follow that turn's tool messages as one user message.
+  let toolAttachments: ChatContentPart[] = [];
+  const attachToolOutputs = () => {
+    if (toolAttachments.length === 0) return;
+    messages.push({ role: 'user', content: toolAttachments });
+    toolAttachments = [];
+  };
 
   forEachWireItem(items, historyLength, (item, param) => {
+    if (item.type !== 'function_call_output') attachToolOutputs();
     if (item.type !== 'function_call' && item.type !== 'reasoning') pendingAssistant = null;
     switch (item.type) {
       case 'message': {
@@ -84,9 +92,17 @@ function convertMessages(instructions: string | null, items: InputItem[], histor
         }
         return;
       }
-      case 'function_call_output':
-        messages.push({ role: 'tool', tool_call_id: item.call_id, content: toolOutputText(item.output, `${param}.output`) });
+      case 'function_call_output': {
+        const { text, attachments } = splitToolOutput(item.output, `${param}.output`);
+        if (attachments.length === 0) {
+          messages.push({ role: 'tool', tool_call_id: item.call_id, content: text });
+          return;
+        }
+        const counted = countAttachments(attachments);
+        messages.push({ role: 'tool', tool_call_id: item.call_id, content: `${text}${text ? '\n\n' : ''}[${counted} of this output ${attachments.length === 1 ? 'is' : 'are'} in the next user message]` });
+        toolAttachments.push({ type: 'text', text: `${counted} returned by tool call ${item.call_id}:` }, ...attachments);
         return;
+      }
       case 'reasoning':
         // Chat Completions has no standard field for prior reasoning; the model does not need it back.
         return;
@@ -94,6 +110,7 @@ function convertMessages(instructions: string | null, items: InputItem[], histor
         return assertNever(item);
     }
   });
+  attachToolOutputs();
   return messages;
 }
 
@@ -131,17 +148,23 @@ function convertUserPart(part: UserContentPart | FunctionCallOutputPart, param: 
   }
 }
 
-/** Chat tool messages carry text only, so an output given as parts must be all text. */
-function toolOutputText(output: string | FunctionCallOutputPart[], param: string): string {
-  if (typeof output === 'string') return output;
-  return output
-    .map((part, index) => {
-      if (part.type !== 'input_text') {
-        throw invalidRequest('Chat Completions upstreams accept only text in function_call_output.', `${param}[${index}].type`, 'unsupported_parameter');
-      }
-      return part.text;
-    })
-    .join('');
+/** A function output given as parts: its text for the tool message, its images and files for the user message after it. */
+function splitToolOutput(output: string | FunctionCallOutputPart[], param: string): { text: string; attachments: ChatContentPart[] } {
+  if (typeof output === 'string') return { text: output, attachments: [] };
+  let text = '';
+  const attachments: ChatContentPart[] = [];
+  output.forEach((part, index) => {
+    if (part.type === 'input_text') text += part.text;
+    else attachments.push(convertUserPart(part, `${param}[${index}]`));
+  });
+  return { text, attachments };
+}
+
+/** "1 image", "2 files", "3 attachments" (images and files together). */
+function countAttachments(attachments: readonly ChatContentPart[]): string {
+  const images = attachments.filter((part) => part.type === 'image_url').length;
+  const kind = images === attachments.length ? 'image' : images === 0 ? 'file' : 'attachment';
+  return `${attachments.length} ${kind}${attachments.length === 1 ? '' : 's'}`;
 }
 
 function convertToolChoice(choice: FunctionToolChoice): unknown {

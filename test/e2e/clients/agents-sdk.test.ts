@@ -101,6 +101,24 @@ describe.each(flavors)('Agents SDK over $name', (flavor) => {
     expect(flavor.seen(upstream.requests.at(-1)!)).toContainEqual({ kind: 'result', id: 'call_ws', content: 'windy in Galway' });
   });
 
+  it('a tool that answers with an image: the model is shown the image, whatever the upstream (a Chat Completions one takes it in a user message after the tool message)', async () => {
+    const pixel = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+    const screenshot = tool({ name: 'screenshot', description: 'A screenshot of the page', parameters: z.object({}), execute: async () => [{ type: 'text' as const, text: 'the page:' }, { type: 'image' as const, image: pixel, detail: 'low' as const }] });
+    script((_request, results) => (results.length === 0 ? { calls: [{ id: 'call_img', name: 'screenshot', args: {} }] } : { text: 'A single pixel.' }));
+    const agent = new Agent({ name: 'looker', model: flavor.model, tools: [screenshot] });
+    expect((await runner.run(agent, 'What is on the page?')).finalOutput).toBe('A single pixel.');
+    // The SDK sent the image as a part of the function_call_output, as OpenAI's API takes it.
+    expect(sent.at(-1).input.at(-1)).toMatchObject({ type: 'function_call_output', call_id: 'call_img', output: [{ type: 'input_text', text: 'the page:' }, { type: 'input_image', image_url: pixel, detail: 'low' }] });
+    const last = upstream.requests.at(-1)!;
+    expect(JSON.stringify(last.body)).toContain(pixel.slice('data:image/png;base64,'.length));
+    if (flavor.name === 'openai-chat') {
+      expect(last.body.messages.slice(-2)).toEqual([
+        { role: 'tool', tool_call_id: 'call_img', content: 'the page:\n\n[1 image of this output is in the next user message]' },
+        { role: 'user', content: [{ type: 'text', text: '1 image returned by tool call call_img:' }, { type: 'image_url', image_url: { url: pixel, detail: 'low' } }] },
+      ]);
+    }
+  });
+
   it('structured output (outputType)', async () => {
     script(() => ({ text: JSON.stringify({ city: 'Cork', celsius: 11 }) }));
     const agent = new Agent({ name: 'structured', model: flavor.model, outputType: z.object({ city: z.string(), celsius: z.number() }) });
