@@ -195,6 +195,8 @@ export const GatewayConfig = z.object({
       retryBaseMs: z.int().positive().default(1_000),
       retryMaxMs: z.int().positive().default(60_000),
       maxOutputChars: z.int().positive().default(100_000),
+      /** Images tools answer with: `attach` them for the model (after the output's text), or `describe` them in a line of text (for models without vision). */
+      images: z.enum(['attach', 'describe']).default('attach'),
       maxSessions: z.int().positive().default(256),
     })
     .prefault({}),

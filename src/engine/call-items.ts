@@ -1,4 +1,4 @@
-import type { CallPresentation, ToolCall } from '../executors/tool-executor.ts';
+import type { AttachedImage, CallPresentation, ToolCall } from '../executors/tool-executor.ts';
 import type { McpCallItem, OutputItem } from '../protocol/output-items.ts';
 import { newId } from '../util/ids.ts';
 import { jsonStringField } from '../util/json-string-field.ts';
@@ -14,8 +14,8 @@ import type { Emit, OutputBuilder } from './output-builder.ts';
 export interface CallItems {
   /** The model's call is not shown as a `function_call`: the result item stands for it. */
   readonly hidesCall: boolean;
-  /** Adds the item the result goes into; the returned function completes it. */
-  openResult(builder: OutputBuilder, call: ToolCall, emit: Emit, approvalRequestId?: string): (output: string, isError: boolean) => void;
+  /** Adds the item the result goes into; the returned function completes it (with the images the tool answered with, where the item holds them). */
+  openResult(builder: OutputBuilder, call: ToolCall, emit: Emit, approvalRequestId?: string): (output: string, isError: boolean, images?: readonly AttachedImage[]) => void;
   /** The item that pauses the response until the client approves the call, for kinds that ask. */
   approvalRequest(call: ToolCall): OutputItem | null;
 }
@@ -25,7 +25,8 @@ const FUNCTION_CALL_ITEMS: CallItems = {
   hidesCall: false,
   openResult(builder, call, emit) {
     const slot = builder.beginToolOutput(call.callId, emit);
-    return (output) => builder.finishToolOutput(slot, output, emit);
+    // Images go as parts after the text, as OpenAI's function_call_output holds them.
+    return (output, _isError, images) => builder.finishToolOutput(slot, images?.length ? [{ type: 'input_text', text: output }, ...images] : output, emit);
   },
   approvalRequest: () => null,
 };

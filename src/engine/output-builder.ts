@@ -92,7 +92,7 @@ export class OutputBuilder {
     return { item, index: this.#add(item, emit) };
   }
 
-  finishToolOutput(pending: { item: FunctionCallResultItem; index: number }, output: string, emit: Emit): void {
+  finishToolOutput(pending: { item: FunctionCallResultItem; index: number }, output: FunctionCallResultItem['output'], emit: Emit): void {
     pending.item.output = output;
     pending.item.status = 'completed';
     emit?.({ type: 'response.output_item.done', output_index: pending.index, item: pending.item });

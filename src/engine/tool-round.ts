@@ -1,4 +1,4 @@
-import type { CallPresentation, ToolCall, ToolExecutor } from '../executors/tool-executor.ts';
+import type { AttachedImage, CallPresentation, ToolCall, ToolExecutor } from '../executors/tool-executor.ts';
 import type { ResponseStreamEvent } from '../protocol/stream-events.ts';
 import { callItemsFor, type CallItems } from './call-items.ts';
 import type { Ending } from './finish-response.ts';
@@ -37,13 +37,13 @@ export interface ToolRoundResult {
 export async function* runToolRound(scope: ToolRoundScope, planned: readonly PlannedCall[], closed: readonly ToolCall[], turn: number): AsyncGenerator<ResponseStreamEvent[], ToolRoundResult> {
   const { loop, builder, emit, counters } = scope;
   const failed = new Set<string>();
-  const handles = new Map<string, (output: string, isError: boolean) => void>();
+  const handles = new Map<string, ReturnType<CallItems['openResult']>>();
   const open = (call: ToolCall, approvalRequestId?: string, presentation?: CallPresentation) =>
     (presentation ? callItemsFor(presentation) : scope.itemsOf(call.name)).openResult(builder, call, emit, approvalRequestId);
   for (const entry of planned) handles.set(entry.call.callId, open(entry.call, 'approvalRequestId' in entry ? entry.approvalRequestId : undefined, 'presentation' in entry ? entry.presentation : undefined));
   for (const call of closed) handles.set(call.callId, open(call));
-  const finish = (call: ToolCall, output: string, isError: boolean): void => {
-    handles.get(call.callId)!(output, isError);
+  const finish = (call: ToolCall, output: string, isError: boolean, images?: readonly AttachedImage[]): void => {
+    handles.get(call.callId)!(output, isError, images);
     if (isError) failed.add(call.callId);
     counters.consecutiveFailures = isError ? counters.consecutiveFailures + 1 : 0;
   };
@@ -54,7 +54,7 @@ export async function* runToolRound(scope: ToolRoundScope, planned: readonly Pla
 
   const server = planned.filter((entry): entry is { call: ToolCall; route: 'server'; executor: ToolExecutor } => entry.route === 'server');
   counters.run += server.length;
-  const arrived: { index: number; output: string; isError: boolean }[] = [];
+  const arrived: { index: number; output: string; isError: boolean; images?: readonly AttachedImage[] | undefined }[] = [];
   let wake: (() => void) | null = null;
   const all = runToolCalls(server, {
     context: loop.toolContext,
@@ -73,7 +73,7 @@ export async function* runToolRound(scope: ToolRoundScope, planned: readonly Pla
     if (arrived.length === 0) await new Promise<void>((resolve) => (wake = resolve));
     wake = null;
     for (const result of arrived.splice(0)) {
-      finish(server[result.index]!.call, result.output, result.isError);
+      finish(server[result.index]!.call, result.output, result.isError, result.images);
       finished++;
     }
     const batch = scope.flush();

@@ -1,4 +1,5 @@
 import type { FunctionToolParam, McpToolParam } from '../protocol/create-response-request.ts';
+import type { FunctionCallOutputPart } from '../protocol/input-items.ts';
 import type { OutputItem } from '../protocol/output-items.ts';
 import type { TraceContext } from '../util/trace-context.ts';
 
@@ -17,9 +18,15 @@ export interface ToolCall {
  * model sees it and decides what to do; only the loop decides to stop.
  */
 export interface ToolResult {
+  /** The output as text: what logs, traces and items without room for images (`mcp_call`) carry. */
   output: string;
   isError: boolean;
+  /** Images that go with the output, for a `function_call_output` to hold after its text (a browser tool's screenshot). */
+  images?: readonly AttachedImage[];
 }
+
+/** An image a tool answered with, as a function output part (a data URL). */
+export type AttachedImage = Extract<FunctionCallOutputPart, { type: 'input_image' }>;
 
 /** How an offered tool's calls appear in the output. */
 export type CallPresentation =

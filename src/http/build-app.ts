@@ -157,6 +157,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     pool: mcpPool,
     egress,
     defaultTimeoutMs: config.mcp.timeoutMs,
+    images: config.mcp.images,
     log: app.log.child({ component: 'mcp' }),
     catalog: { listTtlMs: config.mcp.listTtlMs, listWaitMs: config.mcp.listWaitMs, retryBaseMs: config.mcp.retryBaseMs, retryMaxMs: config.mcp.retryMaxMs },
   });

@@ -46,6 +46,7 @@ export class McpExecutor implements ToolExecutor {
   readonly #pool: McpSessionPool;
   readonly #egress: EgressPolicy;
   readonly #defaultTimeoutMs: number;
+  readonly #attachImages: boolean;
 
   constructor(options: {
     servers: readonly OperatorMcpServer[];
@@ -53,6 +54,8 @@ export class McpExecutor implements ToolExecutor {
     egress: EgressPolicy;
     /** Per-call timeout of MCP tools whose server sets none (`mcp.timeoutMs`). */
     defaultTimeoutMs: number;
+    /** `attach`: images tools answer with reach the model as images where the call's item can hold them (`mcp.images`); `describe`: as a line of text. */
+    images?: 'attach' | 'describe';
     log?: CatalogLogger;
     /** How operator servers' listings are kept (see OperatorToolCatalog); defaults suit tests and benches. */
     catalog?: { listTtlMs?: number; listWaitMs?: number; retryBaseMs?: number; retryMaxMs?: number };
@@ -61,6 +64,7 @@ export class McpExecutor implements ToolExecutor {
     this.#pool = options.pool;
     this.#egress = options.egress;
     this.#defaultTimeoutMs = options.defaultTimeoutMs;
+    this.#attachImages = (options.images ?? 'attach') === 'attach';
     this.#catalog = new OperatorToolCatalog(
       options.servers.map((server) => ({ name: server.name, target: { url: server.url, headers: server.headers, untrusted: false } })),
       {
@@ -115,7 +119,9 @@ export class McpExecutor implements ToolExecutor {
     const target = offered?.executor === this ? (offered.target as McpTarget) : null;
     if (!target) return { output: JSON.stringify({ error: `No MCP tool is named '${call.name}'.` }), isError: true };
     const args = call.arguments ? (JSON.parse(call.arguments) as Record<string, unknown>) : {};
-    return this.#pool.session(target.server).call(target.toolName, args, signal, target.timeoutMs, context.trace);
+    // A function_call_output holds images after its text; OpenAI's mcp_call has only a string output.
+    const attachImages = this.#attachImages && offered!.presentation.kind === 'function';
+    return this.#pool.session(target.server).call(target.toolName, args, signal, target.timeoutMs, { trace: context.trace, attachImages });
   }
 
   /** What the catalog has now; an unavailable server offers nothing and the request goes on without it. */

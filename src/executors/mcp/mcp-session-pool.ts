@@ -7,7 +7,7 @@ import { REQUEST_LIMITS } from '../../protocol/request-limits.ts';
 import { headerSecrets, SecretRedactor } from '../../util/secret-redactor.ts';
 import type { TraceContext } from '../../util/trace-context.ts';
 import type { ToolResult } from '../tool-executor.ts';
-import { toolResultText } from './tool-result-text.ts';
+import { toolResultOutput } from './tool-result-output.ts';
 
 /** Where an MCP server is and how to reach it. */
 export interface McpServerTarget {
@@ -162,14 +162,15 @@ export class McpSession {
    * Calls a tool; MCP errors and transport failures are error results, cancellation reaches the server.
    * A trace context goes in `params._meta` (`traceparent`, `tracestate`), where OpenTelemetry's MCP
    * conventions put it: it then reaches the server whatever the transport (an HTTP+SSE server answers on
-   * one shared stream).
+   * one shared stream). With `attachImages`, the images a result holds come back as images, beside its text.
    */
-  async call(name: string, args: Record<string, unknown>, signal: AbortSignal, timeoutMs: number, trace?: TraceContext): Promise<ToolResult> {
+  async call(name: string, args: Record<string, unknown>, signal: AbortSignal, timeoutMs: number, { trace, attachImages = false }: { trace?: TraceContext | undefined; attachImages?: boolean } = {}): Promise<ToolResult> {
     try {
       const client = await this.#connect();
       const result = await client.callTool({ name, arguments: args, ...(trace && { _meta: { ...trace } }) }, undefined, { signal, timeout: timeoutMs });
-      const output = truncate(toolResultText(result), this.#options.maxOutputChars);
-      return { output: this.#secrets.redact(output), isError: result.isError === true };
+      const { text, images } = toolResultOutput(result, attachImages);
+      const output = this.#secrets.redact(truncate(text, this.#options.maxOutputChars));
+      return { output, isError: result.isError === true, ...(images.length > 0 && { images }) };
     } catch (error) {
       const message = this.#secrets.redact(error instanceof Error ? error.message : String(error));
       return { output: JSON.stringify({ error: `MCP call '${name}' failed: ${message}` }), isError: true };

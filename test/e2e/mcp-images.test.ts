@@ -1,0 +1,116 @@
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { assertEventStreamInvariants } from '../support/event-invariants.ts';
+import { startGateway, type RunningGateway } from '../support/gateway.ts';
+import { McpTestServer } from '../support/mcp-test-server.ts';
+import { assertValidItem, assertValidResponse } from '../support/openresponses-schema.ts';
+import { flavors, scriptModel } from '../support/provider-flavors.ts';
+import { ScriptedChatUpstream } from '../support/scripted-chat-upstream.ts';
+
+/** A 1×1 PNG, as a browser tool's screenshot would come: base64 in an MCP image part. */
+const PIXEL = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+
+/** An MCP server with a tool that answers as a browser tool does: a line of text and a screenshot (and a kind no model is shown). */
+function browserServer(): McpTestServer {
+  const server = new McpTestServer();
+  server.extraTools.push((mcp) =>
+    mcp.registerTool('screenshot', { description: 'Takes a screenshot of the page.', inputSchema: {} }, async () => ({
+      content: [
+        { type: 'text', text: 'Screenshot of https://example.com:' },
+        { type: 'image', data: PIXEL, mimeType: 'image/png' },
+        { type: 'image', data: Buffer.from('<svg/>').toString('base64'), mimeType: 'image/svg+xml' },
+      ],
+    })),
+  );
+  return server;
+}
+
+const ATTACHED_TEXT = ['Screenshot of https://example.com:', '[image 1 (image/png, 70 bytes), attached]', '[image (image/svg+xml, 6 bytes), not shown to the model]'].join('\n');
+
+describe.each(flavors)('images from MCP tools, over $name', (flavor) => {
+  const upstream = new ScriptedChatUpstream();
+  const mcp = browserServer();
+  let gateway: RunningGateway;
+  let client: OpenAI;
+  beforeAll(async () => {
+    const [upstreamUrl, mcpUrl] = await Promise.all([upstream.start(), mcp.start()]);
+    gateway = await startGateway(upstreamUrl, { ...flavor.config(upstreamUrl), mcp: { servers: [{ name: 'browser', url: mcpUrl }] } });
+    client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 });
+  });
+  afterAll(async () => {
+    await gateway.close();
+    await Promise.all([upstream.close(), mcp.close()]);
+  });
+
+  it('an operator tool\'s screenshot reaches the model as an image, and the function_call_output holds it after the text; a continuation shows it again', async () => {
+    scriptModel(upstream, flavor, (_request, results) => (results.length === 0 ? { calls: [{ id: 'call_shot', name: 'browser__screenshot', args: {} }] } : { text: 'I see one pixel.' }));
+    const response = await client.responses.create({ model: flavor.model, input: 'What does the page look like?' });
+    assertValidResponse(response);
+    expect(response.output_text).toBe('I see one pixel.');
+    const output = response.output.find((item) => item.type === 'function_call_output')!;
+    expect(output).toMatchObject({
+      call_id: 'call_shot',
+      output: [
+        { type: 'input_text', text: ATTACHED_TEXT },
+        { type: 'input_image', image_url: `data:image/png;base64,${PIXEL}`, detail: 'auto' },
+      ],
+    });
+    // The model's second call was shown the image, in the upstream's own way.
+    const shown = JSON.stringify(upstream.requests.at(-1)!.body);
+    expect(shown).toContain(PIXEL);
+    expect(shown).not.toContain(Buffer.from('<svg/>').toString('base64'));
+
+    // Stored with the response: the next turn's history carries the image too.
+    scriptModel(upstream, flavor, () => ({ text: 'Still one pixel.' }));
+    const next = await client.responses.create({ model: flavor.model, previous_response_id: response.id, input: 'And now?' });
+    expect(next.output_text).toBe('Still one pixel.');
+    expect(JSON.stringify(upstream.requests.at(-1)!.body)).toContain(PIXEL);
+  });
+
+  it('streamed: the output item carries the image, and every event is valid', async () => {
+    scriptModel(upstream, flavor, (_request, results) => (results.length === 0 ? { calls: [{ id: 'call_s', name: 'browser__screenshot', args: {} }] } : { text: 'Seen.' }));
+    const events: any[] = [];
+    for await (const event of await client.responses.create({ model: flavor.model, input: 'Look.', stream: true })) events.push(event);
+    assertEventStreamInvariants(events);
+    const done = events.find((event) => event.type === 'response.output_item.done' && event.item.type === 'function_call_output');
+    assertValidItem(done.item);
+    expect(done.item.output[1]).toEqual({ type: 'input_image', image_url: `data:image/png;base64,${PIXEL}`, detail: 'auto' });
+    expect(events.at(-1).response.output_text ?? events.at(-1).response.output.at(-1).content[0].text).toBe('Seen.');
+  });
+});
+
+describe('images from MCP tools that cannot be attached', () => {
+  const upstream = new ScriptedChatUpstream();
+  const mcp = browserServer();
+  let client: OpenAI;
+  let gateway: RunningGateway;
+  let mcpUrl: string;
+  const chat = flavors.find((flavor) => flavor.name === 'openai-chat')!;
+  beforeAll(async () => {
+    let upstreamUrl: string;
+    [upstreamUrl, mcpUrl] = await Promise.all([upstream.start(), mcp.start()]);
+    gateway = await startGateway(upstreamUrl, { mcp: { servers: [{ name: 'browser', url: mcpUrl }], images: 'describe', allowedUrls: [`${new URL(mcpUrl).origin}/`] } });
+    client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 });
+  });
+  afterAll(async () => {
+    await gateway.close();
+    await Promise.all([upstream.close(), mcp.close()]);
+  });
+
+  it('mcp.images "describe" (models without vision): the model reads a line of text, and no image travels', async () => {
+    scriptModel(upstream, chat, (_request, results) => (results.length === 0 ? { calls: [{ id: 'call_d', name: 'browser__screenshot', args: {} }] } : { text: results[0]! }));
+    const response = await client.responses.create({ model: 'm', input: 'Look.' });
+    assertValidResponse(response);
+    expect(response.output.find((item) => item.type === 'function_call_output')).toMatchObject({ output: expect.stringContaining('[image (image/png, 70 bytes), not shown to the model]') });
+    expect(JSON.stringify(upstream.requests.at(-1)!.body)).not.toContain(PIXEL);
+    expect(upstream.requests.at(-1)!.body.messages.filter((message: any) => message.role === 'user')).toHaveLength(1);
+  });
+
+  it('a server named in the request: its mcp_call has only a text output, which says the image was not shown', async () => {
+    scriptModel(upstream, chat, (_request, results) => (results.length === 0 ? { calls: [{ id: 'call_r', name: 'page__screenshot', args: {} }] } : { text: 'Described.' }));
+    const response = await client.responses.create({ model: 'm', input: 'Look.', tools: [{ type: 'mcp', server_label: 'page', server_url: mcpUrl, require_approval: 'never' }] });
+    const call = response.output.find((item) => item.type === 'mcp_call')!;
+    expect(call).toMatchObject({ output: expect.stringContaining('[image (image/png, 70 bytes), not shown to the model]') });
+    expect(JSON.stringify(upstream.requests.at(-1)!.body)).not.toContain(PIXEL);
+  });
+});
