@@ -1,12 +1,12 @@
 import { isPlainObject, type ConfigProblem } from './config-problem.ts';
 import type { ConfigSources } from './config-sources.ts';
-import { missingApiPathHint } from './url-schemas.ts';
+import { endpointPathHint, missingApiPathHint } from './url-schemas.ts';
 
 /**
  * Checks what one setting says about another, on the raw configuration (so it
  * runs even when other values are invalid): names of providers that do not
  * exist, MCP server names used twice, tool policies for tenants no API key
- * belongs to, base URLs that probably lack `/v1`, a metrics port that is the main one.
+ * belongs to, base URLs that probably lack `/v1` or end in the path the provider adds itself, a metrics port that is the main one.
  */
 export function checkReferences(raw: Record<string, unknown>, sources: ConfigSources): { problems: ConfigProblem[]; warnings: ConfigProblem[] } {
   const problems: ConfigProblem[] = [];
@@ -74,8 +74,9 @@ export function checkReferences(raw: Record<string, unknown>, sources: ConfigSou
   }
 
   for (const [name, provider] of Object.entries(providers)) {
-    if (!isPlainObject(provider) || (provider.type !== 'openai-chat' && provider.type !== 'openai-responses') || typeof provider.baseUrl !== 'string') continue;
-    const hint = missingApiPathHint(provider.baseUrl);
+    if (!isPlainObject(provider) || typeof provider.type !== 'string' || typeof provider.baseUrl !== 'string') continue;
+    const openAIWire = provider.type === 'openai-chat' || provider.type === 'openai-responses';
+    const hint = endpointPathHint(provider.type, provider.baseUrl) ?? (openAIWire ? missingApiPathHint(provider.baseUrl) : null);
     if (hint) warnings.push(sources.problem(['providers', name, 'baseUrl'], hint));
   }
   if (names.length === 0) {

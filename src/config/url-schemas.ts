@@ -27,6 +27,38 @@ export function missingApiPathHint(baseUrl: string): string | null {
   return `has no path; OpenAI-compatible servers usually serve under /v1 (${new URL('/v1', url).href}): without it, requests may fail with 404`;
 }
 
+/** The paths each kind of provider adds to its base URL itself, as a base URL that already ends in one would have them twice. */
+const ADDED_PATHS: Readonly<Record<string, { adds: string; endings: readonly string[] }>> = {
+  'openai-chat': { adds: '/chat/completions', endings: ['/chat/completions', '/completions'] },
+  'openai-responses': { adds: '/responses', endings: ['/responses'] },
+  // The Anthropic SDK adds `/v1/messages` to the origin it is given.
+  anthropic: { adds: '/v1/messages', endings: ['/v1/messages', '/messages', '/v1'] },
+  gemini: { adds: '/v1beta/models/…', endings: ['/v1beta', '/v1beta/models', '/models'] },
+};
+
+/**
+ * A hint, not an error: a base URL written as the endpoint itself (a Chat
+ * Completions URL pasted whole, an Anthropic URL ending in `/v1`) gets the
+ * provider's own path added again, and every request then fails with 404.
+ */
+export function endpointPathHint(providerType: string, baseUrl: string): string | null {
+  const added = ADDED_PATHS[providerType];
+  let url: URL;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    return null;
+  }
+  if (!added) return null;
+  const path = url.pathname.replace(/\/+$/, '');
+  const ending = added.endings.find((candidate) => path.toLowerCase().endsWith(candidate));
+  if (!ending) return null;
+  const meant = new URL(url.href);
+  meant.pathname = path.slice(0, path.length - ending.length) || '/';
+  const shown = meant.href.replace(/\/$/, '');
+  return `ends in ${ending}, but the gateway adds ${added.adds} itself, so requests would go to …${ending}${added.adds} and fail with 404: use ${shown}`;
+}
+
 /**
  * A browser origin for CORS, as browsers send it in `Origin`: scheme, host
  * and port only (`https://app.example.com`), or `*` for any. Anything else

@@ -248,6 +248,22 @@ describe('start-up validation', () => {
     ]);
   });
 
+  it('warns about a base URL written as the endpoint itself, whose path the provider would add again', () => {
+    expect(warningsOf(resolveConfig({ OPENAI_BASE_URL: 'https://llm.example/v1/chat/completions' }))).toEqual([
+      'OPENAI_BASE_URL ends in /chat/completions, but the gateway adds /chat/completions itself, so requests would go to …/chat/completions/chat/completions and fail with 404: use https://llm.example/v1',
+    ]);
+    expect(warningsOf(resolveConfig({ OPENAI_BASE_URL: 'http://localhost:11434/v1', ANTHROPIC_API_KEY: 'sk-ant-1', ANTHROPIC_BASE_URL: 'https://proxy.example/anthropic/v1/' }))).toEqual([
+      'ANTHROPIC_BASE_URL ends in /v1, but the gateway adds /v1/messages itself, so requests would go to …/v1/v1/messages and fail with 404: use https://proxy.example/anthropic',
+    ]);
+    const file = configFile(JSON.stringify({ providers: { gem: { type: 'gemini', apiKey: 'g', baseUrl: 'https://generativelanguage.googleapis.com/v1beta' }, resp: { type: 'openai-responses', baseUrl: 'https://api.example/v1/responses' } } }));
+    expect(warningsOf(resolveConfig({ LOOPGATE_CONFIG: file }))).toEqual([
+      expect.stringMatching(/providers\.gem\.baseUrl ends in \/v1beta, but the gateway adds \/v1beta\/models\/… itself, .*: use https:\/\/generativelanguage\.googleapis\.com$/),
+      expect.stringMatching(/providers\.resp\.baseUrl ends in \/responses, .*: use https:\/\/api\.example\/v1$/),
+    ]);
+    // The usual base URLs pass without a word.
+    expect(warningsOf(resolveConfig({ OPENAI_BASE_URL: 'https://api.openai.com/v1', ANTHROPIC_API_KEY: 'sk-ant-1', ANTHROPIC_BASE_URL: 'https://api.anthropic.com' }))).toEqual([]);
+  });
+
   it('validates MCP server URLs and names, and says what JSON variables must hold', () => {
     expect(problemsOf(resolveConfig({ MCP_SERVERS: '[{"name":"a b","url":"mcp.example/mcp"},{"name":"dup","url":"https://a.example/"},{"name":"dup","url":"https://b.example/"}]' }))).toEqual([
       'MCP_SERVERS[2].name repeats the name "dup" of entry 1; each server needs its own (its tools are offered as <name>__<tool>)',
