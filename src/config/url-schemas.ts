@@ -43,13 +43,13 @@ const ADDED_PATHS: Readonly<Record<string, { adds: string; endings: readonly str
  */
 export function endpointPathHint(providerType: string, baseUrl: string): string | null {
   const added = ADDED_PATHS[providerType];
+  if (!added) return null;
   let url: URL;
   try {
     url = new URL(baseUrl);
   } catch {
     return null;
   }
-  if (!added) return null;
   const path = url.pathname.replace(/\/+$/, '');
   const ending = added.endings.find((candidate) => path.toLowerCase().endsWith(candidate));
   if (!ending) return null;

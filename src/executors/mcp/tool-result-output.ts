@@ -25,16 +25,18 @@ const VISION_TYPES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/web
 
 /**
  * An MCP tool result as the model gets it. Text parts stay as they are.
+ *
  * With `attachImages`, images of a type vision models take are handed on as
  * images (data URLs), as many as fit in what one inline image may be
- * (`REQUEST_LIMITS.maxImageChars`, so a client resending them passes), and
- * named in the text where they were. Everything else that
- * is not text is described, not dumped: an image or audio clip becomes its
- * kind, type and size, since its base64 would cost the model tens of
- * thousands of tokens and show it nothing (a browser tool's screenshot,
- * say). A resource link becomes its name and URI, and an embedded resource
- * its text, or its URI, type and size when binary. `structuredContent`
- * stands in when the result has no content at all.
+ * (`REQUEST_LIMITS.maxImageChars`, so a client resending them passes), each
+ * named in the text where it was.
+ *
+ * Everything else that is not text is described, not dumped: an image or
+ * audio clip becomes its kind, type and size, since its base64 would cost
+ * the model tens of thousands of tokens and show it nothing. A resource link
+ * becomes its name and URI, and an embedded resource its text, or its URI,
+ * type and size when binary. `structuredContent` stands in when the result
+ * has no content at all.
  */
 export function toolResultOutput(result: Record<string, unknown>, attachImages: boolean): ToolResultOutput {
   const parts = Array.isArray(result.content) ? (result.content as ContentPart[]) : [];
