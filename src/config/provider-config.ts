@@ -82,6 +82,8 @@ const AnthropicProviderConfig = z.object({
   baseUrl: httpUrl.default('https://api.anthropic.com'),
   apiKey: z.string().nullable().default(null),
   defaultMaxTokens: z.int().positive().default(8_192),
+  /** `auto`: mark where Anthropic may cache the prompt (system or tools, and the conversation's end), as OpenAI caches by itself; `off`: send no marks. */
+  promptCaching: z.enum(['auto', 'off']).default('auto'),
   timeoutMs: z.int().positive().default(600_000),
   ...outboundLimits,
   ...upstreamConnectionConfig,

@@ -7,7 +7,8 @@ import type { TurnRequest } from '../../src/providers/provider.ts';
 import { turnRequest } from '../support/turn-request.ts';
 
 const turn = (overrides: Partial<TurnRequest> = {}): TurnRequest => turnRequest({ model: 'claude-sonnet-4-5', ...overrides });
-const options = { defaultMaxTokens: 4096 };
+// Prompt-cache marks are tested on their own below; the rest reads clearer without them.
+const options = { defaultMaxTokens: 4096, promptCaching: 'off' as const };
 const items = (input: unknown[]): InputItem[] => CreateResponseRequest.parse({ input }).input as InputItem[];
 const tools = [
   { type: 'function' as const, name: 'f', description: 'does f', parameters: { type: 'object', properties: { a: { type: 'number' } } } },
@@ -141,6 +142,51 @@ describe('convertToAnthropicRequest', () => {
         { type: 'redacted_thinking', data: 'Ejx0cGF8aGlkZGVu' },
         { type: 'tool_use', id: 'c1', name: 'f', input: {} },
       ],
+    });
+  });
+
+  describe('prompt-cache marks (promptCaching: auto, the default)', () => {
+    const cached = { defaultMaxTokens: 4096 };
+    const marked = (body: ReturnType<typeof convertToAnthropicRequest>) =>
+      body.messages.flatMap((message, index) => message.content.flatMap((block, at) => ('cache_control' in block && block.cache_control ? [`${index}.${at}:${block.type}`] : [])));
+
+    it('an agentic loop: the system prompt, the last message and the message two before it, which the previous call marked last', () => {
+      const loop = items([
+        { role: 'user', content: 'find it' },
+        { type: 'function_call', call_id: 'c1', name: 'f', arguments: '{}' },
+        { type: 'function_call_output', call_id: 'c1', output: 'one' },
+        { type: 'function_call', call_id: 'c2', name: 'f', arguments: '{}' },
+        { type: 'function_call', call_id: 'c3', name: 'g', arguments: '{}' },
+        { type: 'function_call_output', call_id: 'c2', output: 'two' },
+        { type: 'function_call_output', call_id: 'c3', output: 'three' },
+      ]);
+      const body = convertToAnthropicRequest(turn({ instructions: 'Be brief.', tools, items: loop }), cached);
+      expect(body.system).toEqual([{ type: 'text', text: 'Be brief.', cache_control: { type: 'ephemeral' } }]);
+      // The tools come before the system prompt in what Anthropic caches: the system's mark covers them.
+      expect(body.tools!.some((tool) => 'cache_control' in tool)).toBe(false);
+      expect(marked(body)).toEqual(['2.0:tool_result', '4.1:tool_result']);
+      // The previous call (one turn shorter) marked its own last message, the one this call marks two before its end.
+      const previous = convertToAnthropicRequest(turn({ instructions: 'Be brief.', tools, items: loop.slice(0, 3) }), cached);
+      expect(marked(previous)).toEqual(['0.0:text', '2.0:tool_result']);
+    });
+
+    it('without a system prompt the last tool is marked; a message ending in thinking is marked on the block before it; a short conversation gets one mark', () => {
+      const body = convertToAnthropicRequest(turn({ tools, items: items([{ role: 'user', content: 'hi' }]) }), cached);
+      expect(body.system).toBeUndefined();
+      expect(body.tools!.map((tool) => tool.cache_control ?? null)).toEqual([null, { type: 'ephemeral' }]);
+      expect(marked(body)).toEqual(['0.0:text']);
+      const thinkingLast = convertToAnthropicRequest(
+        turn({ items: items([{ role: 'user', content: 'q' }, { role: 'assistant', content: 'a' }, { type: 'reasoning', summary: [], encrypted_content: encodeThinking('hm', 'sig') }]) }),
+        cached,
+      );
+      expect(thinkingLast.messages.at(-1)!.content.map((block) => block.type)).toEqual(['text', 'thinking']);
+      expect(marked(thinkingLast)).toEqual(['1.0:text']);
+    });
+
+    it('promptCaching: off sends no marks, and the system prompt as a string', () => {
+      const body = convertToAnthropicRequest(turn({ instructions: 'Be brief.', tools }), { defaultMaxTokens: 4096, promptCaching: 'off' });
+      expect(body.system).toBe('Be brief.');
+      expect(JSON.stringify(body)).not.toContain('cache_control');
     });
   });
 });

@@ -5,7 +5,7 @@ import type { ModelInfo, Provider, TurnEvent, TurnRequest, TurnStream } from '..
 import { reportMisconfiguration, upstreamTimedOut, type ProviderLogger } from '../upstream-errors.ts';
 import { errorFromAnthropic, errorFromAnthropicType } from './anthropic-errors.ts';
 import { AnthropicStreamTranslator, type AnthropicStreamEvent } from './anthropic-stream-translator.ts';
-import { convertToAnthropicRequest, toAnthropicCountRequest, type AnthropicBlock, type AnthropicRequest } from './convert-to-anthropic-request.ts';
+import { convertToAnthropicRequest, toAnthropicCountRequest, type AnthropicBlock, type AnthropicRequest, type AnthropicRequestOptions } from './convert-to-anthropic-request.ts';
 
 export interface AnthropicProviderOptions {
   name: string;
@@ -13,6 +13,8 @@ export interface AnthropicProviderOptions {
   apiKey: string | null;
   /** `max_tokens` when the request sets no `max_output_tokens`. */
   defaultMaxTokens: number;
+  /** Whether the gateway marks where Anthropic may cache the prompt (cache-breakpoints.ts). */
+  promptCaching?: 'auto' | 'off';
   connections: number;
   /** Longest a whole upstream call may take, its stream read to the end (each `pause_turn` continuation is a call). */
   timeoutMs: number;
@@ -72,14 +74,14 @@ export class AnthropicProvider implements Provider {
   }
 
   async startTurn(request: TurnRequest, signal: AbortSignal): Promise<TurnStream> {
-    const body = convertToAnthropicRequest(request, { defaultMaxTokens: this.#options.defaultMaxTokens });
+    const body = convertToAnthropicRequest(request, this.#requestOptions());
     const opened = await this.#open(body, signal, request.trace);
     return this.#events(body, opened, signal, request.trace);
   }
 
   /** Messages' `count_tokens`, sent the body `startTurn` would send (less what only sampling reads). */
   async countInputTokens(request: TurnRequest, signal: AbortSignal): Promise<number> {
-    const body = toAnthropicCountRequest(convertToAnthropicRequest(request, { defaultMaxTokens: this.#options.defaultMaxTokens }));
+    const body = toAnthropicCountRequest(convertToAnthropicRequest(request, this.#requestOptions()));
     try {
       const counted = await this.#client.messages.countTokens(body as unknown as Anthropic.MessageCountTokensParams, { signal });
       return counted.input_tokens;
@@ -102,6 +104,10 @@ export class AnthropicProvider implements Provider {
 
   async close(): Promise<void> {
     await this.#agent.close();
+  }
+
+  #requestOptions(): AnthropicRequestOptions {
+    return { defaultMaxTokens: this.#options.defaultMaxTokens, promptCaching: this.#options.promptCaching ?? 'auto' };
   }
 
   /**

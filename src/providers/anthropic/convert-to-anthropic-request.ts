@@ -5,15 +5,21 @@ import { REQUEST_LIMITS } from '../../protocol/request-limits.ts';
 import { assertNever } from '../../util/assert-never.ts';
 import type { TurnRequest } from '../provider.ts';
 import { assistantTexts, separateInstructions } from '../wire-items.ts';
+import { markCacheBreakpoints } from './cache-breakpoints.ts';
 import { decodeReasoning } from './reasoning-blocks.ts';
+
+/** Where Anthropic may cache the prompt up to (cache-breakpoints.ts). */
+export interface CacheControl {
+  cache_control?: { type: 'ephemeral' };
+}
 
 /** Content blocks the gateway sends (the slice of the Messages API it uses). */
 export type AnthropicBlock =
-  | { type: 'text'; text: string }
-  | { type: 'image'; source: { type: 'base64'; media_type: string; data: string } | { type: 'url'; url: string } }
-  | { type: 'document'; source: { type: 'base64'; media_type: string; data: string } | { type: 'url'; url: string }; title?: string }
-  | { type: 'tool_use'; id: string; name: string; input: unknown }
-  | { type: 'tool_result'; tool_use_id: string; content: string | AnthropicBlock[]; is_error?: boolean }
+  | ({ type: 'text'; text: string } & CacheControl)
+  | ({ type: 'image'; source: { type: 'base64'; media_type: string; data: string } | { type: 'url'; url: string } } & CacheControl)
+  | ({ type: 'document'; source: { type: 'base64'; media_type: string; data: string } | { type: 'url'; url: string }; title?: string } & CacheControl)
+  | ({ type: 'tool_use'; id: string; name: string; input: unknown } & CacheControl)
+  | ({ type: 'tool_result'; tool_use_id: string; content: string | AnthropicBlock[]; is_error?: boolean } & CacheControl)
   | { type: 'thinking'; thinking: string; signature: string }
   | { type: 'redacted_thinking'; data: string };
 
@@ -26,9 +32,9 @@ export interface AnthropicRequest {
   model: string;
   max_tokens: number;
   messages: AnthropicMessage[];
-  system?: string;
+  system?: string | ({ type: 'text'; text: string } & CacheControl)[];
   stream: true;
-  tools?: { name: string; description?: string; input_schema: Record<string, unknown>; strict?: boolean }[];
+  tools?: ({ name: string; description?: string; input_schema: Record<string, unknown>; strict?: boolean } & CacheControl)[];
   tool_choice?: { type: 'auto' | 'any' | 'none'; disable_parallel_tool_use?: boolean } | { type: 'tool'; name: string; disable_parallel_tool_use?: boolean };
   thinking?: { type: 'enabled'; budget_tokens: number };
   output_config?: { format?: { type: 'json_schema'; schema: Record<string, unknown> }; effort?: string };
@@ -40,6 +46,8 @@ export interface AnthropicRequest {
 export interface AnthropicRequestOptions {
   /** `max_tokens` is required upstream: the default when the request sets no `max_output_tokens`. */
   defaultMaxTokens: number;
+  /** `auto`: mark where Anthropic may cache the prompt, as OpenAI caches by itself (cache-breakpoints.ts); `off`: no marks. */
+  promptCaching?: 'auto' | 'off';
 }
 
 /** What `text.format: json_object` becomes for Claude. */
@@ -81,6 +89,7 @@ export function convertToAnthropicRequest(request: TurnRequest, options: Anthrop
   if (request.temperature !== null) body.temperature = request.temperature;
   if (request.topP !== null) body.top_p = request.topP;
   if (request.safetyIdentifier !== null) body.metadata = { user_id: request.safetyIdentifier };
+  if ((options.promptCaching ?? 'auto') === 'auto') markCacheBreakpoints(body);
   return body;
 }
 

@@ -38,7 +38,9 @@ export const anthropic: ProviderFlavor<'anthropic'> = {
   answer: { model: 'claude-test', id: /^msg_test$/ },
   seen(request) {
     const seen: Seen[] = [];
-    if (request.body.system) seen.push({ kind: 'system', text: request.body.system });
+    // A string, or text blocks (the gateway sends blocks to mark the prompt cache).
+    const system = request.body.system;
+    if (system) seen.push({ kind: 'system', text: typeof system === 'string' ? system : (system as any[]).map((block) => block.text).join('') });
     for (const message of request.body.messages as any[]) {
       for (const block of message.content as any[]) {
         if (block.type === 'text') seen.push({ kind: message.role === 'user' ? 'user' : 'assistant', text: block.text });
