@@ -16,17 +16,22 @@ import { REQUEST_LIMITS } from './request-limits.ts';
 const MAX_TEXT = REQUEST_LIMITS.maxTextChars;
 const nullableString = z.string().max(REQUEST_LIMITS.maxUrlChars).nullish();
 
-export const InputTextPart = z.object({ type: z.literal('input_text'), text: z.string().max(MAX_TEXT) });
+/** OpenAI's explicit prompt-cache breakpoint on a part: the cache may end here (the AI SDK sends it when asked to). */
+const PromptCacheBreakpoint = z.object({ mode: z.literal('explicit'), ttl: z.enum(['30m', '12h']).nullish() });
+
+export const InputTextPart = z.object({ type: z.literal('input_text'), text: z.string().max(MAX_TEXT), prompt_cache_breakpoint: PromptCacheBreakpoint.nullish() });
 export const InputImagePart = z.object({
   type: z.literal('input_image'),
   image_url: z.string().max(REQUEST_LIMITS.maxImageChars).nullish(),
   detail: z.enum(['low', 'high', 'auto']).nullish(),
+  prompt_cache_breakpoint: PromptCacheBreakpoint.nullish(),
 });
 export const InputFilePart = z.object({
   type: z.literal('input_file'),
   filename: nullableString,
   file_data: z.string().max(REQUEST_LIMITS.maxFileChars).nullish(),
   file_url: nullableString,
+  prompt_cache_breakpoint: PromptCacheBreakpoint.nullish(),
 });
 export const InputVideoPart = z.object({ type: z.literal('input_video'), video_url: z.string().max(REQUEST_LIMITS.maxImageChars) });
 export const OutputTextPart = z.object({

@@ -183,6 +183,42 @@ describe('convertToAnthropicRequest', () => {
       expect(marked(thinkingLast)).toEqual(['1.0:text']);
     });
 
+    it("a client's own breakpoints (OpenAI's prompt_cache_breakpoint) are marks too; the automatic ones fill what is left of Anthropic's four", () => {
+      const breakpoint = { mode: 'explicit', ttl: '12h' };
+      const marksOf = (body: ReturnType<typeof convertToAnthropicRequest>) => JSON.stringify(body).split('cache_control').length - 1;
+      const one = convertToAnthropicRequest(
+        turn({
+          instructions: 'sys',
+          items: items([
+            { role: 'user', content: [{ type: 'input_text', text: 'a long document', prompt_cache_breakpoint: breakpoint }, { type: 'input_text', text: 'question 1' }] },
+            { role: 'assistant', content: 'answer 1' },
+            { role: 'user', content: 'question 2' },
+          ]),
+        }),
+        cached,
+      );
+      // The client's mark, then the last message, the message two before it and the system prompt: four.
+      expect(marked(one)).toEqual(['0.0:text', '0.1:text', '2.0:text']);
+      expect(one.system).toEqual([{ type: 'text', text: 'sys', cache_control: { type: 'ephemeral' } }]);
+      expect(marksOf(one)).toBe(4);
+      // The client's two fall where the automatic message marks would: with the system prompt's, three.
+      const two = convertToAnthropicRequest(
+        turn({ instructions: 'sys', items: items([{ role: 'user', content: [{ type: 'input_text', text: 'doc', prompt_cache_breakpoint: breakpoint }] }, { role: 'assistant', content: 'ok' }, { role: 'user', content: [{ type: 'input_text', text: 'q', prompt_cache_breakpoint: { mode: 'explicit' } }] }]) }),
+        cached,
+      );
+      expect(marked(two)).toEqual(['0.0:text', '2.0:text']);
+      expect(marksOf(two)).toBe(3);
+      expect(two.system).toEqual([{ type: 'text', text: 'sys', cache_control: { type: 'ephemeral' } }]);
+
+      const many = items([{ role: 'user', content: ['a', 'b', 'c', 'd', 'e'].map((text) => ({ type: 'input_text', text, prompt_cache_breakpoint: breakpoint })) }, { type: 'function_call', call_id: 'c', name: 'f', arguments: '{}' }, { type: 'function_call_output', call_id: 'c', output: [{ type: 'input_text', text: 'f', prompt_cache_breakpoint: breakpoint }] }]);
+      const crowded = convertToAnthropicRequest(turn({ instructions: 'sys', items: many }), cached);
+      // Six asked for: the last four are kept, in prompt order; nothing automatic is added.
+      expect(marksOf(crowded)).toBe(4);
+      expect(crowded.messages[0]!.content.map((block) => 'cache_control' in block)).toEqual([false, false, true, true, true]);
+      expect(crowded.messages[2]!.content[0]).toMatchObject({ type: 'tool_result', content: [{ type: 'text', text: 'f', cache_control: { type: 'ephemeral' } }] });
+      expect(crowded.system).toBe('sys');
+    });
+
     it('promptCaching: off sends no marks, and the system prompt as a string', () => {
       const body = convertToAnthropicRequest(turn({ instructions: 'Be brief.', tools }), { defaultMaxTokens: 4096, promptCaching: 'off' });
       expect(body.system).toBe('Be brief.');

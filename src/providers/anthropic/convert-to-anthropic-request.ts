@@ -165,6 +165,12 @@ function textBlocks(text: string): AnthropicBlock[] {
 }
 
 function userBlock(part: UserContentPart | FunctionCallOutputPart, param: string): AnthropicBlock[] {
+  const blocks = partBlocks(part, param);
+  // A client's explicit prompt-cache breakpoint is Anthropic's cache mark (its TTL is not: Anthropic's marks keep their 5 minutes).
+  return part.type !== 'input_video' && part.prompt_cache_breakpoint ? blocks.map((block) => ({ ...block, cache_control: { type: 'ephemeral' } }) as AnthropicBlock) : blocks;
+}
+
+function partBlocks(part: UserContentPart | FunctionCallOutputPart, param: string): AnthropicBlock[] {
   switch (part.type) {
     case 'input_text':
       return textBlocks(part.text);

@@ -138,10 +138,10 @@ function convertUserContent(content: string | UserContentPart[], param: string):
 function convertUserPart(part: UserContentPart | FunctionCallOutputPart, param: string): unknown {
   switch (part.type) {
     case 'input_text':
-      return { type: 'input_text', text: part.text };
+      return { type: 'input_text', text: part.text, ...breakpointOf(part) };
     case 'input_image':
       if (!part.image_url) throw invalidRequest('An input_image needs an image_url for this upstream.', `${param}.image_url`, 'missing_required_parameter');
-      return { type: 'input_image', image_url: part.image_url, detail: part.detail ?? 'auto' };
+      return { type: 'input_image', image_url: part.image_url, detail: part.detail ?? 'auto', ...breakpointOf(part) };
     case 'input_file':
       if (!part.file_data && !part.file_url) throw invalidRequest('An input_file needs file_data or file_url.', `${param}.file_data`, 'missing_required_parameter');
       return {
@@ -149,12 +149,18 @@ function convertUserPart(part: UserContentPart | FunctionCallOutputPart, param: 
         ...(part.file_data && { file_data: part.file_data }),
         ...(part.file_url && { file_url: part.file_url }),
         ...(part.filename != null && { filename: part.filename }),
+        ...breakpointOf(part),
       };
     case 'input_video':
       throw invalidRequest('Video input is not supported by OpenAI Responses upstreams.', `${param}.type`, 'unsupported_parameter');
     default:
       return assertNever(part);
   }
+}
+
+/** A client's explicit prompt-cache breakpoint, passed on as it came. */
+function breakpointOf(part: { prompt_cache_breakpoint?: unknown }): { prompt_cache_breakpoint?: unknown } {
+  return part.prompt_cache_breakpoint ? { prompt_cache_breakpoint: part.prompt_cache_breakpoint } : {};
 }
 
 function convertToolChoice(choice: FunctionToolChoice): unknown {

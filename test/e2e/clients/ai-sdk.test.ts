@@ -56,6 +56,19 @@ describe.each(flavors)('AI SDK over $name', (flavor) => {
     expect(flavor.seen(upstream.requests.at(-1)!)).toContainEqual({ kind: 'user', text: 'Say hello in French.' });
   });
 
+  it("a prompt-cache breakpoint set on a message part (providerOptions.openai.promptCacheBreakpoint) reaches the upstream as that upstream's cache mark, or is passed on", async () => {
+    script(() => ({ text: 'Read it.' }));
+    const result = await generateText({
+      model: openai.responses(flavor.model),
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'A long shared document.', providerOptions: { openai: { promptCacheBreakpoint: { mode: 'explicit' } } } }, { type: 'text', text: 'Summarize it.' }] }],
+    });
+    expect(result.text).toBe('Read it.');
+    expect(sent.at(-1).input[0].content[0]).toMatchObject({ type: 'input_text', prompt_cache_breakpoint: { mode: 'explicit' } });
+    const body = upstream.requests.at(-1)!.body;
+    if (flavor.name === 'anthropic') expect(body.messages[0].content[0]).toEqual({ type: 'text', text: 'A long shared document.', cache_control: { type: 'ephemeral' } });
+    if (flavor.name === 'openai-responses') expect(body.input[0].content[0]).toEqual({ type: 'input_text', text: 'A long shared document.', prompt_cache_breakpoint: { mode: 'explicit' } });
+  });
+
   it('streamText, read through fullStream', async () => {
     script(() => ({ text: 'One, two, three.' }));
     const result = streamText({ model: openai.responses(flavor.model), prompt: 'Count.' });
