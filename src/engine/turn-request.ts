@@ -28,6 +28,7 @@ export function toTurnRequest(request: CreateResponseRequest, model: string, ite
     logprobs: request.include?.includes('message.output_text.logprobs') === true || (request.top_logprobs ?? 0) > 0,
     safetyIdentifier: request.safety_identifier ?? null,
     promptCacheKey: request.prompt_cache_key ?? null,
+    promptCache: { implicit: request.prompt_cache_options?.mode !== 'explicit', ttl: request.prompt_cache_options?.ttl ?? null, retention: request.prompt_cache_retention ?? null },
     serviceTier: request.service_tier ?? null,
     // A background response streams from its upstream whatever the client asked: its events are what pollers and resumed streams read.
     stream: request.stream === true || request.background === true,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { PromptCacheOptionsParam } from './create-response-request.ts';
 import { InputItem } from './input-items.ts';
 import { REQUEST_LIMITS } from './request-limits.ts';
 
@@ -19,7 +20,7 @@ export const CompactRequest = z
     prompt_cache_key: z.string().max(64).nullish(),
     service_tier: z.enum(['auto', 'default', 'flex', 'scale', 'priority']).nullish(),
     prompt_cache_retention: z.enum(['in_memory', '24h']).nullish(),
-    prompt_cache_options: z.unknown().optional(),
+    prompt_cache_options: PromptCacheOptionsParam.nullish(),
     image: z.unknown().optional(),
   })
   .strict();

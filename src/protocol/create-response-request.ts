@@ -159,6 +159,14 @@ export const SAMPLING_RANGES = {
 
 const sampling = (name: keyof typeof SAMPLING_RANGES) => z.number().min(SAMPLING_RANGES[name][0]).max(SAMPLING_RANGES[name][1]).nullish();
 
+/** OpenAI's `prompt_cache_options`. */
+export const PromptCacheOptionsParam = z.object({
+  mode: z.enum(['implicit', 'explicit']).nullish(),
+  ttl: z.enum(['30m', '12h']).nullish(),
+  prewarm: z.boolean().nullish(),
+  comparison_response_id: z.string().max(REQUEST_LIMITS.maxIdChars).nullish(),
+});
+
 export const CreateResponseRequest = z.object({
   model: z.string().min(1).max(REQUEST_LIMITS.maxIdChars).nullish(),
   input: z.union([z.string().max(REQUEST_LIMITS.maxTextChars), InputItems]).nullish(),
@@ -202,7 +210,10 @@ export const CreateResponseRequest = z.object({
   user: z.string().max(REQUEST_LIMITS.maxIdChars).nullish(),
   client_metadata: z.record(z.string(), z.unknown()).nullish(),
   prompt_cache_retention: z.enum(['in_memory', '24h']).nullish(),
-  prompt_cache_options: z.unknown().optional(),
+  // How the upstream may cache the prompt: honoured by Anthropic (its cache marks) and Responses upstreams; `comparison_response_id` (diagnostics) is accepted and ignored, `prewarm` refused (unsupported-parameters.ts).
+  prompt_cache_options: PromptCacheOptionsParam.nullish(),
+  /** Always true here (the default): `false` is refused (unsupported-parameters.ts). */
+  generate: z.boolean().nullish(),
   // The specification's way to extend a request: one optional, documented, prefixed field (openapi/loopgate-extensions.json).
   'loopgate:loop': LoopControlsParam.nullish(),
   // Known to OpenAI, not served here yet: a 400 naming them when set (unsupported-parameters.ts), never a silent drop.

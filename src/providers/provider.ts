@@ -42,11 +42,22 @@ export interface TurnRequest {
   logprobs: boolean;
   safetyIdentifier: string | null;
   promptCacheKey: string | null;
+  /** The client's prompt-cache settings (`prompt_cache_options`, `prompt_cache_retention`). */
+  promptCache: PromptCacheSettings;
   serviceTier: string | null;
   /** Whether the client streams. A provider may still stream upstream either way. */
   stream: boolean;
   /** The model call's trace context, sent upstream as `traceparent`/`tracestate` headers; absent while tracing is off. */
   trace?: TraceContext;
+}
+
+export interface PromptCacheSettings {
+  /** Whether the upstream may place cache breakpoints of its own (`mode: "implicit"`, the default), or only where the client marked parts. */
+  implicit: boolean;
+  /** The least lifetime asked of cached prefixes. */
+  ttl: '30m' | '12h' | null;
+  /** The older way to ask for it. */
+  retention: 'in_memory' | '24h' | null;
 }
 
 export interface TurnUsage {

@@ -95,4 +95,13 @@ describe.each([
       expect(next.usage!.input_tokens_details.cached_tokens).toBe(0);
     }
   });
+
+  it("the client's prompt_cache_options reach the marks: a 12h lifetime is Anthropic's hour on each, mode explicit leaves none where the client set none", async () => {
+    scriptModel(upstream, anthropic, () => ({ text: 'ok' }));
+    await client.responses.create({ model: anthropic.model, instructions: 'Be brief.', input: 'hi', prompt_cache_options: { ttl: '12h' } } as never);
+    const marks = JSON.stringify(upstream.requests.at(-1)!.body).match(/"cache_control":\{[^}]*\}/g) ?? [];
+    expect(marks).toEqual(caches ? ['"cache_control":{"type":"ephemeral","ttl":"1h"}', '"cache_control":{"type":"ephemeral","ttl":"1h"}'] : []);
+    await client.responses.create({ model: anthropic.model, instructions: 'Be brief.', input: 'hi', prompt_cache_options: { mode: 'explicit' } } as never);
+    expect(JSON.stringify(upstream.requests.at(-1)!.body)).not.toContain('cache_control');
+  });
 });

@@ -64,6 +64,15 @@ describe('request parameters', () => {
   it('parameters OpenAI defines but the gateway does not serve are 400s naming them', async () => {
     await refused({ prompt: { id: 'pmpt_1' } }, { param: 'prompt', code: 'unsupported_parameter', mentions: 'prompt' });
     await refused({ context_management: [{ type: 'compaction' }] }, { param: 'context_management', code: 'unsupported_parameter', mentions: 'context_management' });
+    // Values of served parameters that would mean "no output".
+    await refused({ generate: false }, { param: 'generate', code: 'unsupported_parameter', mentions: 'without model output' });
+    await refused({ prompt_cache_options: { prewarm: true } }, { param: 'prompt_cache_options.prewarm', code: 'unsupported_parameter', mentions: 'without generating output' });
+  });
+
+  it("OpenAI's generate: true (the default) and prompt_cache_options are taken, where generate was an unknown parameter", async () => {
+    expect((await post({ generate: true })).status).toBe(200);
+    expect((await post({ prompt_cache_options: { mode: 'explicit', ttl: '12h', prewarm: false, comparison_response_id: 'resp_earlier' } })).status).toBe(200);
+    await refused({ prompt_cache_options: { ttl: '1y' } }, { param: 'prompt_cache_options.ttl', code: 'invalid_value', mentions: '"30m", "12h"' });
   });
 
   it('a parameter nobody defines is a 400 unknown_parameter, as OpenAI answers', async () => {

@@ -25,6 +25,7 @@ export function turnRequest(overrides: Partial<TurnRequest> = {}): TurnRequest {
     logprobs: false,
     safetyIdentifier: null,
     promptCacheKey: null,
+    promptCache: { implicit: true, ttl: null, retention: null },
     serviceTier: null,
     stream: false,
     ...overrides,

@@ -219,6 +219,20 @@ describe('convertToAnthropicRequest', () => {
       expect(crowded.system).toBe('sys');
     });
 
+    it("the client's prompt_cache_options: mode explicit leaves only its own marks; a lifetime asked for makes every mark Anthropic's hour", () => {
+      const conversation = items([{ role: 'user', content: [{ type: 'input_text', text: 'doc', prompt_cache_breakpoint: { mode: 'explicit' } }, { type: 'input_text', text: 'q' }] }]);
+      const explicitOnly = convertToAnthropicRequest(turn({ instructions: 'sys', items: conversation, promptCache: { implicit: false, ttl: null, retention: null } }), cached);
+      expect(marked(explicitOnly)).toEqual(['0.0:text']);
+      expect(explicitOnly.system).toBe('sys');
+      const none = convertToAnthropicRequest(turn({ instructions: 'sys', promptCache: { implicit: false, ttl: null, retention: null } }), cached);
+      expect(JSON.stringify(none)).not.toContain('cache_control');
+      for (const promptCache of [{ implicit: true, ttl: '12h' as const, retention: null }, { implicit: true, ttl: null, retention: '24h' as const }]) {
+        const body = convertToAnthropicRequest(turn({ instructions: 'sys', tools, items: conversation, promptCache }), cached);
+        const marks = JSON.stringify(body).match(/"cache_control":\{[^}]*\}/g);
+        expect(marks).toEqual(['"cache_control":{"type":"ephemeral","ttl":"1h"}', '"cache_control":{"type":"ephemeral","ttl":"1h"}', '"cache_control":{"type":"ephemeral","ttl":"1h"}']);
+      }
+    });
+
     it('promptCaching: off sends no marks, and the system prompt as a string', () => {
       const body = convertToAnthropicRequest(turn({ instructions: 'Be brief.', tools }), { defaultMaxTokens: 4096, promptCaching: 'off' });
       expect(body.system).toBe('Be brief.');

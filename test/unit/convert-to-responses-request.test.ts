@@ -91,6 +91,12 @@ describe('convertToResponsesRequest', () => {
     ]);
   });
 
+  it("the client's prompt-cache settings go on as OpenAI takes them", () => {
+    expect(convertToResponsesRequest(turn(), stateless)).not.toHaveProperty('prompt_cache_options');
+    expect(convertToResponsesRequest(turn({ promptCache: { implicit: false, ttl: '12h', retention: '24h' } }), stateless)).toMatchObject({ prompt_cache_options: { mode: 'explicit', ttl: '12h' }, prompt_cache_retention: '24h' });
+    expect(convertToResponsesRequest(turn({ promptCache: { implicit: true, ttl: '30m', retention: null } }), stateless).prompt_cache_options).toEqual({ ttl: '30m' });
+  });
+
   it('tools, tool_choice, text format, sampling and reasoning settings use the Responses API shapes', () => {
     const body = convertToResponsesRequest(
       turn({

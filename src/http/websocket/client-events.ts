@@ -1,3 +1,4 @@
+import { GENERATE_FALSE_REFUSAL } from '../../protocol/unsupported-parameters.ts';
 import { GatewayError, invalidRequest } from '../../errors/gateway-error.ts';
 import type { CreateResponseRequest } from '../../protocol/create-response-request.ts';
 import { parseCreateResponseRequest } from '../../protocol/parse-create-response-request.ts';
@@ -56,7 +57,7 @@ function toCreateRequest(type: unknown, streamId: unknown, generate: unknown, fi
     throw invalidRequest(`'stream_id' must be a string of at most ${MAX_STREAM_ID_CHARS} characters.`, 'stream_id', 'invalid_value');
   }
   if (generate !== undefined && generate !== true) {
-    throw invalidRequest("'generate' can only be true here: preparing a response without model output is not supported by this gateway.", 'generate', 'unsupported_parameter');
+    throw invalidRequest(GENERATE_FALSE_REFUSAL, 'generate', 'unsupported_parameter');
   }
   for (const field of HTTP_TRANSPORT_FIELDS) {
     if (field in fields && !agreesWithTheSocket(field, fields[field])) {

@@ -1,7 +1,10 @@
+import type { PromptCacheSettings } from '../provider.ts';
 import type { AnthropicBlock, AnthropicRequest, CacheControl } from './convert-to-anthropic-request.ts';
 
 /** Anthropic's marker for "cache the prompt up to here" (5-minute lifetime, its default). */
 const EPHEMERAL = { type: 'ephemeral' } as const;
+/** Anthropic's longest cache lifetime, for a client that asks for 30 minutes or more. */
+const LONG_LIVED = { type: 'ephemeral', ttl: '1h' } as const;
 /** The most marks Anthropic takes in one request (more is a 400). */
 const MAX_MARKS = 4;
 
@@ -24,16 +27,25 @@ const MAX_MARKS = 4;
  *
  * Marks a client set itself (OpenAI's `prompt_cache_breakpoint` on a part)
  * come first: the automatic ones fill what is left of the four, and when the
- * client set more than four, its last four are kept.
+ * client set more than four, its last four are kept. As with OpenAI,
+ * `prompt_cache_options.mode: "explicit"` leaves only the client's marks,
+ * and a lifetime asked of the cache (`ttl` 30m or 12h, or the older
+ * `prompt_cache_retention: "24h"`) is Anthropic's longest, one hour, on
+ * every mark (Anthropic refuses a longer-lived mark after a shorter one).
  *
  * A prefix shorter than the model's minimum (1,024 tokens for most) is
  * simply not cached, at no cost. Thinking blocks cannot carry a mark: the
  * nearest block before them that can does.
  */
-export function markCacheBreakpoints(body: AnthropicRequest): void {
+export function markCacheBreakpoints(body: AnthropicRequest, settings: PromptCacheSettings): void {
   const explicit = markedBlocks(body);
   for (const block of explicit.slice(0, Math.max(0, explicit.length - MAX_MARKS))) delete block.cache_control;
-  let left = MAX_MARKS - Math.min(explicit.length, MAX_MARKS);
+  if (settings.implicit) markAutomatically(body, MAX_MARKS - Math.min(explicit.length, MAX_MARKS));
+  if (settings.ttl !== null || settings.retention === '24h') for (const block of allMarked(body)) block.cache_control = LONG_LIVED;
+}
+
+function markAutomatically(body: AnthropicRequest, marks: number): void {
+  let left = marks;
   const { messages } = body;
   for (const index of [messages.length - 1, messages.length - 3]) {
     const message = messages[index];
@@ -61,7 +73,14 @@ function markPrefix(body: AnthropicRequest): void {
   }
 }
 
-/** The blocks that already carry a mark (a client's own), in prompt order, those inside tool results included. */
+/** Every mark: tools, system and messages. */
+function allMarked(body: AnthropicRequest): CacheControl[] {
+  const system = typeof body.system === 'string' ? [] : (body.system ?? []);
+  const prefix: CacheControl[] = [...(body.tools ?? []), ...system];
+  return [...prefix.filter((entry) => entry.cache_control), ...markedBlocks(body)];
+}
+
+/** The blocks of the messages that carry a mark, in prompt order, those inside tool results included. */
 function markedBlocks(body: AnthropicRequest): CacheControl[] {
   const marked: CacheControl[] = [];
   const visit = (block: AnthropicBlock) => {

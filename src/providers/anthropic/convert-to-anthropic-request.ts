@@ -10,7 +10,7 @@ import { decodeReasoning } from './reasoning-blocks.ts';
 
 /** Where Anthropic may cache the prompt up to (cache-breakpoints.ts). */
 export interface CacheControl {
-  cache_control?: { type: 'ephemeral' };
+  cache_control?: { type: 'ephemeral'; ttl?: '5m' | '1h' };
 }
 
 /** Content blocks the gateway sends (the slice of the Messages API it uses). */
@@ -89,7 +89,7 @@ export function convertToAnthropicRequest(request: TurnRequest, options: Anthrop
   if (request.temperature !== null) body.temperature = request.temperature;
   if (request.topP !== null) body.top_p = request.topP;
   if (request.safetyIdentifier !== null) body.metadata = { user_id: request.safetyIdentifier };
-  if ((options.promptCaching ?? 'auto') === 'auto') markCacheBreakpoints(body);
+  if ((options.promptCaching ?? 'auto') === 'auto') markCacheBreakpoints(body, request.promptCache);
   return body;
 }
 

@@ -69,6 +69,10 @@ export function convertToResponsesRequest(request: TurnRequest, options: Respons
   if (request.reasoningEffort !== null) body.reasoning = { effort: request.reasoningEffort };
   if (request.safetyIdentifier !== null) body.safety_identifier = request.safetyIdentifier;
   if (request.promptCacheKey !== null) body.prompt_cache_key = request.promptCacheKey;
+  // The client's cache settings, as OpenAI takes them (a diagnostics comparison names the gateway's ids, which the upstream never saw: left out).
+  const { implicit, ttl, retention } = request.promptCache;
+  if (!implicit || ttl !== null) body.prompt_cache_options = { ...(!implicit && { mode: 'explicit' }), ...(ttl !== null && { ttl }) };
+  if (retention !== null) body.prompt_cache_retention = retention;
   if (request.serviceTier !== null) body.service_tier = request.serviceTier;
   // presence_penalty and frequency_penalty have no Responses API counterpart and are left out.
   return body;

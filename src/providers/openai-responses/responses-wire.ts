@@ -83,5 +83,7 @@ export interface ResponsesRequest {
   reasoning?: { effort: string };
   safety_identifier?: string;
   prompt_cache_key?: string;
+  prompt_cache_options?: { mode?: 'explicit'; ttl?: '30m' | '12h' };
+  prompt_cache_retention?: 'in_memory' | '24h';
   service_tier?: string;
 }
