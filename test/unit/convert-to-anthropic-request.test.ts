@@ -233,9 +233,11 @@ describe('convertToAnthropicRequest', () => {
       }
     });
 
-    it('promptCaching: off sends no marks, and the system prompt as a string', () => {
-      const body = convertToAnthropicRequest(turn({ instructions: 'Be brief.', tools }), { defaultMaxTokens: 4096, promptCaching: 'off' });
+    it("promptCaching: off sends no marks, not even the client's, and the system prompt as a string", () => {
+      const withBreakpoint = items([{ role: 'user', content: [{ type: 'input_text', text: 'doc', prompt_cache_breakpoint: { mode: 'explicit' } }] }]);
+      const body = convertToAnthropicRequest(turn({ instructions: 'Be brief.', tools, items: withBreakpoint }), { defaultMaxTokens: 4096, promptCaching: 'off' });
       expect(body.system).toBe('Be brief.');
+      // Not even the client's own: the operator turned caching off for this upstream.
       expect(JSON.stringify(body)).not.toContain('cache_control');
     });
   });

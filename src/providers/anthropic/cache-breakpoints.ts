@@ -44,6 +44,11 @@ export function markCacheBreakpoints(body: AnthropicRequest, settings: PromptCac
   if (settings.ttl !== null || settings.retention === '24h') for (const block of allMarked(body)) block.cache_control = LONG_LIVED;
 }
 
+/** `promptCaching: "off"`: no marks at all, a client's own included (the operator's word wins). */
+export function clearCacheBreakpoints(body: AnthropicRequest): void {
+  for (const block of markedBlocks(body)) delete block.cache_control;
+}
+
 function markAutomatically(body: AnthropicRequest, marks: number): void {
   let left = marks;
   const { messages } = body;

@@ -5,7 +5,7 @@ import { REQUEST_LIMITS } from '../../protocol/request-limits.ts';
 import { assertNever } from '../../util/assert-never.ts';
 import type { TurnRequest } from '../provider.ts';
 import { assistantTexts, separateInstructions } from '../wire-items.ts';
-import { markCacheBreakpoints } from './cache-breakpoints.ts';
+import { clearCacheBreakpoints, markCacheBreakpoints } from './cache-breakpoints.ts';
 import { decodeReasoning } from './reasoning-blocks.ts';
 
 /** Where Anthropic may cache the prompt up to (cache-breakpoints.ts). */
@@ -90,6 +90,7 @@ export function convertToAnthropicRequest(request: TurnRequest, options: Anthrop
   if (request.topP !== null) body.top_p = request.topP;
   if (request.safetyIdentifier !== null) body.metadata = { user_id: request.safetyIdentifier };
   if ((options.promptCaching ?? 'auto') === 'auto') markCacheBreakpoints(body, request.promptCache);
+  else clearCacheBreakpoints(body);
   return body;
 }
 
