@@ -8,8 +8,9 @@ import { REQUEST_LIMITS } from './request-limits.ts';
  * body of `POST /v1/responses/compact`. `model` is required (no configured
  * default applies: the schema requires it). Besides the schema's fields, what
  * openai-node sends and the create route also takes: `service_tier` (passed
- * on), `prompt_cache_retention` and `prompt_cache_options` (accepted and
- * ignored), and `image`, which is refused as on create.
+ * on), `prompt_cache_retention` and `prompt_cache_options` (honoured as on
+ * create: the summarising call is a model call like any other), and
+ * `image`, which is refused as on create.
  */
 export const CompactRequest = z
   .object({
