@@ -83,6 +83,7 @@ describe.each([
     expect(response.usage!.input_tokens).toBe(loop.reduce((sum, call) => sum + call.input, 0));
 
     const next = await client.responses.create({ model: anthropic.model, instructions: 'You add numbers with the calc tool.', previous_response_id: response.id, input: 'Now 3+3 and 4+4.' });
+    assertValidResponse(next);
     const continuation = cache.served.slice(3);
     if (caches) {
       // The first call writes; every later one reads the whole prompt of the call before it, the continuation's first call too.
@@ -98,10 +99,10 @@ describe.each([
 
   it("the client's prompt_cache_options reach the marks: a 12h lifetime is Anthropic's hour on each, mode explicit leaves none where the client set none", async () => {
     scriptModel(upstream, anthropic, () => ({ text: 'ok' }));
-    await client.responses.create({ model: anthropic.model, instructions: 'Be brief.', input: 'hi', prompt_cache_options: { ttl: '12h' } } as never);
+    assertValidResponse(await client.responses.create({ model: anthropic.model, instructions: 'Be brief.', input: 'hi', prompt_cache_options: { ttl: '12h' } } as never));
     const marks = JSON.stringify(upstream.requests.at(-1)!.body).match(/"cache_control":\{[^}]*\}/g) ?? [];
     expect(marks).toEqual(caches ? ['"cache_control":{"type":"ephemeral","ttl":"1h"}', '"cache_control":{"type":"ephemeral","ttl":"1h"}'] : []);
-    await client.responses.create({ model: anthropic.model, instructions: 'Be brief.', input: 'hi', prompt_cache_options: { mode: 'explicit' } } as never);
+    assertValidResponse(await client.responses.create({ model: anthropic.model, instructions: 'Be brief.', input: 'hi', prompt_cache_options: { mode: 'explicit' } } as never));
     expect(JSON.stringify(upstream.requests.at(-1)!.body)).not.toContain('cache_control');
   });
 });

@@ -91,10 +91,10 @@ describe('a request that takes too long to arrive (server.requestTimeoutMs)', ()
     const socket = new SocketClient(new OpenAI({ baseURL: gateway.baseURL, apiKey: 'unused' }));
     try {
       const first = await socket.create({ model: 'm', input: 'first' });
-      expect(finalOf(first).status).toBe('completed');
+      expect(assertEventStreamInvariants(first as never).status).toBe('completed');
       await new Promise((resolve) => setTimeout(resolve, 2 * REQUEST_TIMEOUT_MS));
       const second = await socket.create({ model: 'm', input: 'second', previous_response_id: finalOf(first).id });
-      expect(finalOf(second).status).toBe('completed');
+      expect(assertEventStreamInvariants(second as never).status).toBe('completed');
     } finally {
       socket.close();
     }
