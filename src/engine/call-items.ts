@@ -1,4 +1,4 @@
-import type { AttachedImage, CallPresentation, ToolCall } from '../executors/tool-executor.ts';
+import type { CallPresentation, ToolCall, ToolResult } from '../executors/tool-executor.ts';
 import type { McpCallItem, OutputItem } from '../protocol/output-items.ts';
 import { newId } from '../util/ids.ts';
 import { jsonStringField } from '../util/json-string-field.ts';
@@ -15,7 +15,7 @@ export interface CallItems {
   /** The model's call is not shown as a `function_call`: the result item stands for it. */
   readonly hidesCall: boolean;
   /** Adds the item the result goes into; the returned function completes it (with the images the tool answered with, where the item holds them). */
-  openResult(builder: OutputBuilder, call: ToolCall, emit: Emit, approvalRequestId?: string): (output: string, isError: boolean, images?: readonly AttachedImage[]) => void;
+  openResult(builder: OutputBuilder, call: ToolCall, emit: Emit, approvalRequestId?: string): (result: ToolResult) => void;
   /** The item that pauses the response until the client approves the call, for kinds that ask. */
   approvalRequest(call: ToolCall): OutputItem | null;
 }
@@ -26,7 +26,7 @@ const FUNCTION_CALL_ITEMS: CallItems = {
   openResult(builder, call, emit) {
     const slot = builder.beginToolOutput(call.callId, emit);
     // Images go as parts after the text, as OpenAI's function_call_output holds them.
-    return (output, _isError, images) => builder.finishToolOutput(slot, images?.length ? [{ type: 'input_text', text: output }, ...images] : output, emit);
+    return ({ output, images }) => builder.finishToolOutput(slot, images?.length ? [{ type: 'input_text', text: output }, ...images] : output, emit);
   },
   approvalRequest: () => null,
 };
@@ -40,7 +40,7 @@ function mcpCallItems(presentation: Extract<CallPresentation, { kind: 'mcp' }>):
         { type: 'mcp_call', id: newId('mcp'), server_label: presentation.serverLabel, name: presentation.toolName, arguments: call.arguments, status: 'in_progress', ...(approvalRequestId && { approval_request_id: approvalRequestId }) },
         emit,
       );
-      return (output, isError) => {
+      return ({ output, isError }) => {
         if (isError) slot.item.error = jsonStringField(output, 'error') ?? output;
         else slot.item.output = output;
         slot.item.status = 'completed';

@@ -1,4 +1,4 @@
-import type { AttachedImage, CallPresentation, ToolCall, ToolExecutor } from '../executors/tool-executor.ts';
+import type { CallPresentation, ToolCall, ToolExecutor, ToolResult } from '../executors/tool-executor.ts';
 import type { ResponseStreamEvent } from '../protocol/stream-events.ts';
 import { callItemsFor, type CallItems } from './call-items.ts';
 import type { Ending } from './finish-response.ts';
@@ -42,19 +42,19 @@ export async function* runToolRound(scope: ToolRoundScope, planned: readonly Pla
     (presentation ? callItemsFor(presentation) : scope.itemsOf(call.name)).openResult(builder, call, emit, approvalRequestId);
   for (const entry of planned) handles.set(entry.call.callId, open(entry.call, 'approvalRequestId' in entry ? entry.approvalRequestId : undefined, 'presentation' in entry ? entry.presentation : undefined));
   for (const call of closed) handles.set(call.callId, open(call));
-  const finish = (call: ToolCall, output: string, isError: boolean, images?: readonly AttachedImage[]): void => {
-    handles.get(call.callId)!(output, isError, images);
-    if (isError) failed.add(call.callId);
-    counters.consecutiveFailures = isError ? counters.consecutiveFailures + 1 : 0;
+  const finish = (call: ToolCall, result: ToolResult): void => {
+    handles.get(call.callId)!(result);
+    if (result.isError) failed.add(call.callId);
+    counters.consecutiveFailures = result.isError ? counters.consecutiveFailures + 1 : 0;
   };
-  for (const entry of planned) if (entry.route === 'rejected') finish(entry.call, errorOutput(entry.error), true);
-  for (const call of closed) finish(call, errorOutput(NOT_RUN_MESSAGE), false);
+  for (const entry of planned) if (entry.route === 'rejected') finish(entry.call, { output: errorOutput(entry.error), isError: true });
+  for (const call of closed) finish(call, { output: errorOutput(NOT_RUN_MESSAGE), isError: false });
   const first = scope.flush();
   if (first) yield first;
 
   const server = planned.filter((entry): entry is { call: ToolCall; route: 'server'; executor: ToolExecutor } => entry.route === 'server');
   counters.run += server.length;
-  const arrived: { index: number; output: string; isError: boolean; images?: readonly AttachedImage[] | undefined }[] = [];
+  const arrived: { index: number; result: ToolResult }[] = [];
   let wake: (() => void) | null = null;
   const all = runToolCalls(server, {
     context: loop.toolContext,
@@ -65,15 +65,15 @@ export async function* runToolRound(scope: ToolRoundScope, planned: readonly Pla
     errors: loop.toolErrors,
     turn,
     onResult: (index, result) => {
-      arrived.push({ index, ...result });
+      arrived.push({ index, result });
       wake?.();
     },
   });
   for (let finished = 0; finished < server.length; ) {
     if (arrived.length === 0) await new Promise<void>((resolve) => (wake = resolve));
     wake = null;
-    for (const result of arrived.splice(0)) {
-      finish(server[result.index]!.call, result.output, result.isError, result.images);
+    for (const { index, result } of arrived.splice(0)) {
+      finish(server[index]!.call, result);
       finished++;
     }
     const batch = scope.flush();
