@@ -1,5 +1,6 @@
 import { isHostedToolChoice, type CreateResponseRequest, type TextFormatParam, type ToolChoiceParam } from '../protocol/create-response-request.ts';
 import type { EchoedTextFormat, EchoedToolChoice, ResponseResource } from '../protocol/response-resource.ts';
+import { reasoningSummaryOf } from './turn-request.ts';
 
 /**
  * The response object as it stands before the model says anything: every
@@ -40,7 +41,7 @@ export function initialResponse(request: CreateResponseRequest, id: string, mode
     frequency_penalty: request.frequency_penalty ?? 0,
     top_logprobs: request.top_logprobs ?? 0,
     temperature: request.temperature ?? 1,
-    reasoning: { effort: request.reasoning?.effort ?? null, summary: request.reasoning?.summary ?? null },
+    reasoning: { effort: request.reasoning?.effort ?? null, summary: reasoningSummaryOf(request) },
     usage: null,
     max_output_tokens: request.max_output_tokens ?? null,
     max_tool_calls: request.max_tool_calls ?? null,

@@ -2,6 +2,11 @@ import { isHostedToolChoice, type CreateResponseRequest } from '../protocol/crea
 import { HOSTED_INCLUDES } from '../protocol/hosted-tools.ts';
 import type { TurnRequest } from '../providers/provider.ts';
 
+/** The reasoning summary asked for, by its name or by OpenAI's older one (`generate_summary`). */
+export function reasoningSummaryOf(request: Pick<CreateResponseRequest, 'reasoning'>): TurnRequest['reasoningSummary'] {
+  return request.reasoning?.summary ?? request.reasoning?.generate_summary ?? null;
+}
+
 /** What one model call is asked, from the client's request and the conversation the engine assembled. */
 export function toTurnRequest(request: CreateResponseRequest, model: string, items: TurnRequest['items'], historyLength: number, tools: TurnRequest['tools'], hostedTools: TurnRequest['hostedTools'] = []): TurnRequest {
   return {
@@ -24,6 +29,9 @@ export function toTurnRequest(request: CreateResponseRequest, model: string, ite
     presencePenalty: request.presence_penalty ?? null,
     frequencyPenalty: request.frequency_penalty ?? null,
     reasoningEffort: request.reasoning?.effort ?? null,
+    reasoningSummary: reasoningSummaryOf(request),
+    reasoningContext: request.reasoning?.context ?? null,
+    reasoningMode: request.reasoning?.mode ?? null,
     topLogprobs: request.top_logprobs ?? null,
     logprobs: request.include?.includes('message.output_text.logprobs') === true || (request.top_logprobs ?? 0) > 0,
     safetyIdentifier: request.safety_identifier ?? null,

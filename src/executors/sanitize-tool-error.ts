@@ -2,6 +2,7 @@ import { jsonTextTooDeep } from '../protocol/json-depth.ts';
 import { REQUEST_LIMITS } from '../protocol/request-limits.ts';
 import { escapeRegExp } from '../util/escape-reg-exp.ts';
 import { headerSecrets, SecretRedactor } from '../util/secret-redactor.ts';
+import { requestServerHeaders } from './mcp/request-server-settings.ts';
 import { dropStackTraces, INTERNAL, scrubIpAddresses, scrubUrls } from './scrub-error-text.ts';
 import type { ToolContext } from './tool-executor.ts';
 
@@ -53,7 +54,7 @@ export class ToolErrorSanitizer {
   }
 
   sanitize(output: string, context: Pick<ToolContext, 'mcpServers'>): string {
-    const headers = context.mcpServers.flatMap(({ tool }) => headerSecrets(tool.headers ?? {}));
+    const headers = context.mcpServers.flatMap(({ tool }) => headerSecrets(requestServerHeaders(tool)));
     const requestSecrets = headers.length > 0 ? new SecretRedactor(headers) : SecretRedactor.none;
     const clean = (text: string) => this.#clean(text, requestSecrets);
     const structured = parseStructured(output);

@@ -6,6 +6,7 @@ import { InputItem, ToolName } from './input-items.ts';
 import { REQUEST_LIMITS } from './request-limits.ts';
 import { UNSUPPORTED_PARAMETERS } from './unsupported-parameters.ts';
 import { duplicateItemId } from './duplicate-item-id.ts';
+import { refusedUnless } from './unsupported-field.ts';
 
 const INCLUDABLE = [
   'reasoning.encrypted_content',
@@ -24,7 +25,20 @@ const INCLUDABLE = [
  * API takes: `text.format` of type `json_object`, and reasoning effort `minimal`.
  */
 
-export const FunctionToolParam = z.object({
+/**
+ * Who may call a tool (OpenAI's `allowed_callers`): the model directly, or a
+ * program it writes (programmatic tool calling, which the gateway does not
+ * run). A tool only a program may call could never be called here.
+ */
+const allowedCallers = refusedUnless(
+  z.array(z.enum(['direct', 'programmatic'])).max(2).nullish(),
+  (callers) => callers.length === 0 || callers.includes('direct'),
+  "a tool only programs may call needs programmatic tool calling, which this gateway does not run; include 'direct'",
+);
+/** OpenAI's `async` tools, whose output may come in a later response: here every call's output is awaited in the response that made it. */
+const asyncTool = refusedUnless(z.boolean().nullish(), (value) => !value, 'tools whose output comes in a later response are not supported; leave async unset or false');
+
+export const FunctionToolParam = z.strictObject({
   type: z.literal('function'),
   name: ToolName,
   description: z.string().max(REQUEST_LIMITS.maxDescriptionChars).nullish(),
@@ -33,6 +47,10 @@ export const FunctionToolParam = z.object({
   strict: z.boolean().nullish(),
   /** Offered only once a client-run tool search has loaded it. */
   defer_loading: z.boolean().nullish(),
+  /** What the function's string output holds (the Agents SDK sends a tool's output schema): for programs calling it; a Responses upstream gets it, the model is not shown it otherwise. */
+  output_schema: jsonSchemaObject.nullish(),
+  allowed_callers: allowedCallers,
+  async: asyncTool,
 });
 
 /**
@@ -40,21 +58,23 @@ export const FunctionToolParam = z.object({
  * optionally following a grammar. Upstreams without such tools are offered a
  * function with one string parameter, `input`.
  */
-export const CustomToolParam = z.object({
+export const CustomToolParam = z.strictObject({
   type: z.literal('custom'),
   name: ToolName,
   description: z.string().max(REQUEST_LIMITS.maxDescriptionChars).nullish(),
   format: z
     .discriminatedUnion('type', [
-      z.object({ type: z.literal('text') }),
-      z.object({ type: z.literal('grammar'), syntax: z.enum(['lark', 'regex']), definition: z.string().max(REQUEST_LIMITS.maxDescriptionChars) }),
+      z.strictObject({ type: z.literal('text') }),
+      z.strictObject({ type: z.literal('grammar'), syntax: z.enum(['lark', 'regex']), definition: z.string().max(REQUEST_LIMITS.maxDescriptionChars) }),
     ])
     .nullish(),
   defer_loading: z.boolean().nullish(),
+  allowed_callers: allowedCallers,
+  async: asyncTool,
 });
 
 /** Functions grouped under a namespace (Codex's `multi_agent_v1`, …); calls carry `namespace` beside the function's own name. */
-export const NamespaceToolParam = z.object({
+export const NamespaceToolParam = z.strictObject({
   type: z.literal('namespace'),
   name: ToolName,
   description: z.string().max(REQUEST_LIMITS.maxDescriptionChars).nullish(),
@@ -67,7 +87,7 @@ export const LoadableToolParam = z.discriminatedUnion('type', [FunctionToolParam
 export type LoadableToolParam = z.infer<typeof LoadableToolParam>;
 
 /** Tool search the client runs (`execution: "client"`): the model asks, the client answers with the tools to load. */
-export const ClientToolSearchParam = z.object({
+export const ClientToolSearchParam = z.strictObject({
   type: z.literal('tool_search'),
   execution: z.literal('client'),
   description: z.string().max(REQUEST_LIMITS.maxDescriptionChars).nullish(),
@@ -89,37 +109,41 @@ export const OtherHostedToolParam = z.object({ type: z.enum(OTHER_HOSTED_TOOL_TY
 export const HostedToolParam = z.union([UpstreamHostedToolParam, OtherHostedToolParam]);
 
 const mcpToolNames = z.array(z.string().max(REQUEST_LIMITS.maxIdChars)).max(REQUEST_LIMITS.maxTools);
+/** Tools of an MCP server picked by name, or by whether the server annotates them read-only (`readOnlyHint`). */
+const McpToolFilter = z.strictObject({ tool_names: mcpToolNames.nullish(), read_only: z.boolean().nullish() });
 
 /** A remote MCP server named in the request (OpenAI-compatible). */
-export const McpToolParam = z.object({
+export const McpToolParam = z.strictObject({
   type: z.literal('mcp'),
   server_label: z.string().min(1).max(64).regex(/^[a-zA-Z0-9_-]+$/, 'must match ^[a-zA-Z0-9_-]+$'),
   server_url: z.string().min(1).max(REQUEST_LIMITS.maxUrlChars),
   server_description: z.string().max(REQUEST_LIMITS.maxDescriptionChars).nullish(),
   headers: z.record(z.string().max(REQUEST_LIMITS.maxIdChars), z.string().max(REQUEST_LIMITS.maxUrlChars)).nullish(),
-  allowed_tools: z.union([mcpToolNames, z.object({ tool_names: mcpToolNames.optional() })]).nullish(),
-  require_approval: z
-    .union([
-      z.enum(['always', 'never']),
-      z.object({ always: z.object({ tool_names: mcpToolNames.optional() }).optional(), never: z.object({ tool_names: mcpToolNames.optional() }).optional() }),
-    ])
-    .nullish(),
+  /** An OAuth access token for the server: sent as `Authorization: Bearer …` (a header of that name in `headers` wins). */
+  authorization: z.string().min(1).max(REQUEST_LIMITS.maxUrlChars).nullish(),
+  allowed_tools: z.union([mcpToolNames, McpToolFilter]).nullish(),
+  require_approval: z.union([z.enum(['always', 'never']), z.strictObject({ always: McpToolFilter.nullish(), never: McpToolFilter.nullish() })]).nullish(),
+  allowed_callers: allowedCallers,
+  // OpenAI's own connectors and tunnels, and MCP tools loaded by tool search: nothing here serves them.
+  connector_id: refusedUnless(z.string().max(REQUEST_LIMITS.maxIdChars).nullish(), () => false, "OpenAI's connectors are not available here; name the server by server_url"),
+  tunnel_id: refusedUnless(z.string().max(REQUEST_LIMITS.maxIdChars).nullish(), () => false, "OpenAI's tunnels are not available here; name a server_url the gateway can reach"),
+  defer_loading: refusedUnless(z.boolean().nullish(), (value) => !value, "loading a server's tools through tool search is not supported; its tools are offered to the model directly"),
 });
 
-const SpecificFunction = z.object({ type: z.literal('function'), name: z.string() });
+const SpecificFunction = z.strictObject({ type: z.literal('function'), name: z.string() });
 /** A custom (freeform) tool named as OpenAI allows (the AI SDK sends it): the model is offered it as a function of the same name, so it is chosen as one. */
-const SpecificCustom = z.object({ type: z.literal('custom'), name: z.string() }).transform(({ name }) => ({ type: 'function' as const, name }));
+const SpecificCustom = z.strictObject({ type: z.literal('custom'), name: z.string() }).transform(({ name }) => ({ type: 'function' as const, name }));
 const ToolChoiceMode = z.enum(['none', 'auto', 'required']);
-const AllowedTools = z.object({
+const AllowedTools = z.strictObject({
   type: z.literal('allowed_tools'),
   tools: z.array(z.discriminatedUnion('type', [SpecificFunction, SpecificCustom])).min(1).max(128),
   mode: ToolChoiceMode.optional(),
 });
 /** A hosted tool the model must use (OpenAI's `ToolChoiceTypes`): only for an upstream that runs it (engine checks that it is offered). */
-const SpecificHostedTool = z.object({ type: z.enum(HOSTED_TOOL_CHOICE_TYPES) });
+const SpecificHostedTool = z.strictObject({ type: z.enum(HOSTED_TOOL_CHOICE_TYPES) });
 export const ToolChoiceParam = z.union([ToolChoiceMode, z.discriminatedUnion('type', [SpecificFunction, SpecificCustom, AllowedTools, SpecificHostedTool])]);
 
-const JsonSchemaFormat = z.object({
+const JsonSchemaFormat = z.strictObject({
   type: z.literal('json_schema'),
   name: z.string().max(64).regex(/^[a-zA-Z0-9_-]+$/, 'must match ^[a-zA-Z0-9_-]+$').optional(),
   description: z.string().max(REQUEST_LIMITS.maxDescriptionChars).optional(),
@@ -127,8 +151,8 @@ const JsonSchemaFormat = z.object({
   strict: z.boolean().nullish(),
 });
 export const TextFormatParam = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('text') }),
-  z.object({ type: z.literal('json_object') }),
+  z.strictObject({ type: z.literal('text') }),
+  z.strictObject({ type: z.literal('json_object') }),
   JsonSchemaFormat,
 ]);
 
@@ -160,19 +184,19 @@ export const SAMPLING_RANGES = {
 const sampling = (name: keyof typeof SAMPLING_RANGES) => z.number().min(SAMPLING_RANGES[name][0]).max(SAMPLING_RANGES[name][1]).nullish();
 
 /** OpenAI's `prompt_cache_options`. */
-export const PromptCacheOptionsParam = z.object({
+export const PromptCacheOptionsParam = z.strictObject({
   mode: z.enum(['implicit', 'explicit']).nullish(),
   ttl: z.enum(['30m', '12h']).nullish(),
   prewarm: z.boolean().nullish(),
   comparison_response_id: z.string().max(REQUEST_LIMITS.maxIdChars).nullish(),
 });
 
-export const CreateResponseRequest = z.object({
+export const CreateResponseRequest = z.strictObject({
   model: z.string().min(1).max(REQUEST_LIMITS.maxIdChars).nullish(),
   input: z.union([z.string().max(REQUEST_LIMITS.maxTextChars), InputItems]).nullish(),
   previous_response_id: z.string().max(REQUEST_LIMITS.maxIdChars).nullish(),
   /** A conversation (its id, or `{id}`): its items come before the input, and this response's items are added to it. */
-  conversation: z.union([z.string().min(1).max(REQUEST_LIMITS.maxIdChars), z.object({ id: z.string().min(1).max(REQUEST_LIMITS.maxIdChars) })]).nullish(),
+  conversation: z.union([z.string().min(1).max(REQUEST_LIMITS.maxIdChars), z.strictObject({ id: z.string().min(1).max(REQUEST_LIMITS.maxIdChars) })]).nullish(),
   // Every value OpenAI defines; those about hosted tools the gateway does not run have nothing to include.
   include: z.array(z.enum(INCLUDABLE)).nullish(),
   tools: z
@@ -182,21 +206,27 @@ export const CreateResponseRequest = z.object({
     .nullish(),
   tool_choice: ToolChoiceParam.nullish(),
   metadata: Metadata.nullish(),
-  text: z.object({ format: TextFormatParam.nullish(), verbosity: z.enum(['low', 'medium', 'high']).nullish() }).nullish(),
+  text: z.strictObject({ format: TextFormatParam.nullish(), verbosity: z.enum(['low', 'medium', 'high']).nullish() }).nullish(),
   temperature: sampling('temperature'),
   top_p: sampling('top_p'),
   presence_penalty: sampling('presence_penalty'),
   frequency_penalty: sampling('frequency_penalty'),
   parallel_tool_calls: z.boolean().nullish(),
   stream: z.boolean().nullish(),
-  stream_options: z.object({ include_obfuscation: z.boolean().optional() }).nullish(),
+  stream_options: z.strictObject({ include_obfuscation: z.boolean().optional() }).nullish(),
   background: z.boolean().nullish(),
   max_output_tokens: z.int().min(16).nullish(),
   max_tool_calls: z.int().min(1).nullish(),
   reasoning: z
-    .object({
-      effort: z.enum(['none', 'minimal', 'low', 'medium', 'high', 'xhigh']).nullish(),
+    .strictObject({
+      effort: z.enum(['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max']).nullish(),
       summary: z.enum(['concise', 'detailed', 'auto']).nullish(),
+      /** OpenAI's older name for `summary`, still taken: read as `summary` when that is unset. */
+      generate_summary: z.enum(['concise', 'detailed', 'auto']).nullish(),
+      /** Which earlier reasoning the model is shown again (OpenAI's): given to a Responses upstream; the others are shown what they can read. */
+      context: z.enum(['auto', 'current_turn', 'all_turns']).nullish(),
+      /** OpenAI's execution mode (`standard`, `pro`): given to a Responses upstream; `standard` is what every other upstream does. */
+      mode: z.string().min(1).max(REQUEST_LIMITS.maxIdChars).nullish(),
     })
     .nullish(),
   safety_identifier: z.string().max(64).nullish(),

@@ -35,6 +35,7 @@ function toGatewayError(issues: readonly Issue[], body: unknown): GatewayError {
   const value = valueAt(body, path);
   const overLimit = aboveMaxLength(issue, param, value);
   if (overLimit) return overLimit;
+  if (issue.code === 'custom' && issue.params?.code === 'unsupported_parameter') return invalidRequest(`'${param}' is not supported by this gateway: ${issue.message}.`, param, 'unsupported_parameter');
   if (issue.code === 'custom' && typeof issue.params?.code === 'string') return invalidRequest(`Invalid '${param}': ${issue.message}.`, param, issue.params.code);
   const where = param ? `'${param}'` : 'the request body';
   const code = value === undefined ? 'missing_required_parameter' : 'invalid_value';

@@ -37,6 +37,11 @@ export interface TurnRequest {
   presencePenalty: number | null;
   frequencyPenalty: number | null;
   reasoningEffort: string | null;
+  /** The reasoning summary asked for (`reasoning.summary`): what a Responses upstream is asked to write. */
+  reasoningSummary: 'auto' | 'concise' | 'detailed' | null;
+  /** OpenAI's `reasoning.context` and `reasoning.mode`, for a Responses upstream (the others have no such settings). */
+  reasoningContext: 'auto' | 'current_turn' | 'all_turns' | null;
+  reasoningMode: string | null;
   topLogprobs: number | null;
   /** Whether token log probabilities are wanted (`include: ["message.output_text.logprobs"]`). */
   logprobs: boolean;

@@ -7,6 +7,7 @@ import { EgressRefused, type EgressPolicy } from './egress-policy.ts';
 import type { McpServerTarget, McpSessionPool, McpTool } from './mcp-session-pool.ts';
 import { gatesAnyTool, needsApproval, type OperatorApprovalSetting } from './operator-approval.ts';
 import { OperatorToolCatalog, type CatalogLogger, type OperatorServerStatus } from './operator-tool-catalog.ts';
+import { allowedByRequest, requestServerHeaders, requiresApproval } from './request-server-settings.ts';
 
 /** An MCP server the operator configured: its tools are offered to every request. */
 export interface OperatorMcpServer {
@@ -163,7 +164,7 @@ export class McpExecutor implements ToolExecutor {
       throw invalidRequest(`The MCP server URL for '${tool.server_label}' is not allowed: ${error instanceof Error ? error.message : String(error)}`, param, 'mcp_server_url_refused');
     }
     // Always through the egress fetch: an allowed server may still redirect somewhere that is not.
-    const target: McpServerTarget = { url: tool.server_url, headers: tool.headers ?? {}, untrusted: true };
+    const target: McpServerTarget = { url: tool.server_url, headers: requestServerHeaders(tool), untrusted: true };
     // A conversation lists a server once; continuations reuse the stored listing.
     const known = [...previousOutput].reverse().find((item): item is McpListToolsItem => item.type === 'mcp_list_tools' && item.server_label === tool.server_label && !item.error);
     let listing: McpListToolsItem | null = null;
@@ -190,10 +191,9 @@ export class McpExecutor implements ToolExecutor {
         })),
       };
     }
-    const allowed = allowedNames(tool.allowed_tools);
     const offered = tools
-      .filter((entry) => !allowed || allowed.includes(entry.name))
-      .flatMap((entry) => this.#offer(tool.server_label, entry, target, null, { kind: 'mcp', serverLabel: tool.server_label, toolName: entry.name, requiresApproval: requiresApproval(tool.require_approval, entry.name) }));
+      .filter((entry) => allowedByRequest(tool.allowed_tools, entry))
+      .flatMap((entry) => this.#offer(tool.server_label, entry, target, null, { kind: 'mcp', serverLabel: tool.server_label, toolName: entry.name, requiresApproval: requiresApproval(tool.require_approval, entry) }));
     return { offered, listing };
   }
 
@@ -207,20 +207,6 @@ export class McpExecutor implements ToolExecutor {
 }
 
 const SILENT: CatalogLogger = { info: () => {}, warn: () => {}, debug: () => {} };
-
-function allowedNames(allowed: McpToolParam['allowed_tools']): string[] | null {
-  if (!allowed) return null;
-  return Array.isArray(allowed) ? allowed : (allowed.tool_names ?? null);
-}
-
-/** OpenAI's default: every call needs approval unless the request says otherwise. */
-export function requiresApproval(setting: McpToolParam['require_approval'], toolName: string): boolean {
-  if (setting === undefined || setting === null || setting === 'always') return true;
-  if (setting === 'never') return false;
-  if (setting.never?.tool_names?.includes(toolName)) return false;
-  if (setting.always?.tool_names) return setting.always.tool_names.includes(toolName);
-  return setting.never === undefined;
-}
 
 function isEgressRefusal(error: unknown): boolean {
   for (let current: unknown = error, depth = 0; current && depth < 5; depth++) {

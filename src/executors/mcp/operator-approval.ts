@@ -29,9 +29,9 @@ export function needsApproval(setting: OperatorApprovalSetting, tool: Pick<McpTo
     case 'always':
       return true;
     case 'writes':
-      return !readOnly(tool);
+      return !isReadOnly(tool);
     case 'destructive':
-      return !readOnly(tool) && tool.annotations?.destructiveHint !== false;
+      return !isReadOnly(tool) && tool.annotations?.destructiveHint !== false;
   }
 }
 
@@ -50,7 +50,7 @@ function expand(setting: OperatorApprovalSetting): { mode: ApprovalMode; always:
   return { mode: setting.mode ?? 'never', always: setting.always ?? [], never: setting.never ?? [] };
 }
 
-function readOnly(tool: Pick<McpTool, 'annotations'>): boolean {
+export function isReadOnly(tool: Pick<McpTool, 'annotations'>): boolean {
   // Only a real `true` counts: a server's "true" string or 1 is not a promise to change nothing.
   return tool.annotations?.readOnlyHint === true;
 }

@@ -53,7 +53,8 @@ export interface AnthropicRequestOptions {
 /** What `text.format: json_object` becomes for Claude. */
 export const JSON_OBJECT_INSTRUCTION = 'Respond with one valid JSON object and nothing else: no prose, no code fences.';
 
-const THINKING_BUDGET: Record<string, number> = { low: 2_048, medium: 8_192, high: 16_384, xhigh: 32_000 };
+// `max` stays under the 64k output tokens of Claude's larger models once the answer's own room is added.
+const THINKING_BUDGET: Record<string, number> = { low: 2_048, medium: 8_192, high: 16_384, xhigh: 32_000, max: 48_000 };
 
 /** Translates one turn into a Messages API request (PROTOCOL-NOTES §5, §6). */
 export function convertToAnthropicRequest(request: TurnRequest, options: AnthropicRequestOptions): AnthropicRequest {

@@ -8,8 +8,8 @@ import { assistantTexts, separateInstructions } from '../wire-items.ts';
 import { checksCallSignatures, decodeSignature, SKIP_SIGNATURE_VALIDATOR } from './thought-signatures.ts';
 import type { GeminiContent, GeminiPart, GeminiRequest } from './gemini-wire.ts';
 
-/** Thinking budgets per `reasoning.effort`; `none` turns thinking off where the model allows it. */
-const THINKING_BUDGET: Record<string, number> = { none: 0, minimal: 512, low: 2_048, medium: 8_192, high: 24_576, xhigh: 32_768 };
+/** Thinking budgets per `reasoning.effort`; `none` turns thinking off where the model allows it; 32,768 is the most any Gemini model takes. */
+const THINKING_BUDGET: Record<string, number> = { none: 0, minimal: 512, low: 2_048, medium: 8_192, high: 24_576, xhigh: 32_768, max: 32_768 };
 
 const MIME_BY_EXTENSION: Record<string, string> = {
   png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', webp: 'image/webp', gif: 'image/gif', heic: 'image/heic',

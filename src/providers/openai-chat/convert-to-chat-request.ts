@@ -136,7 +136,7 @@ function convertUserPart(part: UserContentPart | FunctionCallOutputPart, param: 
       return { type: 'text', text: part.text };
     case 'input_image':
       if (!part.image_url) throw invalidRequest('An input_image needs an image_url for this upstream.', `${param}.image_url`, 'missing_required_parameter');
-      return { type: 'image_url', image_url: { url: part.image_url, ...(part.detail != null && { detail: part.detail }) } };
+      return { type: 'image_url', image_url: { url: part.image_url, ...(part.detail != null && { detail: part.detail === 'original' ? 'high' : part.detail }) } };
     case 'input_file':
       if (part.file_url) throw invalidRequest('Chat Completions upstreams take files as file_data, not file_url.', `${param}.file_url`, 'unsupported_parameter');
       if (!part.file_data) throw invalidRequest('An input_file needs file_data for this upstream.', `${param}.file_data`, 'missing_required_parameter');

@@ -48,6 +48,7 @@ export function convertToResponsesRequest(request: TurnRequest, options: Respons
         ...(tool.description != null && { description: tool.description }),
         parameters: tool.parameters ?? { type: 'object', properties: {} },
         strict: tool.strict ?? false,
+        ...(tool.output_schema != null && { output_schema: tool.output_schema }),
       })),
       // The upstream runs these itself: sent as the client named them, every field.
       ...request.hostedTools,
@@ -66,7 +67,13 @@ export function convertToResponsesRequest(request: TurnRequest, options: Respons
   if (request.temperature !== null) body.temperature = request.temperature;
   if (request.topP !== null) body.top_p = request.topP;
   if (request.logprobs && request.topLogprobs) body.top_logprobs = request.topLogprobs;
-  if (request.reasoningEffort !== null) body.reasoning = { effort: request.reasoningEffort };
+  const reasoning = {
+    ...(request.reasoningEffort !== null && { effort: request.reasoningEffort }),
+    ...(request.reasoningSummary !== null && { summary: request.reasoningSummary }),
+    ...(request.reasoningContext !== null && { context: request.reasoningContext }),
+    ...(request.reasoningMode !== null && { mode: request.reasoningMode }),
+  };
+  if (Object.keys(reasoning).length > 0) body.reasoning = reasoning;
   if (request.safetyIdentifier !== null) body.safety_identifier = request.safetyIdentifier;
   if (request.promptCacheKey !== null) body.prompt_cache_key = request.promptCacheKey;
   // The client's cache settings, as OpenAI takes them (a diagnostics comparison names the gateway's ids, which the upstream never saw: left out).
@@ -153,6 +160,7 @@ function convertUserPart(part: UserContentPart | FunctionCallOutputPart, param: 
         ...(part.file_data && { file_data: part.file_data }),
         ...(part.file_url && { file_url: part.file_url }),
         ...(part.filename != null && { filename: part.filename }),
+        ...(part.detail != null && { detail: part.detail }),
         ...breakpointOf(part),
       };
     case 'input_video':

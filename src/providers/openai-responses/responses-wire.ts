@@ -80,7 +80,7 @@ export interface ResponsesRequest {
   temperature?: number;
   top_p?: number;
   top_logprobs?: number;
-  reasoning?: { effort: string };
+  reasoning?: { effort?: string; summary?: string; context?: string; mode?: string };
   safety_identifier?: string;
   prompt_cache_key?: string;
   prompt_cache_options?: { mode?: 'explicit'; ttl?: '30m' | '12h' };
