@@ -16,6 +16,7 @@ import { modelInputOf } from './compaction/expand-compactions.ts';
 import { routeTargets } from './call-target.ts';
 import { estimateTurnTokens } from './token-estimate.ts';
 import { fitContextWindow } from './truncate-turn.ts';
+import { resolveToolChoice } from './resolve-tool-choice.ts';
 import { toTurnRequest } from './turn-request.ts';
 
 export interface InputTokenCounterOptions {
@@ -81,7 +82,8 @@ export class InputTokenCounter {
     const offered = new Map(offers.offered.filter((tool) => !declaredNames.has(tool.definition.name)).map((tool) => [tool.definition.name, tool.definition]));
 
     const modelInput = modelInputOf(history, input, { codec: this.#options.compaction ?? null, tenant: options.tenant, inherited: conversationItems ? 'conversation' : 'previous_response_id' });
-    const whole = toTurnRequest(request, route.upstreamModel, modelInput, history.length, [...functionTools, ...offered.values()], declared.hosted);
+    const toolChoice = resolveToolChoice(request.tool_choice, offers.offered.filter((tool) => offered.has(tool.definition.name)));
+    const whole = toTurnRequest(request, route.upstreamModel, modelInput, history.length, [...functionTools, ...offered.values()], declared.hosted, toolChoice);
     const window = request.truncation === 'auto' ? (this.#options.contextWindows?.lookupAny(model, routeTargets(route)) ?? null) : null;
     const turn = window ? await truncated(whole, window) : whole;
     if (route.provider.countInputTokens) return { inputTokens: await route.provider.countInputTokens(turn, options.signal), countedBy: 'provider' };

@@ -1,5 +1,6 @@
-import { isHostedToolChoice, type CreateResponseRequest, type TextFormatParam, type ToolChoiceParam } from '../protocol/create-response-request.ts';
+import { isHostedToolChoice, type CreateResponseRequest, type TextFormatParam } from '../protocol/create-response-request.ts';
 import type { EchoedTextFormat, EchoedToolChoice, ResponseResource } from '../protocol/response-resource.ts';
+import { resolveToolChoice, type ResolvedToolChoice } from './resolve-tool-choice.ts';
 import { reasoningSummaryOf } from './turn-request.ts';
 
 /**
@@ -7,7 +8,7 @@ import { reasoningSummaryOf } from './turn-request.ts';
  * request setting echoed the way `ResponseResource` requires (no field
  * missing, defaults filled in), status `in_progress`, empty output.
  */
-export function initialResponse(request: CreateResponseRequest, id: string, model: string, createdAt: number): ResponseResource {
+export function initialResponse(request: CreateResponseRequest, id: string, model: string, createdAt: number, toolChoice: ResolvedToolChoice | null = resolveToolChoice(request.tool_choice, [])): ResponseResource {
   return {
     id,
     object: 'response',
@@ -29,7 +30,7 @@ export function initialResponse(request: CreateResponseRequest, id: string, mode
       parameters: tool.parameters ?? null,
       strict: tool.strict ?? null,
     })),
-    tool_choice: echoToolChoice(request.tool_choice ?? null),
+    tool_choice: echoToolChoice(toolChoice),
     truncation: request.truncation ?? 'disabled',
     parallel_tool_calls: request.parallel_tool_calls ?? true,
     text: {
@@ -54,7 +55,8 @@ export function initialResponse(request: CreateResponseRequest, id: string, mode
   };
 }
 
-function echoToolChoice(choice: ToolChoiceParam | null): EchoedToolChoice {
+/** The choice as it was resolved: the schema echoes function names (an MCP server's tools are the functions they are offered as). */
+function echoToolChoice(choice: ResolvedToolChoice | null): EchoedToolChoice {
   if (choice === null) return 'auto';
   if (typeof choice === 'string') return choice;
   if (choice.type === 'function') return { type: 'function', name: choice.name };

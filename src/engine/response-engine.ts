@@ -12,6 +12,7 @@ import type { ResponseStreamEvent } from '../protocol/stream-events.ts';
 import type { ModelRoute, ModelRouter } from '../providers/model-router.ts';
 import type { Provider, TurnRequest, TurnStream } from '../providers/provider.ts';
 import { toTurnRequest } from './turn-request.ts';
+import { allowedToolNames, resolveToolChoice } from './resolve-tool-choice.ts';
 import type { ConversationTurn, ResponseStore, StoredInputItem, StoredResponse } from '../store/response-store.ts';
 import { newId } from '../util/ids.ts';
 import type { SecretRedactor } from '../util/secret-redactor.ts';
@@ -206,10 +207,8 @@ export class ResponseEngine {
     if (history.length === 0 && input.length === 0 && !request.instructions) {
       throw invalidRequest("Missing required parameter: 'input'.", 'input', 'missing_required_parameter');
     }
-    const toolChoice = request.tool_choice ?? null;
-    const policy: LoopPolicy = {
-      allowed: typeof toolChoice === 'object' && toolChoice?.type === 'allowed_tools' ? new Set(toolChoice.tools.map((tool) => tool.name)) : null,
-      toolChoiceNone: toolChoice === 'none',
+    const policy: Omit<LoopPolicy, 'allowed'> = {
+      toolChoiceNone: request.tool_choice === 'none',
       parallel: request.parallel_tool_calls !== false,
       maxToolCalls: request.max_tool_calls ?? null,
     };
@@ -241,14 +240,14 @@ export class ResponseEngine {
       turns: readonly ConversationTurn[];
       declared: DeclaredTools;
       mcpServers: ToolContext['mcpServers'];
-      policy: LoopPolicy;
+      policy: Omit<LoopPolicy, 'allowed'>;
       controls: LoopControls;
       deadline: ResponseDeadline;
       startedAt: number;
     },
   ): Promise<ResponseRun> {
     const { executors, limits } = this.#options;
-    const { route, model, responseId, claim, history, input, previous, previousOutput, turns, declared, mcpServers, policy, controls, deadline, startedAt } = prepared;
+    const { route, model, responseId, claim, history, input, previous, previousOutput, turns, declared, mcpServers, controls, deadline, startedAt } = prepared;
     const functionTools = declared.functions;
     const signal = deadline.signal;
     // Compaction items become their summaries here, so one that does not open is a 400 before anything starts.
@@ -260,10 +259,13 @@ export class ResponseEngine {
     const offers = preparing instanceof Promise ? await preparing : preparing;
     // Most requests are offered nothing (no MCP server): their context and tool list are the ones they came with.
     const toolContext: ToolContext = offers.offered.length === 0 ? baseContext : { ...baseContext, offered: offeredBesides(offers.offered, functionTools) };
+    // A choice naming an MCP server's tools is known only now, in the names they are offered under.
+    const toolChoice = resolveToolChoice(request.tool_choice, toolContext.offered.values());
+    const policy: LoopPolicy = { ...prepared.policy, allowed: allowedToolNames(toolChoice) };
     const resume = planResume(previous, input, executors, toolContext, policy);
 
     const tools = toolContext.offered.size === 0 ? functionTools : [...functionTools, ...[...toolContext.offered.values()].map((tool) => tool.definition)];
-    const turnRequest = toTurnRequest(request, route.upstreamModel, modelInput, history.length, tools, declared.hosted);
+    const turnRequest = toTurnRequest(request, route.upstreamModel, modelInput, history.length, tools, declared.hosted, toolChoice);
     // Every model call of the loop fits the context window, or learns it from the upstream's refusal.
     const truncating = request.truncation === 'auto' ? new TruncatingProvider(route, this.#windows, model) : null;
     // A request its rate limits refuse (the first call's tokens) never starts: no observer hears of it.
@@ -304,7 +306,7 @@ export class ResponseEngine {
         throw error;
       }
     }
-    const response: ResponseResource = initialResponse(request, responseId, model, createdAt);
+    const response: ResponseResource = initialResponse(request, responseId, model, createdAt, toolChoice);
     const servedBy = route.servedBy?.() ?? null;
     if (servedBy) response['loopgate:deployment'] = servedBy.deployment;
     // Said in the response itself too, for transports without headers (WebSocket) and for whoever reads it back.

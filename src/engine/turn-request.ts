@@ -1,14 +1,27 @@
 import { isHostedToolChoice, type CreateResponseRequest } from '../protocol/create-response-request.ts';
 import { HOSTED_INCLUDES } from '../protocol/hosted-tools.ts';
 import type { TurnRequest } from '../providers/provider.ts';
+import { resolveToolChoice, type ResolvedToolChoice } from './resolve-tool-choice.ts';
 
 /** The reasoning summary asked for, by its name or by OpenAI's older one (`generate_summary`). */
 export function reasoningSummaryOf(request: Pick<CreateResponseRequest, 'reasoning'>): TurnRequest['reasoningSummary'] {
   return request.reasoning?.summary ?? request.reasoning?.generate_summary ?? null;
 }
 
-/** What one model call is asked, from the client's request and the conversation the engine assembled. */
-export function toTurnRequest(request: CreateResponseRequest, model: string, items: TurnRequest['items'], historyLength: number, tools: TurnRequest['tools'], hostedTools: TurnRequest['hostedTools'] = []): TurnRequest {
+/**
+ * What one model call is asked, from the client's request and the
+ * conversation the engine assembled; `toolChoice` is the request's, resolved
+ * against the tools offered (resolve-tool-choice.ts).
+ */
+export function toTurnRequest(
+  request: CreateResponseRequest,
+  model: string,
+  items: TurnRequest['items'],
+  historyLength: number,
+  tools: TurnRequest['tools'],
+  hostedTools: TurnRequest['hostedTools'] = [],
+  toolChoice: ResolvedToolChoice | null = resolveToolChoice(request.tool_choice, []),
+): TurnRequest {
   return {
     model,
     instructions: request.instructions ?? null,
@@ -18,8 +31,8 @@ export function toTurnRequest(request: CreateResponseRequest, model: string, ite
     hostedTools,
     hostedInclude: hostedTools.length > 0 ? (request.include ?? []).filter((value) => HOSTED_INCLUDES.test(value)) : [],
     // The engine has checked that a hosted choice names a tool among hostedTools (response-engine: checkHostedToolChoice).
-    toolChoice: isHostedToolChoice(request.tool_choice) ? 'required' : (request.tool_choice ?? null),
-    hostedToolChoice: isHostedToolChoice(request.tool_choice) ? request.tool_choice : null,
+    toolChoice: isHostedToolChoice(toolChoice) ? 'required' : toolChoice,
+    hostedToolChoice: isHostedToolChoice(toolChoice) ? toolChoice : null,
     parallelToolCalls: request.parallel_tool_calls ?? null,
     textFormat: request.text?.format ?? null,
     verbosity: request.text?.verbosity ?? null,

@@ -134,14 +134,20 @@ const SpecificFunction = z.strictObject({ type: z.literal('function'), name: z.s
 /** A custom (freeform) tool named as OpenAI allows (the AI SDK sends it): the model is offered it as a function of the same name, so it is chosen as one. */
 const SpecificCustom = z.strictObject({ type: z.literal('custom'), name: z.string() }).transform(({ name }) => ({ type: 'function' as const, name }));
 const ToolChoiceMode = z.enum(['none', 'auto', 'required']);
+/**
+ * The tools of an MCP server named in the request (OpenAI's `ToolChoiceMcp`),
+ * or one of them: the engine turns it into the functions those tools are
+ * offered to the model as (engine/resolve-tool-choice.ts).
+ */
+const SpecificMcp = z.strictObject({ type: z.literal('mcp'), server_label: z.string().min(1).max(64), name: z.string().min(1).max(REQUEST_LIMITS.maxIdChars).nullish() });
 const AllowedTools = z.strictObject({
   type: z.literal('allowed_tools'),
-  tools: z.array(z.discriminatedUnion('type', [SpecificFunction, SpecificCustom])).min(1).max(128),
+  tools: z.array(z.discriminatedUnion('type', [SpecificFunction, SpecificCustom, SpecificMcp])).min(1).max(128),
   mode: ToolChoiceMode.optional(),
 });
 /** A hosted tool the model must use (OpenAI's `ToolChoiceTypes`): only for an upstream that runs it (engine checks that it is offered). */
 const SpecificHostedTool = z.strictObject({ type: z.enum(HOSTED_TOOL_CHOICE_TYPES) });
-export const ToolChoiceParam = z.union([ToolChoiceMode, z.discriminatedUnion('type', [SpecificFunction, SpecificCustom, AllowedTools, SpecificHostedTool])]);
+export const ToolChoiceParam = z.union([ToolChoiceMode, z.discriminatedUnion('type', [SpecificFunction, SpecificCustom, AllowedTools, SpecificHostedTool, SpecificMcp])]);
 
 const JsonSchemaFormat = z.strictObject({
   type: z.literal('json_schema'),
@@ -287,7 +293,12 @@ export type ToolChoiceParam = z.infer<typeof ToolChoiceParam>;
 /** A `tool_choice` naming a hosted tool (`{type: "web_search_preview"}`, …). */
 export type HostedToolChoice = z.infer<typeof SpecificHostedTool>;
 /** A `tool_choice` about the model's own (function) tools: what every provider is asked. */
-export type FunctionToolChoice = Exclude<ToolChoiceParam, HostedToolChoice>;
+export type FunctionToolChoice =
+  | z.infer<typeof ToolChoiceMode>
+  | z.output<typeof SpecificFunction>
+  | { type: 'allowed_tools'; tools: z.output<typeof SpecificFunction>[]; mode?: z.infer<typeof ToolChoiceMode> };
+/** A `tool_choice` naming an MCP server's tools, as the client sent it. */
+export type McpToolChoice = z.infer<typeof SpecificMcp>;
 
 export function isHostedToolChoice(choice: ToolChoiceParam | null | undefined): choice is HostedToolChoice {
   return typeof choice === 'object' && choice !== null && (HOSTED_TOOL_CHOICE_TYPES as readonly string[]).includes(choice.type);

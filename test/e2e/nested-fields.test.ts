@@ -1,7 +1,6 @@
 import OpenAI from 'openai';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../support/gateway.ts';
-import { McpTestServer } from '../support/mcp-test-server.ts';
 import { assertErrorEnvelope, assertValidResponse } from '../support/openresponses-schema.ts';
 import { flavors, openaiChat, openaiResponses, scriptModel } from '../support/provider-flavors.ts';
 import { ScriptedChatUpstream } from '../support/scripted-chat-upstream.ts';
@@ -196,62 +195,5 @@ describe.each(flavors.filter((flavor) => flavor.name !== 'openai-responses'))("r
     const max = await asked('max');
     if (typeof max === 'string') expect(max).toBe('max');
     else expect(max).toBeGreaterThanOrEqual(xhigh);
-  });
-});
-
-describe('MCP servers named in the request: authorization and read-only filters', () => {
-  const upstream = new ScriptedChatUpstream();
-  const mcp = new McpTestServer('streamable', { records: true });
-  let mcpUrl: string;
-  let gateway: RunningGateway;
-  let client: OpenAI;
-  const server = (extra: Record<string, unknown>) => ({ type: 'mcp' as const, server_label: 'records', server_url: mcpUrl, ...extra });
-  beforeAll(async () => {
-    const [upstreamUrl, url] = await Promise.all([upstream.start(), mcp.start()]);
-    mcpUrl = url;
-    gateway = await startGateway(upstreamUrl, { ...openaiChat.config(upstreamUrl), mcp: { allowedUrls: [new URL(url).origin + '/'] } });
-    client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'client-key', maxRetries: 0 });
-  });
-  afterAll(async () => {
-    await gateway.close();
-    await Promise.all([upstream.close(), mcp.close()]);
-  });
-  afterEach(() => {
-    upstream.requests.length = 0;
-    mcp.calls.length = 0;
-  });
-  const offered = () => upstream.requests[0]!.body.tools.map((tool: any) => tool.function.name).sort();
-
-  it("`authorization` reaches the server as a bearer token (it was dropped, so an OAuth-protected server refused the gateway); a header of the request's own wins", async () => {
-    scriptModel(upstream, openaiChat, () => ({ text: 'ok' }));
-    mcp.headers.length = 0;
-    await client.responses.create({ model: openaiChat.model, input: 'x', tools: [server({ authorization: 'oauth-token-1', require_approval: 'never' })] as any });
-    expect(mcp.headers.length).toBeGreaterThan(0);
-    expect(mcp.headers.every((headers) => headers.authorization === 'Bearer oauth-token-1')).toBe(true);
-    mcp.headers.length = 0;
-    await client.responses.create({ model: openaiChat.model, input: 'x', tools: [server({ authorization: 'oauth-token-2', headers: { Authorization: 'Bearer own' }, require_approval: 'never' })] as any });
-    expect(mcp.headers.length).toBeGreaterThan(0);
-    expect(mcp.headers.every((headers) => headers.authorization === 'Bearer own')).toBe(true);
-  });
-
-  it('allowed_tools {read_only: true} offers only the tools the server annotates read-only; with tool_names, both must hold', async () => {
-    scriptModel(upstream, openaiChat, () => ({ text: 'ok' }));
-    await client.responses.create({ model: openaiChat.model, input: 'x', tools: [server({ allowed_tools: { read_only: true }, require_approval: 'never' })] as any });
-    expect(offered()).toEqual(['records__lookup']);
-    upstream.requests.length = 0;
-    await client.responses.create({ model: openaiChat.model, input: 'x', tools: [server({ allowed_tools: { read_only: false, tool_names: ['append_log', 'lookup', 'add'] }, require_approval: 'never' })] as any });
-    expect(offered()).toEqual(['records__add', 'records__append_log']);
-  });
-
-  it('require_approval {never: {read_only: true}} runs read-only tools at once and holds the others for approval', async () => {
-    scriptModel(upstream, openaiChat, (_request, results) =>
-      results.length === 0 ? { calls: [{ id: 'call_read', name: 'records__lookup', args: { id: 'r1' } }, { id: 'call_delete', name: 'records__delete_record', args: { id: 'r2' } }] } : { text: 'done' },
-    );
-    const response: any = await client.responses.create({ model: openaiChat.model, input: 'x', tools: [server({ require_approval: { never: { read_only: true } } })] as any });
-    const types = response.output.map((item: any) => item.type);
-    expect(types).toContain('mcp_approval_request');
-    expect(response.output.find((item: any) => item.type === 'mcp_approval_request')).toMatchObject({ name: 'delete_record' });
-    expect(response.output.find((item: any) => item.type === 'mcp_call')).toMatchObject({ name: 'lookup', output: 'first record' });
-    expect(mcp.calls.map((call) => call.name)).toEqual(['lookup']);
   });
 });

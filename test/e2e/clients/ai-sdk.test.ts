@@ -156,6 +156,28 @@ describe.each(flavors)('AI SDK over $name', (flavor) => {
     expect(mcpRoundTrip(upstream.requests.at(-1)!, flavor.seen)).toEqual({ args: { a: 7, b: 8 }, result: '15' });
   });
 
+  it("providerOptions.openai.allowedTools naming an MCP tool: the SDK's {type: 'mcp', server_label} entry limits the model to that server's tools (it was a 400)", async () => {
+    script((_request, results) => (results.length === 0 ? { calls: [{ id: 'call_l', name: 'calc__add', args: { a: 1, b: 1 } }] } : { text: `It is ${results[0]}.` }));
+    const before = upstream.requests.length;
+    const result = await generateText({
+      model: openai.responses(flavor.model),
+      prompt: 'Add 1 and 1 with the calculator.',
+      tools: {
+        weather: tool({ description: 'Weather for a city.', inputSchema: z.object({ city: z.string() }), execute: async () => 'sunny' }),
+        calc: mcpTool(openai, { serverLabel: 'calc', serverUrl: mcpUrl, requireApproval: 'never' }),
+      },
+      providerOptions: { openai: { allowedTools: { toolNames: ['calc'], mode: 'required' } } },
+    });
+    expect(result.text).toBe('It is 2.');
+    expect(sent.at(-1).tool_choice).toEqual({ type: 'allowed_tools', mode: 'required', tools: [{ type: 'mcp', server_label: 'calc' }] });
+    const first = upstream.requests[before]!;
+    const choice = flavor.toolChoice(first);
+    expect(choice?.mode).toBe('required');
+    const allowed = choice?.names ?? offeredTools(flavor, first);
+    expect(allowed.sort()).toEqual(['calc__add', 'calc__fail', 'calc__secret', 'calc__slow']);
+    expect(mcp.calls.at(-1)).toEqual({ name: 'add', args: { a: 1, b: 1 } });
+  });
+
   it('openai.tools.mcp with approval: the SDK answers [user, item_reference(mcpr_…), mcp_approval_response] and the call runs', async () => {
     script((_request, results) => (results.length === 0 ? { calls: [{ id: 'call_a', name: 'calc__add', args: { a: 40, b: 2 } }] } : { text: `The sum is ${results[0]}.` }));
     const calc = mcpTool(openai, { serverLabel: 'calc', serverUrl: mcpUrl, requireApproval: 'always' });
