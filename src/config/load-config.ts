@@ -76,6 +76,8 @@ export const GatewayConfig = z.object({
         textToolCallRetries: textToolCallRetries.optional(),
         /** `native` or `prompt` (text.format described in the instructions, not sent); unset: the provider's. */
         structuredOutput: structuredOutputMode.optional(),
+        /** `false`: the model takes no images (tool outputs' images described in text, a message's refused); unset: the provider's. */
+        vision: z.boolean().optional(),
       }).refine((alias) => alias.provider !== undefined || alias.deployments !== undefined, { message: 'a model needs a provider or deployments' }),
     )
     .default({}),

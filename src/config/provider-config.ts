@@ -14,6 +14,8 @@ const providerModelDefaults = {
   toolCalls: toolCallMode.default('native'),
   textToolCallRetries: textToolCallRetries.default(2),
   structuredOutput: structuredOutputMode.default('native'),
+  /** `false`: the models take no images; images in tool outputs are described to them in a line of text instead (providers/no-vision-provider.ts). */
+  vision: z.boolean().default(true),
 };
 
 /** A rate limit or quota: 0 refuses everything, null is no limit. */

@@ -1,5 +1,6 @@
 import { invalidRequest } from '../errors/gateway-error.ts';
 import { PromptedStructuredOutputProvider } from './prompted-structured-output.ts';
+import { NoVisionProvider } from './no-vision-provider.ts';
 import type { ModelInfo, Provider, TurnRequest } from './provider.ts';
 import { MemoryDeploymentHealth, type DeploymentHealth } from './routing/deployment-health.ts';
 import { hasDeploymentLimits, type DeploymentLimiter, type DeploymentLimits } from './routing/deployment-limits.ts';
@@ -30,6 +31,7 @@ export interface ModelAlias {
   textToolCallRetries?: number;
   /** Unset: as its provider's models do. */
   structuredOutput?: StructuredOutputMode;
+  vision?: boolean;
 }
 
 /** How the models a provider serves call tools and answer in a format, unless an alias says otherwise. */
@@ -37,6 +39,7 @@ export interface ProviderModelDefaults {
   toolCalls?: ToolCallMode;
   textToolCallRetries?: number;
   structuredOutput?: StructuredOutputMode;
+  vision?: boolean;
 }
 
 export interface ModelRoute {
@@ -173,15 +176,18 @@ export class ModelRouter {
     const defaults = Object.hasOwn(this.#modelDefaults, providerName) ? this.#modelDefaults[providerName] : undefined;
     const textToolCalls = (alias?.toolCalls ?? defaults?.toolCalls ?? 'native') === 'text';
     const promptedFormat = (alias?.structuredOutput ?? defaults?.structuredOutput ?? 'native') === 'prompt';
-    if (!textToolCalls && !promptedFormat) return { provider, upstreamModel };
+    const blind = (alias?.vision ?? defaults?.vision ?? true) === false;
+    if (!textToolCalls && !promptedFormat && !blind) return { provider, upstreamModel };
     const retries = alias?.textToolCallRetries ?? defaults?.textToolCallRetries ?? DEFAULT_TEXT_TOOL_CALL_RETRIES;
-    const key = [providerName, promptedFormat ? 'prompt' : 'native', textToolCalls ? `text:${retries}` : 'native'].join('\u0000');
+    const key = [providerName, promptedFormat ? 'prompt' : 'native', textToolCalls ? `text:${retries}` : 'native', blind ? 'blind' : 'vision'].join('\u0000');
     let front = this.#fronts.get(key);
     if (!front) {
-      // The tool protocol goes outermost: its retries then pass through the format's front too, and the
+      // The tool protocol goes outside the format's front: its retries then pass through that front too, and the
       // format's instruction comes last in the instructions, after the tool protocol's "answer in plain text".
       front = promptedFormat ? new PromptedStructuredOutputProvider(provider) : provider;
       if (textToolCalls) front = new TextToolCallProvider(front, { retries });
+      // Outermost: the images are gone before any other front renders the conversation.
+      if (blind) front = new NoVisionProvider(front);
       this.#fronts.set(key, front);
     }
     return { provider: front, upstreamModel };

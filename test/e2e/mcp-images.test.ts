@@ -117,3 +117,70 @@ describe('images from MCP tools that cannot be attached', () => {
     expect(JSON.stringify(upstream.requests.at(-1)!.body)).not.toContain(PIXEL);
   });
 });
+
+describe.each(flavors)('a model without vision (vision: false), over $name', (flavor) => {
+  const upstream = new ScriptedChatUpstream();
+  const mcp = browserServer();
+  let gateway: RunningGateway;
+  let client: OpenAI;
+  const NOT_SHOWN = '[image 1 not shown: this model takes no images]';
+  const userImage = { type: 'input_image' as const, image_url: `data:image/png;base64,${PIXEL}`, detail: 'auto' as const };
+  beforeAll(async () => {
+    const [upstreamUrl, mcpUrl] = await Promise.all([upstream.start(), mcp.start()]);
+    const config = flavor.config(upstreamUrl) as { providers: Record<string, Record<string, unknown>> };
+    const [providerName, provider] = Object.entries(config.providers)[0]!;
+    // The provider's models take no images; the alias `eyes`, on the same provider, does.
+    gateway = await startGateway(upstreamUrl, {
+      ...config,
+      providers: { ...config.providers, [providerName]: { ...provider, vision: false } },
+      models: { eyes: { provider: providerName, model: flavor.model, vision: true } },
+      mcp: { servers: [{ name: 'browser', url: mcpUrl }] },
+    });
+    client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 });
+  });
+  afterAll(async () => {
+    await gateway.close();
+    await Promise.all([upstream.close(), mcp.close()]);
+  });
+
+  it("a tool's screenshot is told to the model as a line of text, not sent; the stored output keeps the image", async () => {
+    scriptModel(upstream, flavor, (_request, results) => (results.length === 0 ? { calls: [{ id: 'call_b', name: 'browser__screenshot', args: {} }] } : { text: 'I was told of a screenshot.' }));
+    const response = await client.responses.create({ model: flavor.model, input: 'What does the page look like?' });
+    assertValidResponse(response);
+    expect(response.output_text).toBe('I was told of a screenshot.');
+    const shown = JSON.stringify(upstream.requests.at(-1)!.body);
+    expect(shown).not.toContain(PIXEL);
+    expect(shown).toContain(NOT_SHOWN);
+    expect(response.output.find((item) => item.type === 'function_call_output')).toMatchObject({ output: [{ type: 'input_text', text: ATTACHED_TEXT }, userImage] });
+  });
+
+  it('a model entry with vision: true on the same provider is sent the screenshot', async () => {
+    scriptModel(upstream, flavor, (_request, results) => (results.length === 0 ? { calls: [{ id: 'call_e', name: 'browser__screenshot', args: {} }] } : { text: 'I see one pixel.' }));
+    const response = await client.responses.create({ model: 'eyes', input: 'What does the page look like?' });
+    expect(response.output_text).toBe('I see one pixel.');
+    expect(JSON.stringify(upstream.requests.at(-1)!.body)).toContain(PIXEL);
+  });
+
+  it("an image in the request's own message is a 400 naming the model, and nothing is sent upstream", async () => {
+    const before = upstream.requests.length;
+    const refused = await fetch(`${gateway.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: flavor.model, input: [{ role: 'user', content: [{ type: 'input_text', text: 'What is this?' }, userImage] }] }) });
+    expect(refused.status).toBe(400);
+    const body = (await refused.json()) as any;
+    expect(body.error).toMatchObject({ type: 'invalid_request_error', code: 'unsupported_parameter', param: 'input' });
+    expect(body.error.message).toContain('vision: false');
+    expect(upstream.requests.length).toBe(before);
+  });
+
+  it('a conversation begun with a model that sees goes on with one that does not: the earlier image becomes the line of text', async () => {
+    scriptModel(upstream, flavor, () => ({ text: 'A single pixel.' }));
+    const first = await client.responses.create({ model: 'eyes', input: [{ role: 'user', content: [{ type: 'input_text', text: 'What is this?' }, userImage] }] });
+    expect(JSON.stringify(upstream.requests.at(-1)!.body)).toContain(PIXEL);
+    scriptModel(upstream, flavor, () => ({ text: 'As I was told.' }));
+    const next = await client.responses.create({ model: flavor.model, previous_response_id: first.id, input: 'And its colour?' });
+    assertValidResponse(next);
+    expect(next.output_text).toBe('As I was told.');
+    const shown = JSON.stringify(upstream.requests.at(-1)!.body);
+    expect(shown).not.toContain(PIXEL);
+    expect(shown).toContain(NOT_SHOWN);
+  });
+});
