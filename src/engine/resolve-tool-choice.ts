@@ -1,11 +1,18 @@
 import { invalidRequest } from '../errors/gateway-error.ts';
 import { isHostedToolChoice, type FunctionToolChoice, type HostedToolChoice, type McpToolChoice, type ToolChoiceParam } from '../protocol/create-response-request.ts';
+import type { UpstreamHostedToolType } from '../protocol/hosted-tools.ts';
 import type { OfferedTool } from '../executors/tool-executor.ts';
+import type { DeclaredTools } from './declared-tools.ts';
 
 /** A `tool_choice` as providers take it: modes and function names, or a hosted tool. */
 export type ResolvedToolChoice = FunctionToolChoice | HostedToolChoice;
 
 type FunctionChoice = { type: 'function'; name: string };
+
+/** What the request's hosted tools became for the serving upstream: offered to it (it runs them), or omitted by the operator's policy. */
+type HostedToolsAtHand = Pick<DeclaredTools, 'hosted' | 'omitted'>;
+
+const NO_HOSTED_TOOLS: HostedToolsAtHand = { hosted: [], omitted: [] };
 
 /**
  * The request's `tool_choice` in the terms every provider speaks. An MCP
@@ -14,9 +21,12 @@ type FunctionChoice = { type: 'function'; name: string };
  * (`<server>__<tool>`), known only once the servers have listed them: it
  * becomes those functions. A server's whole set, chosen alone, is an
  * `allowed_tools` of them with mode `required`, as OpenAI reads it ("the
- * model must call one of this server's tools").
+ * model must call one of this server's tools"). A hosted tool among
+ * `allowed_tools` stays allowed where the upstream runs it and leaves with
+ * the tool where the policy omits it; when nothing allowed is left, the
+ * model may call no tool (`none`), and must not be made to (`required`: 400).
  */
-export function resolveToolChoice(choice: ToolChoiceParam | null | undefined, offered: Iterable<OfferedTool>): ResolvedToolChoice | null {
+export function resolveToolChoice(choice: ToolChoiceParam | null | undefined, offered: Iterable<OfferedTool>, hosted: HostedToolsAtHand = NO_HOSTED_TOOLS): ResolvedToolChoice | null {
   if (choice === null || choice === undefined || typeof choice === 'string' || isHostedToolChoice(choice)) return choice ?? null;
   switch (choice.type) {
     case 'function':
@@ -25,13 +35,28 @@ export function resolveToolChoice(choice: ToolChoiceParam | null | undefined, of
       const functions = mcpFunctions(choice, [...offered], 'tool_choice');
       return choice.name ? functions[0]! : { type: 'allowed_tools', tools: functions, mode: 'required' };
     }
-    case 'allowed_tools': {
-      if (!choice.tools.some((tool) => tool.type === 'mcp')) return choice as FunctionToolChoice;
-      const tools = [...offered];
-      const functions = choice.tools.flatMap((tool, index) => (tool.type === 'mcp' ? mcpFunctions(tool, tools, `tool_choice.tools[${index}]`) : [tool]));
-      return { type: 'allowed_tools', tools: functions, ...(choice.mode && { mode: choice.mode }) };
-    }
+    case 'allowed_tools':
+      return resolveAllowedTools(choice, offered, hosted);
   }
+}
+
+function resolveAllowedTools(choice: Extract<ToolChoiceParam, { type: 'allowed_tools' }>, offered: Iterable<OfferedTool>, hosted: HostedToolsAtHand): ResolvedToolChoice {
+  if (choice.tools.every((tool) => tool.type === 'function')) return choice as FunctionToolChoice;
+  const tools = [...offered];
+  const functions: FunctionChoice[] = [];
+  const allowedHosted: UpstreamHostedToolType[] = [];
+  choice.tools.forEach((tool, index) => {
+    const param = `tool_choice.tools[${index}]`;
+    if (tool.type === 'function') functions.push(tool);
+    else if (tool.type === 'mcp') functions.push(...mcpFunctions(tool, tools, param));
+    else if (hosted.hosted.some((entry) => entry.type === tool.type)) allowedHosted.push(tool.type as UpstreamHostedToolType);
+    else if (!hosted.omitted.includes(tool.type)) throw invalidRequest(`${param} names the hosted tool '${tool.type}', which is not in tools.`, `${param}.type`, 'invalid_value');
+  });
+  if (functions.length === 0 && allowedHosted.length === 0) {
+    if (choice.mode !== 'required') return 'none';
+    throw invalidRequest(`tool_choice requires a call to one of its allowed_tools, but none of them is offered to this model: ${choice.tools.map((tool) => tool.type).join(', ')} left out (see "loopgate:omitted_tools").`, 'tool_choice.tools', 'invalid_value');
+  }
+  return { type: 'allowed_tools', tools: functions, ...(allowedHosted.length > 0 && { hosted: allowedHosted }), ...(choice.mode && { mode: choice.mode }) };
 }
 
 /** The names `allowed_tools` permits; null when the choice limits nothing. */

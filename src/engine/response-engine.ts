@@ -260,7 +260,7 @@ export class ResponseEngine {
     // Most requests are offered nothing (no MCP server): their context and tool list are the ones they came with.
     const toolContext: ToolContext = offers.offered.length === 0 ? baseContext : { ...baseContext, offered: offeredBesides(offers.offered, functionTools) };
     // A choice naming an MCP server's tools is known only now, in the names they are offered under.
-    const toolChoice = resolveToolChoice(request.tool_choice, toolContext.offered.values());
+    const toolChoice = resolveToolChoice(request.tool_choice, toolContext.offered.values(), declared);
     const policy: LoopPolicy = { ...prepared.policy, allowed: allowedToolNames(toolChoice) };
     const resume = planResume(previous, input, executors, toolContext, policy);
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { LoopControlsParam } from './loop-controls-param.ts';
 import { jsonSchemaObject } from './bounded-fields.ts';
-import { HOSTED_TOOL_CHOICE_TYPES, UPSTREAM_HOSTED_TOOL_TYPES, UpstreamHostedToolParam } from './hosted-tools.ts';
+import { HOSTED_TOOL_CHOICE_TYPES, UPSTREAM_HOSTED_TOOL_TYPES, UpstreamHostedToolParam, type UpstreamHostedToolType } from './hosted-tools.ts';
 import { InputItem, ToolName } from './input-items.ts';
 import { REQUEST_LIMITS } from './request-limits.ts';
 import { UNSUPPORTED_PARAMETERS } from './unsupported-parameters.ts';
@@ -140,9 +140,11 @@ const ToolChoiceMode = z.enum(['none', 'auto', 'required']);
  * offered to the model as (engine/resolve-tool-choice.ts).
  */
 const SpecificMcp = z.strictObject({ type: z.literal('mcp'), server_label: z.string().min(1).max(64), name: z.string().min(1).max(REQUEST_LIMITS.maxIdChars).nullish() });
+/** A hosted tool among `allowed_tools` (the AI SDK lists them for `allowedTools`): allowed where the upstream runs it, left out with the tool where it is omitted. */
+const AllowedHostedTool = z.strictObject({ type: z.enum(HOSTED_TOOL_TYPES) });
 const AllowedTools = z.strictObject({
   type: z.literal('allowed_tools'),
-  tools: z.array(z.discriminatedUnion('type', [SpecificFunction, SpecificCustom, SpecificMcp])).min(1).max(128),
+  tools: z.array(z.discriminatedUnion('type', [SpecificFunction, SpecificCustom, SpecificMcp, AllowedHostedTool])).min(1).max(128),
   mode: ToolChoiceMode.optional(),
 });
 /** A hosted tool the model must use (OpenAI's `ToolChoiceTypes`): only for an upstream that runs it (engine checks that it is offered). */
@@ -296,7 +298,13 @@ export type HostedToolChoice = z.infer<typeof SpecificHostedTool>;
 export type FunctionToolChoice =
   | z.infer<typeof ToolChoiceMode>
   | z.output<typeof SpecificFunction>
-  | { type: 'allowed_tools'; tools: z.output<typeof SpecificFunction>[]; mode?: z.infer<typeof ToolChoiceMode> };
+  | {
+      type: 'allowed_tools';
+      tools: z.output<typeof SpecificFunction>[];
+      mode?: z.infer<typeof ToolChoiceMode>;
+      /** Hosted tools allowed beside the functions: only ever ones the serving upstream runs (a Responses upstream's), which it is told of. */
+      hosted?: UpstreamHostedToolType[];
+    };
 /** A `tool_choice` naming an MCP server's tools, as the client sent it. */
 export type McpToolChoice = z.infer<typeof SpecificMcp>;
 

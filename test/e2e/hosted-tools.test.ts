@@ -158,6 +158,36 @@ describe('hosted tools over an OpenAI Responses upstream', () => {
     expect(upstream.requests).toHaveLength(0);
   });
 
+  it("a hosted tool among allowed_tools (the AI SDK lists them for allowedTools): allowed upstream where it runs, left out with the tool where it is omitted", async () => {
+    const note = { type: 'function' as const, name: 'note', parameters: { type: 'object', properties: {} }, strict: false };
+    const allowed = { type: 'allowed_tools', mode: 'auto', tools: [{ type: 'function', name: 'note' }, { type: 'web_search' }] } as any;
+    const response: any = await client.responses.create({ model: 'gpt-5-mini', input: 'Search, please.', tools: [webSearch as any, note], tool_choice: allowed });
+    assertValidResponseWithHostedItems(response);
+    expect(upstream.requests[0]!.body.tool_choice).toEqual({ type: 'allowed_tools', mode: 'auto', tools: [{ type: 'function', name: 'note' }, { type: 'web_search' }] });
+    expect(response.tool_choice).toEqual({ type: 'allowed_tools', mode: 'auto', tools: [{ type: 'function', name: 'note' }] });
+
+    // On a Chat Completions model web_search is omitted, and with it its entry.
+    upstream.requests.length = 0;
+    reply = () => textCompletion('Hi');
+    await client.responses.create({ model: 'chat-model', input: 'x', tools: [webSearch as any, note], tool_choice: allowed });
+    expect(upstream.requests[0]!.body.tool_choice).toEqual({ type: 'allowed_tools', allowed_tools: { mode: 'auto', tools: [{ type: 'function', function: { name: 'note' } }] } });
+    // Nothing allowed is left: no tool may be called, and none can be required.
+    upstream.requests.length = 0;
+    await client.responses.create({ model: 'chat-model', input: 'x', tools: [webSearch as any, note], tool_choice: { type: 'allowed_tools', mode: 'auto', tools: [{ type: 'web_search' }] } as any });
+    expect(upstream.requests[0]!.body.tool_choice).toBe('none');
+    upstream.requests.length = 0;
+    const refusals = [
+      [{ type: 'allowed_tools', mode: 'required', tools: [{ type: 'web_search' }] }, 'chat-model', 'tool_choice.tools'],
+      [{ type: 'allowed_tools', mode: 'auto', tools: [{ type: 'function', name: 'note' }, { type: 'code_interpreter' }] }, 'gpt-5-mini', 'tool_choice.tools[1].type'],
+    ] as const;
+    for (const [toolChoice, model, param] of refusals) {
+      const error: any = await client.responses.create({ model, input: 'x', tools: [webSearch as any, note], tool_choice: toolChoice as any }).catch((caught) => caught);
+      expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+      expect(error.error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_value', param });
+    }
+    expect(upstream.requests).toHaveLength(0);
+  });
+
   it('continuation by previous_response_id sends the hosted call back upstream whole (without the id a stateless upstream never stored); resent as input it goes back the same', async () => {
     const first: any = await client.responses.create({ model: 'gpt-5-mini', input: 'How tall is the Eiffel Tower?', tools: [webSearch as any] });
     reply = () => ({ kind: 'json', body: responsesText('About 1,083 feet.') });

@@ -178,7 +178,7 @@ function breakpointOf(part: { prompt_cache_breakpoint?: unknown }): { prompt_cac
 function convertToolChoice(choice: FunctionToolChoice): unknown {
   if (typeof choice === 'string') return choice;
   if (choice.type === 'function') return { type: 'function', name: choice.name };
-  return { type: 'allowed_tools', mode: choice.mode ?? 'auto', tools: choice.tools.map((tool) => ({ type: 'function', name: tool.name })) };
+  return { type: 'allowed_tools', mode: choice.mode ?? 'auto', tools: [...choice.tools.map((tool) => ({ type: 'function', name: tool.name })), ...(choice.hosted ?? []).map((type) => ({ type }))] };
 }
 
 /** The Responses API names every JSON schema format; a format without a schema is plain JSON mode. */

@@ -178,6 +178,25 @@ describe.each(flavors)('AI SDK over $name', (flavor) => {
     expect(mcp.calls.at(-1)).toEqual({ name: 'add', args: { a: 1, b: 1 } });
   });
 
+  it('providerOptions.openai.allowedTools naming the web search tool: allowed upstream where the upstream runs it, left out with the tool elsewhere (it was a 400)', async () => {
+    script(() => ({ text: 'Nothing to search.' }));
+    const before = upstream.requests.length;
+    const result = await generateText({
+      model: openai.responses(flavor.model),
+      prompt: 'Is it sunny?',
+      tools: {
+        weather: tool({ description: 'Weather for a city.', inputSchema: z.object({ city: z.string() }), execute: async () => 'sunny' }),
+        web_search: openai.tools.webSearch({}) as unknown as Tool,
+      },
+      providerOptions: { openai: { allowedTools: { toolNames: ['weather', 'web_search'] } } },
+    });
+    expect(result.text).toBe('Nothing to search.');
+    expect(sent.at(-1).tool_choice).toEqual({ type: 'allowed_tools', mode: 'auto', tools: [{ type: 'function', name: 'weather' }, { type: 'web_search' }] });
+    const body = upstream.requests[before]!.body;
+    if (flavor.name === 'openai-responses') expect(body.tool_choice).toEqual({ type: 'allowed_tools', mode: 'auto', tools: [{ type: 'function', name: 'weather' }, { type: 'web_search' }] });
+    else expect(flavor.toolChoice(upstream.requests[before]!)?.names ?? offeredTools(flavor, upstream.requests[before]!)).toEqual(['weather']);
+  });
+
   it('openai.tools.mcp with approval: the SDK answers [user, item_reference(mcpr_…), mcp_approval_response] and the call runs', async () => {
     script((_request, results) => (results.length === 0 ? { calls: [{ id: 'call_a', name: 'calc__add', args: { a: 40, b: 2 } }] } : { text: `The sum is ${results[0]}.` }));
     const calc = mcpTool(openai, { serverLabel: 'calc', serverUrl: mcpUrl, requireApproval: 'always' });
