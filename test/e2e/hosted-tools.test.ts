@@ -169,11 +169,11 @@ describe('hosted tools over an OpenAI Responses upstream', () => {
     // On a Chat Completions model web_search is omitted, and with it its entry.
     upstream.requests.length = 0;
     reply = () => textCompletion('Hi');
-    await client.responses.create({ model: 'chat-model', input: 'x', tools: [webSearch as any, note], tool_choice: allowed });
+    assertValidResponseWithHostedItems(await client.responses.create({ model: 'chat-model', input: 'x', tools: [webSearch as any, note], tool_choice: allowed }));
     expect(upstream.requests[0]!.body.tool_choice).toEqual({ type: 'allowed_tools', allowed_tools: { mode: 'auto', tools: [{ type: 'function', function: { name: 'note' } }] } });
     // Nothing allowed is left: no tool may be called, and none can be required.
     upstream.requests.length = 0;
-    await client.responses.create({ model: 'chat-model', input: 'x', tools: [webSearch as any, note], tool_choice: { type: 'allowed_tools', mode: 'auto', tools: [{ type: 'web_search' }] } as any });
+    assertValidResponseWithHostedItems(await client.responses.create({ model: 'chat-model', input: 'x', tools: [webSearch as any, note], tool_choice: { type: 'allowed_tools', mode: 'auto', tools: [{ type: 'web_search' }] } as any }));
     expect(upstream.requests[0]!.body.tool_choice).toBe('none');
     upstream.requests.length = 0;
     const refusals = [

@@ -157,6 +157,7 @@ describe.each(flavors)('a model without vision (vision: false), over $name', (fl
   it('a model entry with vision: true on the same provider is sent the screenshot', async () => {
     scriptModel(upstream, flavor, (_request, results) => (results.length === 0 ? { calls: [{ id: 'call_e', name: 'browser__screenshot', args: {} }] } : { text: 'I see one pixel.' }));
     const response = await client.responses.create({ model: 'eyes', input: 'What does the page look like?' });
+    assertValidResponse(response);
     expect(response.output_text).toBe('I see one pixel.');
     expect(JSON.stringify(upstream.requests.at(-1)!.body)).toContain(PIXEL);
   });
@@ -174,6 +175,7 @@ describe.each(flavors)('a model without vision (vision: false), over $name', (fl
   it('a conversation begun with a model that sees goes on with one that does not: the earlier image becomes the line of text', async () => {
     scriptModel(upstream, flavor, () => ({ text: 'A single pixel.' }));
     const first = await client.responses.create({ model: 'eyes', input: [{ role: 'user', content: [{ type: 'input_text', text: 'What is this?' }, userImage] }] });
+    assertValidResponse(first);
     expect(JSON.stringify(upstream.requests.at(-1)!.body)).toContain(PIXEL);
     scriptModel(upstream, flavor, () => ({ text: 'As I was told.' }));
     const next = await client.responses.create({ model: flavor.model, previous_response_id: first.id, input: 'And its colour?' });

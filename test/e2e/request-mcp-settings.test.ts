@@ -42,26 +42,32 @@ describe('request-named MCP servers: authorization, read-only filters, tool_choi
     upstream.requests.length = 0;
     mcp.calls.length = 0;
   });
+  /** A response through the SDK, checked against the schema. */
+  const create = async (body: Record<string, unknown>): Promise<any> => {
+    const response = await client.responses.create(body as any);
+    assertValidExceptMcp(response);
+    return response;
+  };
   const offered = () => upstream.requests[0]!.body.tools.map((tool: any) => tool.function.name).sort();
 
   it("`authorization` reaches the server as a bearer token (it was dropped, so an OAuth-protected server refused the gateway); a header of the request's own wins", async () => {
     scriptModel(upstream, openaiChat, () => ({ text: 'ok' }));
     mcp.headers.length = 0;
-    await client.responses.create({ model: openaiChat.model, input: 'x', tools: [server({ authorization: 'oauth-token-1' })] as any });
+    await create({ model: openaiChat.model, input: 'x', tools: [server({ authorization: 'oauth-token-1' })] });
     expect(mcp.headers.length).toBeGreaterThan(0);
     expect(mcp.headers.every((headers) => headers.authorization === 'Bearer oauth-token-1')).toBe(true);
     mcp.headers.length = 0;
-    await client.responses.create({ model: openaiChat.model, input: 'x', tools: [server({ authorization: 'oauth-token-2', headers: { Authorization: 'Bearer own' } })] as any });
+    await create({ model: openaiChat.model, input: 'x', tools: [server({ authorization: 'oauth-token-2', headers: { Authorization: 'Bearer own' } })] });
     expect(mcp.headers.length).toBeGreaterThan(0);
     expect(mcp.headers.every((headers) => headers.authorization === 'Bearer own')).toBe(true);
   });
 
   it('allowed_tools {read_only: true} offers only the tools the server annotates read-only; with tool_names, both must hold', async () => {
     scriptModel(upstream, openaiChat, () => ({ text: 'ok' }));
-    await client.responses.create({ model: openaiChat.model, input: 'x', tools: [server({ allowed_tools: { read_only: true } })] as any });
+    await create({ model: openaiChat.model, input: 'x', tools: [server({ allowed_tools: { read_only: true } })] });
     expect(offered()).toEqual(['records__lookup']);
     upstream.requests.length = 0;
-    await client.responses.create({ model: openaiChat.model, input: 'x', tools: [server({ allowed_tools: { read_only: false, tool_names: ['append_log', 'lookup', 'add'] } })] as any });
+    await create({ model: openaiChat.model, input: 'x', tools: [server({ allowed_tools: { read_only: false, tool_names: ['append_log', 'lookup', 'add'] } })] });
     expect(offered()).toEqual(['records__add', 'records__append_log']);
   });
 
@@ -69,7 +75,7 @@ describe('request-named MCP servers: authorization, read-only filters, tool_choi
     scriptModel(upstream, openaiChat, (_request, results) =>
       results.length === 0 ? { calls: [{ id: 'call_read', name: 'records__lookup', args: { id: 'r1' } }, { id: 'call_delete', name: 'records__delete_record', args: { id: 'r2' } }] } : { text: 'done' },
     );
-    const response: any = await client.responses.create({ model: openaiChat.model, input: 'x', tools: [server({ require_approval: { never: { read_only: true } } })] as any });
+    const response = await create({ model: openaiChat.model, input: 'x', tools: [server({ require_approval: { never: { read_only: true } } })] });
     const types = response.output.map((item: any) => item.type);
     expect(types).toContain('mcp_approval_request');
     expect(response.output.find((item: any) => item.type === 'mcp_approval_request')).toMatchObject({ name: 'delete_record' });
@@ -79,7 +85,7 @@ describe('request-named MCP servers: authorization, read-only filters, tool_choi
 
   it('one tool of a server: the upstream is told to call that function, and the response echoes it by that name', async () => {
     scriptModel(upstream, openaiChat, (_request, results) => (results.length === 0 ? { calls: [{ id: 'call_1', name: 'records__lookup', args: { id: 'r1' } }] } : { text: `Found: ${results[0]}` }));
-    const response: any = await client.responses.create({ model: openaiChat.model, input: 'Read r1.', tools: [server() as any], tool_choice: { type: 'mcp', server_label: 'records', name: 'lookup' } as any });
+    const response = await create({ model: openaiChat.model, input: 'Read r1.', tools: [server()], tool_choice: { type: 'mcp', server_label: 'records', name: 'lookup' } as any });
     assertValidExceptMcp(response);
     expect(response.output_text).toBe('Found: first record');
     expect(upstream.requests[0]!.body.tool_choice).toEqual({ type: 'function', function: { name: 'records__lookup' } });
@@ -88,7 +94,7 @@ describe('request-named MCP servers: authorization, read-only filters, tool_choi
 
   it("a whole server: the model must call one of its tools, and only its tools", async () => {
     scriptModel(upstream, openaiChat, () => ({ text: 'ok' }));
-    const response: any = await client.responses.create({ model: openaiChat.model, input: 'x', tools: [server() as any, own], tool_choice: { type: 'mcp', server_label: 'records' } as any });
+    const response = await create({ model: openaiChat.model, input: 'x', tools: [server(), own], tool_choice: { type: 'mcp', server_label: 'records' } as any });
     assertValidExceptMcp(response);
     const sent = upstream.requests[0]!.body.tool_choice;
     expect(sent.type).toBe('allowed_tools');
@@ -102,10 +108,10 @@ describe('request-named MCP servers: authorization, read-only filters, tool_choi
     scriptModel(upstream, openaiChat, (_request, results) =>
       results.length === 0 ? { calls: [{ id: 'call_ok', name: 'records__lookup', args: { id: 'r2' } }, { id: 'call_no', name: 'records__delete_record', args: { id: 'r2' } }] } : { text: results.join(' | ') },
     );
-    const response: any = await client.responses.create({
+    const response = await create({
       model: openaiChat.model,
       input: 'x',
-      tools: [server() as any, own],
+      tools: [server(), own],
       tool_choice: { type: 'allowed_tools', mode: 'auto', tools: [{ type: 'function', name: 'note' }, { type: 'mcp', server_label: 'records', name: 'lookup' }] } as any,
     });
     assertValidExceptMcp(response);
