@@ -1,9 +1,10 @@
 import { HumanMessage, SystemMessage, ToolMessage, type AIMessage, type AIMessageChunk } from '@langchain/core/messages';
-import { ChatOpenAI } from '@langchain/openai';
+import { ChatOpenAI, tools as openaiTools } from '@langchain/openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { JSON_OBJECT_INSTRUCTION } from '../../../src/providers/anthropic/convert-to-anthropic-request.ts';
 import { startGateway, type RunningGateway } from '../../support/gateway.ts';
+import { McpTestServer } from '../../support/mcp-test-server.ts';
 import { flavors, scriptModel, type ModelTurn, type ProviderFlavor } from '../../support/provider-flavors.ts';
 import { ScriptedChatUpstream, type RecordedRequest } from '../../support/scripted-chat-upstream.ts';
 
@@ -140,5 +141,42 @@ describe.each(flavors)('LangChain over $name', (flavor) => {
     const request = upstream.requests[0]!;
     if (flavor.name === 'anthropic') expect(flavor.seen(request).filter((entry) => entry.kind === 'system')).toEqual([{ kind: 'system', text: JSON_OBJECT_INSTRUCTION }]);
     else expect(flavor.format(request)).toEqual({ type: 'json_object' });
+  });
+});
+
+/** LangChain's own MCP tool (`tools.mcp` from @langchain/openai), bound to ChatOpenAI: what it sends for a server the request names. */
+describe.each(flavors)('LangChain tools.mcp over $name', (flavor) => {
+  const upstream = new ScriptedChatUpstream();
+  const mcp = new McpTestServer('streamable', { records: true });
+  let gateway: RunningGateway;
+  let mcpUrl: string;
+  const sent: any[] = [];
+  const recordingFetch: typeof fetch = async (input, init) => {
+    if (typeof init?.body === 'string') sent.push(JSON.parse(init.body));
+    return fetch(input, init);
+  };
+  beforeAll(async () => {
+    const [url, serverUrl] = await Promise.all([upstream.start(), mcp.start()]);
+    mcpUrl = serverUrl;
+    gateway = await startGateway(url, { ...flavor.config(url), mcp: { allowedUrls: [`${new URL(serverUrl).origin}/`] } });
+  });
+  afterAll(async () => {
+    await gateway.close();
+    await Promise.all([upstream.close(), mcp.close()]);
+  });
+
+  it('authorization and a read-only allowedTools filter: the server gets the bearer token, the model only the read-only tool, and the call runs', async () => {
+    scriptModel(upstream, flavor, (_request, results) => (results.length === 0 ? { calls: [{ id: 'call_r', name: 'records__lookup', args: { id: 'r1' } }] } : { text: `Read: ${results[0]}` }));
+    mcp.headers.length = 0;
+    const before = upstream.requests.length;
+    const model = new ChatOpenAI({ model: flavor.model, apiKey: 'client-key', useResponsesApi: true, maxRetries: 0, configuration: { baseURL: gateway.baseURL, fetch: recordingFetch } });
+    const bound = model.bindTools([openaiTools.mcp({ serverLabel: 'records', serverUrl: mcpUrl, authorization: 'oauth-token', allowedTools: { readOnly: true }, requireApproval: 'never' })]);
+    const answer = await bound.invoke('Read record r1.');
+    expect(answer.text).toBe('Read: first record');
+    expect(sent.at(-1).tools).toEqual([expect.objectContaining({ type: 'mcp', server_label: 'records', authorization: 'oauth-token', allowed_tools: { read_only: true } })]);
+    expect(mcp.headers.length).toBeGreaterThan(0);
+    expect(mcp.headers.every((headers) => headers.authorization === 'Bearer oauth-token')).toBe(true);
+    expect(flavor.offeredTools(upstream.requests[before]!).map((tool) => tool.name)).toEqual(['records__lookup']);
+    expect(mcp.calls.at(-1)).toEqual({ name: 'lookup', args: { id: 'r1' } });
   });
 });
