@@ -13,6 +13,7 @@ import type { ModelRoute, ModelRouter } from '../providers/model-router.ts';
 import type { Provider, TurnRequest, TurnStream } from '../providers/provider.ts';
 import { toTurnRequest } from './turn-request.ts';
 import { allowedToolNames, resolveToolChoice } from './resolve-tool-choice.ts';
+import { PreparedStateProvider } from './prepared-state-provider.ts';
 import type { ConversationTurn, ResponseStore, StoredInputItem, StoredResponse } from '../store/response-store.ts';
 import { newId } from '../util/ids.ts';
 import type { SecretRedactor } from '../util/secret-redactor.ts';
@@ -184,7 +185,8 @@ export class ResponseEngine {
       throw invalidRequest("'conversation' and 'previous_response_id' cannot be used together: a conversation already carries the earlier turns.", 'conversation', 'invalid_value');
     }
     const route = router.resolve(model);
-    const controls = resolveLoopControls(this.#options.controls ?? controlsOff(limits.maxTurns), request);
+    // A response that generates nothing has no answer for the loop's controls to judge.
+    const controls = request.generate === false ? resolveLoopControls(controlsOff(limits.maxTurns), { ...request, 'loopgate:loop': null }) : resolveLoopControls(this.#options.controls ?? controlsOff(limits.maxTurns), request);
     // A response that must be stored is not worth a model call the store could not keep.
     if (request.store !== false && !store.isReady()) await store.ensureWritable();
 
@@ -277,7 +279,9 @@ export class ResponseEngine {
     if (options.observers) observers.push(...options.observers);
     const observer = safeObserver(observers);
     // Model calls are watched, each reported with its request, usage and timings, only for observers that want them (traces).
-    const provider = observesModelCalls(observers) ? new ObservedProvider(truncating ?? route.provider, observer) : (truncating ?? route.provider);
+    const serving = truncating ?? route.provider;
+    // `generate: false` prepares the state and calls no model: no model call to watch either.
+    const provider = request.generate === false ? new PreparedStateProvider(serving) : observesModelCalls(observers) ? new ObservedProvider(serving, observer) : serving;
     const target = calledTarget(route);
     const lifecycle = new ResponseLifecycle(observer, {
       responseId,

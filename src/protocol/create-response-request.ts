@@ -250,7 +250,7 @@ export const CreateResponseRequest = z.strictObject({
   prompt_cache_retention: z.enum(['in_memory', '24h']).nullish(),
   // How the upstream may cache the prompt: honoured by Anthropic (its cache marks) and Responses upstreams; `comparison_response_id` (diagnostics) is accepted and ignored, `prewarm` refused (unsupported-parameters.ts).
   prompt_cache_options: PromptCacheOptionsParam.nullish(),
-  /** Always true here (the default): `false` is refused (unsupported-parameters.ts). */
+  /** `false`: prepare the state (input stored, MCP servers listed) without a model call (engine/prepared-state-provider.ts). */
   generate: z.boolean().nullish(),
   // The specification's way to extend a request: one optional, documented, prefixed field (openapi/loopgate-extensions.json).
   'loopgate:loop': LoopControlsParam.nullish(),

@@ -13,15 +13,11 @@ export const UNSUPPORTED_PARAMETERS = [
   { name: 'access_programs', why: 'Programmatic tool calling is not supported.' },
 ] as const;
 
-/** `generate: false` (OpenAI: prepare a response's state without model output), refused on every transport. */
-export const GENERATE_FALSE_REFUSAL = "'generate' can only be true here: preparing a response without model output is not supported by this gateway.";
-
 export function refuseUnsupportedParameters(request: Record<string, unknown>): void {
   for (const { name, why } of UNSUPPORTED_PARAMETERS) {
     if (request[name] !== undefined && request[name] !== null) throw invalidRequest(`'${name}' is not supported by this gateway. ${why}`, name, 'unsupported_parameter');
   }
-  // Values of served parameters that would mean "no output": the gateway always generates.
-  if (request.generate === false) throw invalidRequest(GENERATE_FALSE_REFUSAL, 'generate', 'unsupported_parameter');
+  // Warming the upstream's prompt cache needs a model call that answers nothing: none is made for it.
   const cacheOptions = request.prompt_cache_options as { prewarm?: unknown } | null | undefined;
   if (cacheOptions?.prewarm === true) {
     throw invalidRequest("'prompt_cache_options.prewarm' is not supported by this gateway: it would prepare the cache without generating output.", 'prompt_cache_options.prewarm', 'unsupported_parameter');

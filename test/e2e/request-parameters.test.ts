@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../support/gateway.ts';
-import { assertErrorEnvelope, assertValidResponse } from '../support/openresponses-schema.ts';
+import { assertErrorEnvelope, assertValidEvent, assertValidResponse } from '../support/openresponses-schema.ts';
 import { ScriptedChatUpstream, textCompletion } from '../support/scripted-chat-upstream.ts';
 
 /** What OpenAI's API accepts is accepted; what the gateway cannot serve is a 400 that names it; nothing is dropped silently. */
@@ -64,9 +64,28 @@ describe('request parameters', () => {
   it('parameters OpenAI defines but the gateway does not serve are 400s naming them', async () => {
     await refused({ prompt: { id: 'pmpt_1' } }, { param: 'prompt', code: 'unsupported_parameter', mentions: 'prompt' });
     await refused({ context_management: [{ type: 'compaction' }] }, { param: 'context_management', code: 'unsupported_parameter', mentions: 'context_management' });
-    // Values of served parameters that would mean "no output".
-    await refused({ generate: false }, { param: 'generate', code: 'unsupported_parameter', mentions: 'without model output' });
+    // Warming the upstream's cache would need a model call that answers nothing.
     await refused({ prompt_cache_options: { prewarm: true } }, { param: 'prompt_cache_options.prewarm', code: 'unsupported_parameter', mentions: 'without generating output' });
+  });
+
+  it('generate: false prepares the state without a model call: a completed response with no output, which a later request continues with only what is new', async () => {
+    const before = upstream.requests.length;
+    const { status, body: prepared } = await post({ input: [{ role: 'developer', content: 'Answer in French.' }], generate: false, 'loopgate:loop': { output_validation: { max_attempts: 2 } }, text: { format: { type: 'json_object' } } });
+    expect(status).toBe(200);
+    expect(prepared).toMatchObject({ status: 'completed', output: [], usage: { input_tokens: 0, output_tokens: 0, total_tokens: 0 } });
+    expect(upstream.requests.length, 'no model call').toBe(before);
+    const { status: continued } = await post({ previous_response_id: prepared.id, input: 'Hello.' });
+    expect(continued).toBe(200);
+    expect(upstream.requests.length).toBe(before + 1);
+    expect(upstream.requests.at(-1)!.body.messages.map((message: any) => [message.role, message.content])).toEqual([
+      ['developer', 'Answer in French.'],
+      ['user', 'Hello.'],
+    ]);
+    // Streamed, the events are those of any response that ends at once.
+    const events = await (await fetch(`${gateway.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', input: 'x', generate: false, stream: true }) })).text();
+    const types = events.split('\n').filter((line) => line.startsWith('event: ')).map((line) => line.slice(7));
+    expect(types).toEqual(['response.created', 'response.in_progress', 'response.completed']);
+    for (const data of events.split('\n').filter((line) => line.startsWith('data: {'))) assertValidEvent(JSON.parse(data.slice(6)));
   });
 
   it("OpenAI's generate: true (the default) and prompt_cache_options are taken, where generate was an unknown parameter", async () => {

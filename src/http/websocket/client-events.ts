@@ -1,4 +1,3 @@
-import { GENERATE_FALSE_REFUSAL } from '../../protocol/unsupported-parameters.ts';
 import { GatewayError, invalidRequest } from '../../errors/gateway-error.ts';
 import type { CreateResponseRequest } from '../../protocol/create-response-request.ts';
 import { parseCreateResponseRequest } from '../../protocol/parse-create-response-request.ts';
@@ -35,29 +34,26 @@ export function parseClientFrame(data: Buffer | ArrayBuffer | Buffer[], isBinary
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     return { ...none, ok: false, error: invalidRequest('A client event must be a JSON object.', null, 'invalid_type') };
   }
-  const { type, stream_id: streamId, generate, ...fields } = body as Record<string, unknown>;
+  const { type, stream_id: streamId, ...fields } = body as Record<string, unknown>;
   const frame: ClientFrame = {
     previousResponseId: typeof fields.previous_response_id === 'string' ? fields.previous_response_id : null,
     streamId: typeof streamId === 'string' && streamId.length <= MAX_STREAM_ID_CHARS ? streamId : null,
   };
   try {
-    return { ...frame, ok: true, request: toCreateRequest(type, streamId, generate, fields) };
+    return { ...frame, ok: true, request: toCreateRequest(type, streamId, fields) };
   } catch (error) {
     if (error instanceof GatewayError) return { ...frame, ok: false, error };
     throw error;
   }
 }
 
-function toCreateRequest(type: unknown, streamId: unknown, generate: unknown, fields: Record<string, unknown>): CreateResponseRequest {
+function toCreateRequest(type: unknown, streamId: unknown, fields: Record<string, unknown>): CreateResponseRequest {
   if (type !== 'response.create') {
     const what = typeof type === 'string' ? `'${type.slice(0, 64)}'` : 'an event without a string type';
     throw invalidRequest(`Unsupported client event ${what}: this gateway accepts 'response.create' events only.`, 'type', type === undefined ? 'missing_required_parameter' : 'unsupported_event_type');
   }
   if (streamId !== undefined && (typeof streamId !== 'string' || streamId.length > MAX_STREAM_ID_CHARS)) {
     throw invalidRequest(`'stream_id' must be a string of at most ${MAX_STREAM_ID_CHARS} characters.`, 'stream_id', 'invalid_value');
-  }
-  if (generate !== undefined && generate !== true) {
-    throw invalidRequest(GENERATE_FALSE_REFUSAL, 'generate', 'unsupported_parameter');
   }
   for (const field of HTTP_TRANSPORT_FIELDS) {
     if (field in fields && !agreesWithTheSocket(field, fields[field])) {

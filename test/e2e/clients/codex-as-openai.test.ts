@@ -45,6 +45,7 @@ describe('Codex CLI with the built-in OpenAI provider at the gateway (an API key
   it('speaks the WebSocket transport: a shell round trip, every turn a response on the socket, the answer printed', async () => {
     scriptModel(upstream, openaiChat, (_request, results) => (results.length === 0 ? { calls: [{ id: 'call_ws', name: 'exec_command', args: { cmd: 'echo over-the-socket > socket.txt && echo socket-ok' } }] } : { text: 'Ran it over the socket.' }));
     const outboundBefore = codex.outbound.attempts.length;
+    const callsBefore = upstream.requests.length;
     const run = await codex.exec(home, workdir, 'Write socket.txt.', { env: { OPENAI_API_KEY: 'sk-codex-user' } });
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toContain('Ran it over the socket.');
@@ -55,6 +56,16 @@ describe('Codex CLI with the built-in OpenAI provider at the gateway (an API key
     expect(finished.length).toBeGreaterThanOrEqual(2);
     expect(finished.every((entry) => entry.transport === 'websocket')).toBe(true);
     expect(codex.outbound.attempts.slice(outboundBefore)).toEqual([]);
+    // Codex warms the socket up first: `generate: false` with its instructions, answered with no output and no model call.
+    const [warmup] = finished;
+    expect(warmup).toMatchObject({ status: 'completed', input_tokens: 0, output_tokens: 0 });
+    expect(upstream.requests.length - callsBefore, 'two model calls: the warmup makes none').toBe(2);
+    // The first model call saw the warmup's input (Codex's base instructions, sent only then) and what came after it, each once.
+    const firstCall = openaiChat.seen(upstream.requests[callsBefore]!);
+    expect(firstCall[0]).toMatchObject({ kind: 'system', text: expect.stringContaining('You are a coding agent running in the Codex CLI') });
+    expect(firstCall.at(-1)).toEqual({ kind: 'user', text: 'Write socket.txt.' });
+    const lines = firstCall.map((entry) => JSON.stringify(entry));
+    expect(new Set(lines).size).toBe(lines.length);
   }, 60_000);
 });
 
