@@ -1,7 +1,7 @@
 import { invalidRequest } from '../errors/gateway-error.ts';
 import type { FunctionCallOutputPart, InputItem } from '../protocol/input-items.ts';
-import type { UpstreamHostedToolType } from '../protocol/hosted-tools.ts';
-import type { ModelInfo, Provider, TurnRequest, TurnStream } from './provider.ts';
+import type { Provider, TurnRequest } from './provider.ts';
+import { RequestRewritingProvider } from './request-rewriting-provider.ts';
 
 /**
  * A model that takes no images (`vision: false` on its provider or alias: a
@@ -14,32 +14,9 @@ import type { ModelInfo, Provider, TurnRequest, TurnStream } from './provider.ts
  * from earlier turns (answered then by a model that sees) becomes the line
  * of text too, so the conversation can go on with this model.
  */
-export class NoVisionProvider implements Provider {
-  readonly name: string;
-  readonly countInputTokens?: (request: TurnRequest, signal: AbortSignal) => Promise<number>;
-  readonly #inner: Provider;
-
+export class NoVisionProvider extends RequestRewritingProvider {
   constructor(inner: Provider) {
-    this.name = inner.name;
-    this.#inner = inner;
-    const count = inner.countInputTokens?.bind(inner);
-    if (count) this.countInputTokens = (request, signal) => count(withoutImages(request), signal);
-  }
-
-  startTurn(request: TurnRequest, signal: AbortSignal): Promise<TurnStream> {
-    return this.#inner.startTurn(withoutImages(request), signal);
-  }
-
-  runsHostedTool(type: UpstreamHostedToolType): boolean {
-    return this.#inner.runsHostedTool?.(type) === true;
-  }
-
-  listModels(signal: AbortSignal): Promise<ModelInfo[]> {
-    return this.#inner.listModels(signal);
-  }
-
-  close(): Promise<void> {
-    return this.#inner.close();
+    super(inner, withoutImages);
   }
 }
 

@@ -1,6 +1,6 @@
 import type { TextFormatParam } from '../protocol/create-response-request.ts';
-import type { UpstreamHostedToolType } from '../protocol/hosted-tools.ts';
-import type { ModelInfo, Provider, TurnRequest, TurnStream } from './provider.ts';
+import type { Provider, TurnRequest } from './provider.ts';
+import { RequestRewritingProvider } from './request-rewriting-provider.ts';
 
 /**
  * Structured output for models whose API has none: a provider in front of
@@ -10,33 +10,10 @@ import type { ModelInfo, Provider, TurnRequest, TurnStream } from './provider.ts
  * here checks the answer: output validation (engine/controls/) does, and
  * sends a failing answer back to the model.
  */
-export class PromptedStructuredOutputProvider implements Provider {
-  readonly name: string;
-  readonly countInputTokens?: (request: TurnRequest, signal: AbortSignal) => Promise<number>;
-  readonly #inner: Provider;
-
+export class PromptedStructuredOutputProvider extends RequestRewritingProvider {
   constructor(inner: Provider) {
-    this.name = inner.name;
-    this.#inner = inner;
     // Counted as sent: the format in the instructions.
-    const count = inner.countInputTokens?.bind(inner);
-    if (count) this.countInputTokens = (request, signal) => count(promptedTurnRequest(request), signal);
-  }
-
-  startTurn(request: TurnRequest, signal: AbortSignal): Promise<TurnStream> {
-    return this.#inner.startTurn(promptedTurnRequest(request), signal);
-  }
-
-  runsHostedTool(type: UpstreamHostedToolType): boolean {
-    return this.#inner.runsHostedTool?.(type) === true;
-  }
-
-  listModels(signal: AbortSignal): Promise<ModelInfo[]> {
-    return this.#inner.listModels(signal);
-  }
-
-  close(): Promise<void> {
-    return this.#inner.close();
+    super(inner, promptedTurnRequest);
   }
 }
 
