@@ -8,7 +8,7 @@ import { newId } from '../util/ids.ts';
 import { checkToolOutputs } from './check-tool-outputs.ts';
 import type { ConnectionResponses } from './connection-responses.ts';
 import { CLIENT_CALL_TYPES } from './client-call-kinds.ts';
-import { openTurnOf } from './open-turn.ts';
+import { openTurnOf, pausedTurnOf } from './open-turn.ts';
 import { storedItemToInput } from './stored-item-to-input.ts';
 
 export interface Conversation {
@@ -87,9 +87,11 @@ function assembleConversation(conversationItems: readonly StoredItem[] | null, c
   previous = chain.at(-1) ?? null;
   checkToolOutputs(history, input);
   if (!previous) {
-    // Without previous_response_id, the turn being continued (if any) is the one the client resent.
+    // Without previous_response_id, the turn being continued (if any) is the one the client resent,
     previous = openTurnOf(input);
     if (previous) previousOutput.push(...previous.output);
+    // else the one the conversation paused on (its MCP items are in previousOutput already).
+    else if (conversationItems) previous = pausedTurnOf(conversationItems);
   }
   input.forEach((item, index) => {
     if (item.type === 'tool_search_output') searchOutputs.push({ item, param: `input[${index}]` });

@@ -1,5 +1,5 @@
 import type { OutputItem } from '../protocol/output-items.ts';
-import type { ConversationTurn, StoredInputItem } from '../store/response-store.ts';
+import type { ConversationTurn, StoredInputItem, StoredItem } from '../store/response-store.ts';
 import { CLIENT_ANSWER_TYPES, CLIENT_CALL_TYPES } from './client-call-kinds.ts';
 
 /** What the model produced in a turn (as a client resends it). */
@@ -21,11 +21,28 @@ export function openTurnOf(input: readonly StoredInputItem[]): ConversationTurn 
   let end = input.length;
   while (end > 0 && ANSWERS.has(input[end - 1]!.type)) end--;
   if (end === input.length) return null;
+  return pausedTurnEndingAt(input, end, '(resent in the input)');
+}
+
+/**
+ * The turn a conversation (`conversation` on a request) paused on: its last
+ * items, when the model made them and they hold calls or approval requests
+ * nobody answered yet. The next response in the conversation continues it,
+ * as one naming it by `previous_response_id` would: its answers are checked
+ * against it, approved MCP calls run, and calls it leaves unanswered are
+ * closed.
+ */
+export function pausedTurnOf(conversationItems: readonly StoredItem[]): ConversationTurn | null {
+  return pausedTurnEndingAt(conversationItems as readonly StoredInputItem[], conversationItems.length, '(the conversation\'s last turn)');
+}
+
+/** The model's items just before `end`, as a paused turn, when they hold a call or an approval request. */
+function pausedTurnEndingAt(items: readonly StoredInputItem[], end: number, responseId: string): ConversationTurn | null {
   let start = end;
-  while (start > 0 && (MODEL_ITEMS.has(input[start - 1]!.type) || isAssistantMessage(input[start - 1]!))) start--;
-  const output = input.slice(start, end) as unknown as OutputItem[];
+  while (start > 0 && (MODEL_ITEMS.has(items[start - 1]!.type) || isAssistantMessage(items[start - 1]!))) start--;
+  const output = items.slice(start, end) as unknown as OutputItem[];
   if (!output.some((item) => CLIENT_CALL_TYPES.has(item.type) || item.type === 'mcp_approval_request')) return null;
-  return { responseId: '(resent in the input)', status: 'requires_action', inputItems: [], output };
+  return { responseId, status: 'requires_action', inputItems: [], output };
 }
 
 function isAssistantMessage(item: StoredInputItem): boolean {

@@ -107,4 +107,72 @@ describe('stateless continuations', () => {
     expect(refused.status).toBe(400);
     expect(refused.body.error.code).toBe('missing_function_call_output');
   });
+
+  /** A conversation continues its paused turn as previous_response_id does: the Agents SDK's `conversationId` sends only the answers. */
+  describe('inside a conversation', () => {
+    const conversation = async (): Promise<string> => {
+      const response = await fetch(`${gateway.baseURL}/conversations`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+      return ((await response.json()) as { id: string }).id;
+    };
+    const itemTypes = async (id: string): Promise<string[]> => {
+      const response = await fetch(`${gateway.baseURL}/conversations/${id}/items?order=asc&limit=100`);
+      return ((await response.json()) as { data: { type: string }[] }).data.map((item) => item.type);
+    };
+
+    it('an MCP approval the conversation paused on is answered with the approval alone: the call runs', async () => {
+      upstream.setScript(modelCalling([{ name: 'calc__add', args: { a: 40, b: 2 } }]));
+      const id = await conversation();
+      const paused = await post({ conversation: id, input: 'add', tools: [{ ...mcpTool, require_approval: 'always' }] });
+      const request = paused.body.output.find((item: any) => item.type === 'mcp_approval_request');
+      expect(request).toBeDefined();
+      const calls = mcp.calls.length;
+
+      const resumed = await post({ conversation: id, tools: [{ ...mcpTool, require_approval: 'always' }], input: [{ type: 'mcp_approval_response', approval_request_id: request.id, approve: true }] });
+      expect(resumed.status).toBe(200);
+      expect(resumed.body.output.map((item: any) => item.type)).toEqual(['mcp_call', 'message']);
+      expect(resumed.body.output[0]).toMatchObject({ approval_request_id: request.id, output: '42' });
+      expect(resumed.body.output[1].content[0].text).toBe('saw 42');
+      expect(mcp.calls.length).toBe(calls + 1);
+      expect(await itemTypes(id)).toEqual(['message', 'mcp_list_tools', 'mcp_approval_request', 'mcp_approval_response', 'mcp_call', 'message']);
+    });
+
+    it('an approval the conversation does not hold pending is a 400', async () => {
+      const id = await conversation();
+      const refused = await post({ conversation: id, tools: [mcpTool], input: [{ type: 'mcp_approval_response', approval_request_id: 'mcpr_nowhere', approve: true }] });
+      expect(refused.status).toBe(400);
+      expect(refused.body.error).toMatchObject({ code: 'unknown_approval_request', param: 'input[0].approval_request_id' });
+    });
+
+    it('the client answers its call, the gateway runs the server-side call of the same paused turn', async () => {
+      upstream.setScript(modelCalling([{ name: 'ask_user', args: {} }, { name: 'lookup', args: {} }]));
+      const tools = [{ type: 'function', name: 'ask_user', parameters: { type: 'object' } }, { type: 'function', name: 'lookup', parameters: { type: 'object' } }];
+      const id = await conversation();
+      const paused = await post({ conversation: id, input: 'go', tools });
+      const clientCall = paused.body.output.find((item: any) => item.type === 'function_call' && item.name === 'ask_user');
+      const before = lookup.calls.length;
+
+      const resumed = await post({ conversation: id, tools, input: [{ type: 'function_call_output', call_id: clientCall.call_id, output: 'yes' }] });
+      expect(resumed.status).toBe(200);
+      expect(lookup.calls.length).toBe(before + 1);
+      const toolMessages = (upstream.requests.at(-1)!.body.messages as any[]).filter((message) => message.role === 'tool');
+      expect(toolMessages.map((message) => message.content).sort()).toEqual(['looked up', 'yes']);
+    });
+
+    it('a call left unanswered when the conversation moves on is closed, so the upstream is never sent a call without its result', async () => {
+      upstream.setScript(modelCalling([{ name: 'ask_user', args: {} }]));
+      const tools = [{ type: 'function', name: 'ask_user', parameters: { type: 'object' } }];
+      const id = await conversation();
+      const paused = await post({ conversation: id, input: 'go', tools });
+      expect(paused.body.output.map((item: any) => item.type)).toEqual(['function_call']);
+
+      upstream.setScript(() => textCompletion('fine'));
+      const movedOn = await post({ conversation: id, tools, input: 'never mind' });
+      expect(movedOn.status).toBe(200);
+      expect(movedOn.body.output[0]).toMatchObject({ type: 'function_call_output', call_id: paused.body.output[0].call_id });
+      const messages = upstream.requests.at(-1)!.body.messages as any[];
+      const callAt = messages.findIndex((message) => message.tool_calls?.length);
+      expect(messages[callAt + 1]).toMatchObject({ role: 'tool', tool_call_id: paused.body.output[0].call_id });
+      expect(messages.at(-1)).toMatchObject({ role: 'user', content: 'never mind' });
+    });
+  });
 });

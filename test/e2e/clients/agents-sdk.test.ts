@@ -210,4 +210,31 @@ describe.each(flavors)('Agents SDK over $name', (flavor) => {
     expect((resume.input as any[]).map((item) => item.type ?? 'message')).toEqual(['message', 'mcp_list_tools', 'mcp_approval_request', 'mcp_approval_response']);
     expect(mcpRoundTrip(upstream.requests.at(-1)!, flavor.seen)).toEqual({ args: { a: 30, b: 12 }, result: '42' });
   });
+
+  it.each([false, true])('hosted MCP with an approval in a conversation (conversationId): the SDK sends only the approval, the approved call runs (streamed: %s)', async (stream) => {
+    script((_request, results) => (results.length === 0 ? { calls: [{ id: 'call_cva', name: 'calc__add', args: { a: 7, b: 8 } }] } : { text: `It is ${results[0]}.` }));
+    const agent = new Agent({ name: 'approving-in-conversation', model: flavor.model, tools: [hostedMcpTool({ serverLabel: 'calc', serverUrl: mcpUrl, requireApproval: 'always' })] });
+    const conversation = await client.conversations.create({});
+    const drained = async (input: Parameters<Runner['run']>[1]) => {
+      if (!stream) return runner.run(agent, input, { conversationId: conversation.id });
+      const streamed = await runner.run(agent, input, { conversationId: conversation.id, stream: true });
+      for await (const _event of streamed) {
+        // drained
+      }
+      await streamed.completed;
+      return streamed;
+    };
+    const paused = await drained('Add 7 and 8.');
+    expect(paused.interruptions).toHaveLength(1);
+    const callsBefore = mcp.calls.length;
+    paused.state.approve(paused.interruptions[0]!);
+    const resumed = await drained(paused.state);
+    expect(resumed.finalOutput).toBe('It is 15.');
+    expect(mcp.calls.length).toBe(callsBefore + 1);
+    // The conversation holds the paused turn: the SDK sends the approval alone.
+    const resume = sent.at(-1);
+    expect(resume.conversation).toBe(conversation.id);
+    expect((resume.input as any[]).map((item) => item.type)).toEqual(['mcp_approval_response']);
+    expect(mcpRoundTrip(upstream.requests.at(-1)!, flavor.seen)).toEqual({ args: { a: 7, b: 8 }, result: '15' });
+  });
 });
