@@ -7,17 +7,8 @@ import { REQUEST_LIMITS } from './request-limits.ts';
 import { UNSUPPORTED_PARAMETERS } from './unsupported-parameters.ts';
 import { duplicateItemId } from './duplicate-item-id.ts';
 import { refusedUnless } from './unsupported-field.ts';
+import { Includable } from './includable.ts';
 
-const INCLUDABLE = [
-  'reasoning.encrypted_content',
-  'message.output_text.logprobs',
-  'message.input_image.image_url',
-  'file_search_call.results',
-  'web_search_call.results',
-  'web_search_call.action.sources',
-  'computer_call_output.output.image_url',
-  'code_interpreter_call.outputs',
-] as const;
 
 /**
  * `CreateResponseBody` of the OpenResponses schema, as zod. It accepts what the
@@ -206,7 +197,7 @@ export const CreateResponseRequest = z.strictObject({
   /** A conversation (its id, or `{id}`): its items come before the input, and this response's items are added to it. */
   conversation: z.union([z.string().min(1).max(REQUEST_LIMITS.maxIdChars), z.strictObject({ id: z.string().min(1).max(REQUEST_LIMITS.maxIdChars) })]).nullish(),
   // Every value OpenAI defines; those about hosted tools the gateway does not run have nothing to include.
-  include: z.array(z.enum(INCLUDABLE)).nullish(),
+  include: z.array(Includable).nullish(),
   tools: z
     .array(z.union([z.discriminatedUnion('type', [FunctionToolParam, McpToolParam, NamespaceToolParam, CustomToolParam, ...UpstreamHostedToolParam.options]), ClientToolSearchParam, OtherHostedToolParam]))
     .max(REQUEST_LIMITS.maxTools)

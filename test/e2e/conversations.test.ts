@@ -114,6 +114,16 @@ for (const storeKind of ['memory', 'redis'] as const) {
       expect(withInclude.id).toBe(final.id);
     });
 
+    it('every include value the SDK types allow is taken when reading back, as on create', async () => {
+      const every: OpenAI.Responses.ResponseIncludable[] = ['reasoning.encrypted_content', 'message.output_text.logprobs', 'message.input_image.image_url', 'file_search_call.results', 'web_search_call.results', 'web_search_call.action.sources', 'computer_call_output.output.image_url', 'code_interpreter_call.outputs'];
+      const created = await client.responses.create({ model: 'm', input: 'hello', include: every });
+      expect((await client.responses.retrieve(created.id, { include: every })).id).toBe(created.id);
+      const items = await client.responses.inputItems.list(created.id, { include: every });
+      expect(items.data.map((item) => item.type)).toEqual(['message']);
+      const conversation = await client.conversations.create({ items: [{ type: 'message', role: 'user', content: 'hi' }] });
+      expect((await client.conversations.items.list(conversation.id, { include: every })).data).toHaveLength(1);
+    });
+
     it('store: false responses are never written and cannot be fetched or continued', async () => {
       const response = await client.responses.create({ model: 'm', input: 'secret', store: false });
       expect((response as unknown as { store: boolean }).store).toBe(false);

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { Includable } from '../../protocol/includable.ts';
 import { idPrefix } from '../../engine/conversation.ts';
 import { invalidRequest, notFound } from '../../errors/gateway-error.ts';
 import { duplicateItemId } from '../../protocol/duplicate-item-id.ts';
@@ -43,20 +44,7 @@ const UpdateBody = z.strictObject({ metadata: Metadata.nullable() });
 const AddItemsBody = z.strictObject({ items: Items });
 
 /** Accepted and ignored: items are shown whole. */
-const Include = z
-  .array(
-    z.enum([
-      'file_search_call.results',
-      'web_search_call.results',
-      'web_search_call.action.sources',
-      'message.input_image.image_url',
-      'computer_call_output.output.image_url',
-      'code_interpreter_call.outputs',
-      'reasoning.encrypted_content',
-      'message.output_text.logprobs',
-    ]),
-  )
-  .optional();
+const Include = z.array(Includable).optional();
 const IncludeQuery = z.object({ include: Include });
 const ListQuery = IncludeQuery.extend({
   after: z.string().min(1).optional(),

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { invalidRequest, notFound } from '../../errors/gateway-error.ts';
+import { Includable } from '../../protocol/includable.ts';
 import { parseRequest } from '../../protocol/parse-request.ts';
 import type { ResponseStore } from '../../store/response-store.ts';
 import type { BackgroundRunner } from '../../engine/background-runner.ts';
@@ -8,7 +9,8 @@ import { streamStoredResponse, type BackgroundStreamSource } from '../background
 import { inputItemView } from '../input-item-view.ts';
 import { gatherInclude } from './include-query.ts';
 
-const Include = z.array(z.enum(['reasoning.encrypted_content', 'message.output_text.logprobs'])).optional();
+/** Accepted and ignored: stored responses and their items are shown whole. */
+const Include = z.array(Includable).optional();
 
 const RetrieveQuery = z.object({
   include: Include,
