@@ -107,17 +107,33 @@ export class BackgroundRunner {
    * (cancelling twice is idempotent); null when there is no such response.
    */
   async cancel(ref: BackgroundRef, waitMs: number): Promise<StoredResponse | null> {
-    const { store, registry } = this.#options;
-    let record = await store.get(ref.tenant, ref.id);
+    const record = await this.#options.store.get(ref.tenant, ref.id);
     if (!record) return null;
     if (!record.response.background) throw invalidRequest('Only responses created with background=true can be cancelled.', null, 'response_not_cancellable');
-    if (isFinished(record.response)) return record;
+    return isFinished(record.response) ? record : this.#stop(ref, waitMs);
+  }
+
+  /**
+   * Before `DELETE /v1/responses/{id}`: a background response still running
+   * is stopped, and its final record awaited (at most `waitMs`), since a run
+   * that went on would store the response again when it ended, and keep
+   * spending on its model calls. Anything else is left as it is.
+   */
+  async stopBeforeDelete(ref: BackgroundRef, waitMs: number): Promise<void> {
+    const record = await this.#options.store.get(ref.tenant, ref.id);
+    if (record?.response.background && !isFinished(record.response)) await this.#stop(ref, waitMs);
+  }
+
+  /** Cancels a running response (here at once, elsewhere through the registry) and waits, at most `waitMs`, for its final record. */
+  async #stop(ref: BackgroundRef, waitMs: number): Promise<StoredResponse | null> {
+    const { store, registry } = this.#options;
     if (!this.cancelLocal(ref)) await registry.requestCancel(ref);
     const deadline = Date.now() + waitMs;
-    while (record && !isFinished(record.response) && Date.now() < deadline) {
+    let record: StoredResponse | null;
+    do {
       await new Promise((resolve) => setTimeout(resolve, CANCEL_POLL_MS));
       record = await store.get(ref.tenant, ref.id);
-    }
+    } while (record && !isFinished(record.response) && Date.now() < deadline);
     return record;
   }
 
@@ -208,7 +224,7 @@ export class BackgroundRunner {
     await this.#options.registry.register(ref, 0).catch(() => {});
   }
 
-    /** Ends a response whose owner died: stored as `failed`, its stream closed with the terminal event. */
+  /** Ends a response whose owner died: stored as `failed`, its stream closed with the terminal event. */
   async #endOrphan(ref: BackgroundRef): Promise<void> {
     const { store, events } = this.#options;
     const record = await store.get(ref.tenant, ref.id);

@@ -131,6 +131,21 @@ for (const storeKind of ['memory', 'redis', 'redis-cluster'] as const satisfies 
       expect(events.at(-1)!.type).toBe('response.incomplete');
     });
 
+    it('delete from the other replica stops a running response: the upstream call ends and the response never comes back', async () => {
+      upstream.setScript(slowText('abcdefghijklmnopqrstuvwxyz0123', 100));
+      const aborted = upstream.abortedRequests;
+      const queued = await clientOne.responses.create({ model: 'm', input: 'hi', background: true });
+      await waitFor(async () => (await clientOther.responses.retrieve(queued.id)).status === 'in_progress', 10_000, 20);
+      expect(await clientOther.responses.delete(queued.id)).toEqual({ id: queued.id, object: 'response.deleted', deleted: true });
+      // The answer had seconds to go: its call was cut short, not run to its end.
+      await waitFor(() => upstream.abortedRequests > aborted, 500);
+      // After the answer would have ended: nothing stored it again, and it is gone for every reader.
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
+      await expect(clientOne.responses.retrieve(queued.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+      await expect(clientOne.responses.inputItems.list(queued.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+      await expect(clientOther.responses.delete(queued.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    });
+
     it('cancel of a response that was not background is a 400; of an unknown one a 404', async () => {
       const plain = await clientOne.responses.create({ model: 'm', input: 'hi' });
       await expect(clientOther.responses.cancel(plain.id)).rejects.toBeInstanceOf(OpenAI.BadRequestError);

@@ -62,6 +62,7 @@ export function registerStoredResponsesRoutes(app: FastifyInstance, store: Respo
   });
 
   app.delete<{ Params: { id: string } }>('/v1/responses/:id', async (request) => {
+    await background.runner.stopBeforeDelete({ tenant: request.tenant, id: request.params.id }, background.cancelWaitMs);
     const deleted = await store.delete(request.tenant, request.params.id);
     if (!deleted) throw responseNotFound(request.params.id);
     return { id: request.params.id, object: 'response.deleted', deleted: true };
