@@ -2,7 +2,7 @@ import { Pool } from 'undici';
 import type { Dispatcher } from 'undici';
 import type { GatewayError } from '../errors/gateway-error.ts';
 import { traceHeaders, type TraceContext } from '../util/trace-context.ts';
-import { errorFromTransport, reportMisconfiguration, type ProviderLogger } from './upstream-errors.ts';
+import { errorFromTransport, reportMisconfiguration, retryHeadersOf, type ProviderLogger, type RetryHeaders } from './upstream-errors.ts';
 import { WholeAnswerFailure, WholeBodyHandler, type WholeAnswer } from './whole-body-handler.ts';
 
 /** How a provider reaches its upstream over HTTP; the same keys for every HTTP provider. */
@@ -22,7 +22,7 @@ export interface UpstreamConnectionOptions {
 }
 
 /** Turns an upstream's HTTP error answer into the gateway's error; each wire has its own error body. */
-export type StatusErrorMapper = (provider: string, status: number, bodyText: string, retryAfter: string | null) => GatewayError;
+export type StatusErrorMapper = (provider: string, status: number, bodyText: string, retry: RetryHeaders) => GatewayError;
 
 export interface HttpUpstreamOptions extends UpstreamConnectionOptions {
   /** Appended to the base URL's path before every request path (Gemini's API version). */
@@ -110,8 +110,7 @@ export class HttpUpstream {
   /** An error answer as the wire's own error, logged when it says the gateway's configuration is wrong. */
   #statusError(statusCode: number, text: string, headers: Dispatcher.ResponseData['headers']): GatewayError {
     const { name, log, baseUrl } = this.#options;
-    const retryAfter = headers['retry-after'];
-    const error = this.#options.errorFromStatus(name, statusCode, text, typeof retryAfter === 'string' ? retryAfter : null);
+    const error = this.#options.errorFromStatus(name, statusCode, text, retryHeadersOf((header) => headers[header]));
     reportMisconfiguration(log, error, name, baseUrl);
     return error;
   }

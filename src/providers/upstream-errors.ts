@@ -16,7 +16,24 @@ interface UpstreamErrorBody {
   detail?: unknown;
 }
 
-export function errorFromUpstreamStatus(provider: string, status: number, bodyText: string, retryAfter: string | null): GatewayError {
+/**
+ * How long the upstream asked to be left alone, as it said it: passed on with
+ * its 429 (and other 4xx), since the SDKs wait `retry-after-ms` when given,
+ * else `retry-after`, before they retry.
+ */
+export type RetryHeaders = Partial<Record<'retry-after' | 'retry-after-ms', string>>;
+
+/** The upstream answer's `retry-after` and `retry-after-ms`, those it sent. */
+export function retryHeadersOf(header: (name: string) => unknown): RetryHeaders {
+  const found: RetryHeaders = {};
+  for (const name of ['retry-after', 'retry-after-ms'] as const) {
+    const value = header(name);
+    if (typeof value === 'string' && value !== '') found[name] = value;
+  }
+  return found;
+}
+
+export function errorFromUpstreamStatus(provider: string, status: number, bodyText: string, retry: RetryHeaders): GatewayError {
   const parsed = parseErrorBody(bodyText);
   const misconfigured = misconfigurationError(provider, status, parsed.code, parsed.message);
   if (misconfigured) return misconfigured;
@@ -30,7 +47,7 @@ export function errorFromUpstreamStatus(provider: string, status: number, bodyTe
       code: parsed.code,
       param: parsed.param,
       message: parsed.message ?? `The upstream '${provider}' rejected the request with status ${status}.`,
-      headers: retryAfter ? { 'retry-after': retryAfter } : {},
+      headers: { ...retry },
     });
   }
   return new GatewayError({
@@ -48,23 +65,36 @@ export function errorFromUpstreamStatus(provider: string, status: number, bodyTe
  * `POST /v1/responses`: a 502 that names the provider, for the operator to fix.
  */
 export function misconfigurationError(provider: string, status: number, code: string | null, message: string | null): GatewayError | null {
-  if (status === 401 || status === 403) {
-    return new GatewayError({
-      status: 502,
-      type: 'upstream_error',
-      code: 'upstream_auth_failed',
-      message: `The upstream '${provider}' refused the gateway's credentials (status ${status}); the gateway's configuration for this provider needs fixing.`,
-    });
-  }
+  if (status === 401 || status === 403) return credentialsRefused(provider, `status ${status}`);
   if (status === 404 && !isAboutTheModel(code, message)) {
     return new GatewayError({
       status: 502,
       type: 'upstream_error',
       code: 'upstream_not_found',
       message: `The upstream '${provider}' answered 404 Not Found: the base URL configured for this provider looks wrong.`,
+      headers: { ...NOT_RETRIED },
     });
   }
   return null;
+}
+
+/**
+ * A 5xx the SDKs would retry, though nothing changes until the operator
+ * fixes the configuration: each retry would only cost another upstream call
+ * and the client its backoff. (`x-should-retry` is what the OpenAI and
+ * Anthropic SDKs read before the status.)
+ */
+const NOT_RETRIED = { 'x-should-retry': 'false' } as const;
+
+/** The upstream refused the gateway's own credentials (`why`: how it said so). */
+export function credentialsRefused(provider: string, why: string): GatewayError {
+  return new GatewayError({
+    status: 502,
+    type: 'upstream_error',
+    code: 'upstream_auth_failed',
+    message: `The upstream '${provider}' refused the gateway's credentials (${why}); the gateway's configuration for this provider needs fixing.`,
+    headers: { ...NOT_RETRIED },
+  });
 }
 
 /** An upstream 404 about the model the client asked for: the client can fix that. */

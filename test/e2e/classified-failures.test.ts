@@ -1,3 +1,4 @@
+import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseSseText } from '../support/event-invariants.ts';
 import { startGateway, type RunningGateway } from '../support/gateway.ts';
@@ -52,7 +53,7 @@ describe.each(flavors)('the gateway\'s own misconfiguration is a 502 that names 
   let baseUrl: string;
   const post = async (body: Record<string, unknown>) => {
     const response = await fetch(`${gateway.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: flavor.model, ...body }) });
-    return { status: response.status, text: await response.text() };
+    return { status: response.status, headers: response.headers, text: await response.text() };
   };
   const errorLines = () => lines.filter((line) => line.level === 50 && line.provider);
 
@@ -79,8 +80,20 @@ describe.each(flavors)('the gateway\'s own misconfiguration is a 502 that names 
       assertErrorEnvelope(body);
       expect(body.error).toMatchObject({ type: 'upstream_error', code: 'upstream_auth_failed' });
       expect(body.error.message).toContain("gateway's credentials");
+      // A 5xx the SDKs would otherwise retry, though nothing changes until the operator fixes the key.
+      expect(answer.headers.get('x-should-retry')).toBe('false');
       expect(errorLines().slice(before)).toEqual([expect.objectContaining({ provider: flavor.provider, base_url: baseUrl, code: 'upstream_auth_failed' })]);
     }
+  });
+
+  it('the official SDK, retrying as it does by default, calls a provider whose key is refused once, not three times', async () => {
+    upstream.setScript(() => refusals[flavor.name].auth[0]!.reply);
+    const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'client-key' });
+    const calls = upstream.requests.length;
+    const error = await client.responses.create({ model: flavor.model, input: 'x' }).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(OpenAI.InternalServerError);
+    expect((error as InstanceType<typeof OpenAI.APIError>).code).toBe('upstream_auth_failed');
+    expect(upstream.requests.length - calls).toBe(1);
   });
 
   it('upstream 404 on its path (a base URL missing /v1): 502 upstream_not_found, logged', async () => {
@@ -89,6 +102,7 @@ describe.each(flavors)('the gateway\'s own misconfiguration is a 502 that names 
     const answer = await post({ input: 'x' });
     expect(answer.status).toBe(502);
     expect(JSON.parse(answer.text).error).toMatchObject({ type: 'upstream_error', code: 'upstream_not_found' });
+    expect(answer.headers.get('x-should-retry')).toBe('false');
     expect(errorLines().slice(before)).toEqual([expect.objectContaining({ base_url: baseUrl, code: 'upstream_not_found' })]);
   });
 

@@ -257,6 +257,14 @@ describe('upstream failures', () => {
       expect(result.headers.get('retry-after')).toBe('7');
     });
 
+    it(`${mode}: an upstream 429's retry-after-ms passes too (the SDKs wait it, before retry-after)`, async () => {
+      upstream.setScript(() => ({ kind: 'json', status: 429, headers: { 'retry-after-ms': '1250', 'retry-after': '2' }, body: { error: { message: 'Slow down', type: 'rate_limit_error', code: 'rate_limit_exceeded' } } }));
+      const result = await post(gateway, { model: 'm', input: 'x', stream });
+      expectError(result, 429, { code: 'rate_limit_exceeded' });
+      expect(result.headers.get('retry-after-ms')).toBe('1250');
+      expect(result.headers.get('retry-after')).toBe('2');
+    });
+
     it(`${mode}: an upstream 500 → 502 upstream_error`, async () => {
       upstream.setScript(() => ({ kind: 'json', status: 500, body: { error: { message: 'kaboom' } } }));
       const result = await post(gateway, { model: 'm', input: 'x', stream });

@@ -44,9 +44,9 @@ describe('contextLengthError', () => {
 
   it('is what both providers raise for it: a 400 context_length_exceeded, however the upstream sent it', () => {
     const openai = JSON.stringify({ error: { message: "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.", type: 'invalid_request_error', param: 'messages', code: 'context_length_exceeded' } });
-    expect(errorFromUpstreamStatus('openai', 400, openai, null)).toMatchObject({ status: 400, code: 'context_length_exceeded', param: 'input', sizes: { window: 8192, inputTokens: 9000 } });
+    expect(errorFromUpstreamStatus('openai', 400, openai, {})).toMatchObject({ status: 400, code: 'context_length_exceeded', param: 'input', sizes: { window: 8192, inputTokens: 9000 } });
     const vllm = JSON.stringify({ object: 'error', message: "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens (4000 in the messages, 1000 in the completion).", type: 'BadRequestError', param: null, code: 400 });
-    expect(errorFromUpstreamStatus('vllm', 400, vllm, null)).toMatchObject({ status: 400, code: 'context_length_exceeded' });
+    expect(errorFromUpstreamStatus('vllm', 400, vllm, {})).toMatchObject({ status: 400, code: 'context_length_exceeded' });
     expect(errorFromUpstreamFrame('vllm', 'upstream_error', "This model's maximum context length is 4096 tokens.")).toMatchObject({ status: 400, code: 'context_length_exceeded' });
     expect(errorFromAnthropicType('anthropic', 'invalid_request_error', 'prompt is too long: 210000 tokens > 200000 maximum', 400)).toMatchObject({ status: 400, code: 'context_length_exceeded', sizes: { window: 200000 } });
     // An `error` event before any content (no HTTP status of its own).

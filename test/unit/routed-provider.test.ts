@@ -154,6 +154,8 @@ describe('routing pieces', () => {
 
   it('decideFailover: 429 and 5xx retry, 4xx gives up, context length is its own case', () => {
     expect(decideFailover(rateLimited('2'))).toEqual({ kind: 'retry', retryAfterMs: 2000 });
+    // retry-after-ms, where an upstream sends it, is the finer of the two.
+    expect(decideFailover(new GatewayError({ status: 429, type: 'rate_limit_error', code: null, message: 'slow', headers: { 'retry-after': '2', 'retry-after-ms': '1250' } }))).toEqual({ kind: 'retry', retryAfterMs: 1250 });
     expect(decideFailover(serverError())).toEqual({ kind: 'retry', retryAfterMs: null });
     expect(decideFailover(new GatewayError({ status: 404, type: 'x', code: null, message: 'm' }))).toEqual({ kind: 'give-up' });
     expect(decideFailover(new ContextLengthExceeded('too long'))).toEqual({ kind: 'context-length' });

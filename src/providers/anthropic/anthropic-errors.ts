@@ -1,7 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { GatewayError } from '../../errors/gateway-error.ts';
 import { contextLengthError } from '../context-length-errors.ts';
-import { errorFromTransport, misconfigurationError, modelNotFound, transportCode } from '../upstream-errors.ts';
+import { errorFromTransport, misconfigurationError, modelNotFound, retryHeadersOf, transportCode, type RetryHeaders } from '../upstream-errors.ts';
 
 /** HTTP statuses for Anthropic's error types, for errors that arrive inside a stream. */
 const STATUS_BY_TYPE: Record<string, number> = {
@@ -33,15 +33,15 @@ export function errorFromAnthropic(provider: string, error: unknown): GatewayErr
     // Routing (providers/routing/) waits or cools a deployment down by it.
     // Not `instanceof Headers`: the fetch the provider hands the SDK (undici's) has its own Headers class.
     const headers = error.headers as { get?: (name: string) => string | null } | undefined;
-    const retryAfter = typeof headers?.get === 'function' ? headers.get('retry-after') : null;
-    return errorFromAnthropicType(provider, type, message, error.status ?? null, retryAfter);
+    const retry = typeof headers?.get === 'function' ? retryHeadersOf((name) => headers.get!(name)) : {};
+    return errorFromAnthropicType(provider, type, message, error.status ?? null, retry);
   }
   // The SDK lets transport failures while reading a stream through as they are (undici's `terminated`, its cause a body timeout or a reset).
   if (transportCode(error)) return errorFromTransport(provider, error);
   return new GatewayError({ status: 502, type: 'upstream_error', code: 'upstream_error', message: `The upstream '${provider}' failed.`, cause: error });
 }
 
-export function errorFromAnthropicType(provider: string, type: string | null, message: string, httpStatus: number | null, retryAfter: string | null = null): GatewayError {
+export function errorFromAnthropicType(provider: string, type: string | null, message: string, httpStatus: number | null, retry: RetryHeaders = {}): GatewayError {
   const status = httpStatus ?? (type ? STATUS_BY_TYPE[type] : undefined) ?? 502;
   const misconfigured = misconfigurationError(provider, status, type, message);
   if (misconfigured) return misconfigured;
@@ -53,7 +53,7 @@ export function errorFromAnthropicType(provider: string, type: string | null, me
   if (tooLong) return tooLong;
   if (status >= 400 && status < 500) {
     const param = /^([a-z_]+(?:\.[A-Za-z0-9_]+)+):\s/.exec(message)?.[1] ?? null;
-    return new GatewayError({ status, type: type === 'invalid_request_error' || !type ? 'invalid_request_error' : type, code: type, param, message, ...(status === 429 && retryAfter && { headers: { 'retry-after': retryAfter } }) });
+    return new GatewayError({ status, type: type === 'invalid_request_error' || !type ? 'invalid_request_error' : type, code: type, param, message, ...(status === 429 && { headers: { ...retry } }) });
   }
   if (status === 504) return new GatewayError({ status: 504, type: 'upstream_error', code: 'upstream_timeout', message: `The upstream '${provider}' timed out: ${message}` });
   return new GatewayError({ status: 502, type: 'upstream_error', code: 'upstream_error', message: `The upstream '${provider}' failed with status ${status}: ${message}` });

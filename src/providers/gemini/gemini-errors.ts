@@ -1,6 +1,6 @@
 import { ContextLengthExceeded } from '../../errors/context-length-exceeded.ts';
 import { GatewayError } from '../../errors/gateway-error.ts';
-import { errorFromUpstreamFrame, errorFromUpstreamStatus, modelNotFound } from '../upstream-errors.ts';
+import { credentialsRefused, errorFromUpstreamFrame, errorFromUpstreamStatus, modelNotFound, type RetryHeaders } from '../upstream-errors.ts';
 
 /**
  * Google's errors are `{"error": {"code": 400, "message": …, "status":
@@ -9,16 +9,14 @@ import { errorFromUpstreamFrame, errorFromUpstreamStatus, modelNotFound } from '
  * message names `models/<name>`; a wrong API key is a 400 whose ErrorInfo
  * reason is `API_KEY_INVALID` — the gateway's credentials, not the client's request.
  */
-export function errorFromGeminiStatus(provider: string, status: number, bodyText: string, retryAfter: string | null): GatewayError {
+export function errorFromGeminiStatus(provider: string, status: number, bodyText: string, retry: RetryHeaders): GatewayError {
   const body = parseGoogleError(bodyText);
   if (status === 404 && body?.message && /\bmodels\/\S+/.test(body.message)) return modelNotFound(provider, body.message);
-  if (status === 400 && body?.reasons.includes('API_KEY_INVALID')) {
-    return new GatewayError({ status: 502, type: 'upstream_error', code: 'upstream_auth_failed', message: `The upstream '${provider}' refused the gateway's credentials (API_KEY_INVALID); the gateway's configuration for this provider needs fixing.` });
-  }
+  if (status === 400 && body?.reasons.includes('API_KEY_INVALID')) return credentialsRefused(provider, 'API_KEY_INVALID');
   const tooLong = status === 400 && body?.message ? inputTooLong(body.message) : null;
   if (tooLong) return tooLong;
   const normalised = body ? JSON.stringify({ error: { message: body.message, code: body.status?.toLowerCase() ?? null } }) : bodyText;
-  return errorFromUpstreamStatus(provider, status, normalised, retryAfter);
+  return errorFromUpstreamStatus(provider, status, normalised, retry);
 }
 
 /** An error inside the stream's first frame, after a 200. */

@@ -18,9 +18,16 @@ export type FailoverDecision =
 export function decideFailover(error: unknown): FailoverDecision {
   if (error instanceof ContextLengthExceeded) return { kind: 'context-length' };
   if (!(error instanceof GatewayError)) return { kind: 'give-up' };
-  if (error.status === 429) return { kind: 'retry', retryAfterMs: retryAfterMs(error.headers['retry-after']) };
+  if (error.status === 429) return { kind: 'retry', retryAfterMs: waitAskedFor(error.headers) };
   if (error.status >= 500) return { kind: 'retry', retryAfterMs: null };
   return { kind: 'give-up' };
+}
+
+/** How long an upstream's 429 asked to wait: `retry-after-ms`, else `retry-after`; null when it did not say. */
+function waitAskedFor(headers: Readonly<Record<string, string>>): number | null {
+  const milliseconds = Number(headers['retry-after-ms']);
+  if (headers['retry-after-ms'] && Number.isFinite(milliseconds) && milliseconds >= 0) return Math.round(milliseconds);
+  return retryAfterMs(headers['retry-after']);
 }
 
 /** `retry-after` in seconds or as an HTTP date; null when absent or unreadable. */
