@@ -82,8 +82,9 @@ export class InputTokenCounter {
     const offered = new Map(offers.offered.filter((tool) => !declaredNames.has(tool.definition.name)).map((tool) => [tool.definition.name, tool.definition]));
 
     const modelInput = modelInputOf(history, input, { codec: this.#options.compaction ?? null, tenant: options.tenant, inherited: conversationItems ? 'conversation' : 'previous_response_id' });
-    const toolChoice = resolveToolChoice(request.tool_choice, offers.offered.filter((tool) => offered.has(tool.definition.name)), declared);
-    const whole = toTurnRequest(request, route.upstreamModel, modelInput, history.length, [...functionTools, ...offered.values()], declared.hosted, toolChoice);
+    const tools = [...functionTools, ...offered.values()];
+    const toolChoice = resolveToolChoice(request.tool_choice, offers.offered.filter((tool) => offered.has(tool.definition.name)), declared, tools);
+    const whole = toTurnRequest(request, route.upstreamModel, modelInput, history.length, tools, declared.hosted, toolChoice);
     const window = request.truncation === 'auto' ? (this.#options.contextWindows?.lookupAny(model, routeTargets(route)) ?? null) : null;
     const turn = window ? await truncated(whole, window) : whole;
     if (route.provider.countInputTokens) return { inputTokens: await route.provider.countInputTokens(turn, options.signal), countedBy: 'provider' };

@@ -25,19 +25,39 @@ const NO_HOSTED_TOOLS: HostedToolsAtHand = { hosted: [], omitted: [] };
  * `allowed_tools` stays allowed where the upstream runs it and leaves with
  * the tool where the policy omits it; when nothing allowed is left, the
  * model may call no tool (`none`), and must not be made to (`required`: 400).
+ *
+ * Given `functions` (every function the model is offered: the request's and
+ * the executors'), a choice naming a function that is not among them is a
+ * 400, as with OpenAI, and so is `required` with nothing to call: the
+ * upstream would otherwise be told to call a tool it was never given, or
+ * not be told at all while the echo said it was.
  */
-export function resolveToolChoice(choice: ToolChoiceParam | null | undefined, offered: Iterable<OfferedTool>, hosted: HostedToolsAtHand = NO_HOSTED_TOOLS): ResolvedToolChoice | null {
+export function resolveToolChoice(choice: ToolChoiceParam | null | undefined, offered: Iterable<OfferedTool>, hosted: HostedToolsAtHand = NO_HOSTED_TOOLS, functions: readonly { name: string }[] | null = null): ResolvedToolChoice | null {
+  if (choice === 'required' && functions?.length === 0 && hosted.hosted.length === 0) {
+    const omitted = hosted.omitted.length > 0 ? ` (${hosted.omitted.join(', ')} left out: see "loopgate:omitted_tools")` : '';
+    throw invalidRequest(`tool_choice 'required' needs tools for the model to call, and this request offers none${omitted}.`, 'tool_choice', 'invalid_value');
+  }
   if (choice === null || choice === undefined || typeof choice === 'string' || isHostedToolChoice(choice)) return choice ?? null;
   switch (choice.type) {
     case 'function':
+      checkOffered(choice.name, functions, 'tool_choice');
       return choice;
     case 'mcp': {
       const functions = mcpFunctions(choice, [...offered], 'tool_choice');
       return choice.name ? functions[0]! : { type: 'allowed_tools', tools: functions, mode: 'required' };
     }
     case 'allowed_tools':
+      choice.tools.forEach((tool, index) => {
+        if (tool.type === 'function') checkOffered(tool.name, functions, `tool_choice.tools[${index}]`);
+      });
       return resolveAllowedTools(choice, offered, hosted);
   }
+}
+
+/** A function a choice names (`where`) must be one the model is offered (unchecked without `functions`). */
+function checkOffered(name: string, functions: readonly { name: string }[] | null, where: string): void {
+  if (!functions || functions.some((tool) => tool.name === name)) return;
+  throw invalidRequest(`${where} names the function '${name}', which is not among the tools offered to the model (the request's tools and its MCP servers' tools, a namespace's functions as <namespace>__<name>).`, `${where}.name`, 'invalid_value');
 }
 
 function resolveAllowedTools(choice: Extract<ToolChoiceParam, { type: 'allowed_tools' }>, offered: Iterable<OfferedTool>, hosted: HostedToolsAtHand): ResolvedToolChoice {

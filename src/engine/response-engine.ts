@@ -261,12 +261,12 @@ export class ResponseEngine {
     const offers = preparing instanceof Promise ? await preparing : preparing;
     // Most requests are offered nothing (no MCP server): their context and tool list are the ones they came with.
     const toolContext: ToolContext = offers.offered.length === 0 ? baseContext : { ...baseContext, offered: offeredBesides(offers.offered, functionTools) };
+    const tools = toolContext.offered.size === 0 ? functionTools : [...functionTools, ...[...toolContext.offered.values()].map((tool) => tool.definition)];
     // A choice naming an MCP server's tools is known only now, in the names they are offered under.
-    const toolChoice = resolveToolChoice(request.tool_choice, toolContext.offered.values(), declared);
+    const toolChoice = resolveToolChoice(request.tool_choice, toolContext.offered.values(), declared, tools);
     const policy: LoopPolicy = { ...prepared.policy, allowed: allowedToolNames(toolChoice) };
     const resume = planResume(previous, input, executors, toolContext, policy);
 
-    const tools = toolContext.offered.size === 0 ? functionTools : [...functionTools, ...[...toolContext.offered.values()].map((tool) => tool.definition)];
     const turnRequest = toTurnRequest(request, route.upstreamModel, modelInput, history.length, tools, declared.hosted, toolChoice);
     // Every model call of the loop fits the context window, or learns it from the upstream's refusal.
     const truncating = request.truncation === 'auto' ? new TruncatingProvider(route, this.#windows, model) : null;

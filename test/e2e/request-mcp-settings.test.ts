@@ -92,6 +92,17 @@ describe('request-named MCP servers: authorization, read-only filters, tool_choi
     expect(response.tool_choice).toEqual({ type: 'function', name: 'records__lookup' });
   });
 
+  it('a function choice may name a server\'s tool by the function it is offered as; one the request does not offer is a 400 before any model call', async () => {
+    scriptModel(upstream, openaiChat, (_request, results) => (results.length === 0 ? { calls: [{ id: 'call_1', name: 'records__lookup', args: { id: 'r1' } }] } : { text: `Found: ${results[0]}` }));
+    const response = await create({ model: openaiChat.model, input: 'Read r1.', tools: [server()], tool_choice: { type: 'function', name: 'records__lookup' } });
+    expect(response.output_text).toBe('Found: first record');
+    expect(upstream.requests[0]!.body.tool_choice).toEqual({ type: 'function', function: { name: 'records__lookup' } });
+    const calls = upstream.requests.length;
+    const refused = await create({ model: openaiChat.model, input: 'x', tools: [server()], tool_choice: { type: 'function', name: 'records__delete' } }).catch((error: unknown) => error);
+    expect(refused).toMatchObject({ status: 400, param: 'tool_choice.name', code: 'invalid_value' });
+    expect(upstream.requests.length).toBe(calls);
+  });
+
   it("a whole server: the model must call one of its tools, and only its tools", async () => {
     scriptModel(upstream, openaiChat, () => ({ text: 'ok' }));
     const response = await create({ model: openaiChat.model, input: 'x', tools: [server(), own], tool_choice: { type: 'mcp', server_label: 'records' } as any });
