@@ -129,6 +129,23 @@ for (const storeKind of ['memory', 'redis'] as const) {
       expect(await afterMissing.json()).toMatchObject({ error: { code: 'item_not_found', param: 'after' } });
     });
 
+    it('a tool output must answer a call the conversation holds or one added with it, as on POST /v1/responses', async () => {
+      const call = { type: 'function_call' as const, call_id: 'call_w', name: 'weather', arguments: '{}' };
+      const output = (callId: string) => ({ type: 'function_call_output' as const, call_id: callId, output: 'sunny' });
+      const conversation = await client.conversations.create({ items: [userMessage('Weather?'), call] });
+      // One answering the call held, and a call added together with its answer.
+      await client.conversations.items.create(conversation.id, { items: [output('call_w')] });
+      await client.conversations.items.create(conversation.id, { items: [{ ...call, call_id: 'call_x' }, output('call_x')] });
+      const orphan = await client.conversations.items.create(conversation.id, { items: [userMessage('and?'), output('call_nowhere')] }).catch((error: unknown) => error);
+      expect(orphan).toBeInstanceOf(OpenAI.BadRequestError);
+      expect(orphan).toMatchObject({ code: 'unknown_call_id', param: 'items[1].call_id' });
+      const atCreate = await client.conversations.create({ items: [output('call_w')] }).catch((error: unknown) => error);
+      expect(atCreate).toMatchObject({ status: 400, code: 'unknown_call_id', param: 'items[0].call_id' });
+      // Nothing of the refused batch was added.
+      const types = (await client.conversations.items.list(conversation.id, { order: 'asc' })).data.map((item) => item.type);
+      expect(types).toEqual(['message', 'function_call', 'function_call_output', 'function_call', 'function_call_output']);
+    });
+
     it('keeps ids the client gives its items', async () => {
       const conversation = await client.conversations.create({ items: [{ id: 'msg_mine', type: 'message', role: 'user', content: [{ type: 'input_text', text: 'hi' }] } as OpenAI.Responses.ResponseInputItem] });
       expect(await client.conversations.items.retrieve('msg_mine', { conversation_id: conversation.id })).toMatchObject({ id: 'msg_mine', content: [{ type: 'input_text', text: 'hi' }] });

@@ -1,6 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { Includable } from '../../protocol/includable.ts';
+import { checkToolOutputs } from '../../engine/check-tool-outputs.ts';
+import { CLIENT_ANSWER_TYPES } from '../../engine/client-call-kinds.ts';
 import { idPrefix } from '../../engine/conversation.ts';
 import { invalidRequest, notFound } from '../../errors/gateway-error.ts';
 import { duplicateItemId } from '../../protocol/duplicate-item-id.ts';
@@ -99,6 +101,7 @@ export function registerConversationsRoutes(app: FastifyInstance, store: Convers
     // Like OpenAI: an empty body creates an empty conversation.
     const body = parseRequest(CreateBody, request.body ?? {});
     const items = toStoredItems(body.items ?? []);
+    checkToolOutputs([], items, 'items');
     const conversation: StoredConversation = { id: newId('conv'), created_at: Math.floor(Date.now() / 1000), metadata: body.metadata ?? {} };
     await store.create(request.tenant, conversation, items);
     return conversationView(conversation);
@@ -134,6 +137,12 @@ export function registerConversationsRoutes(app: FastifyInstance, store: Convers
     parseRequest(IncludeQuery, gatherInclude(request.query));
     const body = parseRequest(AddItemsBody, request.body);
     const items = toStoredItems(body.items);
+    // Outputs answer calls the conversation holds (read only when some are added).
+    if (items.some((item) => CLIENT_ANSWER_TYPES.has(item.type))) {
+      const held = await store.items(request.tenant, request.params.id);
+      if (!held) throw conversationNotFound(request.params.id);
+      checkToolOutputs(held, items, 'items');
+    }
     if (!(await store.append(request.tenant, request.params.id, items))) throw conversationNotFound(request.params.id);
     return listView(items, false);
   });
