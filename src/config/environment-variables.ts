@@ -62,6 +62,7 @@ export const ENVIRONMENT_VARIABLES: readonly EnvironmentVariable[] = [
   { name: 'REDIS_KEY_PREFIX', path: ['store', 'keyPrefix'], parse: 'text', help: 'prefix of every Redis key' },
   { name: 'STORE_TTL_SECONDS', path: ['store', 'ttlSeconds'], parse: 'integer', help: 'how long stored responses live, in seconds' },
   { name: 'MCP_SERVERS', path: ['mcp', 'servers'], parse: 'json-array', help: 'JSON array of operator MCP servers [{"name","url","headers","allowedTools","timeoutMs"}]' },
+  { name: 'MCP_CALL_ITEMS', path: ['mcp', 'callItems'], parse: 'text', help: "how operator MCP servers' calls show in the output: mcp (OpenAI's mcp_call items) or function (function_call + function_call_output)" },
   { name: 'MCP_IMAGES', path: ['mcp', 'images'], parse: 'text', help: 'images MCP tools answer with: attach (shown to the model, after the output text) or describe (a line of text, for models without vision)' },
   { name: 'MCP_ALLOWED_URLS', path: ['mcp', 'allowedUrls'], parse: 'list', help: 'comma-separated URL prefixes request-named MCP servers may reach despite the egress policy' },
   { name: 'MAX_TURNS', path: ['loop', 'maxTurns'], parse: 'integer', help: 'model calls per response before it ends incomplete (max_turns)' },

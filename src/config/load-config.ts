@@ -199,6 +199,8 @@ export const GatewayConfig = z.object({
       maxOutputChars: z.int().positive().default(100_000),
       /** Images tools answer with: `attach` them for the model (after the output's text), or `describe` them in a line of text (for models without vision). */
       images: z.enum(['attach', 'describe']).default('attach'),
+      /** How operator servers' calls show in the output: OpenAI's `mcp_call` items, or `function_call` + `function_call_output` (seed 004's shape; clients that run every function_call they see cannot take it). */
+      callItems: z.enum(['mcp', 'function']).default('mcp'),
       maxSessions: z.int().positive().default(256),
     })
     .prefault({}),

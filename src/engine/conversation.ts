@@ -61,7 +61,7 @@ export async function buildConversation(
  * `buildConversation` builds.
  */
 export function conversationAtHand(request: CreateResponseRequest, conversationItems: readonly StoredItem[] | null = null): Conversation | null {
-  if (request.previous_response_id || hasReferences(request.input)) return null;
+  if (request.previous_response_id || needsStoredItems(request.input)) return null;
   return assembleConversation(conversationItems, [], inputWithIds(request.input, NO_ITEMS));
 }
 
@@ -116,15 +116,25 @@ function loadedToolsOf(searchOutputs: readonly { item: StoredInputItem; param: s
 }
 
 async function resolveInput(store: ResponseStore, tenant: string, input: CreateResponseRequest['input']): Promise<StoredInputItem[]> {
-  if (!hasReferences(input)) return inputWithIds(input, NO_ITEMS);
-  const referenced = (input as Exclude<typeof input, string | null | undefined>).filter((item) => item.type === 'item_reference').map((item) => item.id);
-  return inputWithIds(input, await store.items(tenant, referenced));
+  if (!needsStoredItems(input)) return inputWithIds(input, NO_ITEMS);
+  const wanted = (input as Exclude<typeof input, string | null | undefined>).flatMap((item) => (item.type === 'item_reference' || isBareMcpCall(item) ? [item.id!] : []));
+  return inputWithIds(input, await store.items(tenant, wanted));
 }
 
 const NO_ITEMS: ReadonlyMap<string, StoredItem> = new Map();
 
-function hasReferences(input: CreateResponseRequest['input']): boolean {
-  return Array.isArray(input) && input.some((item) => item.type === 'item_reference');
+/** Whether the input names stored items: references, or MCP calls resent without their result. */
+function needsStoredItems(input: CreateResponseRequest['input']): boolean {
+  return Array.isArray(input) && input.some((item) => item.type === 'item_reference' || isBareMcpCall(item));
+}
+
+/**
+ * An `mcp_call` resent with neither output nor error: the OpenAI Agents SDK
+ * resends the gateway's calls so. The stored call of that id, where there is
+ * one, is what the model is shown again (else it would read an empty result).
+ */
+function isBareMcpCall(item: Exclude<CreateResponseRequest['input'], string | null | undefined>[number]): boolean {
+  return item.type === 'mcp_call' && item.output == null && item.error == null;
 }
 
 /** The input as it will be stored: every item with an id, references replaced by the items `found` for them. */
@@ -137,6 +147,10 @@ function inputWithIds(input: CreateResponseRequest['input'], found: ReadonlyMap<
       if (!stored) throw notFound(`Item with id '${item.id}' not found.`, 'item_not_found', `input[${index}].id`);
       // MCP items and client-answered calls stand for themselves (a call to answer, a listing, an approval request); everything else is one item.
       return { ...(stored.type.startsWith('mcp_') || CLIENT_CALL_TYPES.has(stored.type) ? stored : storedItemToInput(stored)[0]), id: item.id } as StoredInputItem;
+    }
+    if (isBareMcpCall(item)) {
+      const stored = found.get(item.id!);
+      if (stored?.type === 'mcp_call') return stored as StoredInputItem;
     }
     return { ...item, id: item.id ?? newId(idPrefix(item.type)) } as StoredInputItem;
   });

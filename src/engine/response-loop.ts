@@ -281,9 +281,11 @@ async function* runLoop(loop: ResponseLoop, tally: LoopTally): AsyncGenerator<Re
       const waitsForClient = planned.some((entry) => entry.route === 'client');
       const approvals = planned.filter((entry) => entry.route === 'approval');
       if (waitsForClient || approvals.length > 0) {
-        // A client call pauses the whole turn; calls that only wait for approval let the others run first.
-        // Either way, calls that can never run get their error output now: what is left unanswered is the client's.
-        const runNow = planned.filter((entry) => (waitsForClient ? entry.route === 'rejected' : entry.route !== 'approval'));
+        // A client call pauses the turn: server calls shown as their own items (MCP's, which hide the model's call) run first,
+        // since nothing of theirs would be left for the continuation to find; those shown as function calls wait for it (seed 004).
+        // Calls that only wait for approval let every other call run first. Either way, calls that can never run get their
+        // error output now: what is left unanswered is the client's.
+        const runNow = planned.filter((entry) => (waitsForClient ? entry.route === 'rejected' || (entry.route === 'server' && itemsOf(entry.call.name).hidesCall) : entry.route !== 'approval'));
         const round = yield* runToolRound(scope, runNow, [], turn);
         if (round.stop) {
           ending = round.stop;

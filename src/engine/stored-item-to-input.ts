@@ -42,7 +42,10 @@ export function storedItemToInput(item: StoredItem | InputItem): InputItem[] {
       return [{ ...(item.id != null && { id: item.id }), type: 'reasoning', summary: item.summary, ...(item.encrypted_content != null && { encrypted_content: item.encrypted_content }) }];
     case 'mcp_call': {
       const name = qualifiedToolName(item.server_label, item.name);
-      const output = item.error ? JSON.stringify({ error: item.error }) : (item.output ?? '');
+      const text = item.error ? JSON.stringify({ error: item.error }) : (item.output ?? '');
+      // Images the tool answered with follow the text, as in a function_call_output.
+      const images = item['loopgate:images'] ?? [];
+      const output = images.length > 0 ? [{ type: 'input_text' as const, text }, ...images] : text;
       return [
         { type: 'function_call', call_id: item.id, name, arguments: item.arguments },
         { type: 'function_call_output', call_id: item.id, output },

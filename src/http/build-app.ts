@@ -158,6 +158,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     egress,
     defaultTimeoutMs: config.mcp.timeoutMs,
     images: config.mcp.images,
+    callItems: config.mcp.callItems,
     log: app.log.child({ component: 'mcp' }),
     catalog: { listTtlMs: config.mcp.listTtlMs, listWaitMs: config.mcp.listWaitMs, retryBaseMs: config.mcp.retryBaseMs, retryMaxMs: config.mcp.retryMaxMs },
   });

@@ -226,6 +226,8 @@ const McpCallInput = z.strictObject({
   error: z.string().max(MAX_TEXT).nullish(),
   status: callStatus,
   approval_request_id: mcpId.nullish(),
+  // The images the tool answered with, as the gateway's own mcp_call items carry them (output-items.ts).
+  'loopgate:images': z.array(z.strictObject({ type: z.literal('input_image'), image_url: z.string().max(REQUEST_LIMITS.maxImageChars) })).max(REQUEST_LIMITS.maxContentParts).nullish(),
 });
 const McpApprovalRequestInput = z.strictObject({ id: mcpId, type: z.literal('mcp_approval_request'), server_label: mcpName, name: mcpName, arguments: jsonArgumentsText });
 

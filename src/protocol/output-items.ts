@@ -107,6 +107,12 @@ export interface McpCallItem {
   error?: string;
   status: ItemStatus;
   approval_request_id?: string;
+  /**
+   * Images the tool answered with, as data URLs (a browser tool's screenshot):
+   * OpenAI's `output` is only text, so they ride here, and the model is shown
+   * them after the output's text, as a `function_call_output` would hold them.
+   */
+  'loopgate:images'?: { type: 'input_image'; image_url: string }[];
 }
 export interface McpApprovalRequestItem {
   type: 'mcp_approval_request';

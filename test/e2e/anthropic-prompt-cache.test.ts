@@ -2,7 +2,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../support/gateway.ts';
 import { McpTestServer } from '../support/mcp-test-server.ts';
-import { assertValidResponse } from '../support/openresponses-schema.ts';
+import { assertValidResponse, assertValidResponseWithMcpItems } from '../support/openresponses-schema.ts';
 import { flavors, scriptModel } from '../support/provider-flavors.ts';
 import type { RecordedRequest } from '../support/scripted-chat-upstream.ts';
 import { ScriptedChatUpstream } from '../support/scripted-chat-upstream.ts';
@@ -74,7 +74,7 @@ describe.each([
 
   it(`a tool loop and its continuation ${caches ? 'read what each earlier call wrote' : 'read nothing from the cache'}; usage says so as cached_tokens`, async () => {
     const response = await client.responses.create({ model: anthropic.model, instructions: 'You add numbers with the calc tool.', input: 'Add 1+2, then 2+2.' });
-    assertValidResponse(response);
+    assertValidResponseWithMcpItems(response);
     expect(response.output_text).toBe('Got 3 and 4.');
     const loop = cache.served.slice();
     expect(loop).toHaveLength(3);
@@ -83,7 +83,7 @@ describe.each([
     expect(response.usage!.input_tokens).toBe(loop.reduce((sum, call) => sum + call.input, 0));
 
     const next = await client.responses.create({ model: anthropic.model, instructions: 'You add numbers with the calc tool.', previous_response_id: response.id, input: 'Now 3+3 and 4+4.' });
-    assertValidResponse(next);
+    assertValidResponseWithMcpItems(next);
     const continuation = cache.served.slice(3);
     if (caches) {
       // The first call writes; every later one reads the whole prompt of the call before it, the continuation's first call too.

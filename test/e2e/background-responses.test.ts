@@ -2,7 +2,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { McpTestServer } from '../support/mcp-test-server.ts';
 import { assertEventStreamInvariants } from '../support/event-invariants.ts';
-import { assertValidResponse } from '../support/openresponses-schema.ts';
+import { assertValidEventWithMcpItems, assertValidResponse } from '../support/openresponses-schema.ts';
 import { openaiChat } from '../support/provider-flavors.ts';
 import { startReplicaPair, type ReplicaPair, type StoreKind } from '../support/replica-pair.ts';
 import { chunk, ScriptedChatUpstream, sse, textReply, usageChunk, type RecordedRequest, type UpstreamReply } from '../support/scripted-chat-upstream.ts';
@@ -127,7 +127,7 @@ for (const storeKind of ['memory', 'redis', 'redis-cluster'] as const satisfies 
       // The stream of a cancelled response ends with its terminal event.
       const events: { type: string; sequence_number: number; [field: string]: any }[] = [];
       for await (const event of await clientOther.responses.retrieve(queued.id, { stream: true })) events.push(event);
-      expect(assertEventStreamInvariants(events).status).toBe('cancelled');
+      expect(assertEventStreamInvariants(events, assertValidEventWithMcpItems).status).toBe('cancelled');
       expect(events.at(-1)!.type).toBe('response.incomplete');
     });
 

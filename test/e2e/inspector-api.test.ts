@@ -44,7 +44,7 @@ describe.each(flavors)('inspector data over $name', (flavor) => {
       auth: { apiKeys },
       inspector: { enabled: true },
       // The same server once more, as a request names it (on loopback, so allowed by prefix).
-      mcp: { servers: [{ name: 'tools', url: mcpUrl, headers: { 'x-api-key': MCP_SECRET } }], allowedUrls: [`${new URL(mcpUrl).origin}/`] },
+      mcp: { callItems: 'function', servers: [{ name: 'tools', url: mcpUrl, headers: { 'x-api-key': MCP_SECRET } }], allowedUrls: [`${new URL(mcpUrl).origin}/`] },
     });
   });
   afterAll(async () => {
@@ -196,7 +196,7 @@ describe('inspector: what is not watched here, and the page', () => {
     const [upstreamUrl, mcpUrl] = await Promise.all([upstream.start(), mcp.start()]);
     // Remembers one response: the one before it is read back from the store. With a server-side tool, the loop runs.
     [gateway, off] = await Promise.all([
-      startGateway(upstreamUrl, { auth: { apiKeys }, inspector: { enabled: true, recentResponses: 1 }, mcp: { servers: [{ name: 'tools', url: mcpUrl }] } }),
+      startGateway(upstreamUrl, { auth: { apiKeys }, inspector: { enabled: true, recentResponses: 1 }, mcp: { callItems: 'function', servers: [{ name: 'tools', url: mcpUrl }] } }),
       startGateway(upstreamUrl, { auth: { apiKeys } }),
     ]);
   });

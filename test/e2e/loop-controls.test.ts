@@ -52,7 +52,7 @@ describe.each(flavors)('loop controls over $name', (flavor: ProviderFlavor) => {
     validatorUrl = `http://127.0.0.1:${(validatorServer.address() as AddressInfo).port}/judge`;
     const [upstreamUrl, mcpUrl] = await Promise.all([upstream.start(), mcp.start()]);
     upstream.setScript((request) => flavor.render(request, model(flavor.seen(request), request)));
-    const base = { ...flavor.config(upstreamUrl), mcp: { servers: [{ name: 'tools', url: mcpUrl, allowedTools: ['add', 'fail', 'judge'] }] } };
+    const base = { ...flavor.config(upstreamUrl), mcp: { callItems: 'function', servers: [{ name: 'tools', url: mcpUrl, allowedTools: ['add', 'fail', 'judge'] }] } };
     gateway = await startGateway(upstreamUrl, { ...base, loop: { maxTurns: 4, requestLimits: { maxTurns: 6, maxValidationAttempts: 3 } } });
     validated = await startGateway(upstreamUrl, { ...base, loop: { outputValidation: { enabled: true, maxAttempts: 2, validator: { type: 'http', url: validatorUrl } } } });
     client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 });
@@ -276,7 +276,7 @@ describe('loop controls: an MCP tool as the output validator', () => {
     upstream.setScript((request) => flavor.render(request, { text: flavor.seen(request).some((entry) => entry.kind === 'user' && entry.text.includes('Say please.')) ? 'Yes, please.' : 'Yes.' }));
     gateway = await startGateway(upstreamUrl, {
       ...flavor.config(upstreamUrl),
-      mcp: { servers: [{ name: 'checks', url: mcpUrl, allowedTools: ['judge'] }] },
+      mcp: { callItems: 'function', servers: [{ name: 'checks', url: mcpUrl, allowedTools: ['judge'] }] },
       loop: { outputValidation: { enabled: true, validator: { type: 'mcp', tool: 'checks__judge' } } },
     });
   });

@@ -4,7 +4,13 @@ import OpenAI from 'openai';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../support/gateway.ts';
 import { McpTestServer } from '../support/mcp-test-server.ts';
-import { assertValidResponse } from '../support/openresponses-schema.ts';
+import { assertValidResponse, assertValidResponseWithMcpItems } from '../support/openresponses-schema.ts';
+
+/** What an operator tool's call came to, as its mcp_call says: the error, else the output. */
+const callResult = (response: { output: any[] }): string => {
+  const call = response.output.find((item) => item.type === 'mcp_call');
+  return call.error ?? call.output;
+};
 import { freePort } from '../support/redis.ts';
 import { TcpProxy } from '../support/tcp-proxy.ts';
 import { ScriptedChatUpstream, textReply, type RecordedRequest, type UpstreamReply } from '../support/scripted-chat-upstream.ts';
@@ -177,9 +183,8 @@ describe('MCP faults: no operator server can stall unrelated requests', () => {
     const started = performance.now();
     const response = await client.responses.create({ model: 'm', input: 'go' });
     const elapsed = performance.now() - started;
-    assertValidResponse(response);
-    const output = response.output.find((item) => item.type === 'function_call_output') as any;
-    expect(output.output).toMatch(/700 ms/);
+    assertValidResponseWithMcpItems(response);
+    expect(callResult(response)).toMatch(/700 ms/);
     expect(elapsed).toBeGreaterThanOrEqual(650);
     expect(elapsed).toBeLessThan(5_000);
   });
@@ -195,9 +200,8 @@ describe('MCP faults: no operator server can stall unrelated requests', () => {
       const started = performance.now();
       const response = await client.responses.create({ model: 'm', input: 'add them' });
       const elapsed = performance.now() - started;
-      assertValidResponse(response);
-      const output = response.output.find((item) => item.type === 'function_call_output') as any;
-      expect(output.output).toMatch(/700 ms|timed out/);
+      assertValidResponseWithMcpItems(response);
+      expect(callResult(response)).toMatch(/700 ms|timed out/);
       expect(response.output_text).toMatch(/^saw: /);
       expect(elapsed).toBeGreaterThanOrEqual(650);
       expect(elapsed).toBeLessThan(3_000);
@@ -226,16 +230,14 @@ describe('MCP faults: no operator server can stall unrelated requests', () => {
     upstream.setScript(modelCalling('healthy__slow', { ms: 900, label: 'finished' }));
     const { client } = await start({ servers: [{ name: 'healthy', url: healthyUrl }], timeoutMs: 5_000 }, { loop: { toolTimeoutMs: 300 } });
     const response = await client.responses.create({ model: 'm', input: 'go' });
-    const output = response.output.find((item) => item.type === 'function_call_output') as any;
-    expect(output.output).toBe('slept 900 ms (finished)');
+    expect(callResult(response)).toBe('slept 900 ms (finished)');
   });
 
   it('timeout precedence: a server\'s timeoutMs beyond loop.toolTimeoutMs is honoured', async () => {
     upstream.setScript(modelCalling('healthy__slow', { ms: 900, label: 'finished' }));
     const { client } = await start({ servers: [{ name: 'healthy', url: healthyUrl, timeoutMs: 5_000 }] }, { loop: { toolTimeoutMs: 300 } });
     const response = await client.responses.create({ model: 'm', input: 'go' });
-    const output = response.output.find((item) => item.type === 'function_call_output') as any;
-    expect(output.output).not.toMatch(/did not finish/);
+    expect(callResult(response)).not.toMatch(/did not finish/);
     expect(response.output_text).toMatch(/^saw: /);
   });
 });

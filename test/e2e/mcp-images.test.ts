@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assertEventStreamInvariants } from '../support/event-invariants.ts';
 import { startGateway, type RunningGateway } from '../support/gateway.ts';
 import { McpTestServer } from '../support/mcp-test-server.ts';
-import { assertValidItem, assertValidResponse } from '../support/openresponses-schema.ts';
+import { assertValidEventWithMcpItems, assertValidResponse, assertValidResponseWithMcpItems } from '../support/openresponses-schema.ts';
 import { flavors, scriptModel } from '../support/provider-flavors.ts';
 import { ScriptedChatUpstream } from '../support/scripted-chat-upstream.ts';
 
@@ -27,14 +27,29 @@ function browserServer(): McpTestServer {
 
 const ATTACHED_TEXT = ['Screenshot of https://example.com:', '[image 1 (image/png, 70 bytes), attached]', '[image (image/svg+xml, 6 bytes), not shown to the model]'].join('\n');
 
-describe.each(flavors)('images from MCP tools, over $name', (flavor) => {
+/** Where a screenshot is in the output, per how operator calls are shown (`mcp.callItems`): the item holding it, its text and its images. */
+function shotIn(output: readonly any[], callItems: 'mcp' | 'function'): { item: any; text: string; images: unknown[] } {
+  if (callItems === 'function') {
+    const item = output.find((entry) => entry.type === 'function_call_output');
+    return { item, text: item.output[0].text, images: item.output.slice(1) };
+  }
+  const item = output.find((entry) => entry.type === 'mcp_call');
+  return { item, text: item.output, images: item['loopgate:images'] };
+}
+
+const SHOWN_AS = flavors.flatMap((flavor) => (['mcp', 'function'] as const).map((callItems) => ({ ...flavor, callItems })));
+
+describe.each(SHOWN_AS)('images from MCP tools, over $name, operator calls shown as $callItems items', (flavor) => {
   const upstream = new ScriptedChatUpstream();
   const mcp = browserServer();
   let gateway: RunningGateway;
   let client: OpenAI;
+  let serverUrl: string;
+  const image = flavor.callItems === 'function' ? { type: 'input_image', image_url: `data:image/png;base64,${PIXEL}`, detail: 'auto' } : { type: 'input_image', image_url: `data:image/png;base64,${PIXEL}` };
   beforeAll(async () => {
     const [upstreamUrl, mcpUrl] = await Promise.all([upstream.start(), mcp.start()]);
-    gateway = await startGateway(upstreamUrl, { ...flavor.config(upstreamUrl), mcp: { servers: [{ name: 'browser', url: mcpUrl }] } });
+    serverUrl = mcpUrl;
+    gateway = await startGateway(upstreamUrl, { ...flavor.config(upstreamUrl), mcp: { servers: [{ name: 'browser', url: mcpUrl }], callItems: flavor.callItems, allowedUrls: [`${new URL(mcpUrl).origin}/`] } });
     client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 });
   });
   afterAll(async () => {
@@ -42,19 +57,14 @@ describe.each(flavors)('images from MCP tools, over $name', (flavor) => {
     await Promise.all([upstream.close(), mcp.close()]);
   });
 
-  it('an operator tool\'s screenshot reaches the model as an image, and the function_call_output holds it after the text; a continuation shows it again', async () => {
+  it("an operator tool's screenshot reaches the model as an image, and the output item holds it after the text; a continuation shows it again", async () => {
     scriptModel(upstream, flavor, (_request, results) => (results.length === 0 ? { calls: [{ id: 'call_shot', name: 'browser__screenshot', args: {} }] } : { text: 'I see one pixel.' }));
     const response = await client.responses.create({ model: flavor.model, input: 'What does the page look like?' });
-    assertValidResponse(response);
+    assertValidResponseWithMcpItems(response);
     expect(response.output_text).toBe('I see one pixel.');
-    const output = response.output.find((item) => item.type === 'function_call_output')!;
-    expect(output).toMatchObject({
-      call_id: 'call_shot',
-      output: [
-        { type: 'input_text', text: ATTACHED_TEXT },
-        { type: 'input_image', image_url: `data:image/png;base64,${PIXEL}`, detail: 'auto' },
-      ],
-    });
+    const shot = shotIn(response.output, flavor.callItems);
+    expect(shot.text).toBe(ATTACHED_TEXT);
+    expect(shot.images).toEqual([image]);
     // The model's second call was shown the image, in the upstream's own way.
     const shown = JSON.stringify(upstream.requests.at(-1)!.body);
     expect(shown).toContain(PIXEL);
@@ -72,11 +82,28 @@ describe.each(flavors)('images from MCP tools, over $name', (flavor) => {
     scriptModel(upstream, flavor, (_request, results) => (results.length === 0 ? { calls: [{ id: 'call_s', name: 'browser__screenshot', args: {} }] } : { text: 'Seen.' }));
     const events: any[] = [];
     for await (const event of await client.responses.create({ model: flavor.model, input: 'Look.', stream: true })) events.push(event);
-    assertEventStreamInvariants(events);
-    const done = events.find((event) => event.type === 'response.output_item.done' && event.item.type === 'function_call_output');
-    assertValidItem(done.item);
-    expect(done.item.output[1]).toEqual({ type: 'input_image', image_url: `data:image/png;base64,${PIXEL}`, detail: 'auto' });
+    assertEventStreamInvariants(events, assertValidEventWithMcpItems);
+    const done = events.filter((event) => event.type === 'response.output_item.done').map((event) => event.item);
+    expect(shotIn(done, flavor.callItems).images).toEqual([image]);
     expect(events.at(-1).response.output_text ?? events.at(-1).response.output.at(-1).content[0].text).toBe('Seen.');
+  });
+
+  it('a server named in the request: its mcp_call carries the screenshot the same way, and the model is shown it', async () => {
+    scriptModel(upstream, flavor, (_request, results) => (results.length === 0 ? { calls: [{ id: 'call_p', name: 'page__screenshot', args: {} }] } : { text: 'A pixel.' }));
+    const response = await client.responses.create({ model: flavor.model, input: 'Look.', tools: [{ type: 'mcp', server_label: 'page', server_url: serverUrl, require_approval: 'never' }] });
+    assertValidResponseWithMcpItems(response);
+    expect(shotIn(response.output, 'mcp').images).toEqual([{ type: 'input_image', image_url: `data:image/png;base64,${PIXEL}` }]);
+    expect(JSON.stringify(upstream.requests.at(-1)!.body)).toContain(PIXEL);
+  });
+
+  it('a client resending the items statelessly (store: false) shows the model the image again', async () => {
+    scriptModel(upstream, flavor, (_request, results) => (results.length === 0 ? { calls: [{ id: 'call_r', name: 'browser__screenshot', args: {} }] } : { text: 'One pixel.' }));
+    const response = await client.responses.create({ model: flavor.model, input: 'Look.', store: false });
+    scriptModel(upstream, flavor, () => ({ text: 'Still one.' }));
+    const resent = response.output.map(({ status: _status, ...item }: any) => item);
+    const next = await client.responses.create({ model: flavor.model, store: false, input: [{ role: 'user', content: 'Look.' }, ...resent, { role: 'user', content: 'And now?' }] as any });
+    expect(next.output_text).toBe('Still one.');
+    expect(JSON.stringify(upstream.requests.at(-1)!.body)).toContain(PIXEL);
   });
 });
 
@@ -101,8 +128,10 @@ describe('images from MCP tools that cannot be attached', () => {
   it('mcp.images "describe" (models without vision): the model reads a line of text, and no image travels', async () => {
     scriptModel(upstream, chat, (_request, results) => (results.length === 0 ? { calls: [{ id: 'call_d', name: 'browser__screenshot', args: {} }] } : { text: results[0]! }));
     const response = await client.responses.create({ model: 'm', input: 'Look.' });
-    assertValidResponse(response);
-    expect(response.output.find((item) => item.type === 'function_call_output')).toMatchObject({ output: expect.stringContaining('[image (image/png, 70 bytes), not shown to the model]') });
+    assertValidResponseWithMcpItems(response);
+    const call = response.output.find((item) => item.type === 'mcp_call')!;
+    expect(call).toMatchObject({ output: expect.stringContaining('[image (image/png, 70 bytes), not shown to the model]') });
+    expect(call).not.toHaveProperty('loopgate:images');
     expect(JSON.stringify(upstream.requests.at(-1)!.body)).not.toContain(PIXEL);
     expect(upstream.requests.at(-1)!.body.messages.filter((message: any) => message.role === 'user')).toHaveLength(1);
   });
@@ -146,18 +175,20 @@ describe.each(flavors)('a model without vision (vision: false), over $name', (fl
   it("a tool's screenshot is told to the model as a line of text, not sent; the stored output keeps the image", async () => {
     scriptModel(upstream, flavor, (_request, results) => (results.length === 0 ? { calls: [{ id: 'call_b', name: 'browser__screenshot', args: {} }] } : { text: 'I was told of a screenshot.' }));
     const response = await client.responses.create({ model: flavor.model, input: 'What does the page look like?' });
-    assertValidResponse(response);
+    assertValidResponseWithMcpItems(response);
     expect(response.output_text).toBe('I was told of a screenshot.');
     const shown = JSON.stringify(upstream.requests.at(-1)!.body);
     expect(shown).not.toContain(PIXEL);
     expect(shown).toContain(NOT_SHOWN);
-    expect(response.output.find((item) => item.type === 'function_call_output')).toMatchObject({ output: [{ type: 'input_text', text: ATTACHED_TEXT }, userImage] });
+    const shot = shotIn(response.output, 'mcp');
+    expect(shot.text).toBe(ATTACHED_TEXT);
+    expect(shot.images).toEqual([{ type: 'input_image', image_url: userImage.image_url }]);
   });
 
   it('a model entry with vision: true on the same provider is sent the screenshot', async () => {
     scriptModel(upstream, flavor, (_request, results) => (results.length === 0 ? { calls: [{ id: 'call_e', name: 'browser__screenshot', args: {} }] } : { text: 'I see one pixel.' }));
     const response = await client.responses.create({ model: 'eyes', input: 'What does the page look like?' });
-    assertValidResponse(response);
+    assertValidResponseWithMcpItems(response);
     expect(response.output_text).toBe('I see one pixel.');
     expect(JSON.stringify(upstream.requests.at(-1)!.body)).toContain(PIXEL);
   });

@@ -4,7 +4,8 @@ import OpenAI from 'openai';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../support/gateway.ts';
 import { McpTestServer } from '../support/mcp-test-server.ts';
-import { assertValidEvent, assertValidItem, assertValidResponse } from '../support/openresponses-schema.ts';
+import { assertEventStreamInvariants } from '../support/event-invariants.ts';
+import { assertValidEvent, assertValidEventWithMcpItems, assertValidItem, assertValidResponse, assertValidResponseWithMcpItems } from '../support/openresponses-schema.ts';
 import { chunk, ScriptedChatUpstream, sse, usageChunk, type RecordedRequest, type UpstreamReply } from '../support/scripted-chat-upstream.ts';
 
 /**
@@ -35,7 +36,7 @@ function assertValidExceptMcp(response: any): void {
   for (const item of response.output) if (!item.type.startsWith('mcp_')) assertValidItem(item);
 }
 
-describe('MCP: operator-configured servers', () => {
+describe('MCP: operator-configured servers, their calls shown as function calls (mcp.callItems: "function")', () => {
   const upstream = new ScriptedChatUpstream();
   const mcp = new McpTestServer();
   const legacy = new McpTestServer('sse');
@@ -51,6 +52,7 @@ describe('MCP: operator-configured servers', () => {
           { name: 'old', url: legacyUrl },
         ],
         listTtlMs: 60_000,
+        callItems: 'function',
       },
     });
     client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'client-key-never-forwarded', maxRetries: 0 });
@@ -143,6 +145,93 @@ describe('MCP: operator-configured servers', () => {
     expect(mcp.cancelledCalls).toContain('cancel-me');
     expect(performance.now() - abortedAt).toBeLessThan(500);
     expect(mcp.methods).toContain('notifications/cancelled');
+  });
+});
+
+/**
+ * The default: operator servers' calls are OpenAI's `mcp_call` items, as
+ * OpenAI shows MCP calls it ran itself. Clients that run every function_call
+ * they see (the Agents SDK, the AI SDK, LangChain, Codex) would otherwise take
+ * the gateway's calls for their own.
+ */
+describe('MCP: operator-configured servers, their calls shown as mcp_call items (the default)', () => {
+  const upstream = new ScriptedChatUpstream();
+  const mcp = new McpTestServer();
+  let gateway: RunningGateway;
+  let client: OpenAI;
+  const clientTool = { type: 'function' as const, name: 'ask_user', parameters: { type: 'object', properties: {} }, strict: false };
+  /** What the model was shown as tool results in the last call. */
+  const results = () => (upstream.requests.at(-1)!.body.messages as any[]).filter((message) => message.role === 'tool').map((message) => message.content).sort();
+
+  beforeAll(async () => {
+    const [upstreamUrl, mcpUrl] = await Promise.all([upstream.start(), mcp.start()]);
+    gateway = await startGateway(upstreamUrl, { mcp: { servers: [{ name: 'tools', url: mcpUrl }] } });
+    client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 });
+  });
+  afterAll(async () => {
+    await gateway.close();
+    await Promise.all([upstream.close(), mcp.close()]);
+  });
+  beforeEach(() => {
+    upstream.requests.length = 0;
+  });
+
+  it('a call runs in the loop and shows as one mcp_call (server_label the server, output the result); no listing item', async () => {
+    upstream.setScript(modelCalling([{ name: 'tools__add', args: { a: 2, b: 3 } }]));
+    const response = await client.responses.create({ model: 'm', input: 'What is 2 + 3?' });
+    assertValidResponseWithMcpItems(response);
+    expect(response.output.map((item) => item.type)).toEqual(['mcp_call', 'message']);
+    expect(response.output[0]).toMatchObject({ type: 'mcp_call', server_label: 'tools', name: 'add', arguments: '{"a":2,"b":3}', output: '5', status: 'completed' });
+    expect(response.output[0]).not.toHaveProperty('error');
+    expect(response.output_text).toBe('Results: 5');
+    expect(results()).toEqual(['5']);
+  });
+
+  it('an isError result is the mcp_call\'s error, which the model sees', async () => {
+    upstream.setScript(modelCalling([{ name: 'tools__fail', args: {} }]));
+    const response = await client.responses.create({ model: 'm', input: 'x' });
+    expect(response.output[0]).toMatchObject({ type: 'mcp_call', error: 'the thing is broken' });
+    expect(response.output[0]).not.toHaveProperty('output');
+    expect(results()).toEqual([JSON.stringify({ error: 'the thing is broken' })]);
+  });
+
+  it('streamed: every event valid, and responses.stream() accepts it', async () => {
+    upstream.setScript(modelCalling([{ name: 'tools__add', args: { a: 1, b: 1 } }]));
+    const stream = client.responses.stream({ model: 'm', input: 'x' });
+    const events: any[] = [];
+    for await (const event of stream) events.push(event);
+    assertEventStreamInvariants(events, assertValidEventWithMcpItems);
+    const final = await stream.finalResponse();
+    expect(final.output.map((item) => item.type)).toEqual(['mcp_call', 'message']);
+    expect(events.filter((event) => event.type === 'response.output_item.added').map((event) => [event.item.type, event.item.status ?? null])).toContainEqual(['mcp_call', 'in_progress']);
+  });
+
+  it('a turn that also calls a client tool: the operator call runs before the pause, and the continuation shows the model both results', async () => {
+    upstream.setScript(modelCalling([{ name: 'tools__add', args: { a: 20, b: 22 } }, { name: 'ask_user', args: {} }]));
+    const paused = await client.responses.create({ model: 'm', input: 'x', tools: [clientTool] });
+    expect(paused.status).toBe('requires_action');
+    expect(paused.output.map((item) => item.type)).toEqual(['function_call', 'mcp_call']);
+    expect(paused.output[1]).toMatchObject({ name: 'add', output: '42' });
+    const calls = mcp.calls.length;
+    const call = paused.output[0] as OpenAI.Responses.ResponseFunctionToolCall;
+
+    const resumed = await client.responses.create({ model: 'm', previous_response_id: paused.id, tools: [clientTool], input: [{ type: 'function_call_output', call_id: call.call_id, output: 'yes' }] });
+    expect(resumed.output_text).toBe('Results: 42 | yes');
+    // Statelessly, resending the items as they came, it is the same, and nothing runs twice.
+    const resent = await client.responses.create({ model: 'm', store: false, tools: [clientTool], input: [{ role: 'user', content: 'x' }, ...paused.output, { type: 'function_call_output', call_id: call.call_id, output: 'yes' }] as any });
+    expect(resent.output_text).toBe('Results: 42 | yes');
+    expect(mcp.calls.length).toBe(calls);
+  });
+
+  it('a continuation shows the model the earlier mcp_call as the call it made and the result it saw', async () => {
+    upstream.setScript(modelCalling([{ name: 'tools__add', args: { a: 4, b: 4 } }]));
+    const first = await client.responses.create({ model: 'm', input: 'x' });
+    upstream.setScript(() => ({ kind: 'json', body: { choices: [{ index: 0, message: { role: 'assistant', content: 'fine' }, finish_reason: 'stop' }] } }));
+    await client.responses.create({ model: 'm', previous_response_id: first.id, input: 'again' });
+    const messages = upstream.requests.at(-1)!.body.messages as any[];
+    const assistant = messages.find((message) => message.tool_calls);
+    expect(assistant.tool_calls[0].function).toEqual({ name: 'tools__add', arguments: '{"a":4,"b":4}' });
+    expect(messages.find((message) => message.role === 'tool')).toMatchObject({ tool_call_id: assistant.tool_calls[0].id, content: '8' });
   });
 });
 

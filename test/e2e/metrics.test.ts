@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assertEventStreamInvariants } from '../support/event-invariants.ts';
 import { startGateway, type RunningGateway } from '../support/gateway.ts';
 import { McpTestServer } from '../support/mcp-test-server.ts';
-import { assertValidResponse, assertValidResponseWithOpenAIItems } from '../support/openresponses-schema.ts';
+import { assertValidResponse, assertValidResponseWithMcpItems, assertValidResponseWithOpenAIItems } from '../support/openresponses-schema.ts';
 import { delta, parsePrometheusText, sumOf, type Scrape } from '../support/prometheus-text.ts';
 import { flavors, type ModelTurn, type ProviderFlavor, type Seen, type TurnTokens } from '../support/provider-flavors.ts';
 import { ScriptedChatUpstream, type RecordedRequest, type UpstreamReply } from '../support/scripted-chat-upstream.ts';
@@ -117,8 +117,9 @@ describe.each(flavors)('metrics over $name', (flavor: ProviderFlavor) => {
     for await (const event of await client.responses.create({ model: 'fast', input: 'hello', stream: true })) streamed.push(event);
     expect(assertEventStreamInvariants(streamed).status).toBe('completed');
     const looped = await client.responses.create({ model: 'fast', input: 'tools' });
-    assertValidResponse(looped);
-    expect(looped.output_text).toBe('Results: 5 | the thing is broken');
+    assertValidResponseWithMcpItems(looped);
+    // The failed call's result is shown to the model as its mcp_call's error.
+    expect(looped.output_text).toBe('Results: 5 | {"error":"the thing is broken"}');
     // A model name that is no configured alias is counted as `other`.
     const unknown = await client.responses.create({ model: flavor.model, input: 'hello' });
     assertValidResponse(unknown);

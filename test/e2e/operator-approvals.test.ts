@@ -177,12 +177,13 @@ describe.each(flavors)('approval gates for operator MCP servers, $name upstream'
       expect(resultsSeen()).toEqual(['first record', '{"error":"The user did not approve this call."}']);
     });
 
-    it('a server without a gate keeps plain function_call items', async () => {
+    it('a server without a gate runs every call at once, shown as mcp_call items all the same (mcp.callItems)', async () => {
       modelCalling({ name: 'plain__delete_record', args: { id: 'r1' } });
       const response = await create({ input: 'Delete r1.' });
       expect(response.status).toBe('completed');
-      expect(typesOf(response)).toEqual(['function_call', 'function_call_output', 'message']);
-      expect(response.output[1]).toMatchObject({ call_id: 'call_0', output: 'deleted r1' });
+      expect(typesOf(response)).toEqual(['mcp_call', 'message']);
+      expect(response.output[0]).toMatchObject({ type: 'mcp_call', server_label: 'plain', name: 'delete_record', output: 'deleted r1', status: 'completed' });
+      expect(response.output[0]).not.toHaveProperty('approval_request_id');
       expect(plain.callsOf('delete_record')).toEqual([{ id: 'r1' }]);
     });
   });

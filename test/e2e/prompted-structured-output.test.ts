@@ -70,7 +70,7 @@ describe.each(flavors)('prompted structured output over $name, to an upstream wi
         'prompted-model': { provider, model: PROMPTED, structuredOutput: 'prompt' },
         'prompted-text-tools-model': { provider, model: PROMPTED_WITH_TEXT_TOOLS, structuredOutput: 'prompt', toolCalls: 'text' },
       },
-      mcp: { servers: [{ name: 'tools', url: mcpUrl, allowedTools: ['add'] }] },
+      mcp: { callItems: 'function', servers: [{ name: 'tools', url: mcpUrl, allowedTools: ['add'] }] },
       loop: { outputValidation: { enabled: true } },
     });
     client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 });

@@ -29,7 +29,7 @@ describe.each(flavors)('over $name', (flavor) => {
   beforeAll(async () => {
     const [upstreamUrl, mcpUrl] = await Promise.all([upstream.start(), mcp.start()]);
     upstream.setScript((request) => flavor.render(request, model(flavor.seen(request), request)));
-    gateway = await startGateway(upstreamUrl, { ...flavor.config(upstreamUrl), mcp: { servers: [{ name: 'tools', url: mcpUrl, allowed_tools: ['add'] }] } }, {}, [executor]);
+    gateway = await startGateway(upstreamUrl, { ...flavor.config(upstreamUrl), mcp: { callItems: 'function', servers: [{ name: 'tools', url: mcpUrl, allowed_tools: ['add'] }] } }, {}, [executor]);
     client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 });
   });
   afterAll(async () => {

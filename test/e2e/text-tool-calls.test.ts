@@ -94,7 +94,7 @@ describe.each(flavors)('text tool calls over $name, to an upstream without tool 
     const [upstreamUrl, mcpUrl] = await Promise.all([upstream.start(), mcp.start()]);
     const setup = textToolConfig(flavor, upstreamUrl);
     model = setup.model;
-    gateway = await startGateway(upstreamUrl, { ...setup.config, mcp: { servers: [{ name: 'tools', url: mcpUrl, allowedTools: ['add'] }] } });
+    gateway = await startGateway(upstreamUrl, { ...setup.config, mcp: { callItems: 'function', servers: [{ name: 'tools', url: mcpUrl, allowedTools: ['add'] }] } });
     client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 });
   });
   afterAll(async () => {

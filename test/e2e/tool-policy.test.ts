@@ -57,6 +57,7 @@ describe.each(flavors)('tool policy over $name', (flavor) => {
       auth: { apiKeys: [{ key: KEY_A, tenant: 'team-a' }, { key: KEY_B, tenant: 'team-b' }] },
       tenants: { 'team-a': { tools: { deny: ['tools__delete'] }, mcpServerUrls: { deny: [new URL(otherUrl).origin] } } },
       mcp: {
+        callItems: 'function',
         servers: [
           { name: 'tools', url: `${toolsUrl}?token=${URL_TOKEN}`, headers: { 'x-api-key': HEADER_SECRET } },
           { name: 'other', url: otherUrl, allowedTools: ['add'] },

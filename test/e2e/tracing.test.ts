@@ -51,7 +51,7 @@ describe.each(flavors)('traces over $name', (flavor) => {
 
   /** A gateway whose operator MCP server is the test server, exporting to the receiver unless `tracing` says otherwise. */
   async function start(tracing: Record<string, unknown> = {}): Promise<OpenAI> {
-    gateway = await startGateway(upstreamUrl, { ...flavor.config(upstreamUrl), mcp: { servers: [{ name: 'tools', url: mcpUrl, allowedTools: ['add', 'fail'] }] }, tracing: { endpoint: tracesUrl, ...tracing } });
+    gateway = await startGateway(upstreamUrl, { ...flavor.config(upstreamUrl), mcp: { callItems: 'function', servers: [{ name: 'tools', url: mcpUrl, allowedTools: ['add', 'fail'] }] }, tracing: { endpoint: tracesUrl, ...tracing } });
     return new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 });
   }
   /** Closing the gateway exports what is queued. */
@@ -259,7 +259,7 @@ describe('tracing switched off or handed a broken traceparent', () => {
   });
 
   it('off: no spans, and nothing of the client\'s trace goes upstream or to MCP servers', async () => {
-    const gateway = await startGateway(upstreamUrl, { ...flavor.config(upstreamUrl), mcp: { servers: [{ name: 'tools', url: mcpUrl }] }, tracing: { enabled: false, endpoint: tracesUrl } });
+    const gateway = await startGateway(upstreamUrl, { ...flavor.config(upstreamUrl), mcp: { callItems: 'function', servers: [{ name: 'tools', url: mcpUrl }] }, tracing: { enabled: false, endpoint: tracesUrl } });
     try {
       const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 });
       const response = await client.responses.create({ model: flavor.model, input: 'What is 2 + 3?' }, { headers: { traceparent: clientTrace().traceparent } });
@@ -276,7 +276,7 @@ describe('tracing switched off or handed a broken traceparent', () => {
   });
 
   it('a malformed traceparent is ignored: the response starts a trace of its own', async () => {
-    const gateway = await startGateway(upstreamUrl, { ...flavor.config(upstreamUrl), mcp: { servers: [{ name: 'tools', url: mcpUrl }] }, tracing: { endpoint: tracesUrl } });
+    const gateway = await startGateway(upstreamUrl, { ...flavor.config(upstreamUrl), mcp: { callItems: 'function', servers: [{ name: 'tools', url: mcpUrl }] }, tracing: { endpoint: tracesUrl } });
     try {
       const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 });
       const response = await client.responses.create({ model: flavor.model, input: 'What is 2 + 3?' }, { headers: { traceparent: '00-not-a-trace-01' } });

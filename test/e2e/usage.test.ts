@@ -59,7 +59,7 @@ describe.each(flavors)('usage accounting per tenant, $name upstream', (flavor) =
     const [upstreamUrl, mcpUrl] = await Promise.all([upstream.start(), mcp.start()]);
     gateway = await startGateway(upstreamUrl, {
       ...flavor.config(upstreamUrl),
-      mcp: { servers: [{ name: 'tools', url: mcpUrl, allowedTools: ['add'] }] },
+      mcp: { callItems: 'function', servers: [{ name: 'tools', url: mcpUrl, allowedTools: ['add'] }] },
       auth: {
         apiKeys: [
           { key: KEY_A, tenant: 'team-a' },
@@ -153,7 +153,7 @@ describe('usage without API keys', () => {
 
   beforeAll(async () => {
     const [upstreamUrl, mcpUrl] = await Promise.all([upstream.start(), mcp.start()]);
-    gateway = await startGateway(upstreamUrl, { mcp: { servers: [{ name: 'tools', url: mcpUrl, allowedTools: ['add'] }] } });
+    gateway = await startGateway(upstreamUrl, { mcp: { callItems: 'function', servers: [{ name: 'tools', url: mcpUrl, allowedTools: ['add'] }] } });
   });
   afterAll(async () => {
     await gateway.close();

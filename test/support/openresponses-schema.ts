@@ -138,6 +138,11 @@ const OPENAI_MCP_ITEM_SCHEMAS: Record<string, object> = {
       error: { type: 'string' },
       status: { enum: ['in_progress', 'completed', 'incomplete', 'calling', 'failed'] },
       approval_request_id: { type: 'string', minLength: 1 },
+      // The gateway's extension: images the tool answered with (OpenAI's output is only text).
+      'loopgate:images': {
+        type: 'array',
+        items: { type: 'object', required: ['type', 'image_url'], additionalProperties: false, properties: { type: { const: 'input_image' }, image_url: { type: 'string', pattern: '^data:image/' } } },
+      },
     },
   },
   mcp_approval_request: {

@@ -36,9 +36,9 @@ const NOTHING_OFFERED: PreparedTools = Object.freeze({ offered: [], items: [] })
 
 /**
  * Runs tools that live on MCP servers: the operator's (offered to every
- * request, shown as plain function calls, or as OpenAI's MCP items when the
- * server gates tools behind approval) and those a request names with
- * `{type: "mcp"}` (shown as OpenAI's MCP items, approvals included).
+ * request, shown as OpenAI's MCP items, or as plain function calls where
+ * `mcp.callItems` says so and the server gates nothing) and those a request
+ * names with `{type: "mcp"}` (shown as OpenAI's MCP items, approvals included).
  */
 export class McpExecutor implements ToolExecutor {
   readonly kind = 'mcp';
@@ -48,6 +48,7 @@ export class McpExecutor implements ToolExecutor {
   readonly #egress: EgressPolicy;
   readonly #defaultTimeoutMs: number;
   readonly #attachImages: boolean;
+  readonly #callItems: 'mcp' | 'function';
 
   constructor(options: {
     servers: readonly OperatorMcpServer[];
@@ -55,8 +56,10 @@ export class McpExecutor implements ToolExecutor {
     egress: EgressPolicy;
     /** Per-call timeout of MCP tools whose server sets none (`mcp.timeoutMs`). */
     defaultTimeoutMs: number;
-    /** `attach`: images tools answer with reach the model as images where the call's item can hold them (`mcp.images`); `describe`: as a line of text. */
+    /** `attach`: images tools answer with reach the model as images (`mcp.images`); `describe`: as a line of text. */
     images?: 'attach' | 'describe';
+    /** How operator servers' calls show: `mcp_call` items (the default) or `function_call` + `function_call_output` (`mcp.callItems`); gated servers always show MCP items. */
+    callItems?: 'mcp' | 'function';
     log?: CatalogLogger;
     /** How operator servers' listings are kept (see OperatorToolCatalog); defaults suit tests and benches. */
     catalog?: { listTtlMs?: number; listWaitMs?: number; retryBaseMs?: number; retryMaxMs?: number };
@@ -66,6 +69,7 @@ export class McpExecutor implements ToolExecutor {
     this.#egress = options.egress;
     this.#defaultTimeoutMs = options.defaultTimeoutMs;
     this.#attachImages = (options.images ?? 'attach') === 'attach';
+    this.#callItems = options.callItems ?? 'mcp';
     this.#catalog = new OperatorToolCatalog(
       options.servers.map((server) => ({ name: server.name, target: { url: server.url, headers: server.headers, untrusted: false } })),
       {
@@ -120,9 +124,7 @@ export class McpExecutor implements ToolExecutor {
     const target = offered?.executor === this ? (offered.target as McpTarget) : null;
     if (!target) return { output: JSON.stringify({ error: `No MCP tool is named '${call.name}'.` }), isError: true };
     const args = call.arguments ? (JSON.parse(call.arguments) as Record<string, unknown>) : {};
-    // A function_call_output holds images after its text; OpenAI's mcp_call has only a string output.
-    const attachImages = this.#attachImages && offered!.presentation.kind === 'function';
-    return this.#pool.session(target.server).call(target.toolName, args, signal, target.timeoutMs, { trace: context.trace, attachImages });
+    return this.#pool.session(target.server).call(target.toolName, args, signal, target.timeoutMs, { trace: context.trace, attachImages: this.#attachImages });
   }
 
   /** What the catalog has now; an unavailable server offers nothing and the request goes on without it. */
@@ -132,10 +134,11 @@ export class McpExecutor implements ToolExecutor {
       const server = this.#servers.get(name)!;
       const approval = server.requireApproval ?? 'never';
       const gated = gatesAnyTool(approval);
+      const asMcp = gated || this.#callItems === 'mcp';
       return tools
         .filter((tool) => !server.allowedTools || server.allowedTools.includes(tool.name))
         .flatMap((tool) =>
-          this.#offer(name, tool, target, server.timeoutMs, gated ? { kind: 'mcp', serverLabel: name, toolName: tool.name, requiresApproval: needsApproval(approval, tool) } : { kind: 'function' }),
+          this.#offer(name, tool, target, server.timeoutMs, asMcp ? { kind: 'mcp', serverLabel: name, toolName: tool.name, requiresApproval: gated && needsApproval(approval, tool) } : { kind: 'function' }),
         );
     });
   }
