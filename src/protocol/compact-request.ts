@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { PromptCacheOptionsParam } from './create-response-request.ts';
+import { PromptCacheOptionsParam, ServiceTierParam } from './create-response-request.ts';
 import { InputItem } from './input-items.ts';
 import { REQUEST_LIMITS } from './request-limits.ts';
 
@@ -19,7 +19,7 @@ export const CompactRequest = z
     previous_response_id: z.string().max(REQUEST_LIMITS.maxIdChars).nullish(),
     instructions: z.string().max(REQUEST_LIMITS.maxTextChars).nullish(),
     prompt_cache_key: z.string().max(64).nullish(),
-    service_tier: z.enum(['auto', 'default', 'flex', 'scale', 'priority']).nullish(),
+    service_tier: ServiceTierParam.nullish(),
     prompt_cache_retention: z.enum(['in_memory', '24h']).nullish(),
     prompt_cache_options: PromptCacheOptionsParam.nullish(),
     image: z.unknown().optional(),

@@ -155,6 +155,9 @@ export const TextFormatParam = z.discriminatedUnion('type', [
   JsonSchemaFormat,
 ]);
 
+/** OpenAI's service tiers (`ServiceTier`), passed on to upstreams that have them. */
+export const ServiceTierParam = z.enum(['auto', 'default', 'flex', 'scale', 'priority', 'fast', 'ultrafast']);
+
 const Metadata = z
   .record(z.string().max(64), z.string().max(512))
   .refine((value) => Object.keys(value).length <= 16, 'at most 16 key-value pairs');
@@ -233,7 +236,7 @@ export const CreateResponseRequest = z.strictObject({
   truncation: z.enum(['auto', 'disabled']).nullish(),
   instructions: z.string().max(REQUEST_LIMITS.maxTextChars).nullish(),
   store: z.boolean().nullish(),
-  service_tier: z.enum(['auto', 'default', 'flex', 'scale', 'priority']).nullish(),
+  service_tier: ServiceTierParam.nullish(),
   top_logprobs: z.int().min(0).max(20).nullish(),
   // Accepted and ignored: they cannot change what the model answers (README, "What clients see").
   user: z.string().max(REQUEST_LIMITS.maxIdChars).nullish(),

@@ -94,6 +94,15 @@ describe('request parameters', () => {
     await refused({ prompt_cache_options: { ttl: '1y' } }, { param: 'prompt_cache_options.ttl', code: 'invalid_value', mentions: '"30m", "12h"' });
   });
 
+  it("OpenAI's newer service tiers (fast, ultrafast) are passed on and echoed, where they were a 400", async () => {
+    for (const tier of ['fast', 'ultrafast']) {
+      const response = await fetch(`${gateway.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', input: 'x', service_tier: tier }) });
+      expect(response.status).toBe(200);
+      expect(((await response.json()) as any).service_tier).toBe(tier);
+      expect(upstream.requests.at(-1)!.body.service_tier).toBe(tier);
+    }
+  });
+
   it('a parameter nobody defines is a 400 unknown_parameter, as OpenAI answers', async () => {
     await refused({ temprature: 0.2 }, { param: 'temprature', code: 'unknown_parameter', mentions: "'temprature'" });
   });
