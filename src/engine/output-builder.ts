@@ -23,6 +23,8 @@ interface OpenReasoning {
   item: ReasoningOutputItem;
   index: number;
   text: string;
+  /** Whether its summary part was announced (`reasoning_summary_part.added`). */
+  summarizing: boolean;
 }
 
 /**
@@ -46,14 +48,19 @@ export class OutputBuilder {
   /** Hosted calls the upstream is still running, by their (upstream's) item id. */
   readonly #hosted = new Map<string, { item: HostedCallItem; index: number }>();
 
+  readonly #summarizeReasoning: boolean;
+
   /**
    * `isHidden` names tools whose calls must not appear as `function_call`
    * items; `clientName` gives a namespaced function's own name and namespace,
    * which its `function_call` item shows instead of the name the model used.
+   * `summarizeReasoning`: the client asked for reasoning summaries
+   * (`reasoning.summary`), so the model's reasoning is its summary too.
    */
-  constructor(isHidden: (toolName: string) => boolean = () => false, clientName: (toolName: string) => ClientToolName | null = () => null) {
+  constructor(isHidden: (toolName: string) => boolean = () => false, clientName: (toolName: string) => ClientToolName | null = () => null, summarizeReasoning = false) {
     this.#isHidden = isHidden;
     this.#clientName = clientName;
+    this.#summarizeReasoning = summarizeReasoning;
   }
 
   /** Marks where the next model turn's items begin. */
@@ -286,17 +293,34 @@ export class OutputBuilder {
     if (!this.#reasoning) {
       this.#closeMessage('completed', emit);
       const item: ReasoningOutputItem = { type: 'reasoning', id: newId('rs'), summary: [] };
-      this.#reasoning = { item, index: this.#add(item, emit), text: '' };
+      this.#reasoning = { item, index: this.#add(item, emit), text: '', summarizing: false };
     }
-    // Reasoning text is delivered whole in `output_item.done`: the schema's
-    // reasoning delta events are unknown to the OpenAI SDK, which throws on them.
-    this.#reasoning.text += delta;
+    const reasoning = this.#reasoning;
+    reasoning.text += delta;
+    // The reasoning text itself is delivered whole in `output_item.done`: the schema's reasoning delta events are
+    // unknown to the OpenAI SDK, which throws on them. Its summary events (asked for) are known, and are what the
+    // AI SDK, LangChain and Codex show: streamed as they come.
+    if (!this.#summarizeReasoning || !delta) return;
+    const scope = { item_id: reasoning.item.id, output_index: reasoning.index, summary_index: 0 };
+    if (!reasoning.summarizing) {
+      reasoning.summarizing = true;
+      emit?.({ type: 'response.reasoning_summary_part.added', ...scope, part: { type: 'summary_text', text: '' } });
+    }
+    emit?.({ type: 'response.reasoning_summary_text.delta', ...scope, delta });
   }
 
   #closeReasoning(emit: Emit): void {
     const reasoning = this.#reasoning;
     if (!reasoning) return;
     reasoning.item.content = reasoning.text ? [{ type: 'reasoning_text', text: reasoning.text }] : [];
+    if (reasoning.summarizing) {
+      // The model's reasoning, where the upstream gave no summary of its own: what the client asked to see.
+      const part = { type: 'summary_text' as const, text: reasoning.text };
+      reasoning.item.summary = [part];
+      const scope = { item_id: reasoning.item.id, output_index: reasoning.index, summary_index: 0 };
+      emit?.({ type: 'response.reasoning_summary_text.done', ...scope, text: reasoning.text });
+      emit?.({ type: 'response.reasoning_summary_part.done', ...scope, part });
+    }
     emit?.({ type: 'response.output_item.done', output_index: reasoning.index, item: reasoning.item });
     this.#reasoning = null;
   }

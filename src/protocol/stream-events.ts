@@ -16,6 +16,9 @@ interface ItemScoped {
 interface ContentScoped extends ItemScoped {
   content_index: number;
 }
+interface SummaryScoped extends ItemScoped {
+  summary_index: number;
+}
 
 export type ResponseStreamEventBody =
   | { type: 'response.created' | 'response.in_progress'; response: ResponseResource }
@@ -29,6 +32,9 @@ export type ResponseStreamEventBody =
   | ({ type: 'response.function_call_arguments.delta'; delta: string } & ItemScoped)
   | ({ type: 'response.function_call_arguments.done'; arguments: string } & ItemScoped)
   | ({ type: 'response.output_text.annotation.added'; annotation_index: number; annotation: TextAnnotation } & ContentScoped)
+  | ({ type: 'response.reasoning_summary_part.added' | 'response.reasoning_summary_part.done'; part: { type: 'summary_text'; text: string } } & SummaryScoped)
+  | ({ type: 'response.reasoning_summary_text.delta'; delta: string } & SummaryScoped)
+  | ({ type: 'response.reasoning_summary_text.done'; text: string } & SummaryScoped)
   | ({ type: `response.${HostedCallItem['type']}${string}`; [field: string]: unknown } & ItemScoped)
   | { type: 'error'; error: { type: string; code: string | null; message: string; param: string | null } };
 

@@ -173,6 +173,28 @@ describe('OpenAI SDK → loopgate → Chat Completions upstream', () => {
     }
   });
 
+  it('reasoning.summary asked for: the model\'s reasoning is the item\'s summary too, streamed as summary text events (what the AI SDK, LangChain and Codex show)', async () => {
+    upstream.setScript(() => ({ kind: 'sse', pieces: [fixture('vllm-reasoning-content.sse')] }));
+    const stream = client.responses.stream({ model: 'gpt-test', input: 'x', reasoning: { summary: 'auto' } });
+    const events: any[] = [];
+    for await (const event of stream) events.push(event);
+    const final = assertEventStreamInvariants(events);
+    const reasoning = final.output.find((item: any) => item.type === 'reasoning');
+    expect(reasoning.summary).toEqual([{ type: 'summary_text', text: 'The user asks 2+2. That is 4.' }]);
+    expect(reasoning.content).toEqual([{ type: 'reasoning_text', text: 'The user asks 2+2. That is 4.' }]);
+    expect(events.filter((event) => event.type === 'response.reasoning_summary_text.delta').map((event) => event.delta).join('')).toBe('The user asks 2+2. That is 4.');
+    expect(events.map((event) => event.type).filter((type) => type.startsWith('response.reasoning_summary'))).toEqual([
+      'response.reasoning_summary_part.added',
+      ...Array(3).fill('response.reasoning_summary_text.delta'),
+      'response.reasoning_summary_text.done',
+      'response.reasoning_summary_part.done',
+    ]);
+    assertValidResponse(await stream.finalResponse());
+    // Not asked for: the summary stays empty, as OpenAI leaves it.
+    const plain = await client.responses.stream({ model: 'gpt-test', input: 'x' }).finalResponse();
+    expect(plain.output.find((item) => item.type === 'reasoning')).toMatchObject({ summary: [] });
+  });
+
   it('include: message.output_text.logprobs asks the upstream for logprobs and returns them', async () => {
     upstream.setScript(() => ({ kind: 'sse', pieces: [fixture('openai-logprobs.sse')] }));
     const stream = client.responses.stream({ model: 'gpt-test', input: 'Yes or no?', include: ['message.output_text.logprobs'], top_logprobs: 2 });

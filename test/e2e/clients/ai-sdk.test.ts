@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { startGateway, type RunningGateway } from '../../support/gateway.ts';
 import { McpTestServer } from '../../support/mcp-test-server.ts';
 import { flavors, scriptModel, type ModelTurn, type ProviderFlavor, type Seen } from '../../support/provider-flavors.ts';
-import { ScriptedChatUpstream, type RecordedRequest } from '../../support/scripted-chat-upstream.ts';
+import { fixture, ScriptedChatUpstream, type RecordedRequest } from '../../support/scripted-chat-upstream.ts';
 
 /** `openai.tools.mcp`, typed as `ai`'s Tool (the two packages pin different provider-utils typings). */
 function mcpTool(openai: ReturnType<typeof createOpenAI>, args: Parameters<ReturnType<typeof createOpenAI>['tools']['mcp']>[0]): Tool {
@@ -222,5 +222,42 @@ describe.each(flavors)('AI SDK over $name', (flavor) => {
     expect(answer.previous_response_id).toBeUndefined();
     expect((answer.input as any[]).map((item) => item.type ?? item.role)).toEqual(['user', 'item_reference', 'mcp_approval_response']);
     expect(mcpRoundTrip(upstream.requests.at(-1)!, flavor.seen)).toEqual({ args: { a: 40, b: 2 }, result: '42' });
+  });
+});
+
+/**
+ * A model that reasons in the open (`reasoning_content`, as vLLM, DeepSeek and
+ * Qwen servers send it): with `reasoningSummary` asked for, the AI SDK shows
+ * the reasoning, which it reads only from summaries.
+ */
+describe('AI SDK reasoning from a Chat Completions upstream', () => {
+  const upstream = new ScriptedChatUpstream();
+  let gateway: RunningGateway;
+  const REASONING = 'The user asks 2+2. That is 4.';
+  beforeAll(async () => {
+    gateway = await startGateway(await upstream.start());
+  });
+  afterAll(async () => {
+    await gateway.close();
+    await upstream.close();
+  });
+
+  it.each([false, true])('reasoningSummary "auto": the reasoning reaches result.reasoningText (streamed: %s)', async (stream) => {
+    upstream.setScript((request) =>
+      request.body.stream
+        ? { kind: 'sse', pieces: [fixture('vllm-reasoning-content.sse')] }
+        : { kind: 'json', body: { choices: [{ index: 0, message: { role: 'assistant', content: '2 + 2 = 4.', reasoning_content: REASONING }, finish_reason: 'stop' }], usage: { prompt_tokens: 5, completion_tokens: 9 } } },
+    );
+    const openai = createOpenAI({ baseURL: gateway.baseURL, apiKey: 'client-key' });
+    const options = { model: openai.responses('gpt-5'), prompt: 'What is 2+2?', providerOptions: { openai: { reasoningSummary: 'auto' } } };
+    if (stream) {
+      const result = streamText(options);
+      const deltas: string[] = [];
+      for await (const part of result.fullStream) if (part.type === 'reasoning-delta') deltas.push(part.text);
+      expect(deltas.join('')).toBe(REASONING);
+      expect(await result.reasoningText).toBe(REASONING);
+    } else {
+      expect((await generateText(options)).reasoningText).toBe(REASONING);
+    }
   });
 });
