@@ -15,6 +15,8 @@ afterAll(() => codex.close());
 /** Codex CLI, as installed, against the gateway over each upstream: its default tool set accepted, a shell round trip. */
 describe.each(flavors)('Codex CLI over $name', (flavor) => {
   const upstream = new ScriptedChatUpstream();
+  /** An operator's MCP server: its tools run inside the gateway, which Codex never sees as calls of its own. */
+  const operatorMcp = new McpTestServer();
   let gateway: RunningGateway;
   let home: string;
   let workdir: string;
@@ -23,8 +25,9 @@ describe.each(flavors)('Codex CLI over $name', (flavor) => {
   const script = (turn: (request: RecordedRequest, results: string[]) => ModelTurn) => scriptModel(upstream, flavor, turn);
 
   beforeAll(async () => {
-    upstreamUrl = await upstream.start();
-    gateway = await startGateway(upstreamUrl, { ...flavor.config(upstreamUrl), logLevel: 'info' }, {}, [], { write: (line) => void logLines.push(line) });
+    let operatorUrl: string;
+    [upstreamUrl, operatorUrl] = await Promise.all([upstream.start(), operatorMcp.start()]);
+    gateway = await startGateway(upstreamUrl, { ...flavor.config(upstreamUrl), logLevel: 'info', mcp: { servers: [{ name: 'ops', url: operatorUrl, allowedTools: ['add'] }] } }, {}, [], { write: (line) => void logLines.push(line) });
     home = mkdtempSync(join(tmpdir(), 'loopgate-codex-home-'));
     workdir = mkdtempSync(join(tmpdir(), 'loopgate-codex-work-'));
     writeFileSync(
@@ -49,7 +52,7 @@ describe.each(flavors)('Codex CLI over $name', (flavor) => {
   });
   afterAll(async () => {
     await gateway.close();
-    await upstream.close();
+    await Promise.all([upstream.close(), operatorMcp.close()]);
     rmSync(home, { recursive: true, force: true });
     rmSync(workdir, { recursive: true, force: true });
   });
@@ -90,6 +93,18 @@ describe.each(flavors)('Codex CLI over $name', (flavor) => {
     expect(run.stdout).toContain('The command ran.');
     const results = flavor.seen(upstream.requests.at(-1)!).filter((seen) => seen.kind === 'result');
     expect(JSON.stringify(results)).toContain('shell-ok');
+  }, 60_000);
+
+  it("the gateway's own MCP tool: it runs inside the gateway, and Codex prints the answer without taking the call for one of its own", async () => {
+    script((_request, results) => (results.length === 0 ? { calls: [{ id: 'call_ops', name: 'ops__add', args: { a: 20, b: 22 } }] } : { text: `The sum is ${results[0]}.` }));
+    const before = upstream.requests.length;
+    const run = await codex.exec(home, workdir, 'Add 20 and 22.');
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain('The sum is 42.');
+    expect(operatorMcp.calls).toContainEqual({ name: 'add', args: { a: 20, b: 22 } });
+    // One exchange: the model's call and its answer, no second request from Codex answering the call itself.
+    expect(upstream.requests.length - before).toBe(2);
+    expect(flavor.seen(upstream.requests.at(-1)!).filter((seen) => seen.kind === 'result').map((seen) => (seen as { content: string }).content)).toEqual(['42']);
   }, 60_000);
 
   it('an apply_patch round trip: the freeform call reaches Codex as custom_tool_call, the file is written, the result goes back to the model', async () => {
