@@ -132,6 +132,7 @@ class ModelCallTally {
       case 'hosted_item.added':
       case 'hosted_item.progress':
       case 'hosted_item.done':
+      case 'service_tier':
         break;
       default:
         // A new kind of event must be considered here; at run time an unknown one is only not tallied.

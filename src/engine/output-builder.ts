@@ -170,6 +170,7 @@ export class OutputBuilder {
       case 'finish':
       case 'error':
       case 'upstream.response':
+      case 'service_tier':
         return;
       default:
         assertNever(event);

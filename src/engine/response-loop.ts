@@ -204,6 +204,11 @@ async function* runLoop(loop: ResponseLoop, tally: LoopTally): AsyncGenerator<Re
         else if (event.type === 'usage') usage.add(event.usage);
         // Which answer and model the upstream gave: for traces (observed-provider.ts), no output.
         else if (event.type === 'upstream.response') return false;
+        // The tier the upstream served at is what the response reports, as OpenAI's does (it may differ from the one asked for).
+        else if (event.type === 'service_tier') {
+          response.service_tier = event.tier;
+          return false;
+        }
         else if (event.type === 'error') {
           read.failure = { code: event.code, message: event.message };
           if (!loop.signal.aborted) observer.modelCallFailed({ turn, provider: loop.provider.name, code: event.code, status: null });

@@ -110,6 +110,8 @@ export type TurnEvent =
   | { type: 'usage'; usage: TurnUsage }
   /** What the upstream said of its answer: its own id for it and the model that produced it (for traces; nothing a client sees). */
   | { type: 'upstream.response'; id: string | null; model: string | null }
+  /** The service tier the upstream says it served the call at (OpenAI's `service_tier`), which may differ from the one asked for: the response reports it. */
+  | { type: 'service_tier'; tier: string }
   | { type: 'finish'; finish: TurnFinish }
   /** An annotation (a web search's `url_citation`) on the output text streamed so far. */
   | { type: 'text.annotation'; annotation: TextAnnotation }

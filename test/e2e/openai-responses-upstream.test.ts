@@ -62,6 +62,16 @@ describe('over an OpenAI Responses upstream', () => {
     ]);
   });
 
+  it('the tier the upstream says it served at is the response\'s service_tier (JSON, and streamed where response.completed says it)', async () => {
+    reply = () => ({ kind: 'json', body: { ...JSON.parse(fixture('reasoning-and-text.json')), service_tier: 'priority' } });
+    expect((await client.responses.create({ model: openaiResponses.model, input: 'x', service_tier: 'auto' })).service_tier).toBe('priority');
+    reply = () => ({ kind: 'sse', pieces: [fixture('reasoning-then-tool.sse').replace('"type":"response.completed","sequence_number":23,"response":{', '"type":"response.completed","sequence_number":23,"response":{"service_tier":"flex",')] });
+    const events: any[] = [];
+    for await (const event of await client.responses.create({ model: openaiResponses.model, input: 'x', tools, service_tier: 'auto', stream: true })) events.push(event);
+    expect(events[0].response.service_tier).toBe('auto');
+    expect(assertEventStreamInvariants(events).service_tier).toBe('flex');
+  });
+
   it('input token counts are the upstream\'s own, sent only the fields its counting endpoint takes', async () => {
     reply = (request) => (request.path.endsWith('/responses/input_tokens') ? { kind: 'json', body: { object: 'response.input_tokens', input_tokens: 77 } } : { kind: 'json', status: 500, body: {} });
     const counted = await client.responses.inputTokens.count({ model: openaiResponses.model, instructions: 'Be brief.', input: 'Weather?', tools });

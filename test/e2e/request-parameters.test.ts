@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../support/gateway.ts';
 import { assertErrorEnvelope, assertValidEvent, assertValidResponse } from '../support/openresponses-schema.ts';
-import { ScriptedChatUpstream, textCompletion } from '../support/scripted-chat-upstream.ts';
+import { chunk, ScriptedChatUpstream, sse, textCompletion } from '../support/scripted-chat-upstream.ts';
 
 /** What OpenAI's API accepts is accepted; what the gateway cannot serve is a 400 that names it; nothing is dropped silently. */
 describe('request parameters', () => {
@@ -100,6 +100,27 @@ describe('request parameters', () => {
       expect(response.status).toBe(200);
       expect(((await response.json()) as any).service_tier).toBe(tier);
       expect(upstream.requests.at(-1)!.body.service_tier).toBe(tier);
+    }
+  });
+
+  it('the response reports the tier the upstream says it served at, which may differ from the one asked for (JSON and streamed)', async () => {
+    upstream.setScript((request) =>
+      request.body.stream
+        ? { kind: 'sse', pieces: sse([chunk({ role: 'assistant', content: 'ok' }, null, { service_tier: 'flex' }), chunk({}, 'stop', { service_tier: 'flex' })]) }
+        : { kind: 'json', body: { ...(textCompletion('ok') as { body: Record<string, unknown> }).body, service_tier: 'priority' } },
+    );
+    try {
+      const json = await post({ service_tier: 'auto' });
+      expect(json.body.service_tier).toBe('priority');
+      const streamed = await fetch(`${gateway.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', input: 'x', stream: true }) });
+      const events = (await streamed.text()).split('\n').filter((line) => line.startsWith('data: {')).map((line) => JSON.parse(line.slice(6)));
+      expect(events[0].response.service_tier).toBe('default');
+      expect(events.at(-1).response.service_tier).toBe('flex');
+      // An upstream that says nothing of it (most servers): the tier asked for, as before.
+      upstream.setScript(() => textCompletion('ok'));
+      expect((await post({ service_tier: 'flex' })).body.service_tier).toBe('flex');
+    } finally {
+      upstream.setScript(() => textCompletion('ok'));
     }
   });
 

@@ -114,6 +114,7 @@ async function readSummary(stream: TurnStream): Promise<{ text: string; usage: U
       case 'tool_call.start':
       case 'tool_call.delta':
       case 'upstream.response':
+      case 'service_tier':
       // Nor are annotations or hosted calls (no hosted tools were offered either).
       case 'text.annotation':
       case 'hosted_item.added':

@@ -14,6 +14,7 @@ export class ChatChunkTranslator {
   #sawFinish = false;
   #usage: TurnUsage | null = null;
   #identified = false;
+  #tierReported = false;
 
   /** Translates one chunk; returns an `error` event for in-band upstream errors. */
   accept(chunk: ChatChunk, out: TurnEvent[]): void {
@@ -23,6 +24,7 @@ export class ChatChunkTranslator {
       return;
     }
     this.identify(chunk, out);
+    this.reportTier(chunk, out);
     const choice = chunk.choices?.[0];
     if (choice) {
       if (choice.delta) this.acceptDelta(choice.delta, out, choice.logprobs);
@@ -64,6 +66,13 @@ export class ChatChunkTranslator {
     if (this.#identified || (!source.id && !source.model)) return;
     this.#identified = true;
     out.push({ type: 'upstream.response', id: typeof source.id === 'string' ? source.id : null, model: typeof source.model === 'string' ? source.model : null });
+  }
+
+  /** Says once the tier the upstream served the call at, when it says (OpenAI repeats it on every chunk). */
+  reportTier(source: { service_tier?: string | null }, out: TurnEvent[]): void {
+    if (this.#tierReported || typeof source.service_tier !== 'string') return;
+    this.#tierReported = true;
+    out.push({ type: 'service_tier', tier: source.service_tier });
   }
 
   /** Marks the finish reason of a non-streamed completion. */

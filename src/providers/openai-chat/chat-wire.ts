@@ -91,6 +91,8 @@ export interface ChatChunk {
   usage?: ChatUsage | null;
   error?: { message?: string; type?: string; code?: string | number | null; param?: string | null } | null;
   message?: string;
+  /** The tier the call was served at (OpenAI's own; other servers leave it out). */
+  service_tier?: string | null;
 }
 
 export interface ChatCompletion {

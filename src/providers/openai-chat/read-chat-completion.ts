@@ -18,6 +18,7 @@ export function readChatCompletion(body: unknown, provider: string): TurnEvent[]
   const translator = new ChatChunkTranslator();
   const events: TurnEvent[] = [];
   translator.identify(completion, events);
+  translator.reportTier(completion, events);
   if (choice.message) translator.acceptDelta(choice.message, events, choice.logprobs);
   translator.setFinishReason(choice.finish_reason ?? null);
   if (completion.usage) translator.setUsage(completion.usage);

@@ -1,7 +1,7 @@
 import type { TurnEvent } from '../provider.ts';
 import { errorFromUpstreamFrame } from '../upstream-errors.ts';
 import { invalidUpstreamBody } from '../invalid-upstream-body.ts';
-import { ResponsesEventTranslator } from './responses-event-translator.ts';
+import { reportTier, ResponsesEventTranslator } from './responses-event-translator.ts';
 import type { ResponsesBody } from './responses-wire.ts';
 
 /**
@@ -18,6 +18,7 @@ export function readResponsesBody(body: unknown, provider: string): TurnEvent[] 
   const translator = new ResponsesEventTranslator();
   const events: TurnEvent[] = [];
   translator.identify(response, events);
+  reportTier(response, events);
   for (const item of response.output) {
     if (item !== null && typeof item === 'object') translator.acceptItem(item, events);
   }

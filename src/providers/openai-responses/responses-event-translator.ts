@@ -95,6 +95,7 @@ export class ResponsesEventTranslator {
       case 'response.incomplete': {
         const { response } = event as { response: ResponsesBody };
         this.identify(response, out);
+        reportTier(response, out);
         for (const item of response.output ?? []) {
           if (item !== null && typeof item === 'object' && !(item.id && (this.#done.has(item.id) || this.#calls.has(item.id)))) this.acceptItem(item, out);
         }
@@ -249,4 +250,9 @@ function mapUsage(usage: ResponsesUsage): TurnUsage {
     cachedInputTokens: usage.input_tokens_details?.cached_tokens ?? 0,
     reasoningTokens: usage.output_tokens_details?.reasoning_tokens ?? 0,
   };
+}
+
+/** The tier the final response says it was served at (`response.created` still says the one asked for). */
+export function reportTier(response: ResponsesBody, out: TurnEvent[]): void {
+  if (typeof response.service_tier === 'string') out.push({ type: 'service_tier', tier: response.service_tier });
 }

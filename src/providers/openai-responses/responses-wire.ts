@@ -47,6 +47,8 @@ export interface ResponsesBody {
   usage?: ResponsesUsage | null;
   incomplete_details?: { reason?: string } | null;
   error?: { code?: string | null; message?: string } | null;
+  /** The tier the call was served at; `response.created` says the one asked for. */
+  service_tier?: string | null;
 }
 
 /** The streaming events read; others are ignored by design (see ResponsesEventTranslator). */
