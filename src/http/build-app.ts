@@ -218,7 +218,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       origin: (origin, callback) => callback(null, origin === undefined ? false : allowed),
       methods: ['GET', 'POST', 'DELETE', 'OPTIONS'],
       // One string: the plugin joins an array anew for every response.
-      exposedHeaders: ['x-request-id', 'x-loopgate-omitted-tools', 'idempotent-replayed', ...RATE_LIMIT_HEADERS].join(', '),
+      // x-should-retry: the SDKs read it before the status, in browsers too (a refusal no retry can pass).
+      exposedHeaders: ['x-request-id', 'x-loopgate-omitted-tools', 'idempotent-replayed', 'x-should-retry', ...RATE_LIMIT_HEADERS].join(', '),
       maxAge: 600,
     });
   }
@@ -227,6 +228,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     engine,
     secrets,
     maxFrameBytes: config.server.bodyLimitBytes,
+    allowedOrigins: config.server.corsOrigins,
     maxConnectionMs: config.server.websocketMaxConnectionMs,
     pingIntervalMs: config.server.keepAliveIntervalMs,
     maxQueuedFrames: config.server.websocketMaxQueued,

@@ -68,6 +68,8 @@ describe('service endpoints', () => {
     await response.text();
     expect(response.headers.get('access-control-allow-origin')).toBe('https://app.example');
     expect(response.headers.get('access-control-expose-headers')).toContain('x-request-id');
+    // The SDKs read it before the status; a page must be able to, or the browser SDK retries what cannot pass.
+    expect(response.headers.get('access-control-expose-headers')).toContain('x-should-retry');
     const other = await fetch(`${gateway.origin}/healthz`, { headers: { origin: 'https://evil.example' } });
     expect(other.headers.get('access-control-allow-origin')).toBeNull();
     // Not a browser's cross-origin request: no CORS headers, and caches told that the answer depends on Origin.

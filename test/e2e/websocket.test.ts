@@ -132,6 +132,7 @@ describe.each(flavors)('WebSocket transport through the SDK ResponsesWS, $name u
 
 describe('WebSocket transport: connection rules', () => {
   const upstream = new ScriptedChatUpstream(textReply('Hello'));
+  let upstreamUrl: string;
   let gateway: RunningGateway;
   let client: OpenAI;
   const sockets: SocketClient[] = [];
@@ -142,8 +143,8 @@ describe('WebSocket transport: connection rules', () => {
   };
 
   beforeAll(async () => {
-    const url = await upstream.start();
-    gateway = await startGateway(url, { server: { bodyLimitBytes: 64 * 1024 } });
+    upstreamUrl = await upstream.start();
+    gateway = await startGateway(upstreamUrl, { server: { bodyLimitBytes: 64 * 1024 } });
     client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 });
   });
   afterEach(() => {
@@ -154,6 +155,39 @@ describe('WebSocket transport: connection rules', () => {
   afterAll(async () => {
     await gateway.close();
     await upstream.close();
+  });
+
+  it("an upgrade from a browser page of an origin server.corsOrigins does not allow is refused with 403 (browsers apply no CORS to WebSockets); the gateway's own origin and clients that send no Origin connect", async () => {
+    /** The upgrade's outcome for these headers: 101 when it switched protocols, else the refusal's status and body. */
+    const upgrade = (target: RunningGateway, headers: Record<string, string>) =>
+      new Promise<{ status: number; body: string }>((resolve) => {
+        const socket = new WebSocket(socketUrl(target), { headers });
+        socket.on('open', () => {
+          socket.close();
+          resolve({ status: 101, body: '' });
+        });
+        socket.on('unexpected-response', (_request, response) => {
+          let body = '';
+          response.on('data', (piece: Buffer) => (body += piece));
+          response.on('end', () => resolve({ status: response.statusCode!, body }));
+        });
+      });
+    // The default, as for CORS: pages of any origin.
+    expect((await upgrade(gateway, { origin: 'https://any.example' })).status).toBe(101);
+    for (const corsOrigins of [['https://app.example'], []]) {
+      const strict = await startGateway(upstreamUrl, { server: { corsOrigins } });
+      try {
+        const refused = await upgrade(strict, { origin: 'https://evil.example' });
+        expect(refused.status).toBe(403);
+        expect(JSON.parse(refused.body)).toMatchObject({ error: { code: 'origin_not_allowed', type: 'invalid_request_error' } });
+        expect((await upgrade(strict, { origin: 'https://app.example' })).status).toBe(corsOrigins.length > 0 ? 101 : 403);
+        expect((await upgrade(strict, { origin: strict.origin })).status).toBe(101);
+        expect((await upgrade(strict, {})).status).toBe(101);
+      } finally {
+        await strict.close();
+      }
+    }
+    expect(upstream.requests).toHaveLength(0);
   });
 
   it('a response.create sent while one runs waits for it: the two event streams never interleave', async () => {

@@ -1,4 +1,5 @@
 import websocket from '@fastify/websocket';
+import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { GatewayError } from '../../errors/gateway-error.ts';
 import { traceContextOf } from '../../util/trace-context.ts';
@@ -8,6 +9,8 @@ import { ResponsesSocketSession, type SocketSessionOptions } from './responses-s
 export interface ResponsesSocketOptions extends SocketSessionOptions {
   /** Largest client frame, in bytes (a larger one closes the connection with 1009). */
   maxFrameBytes: number;
+  /** Browser origins allowed to connect (`server.corsOrigins`; `*`: any). */
+  allowedOrigins: readonly string[];
 }
 
 /** The WebSocket connections open now, so a shutdown can drain them. */
@@ -49,6 +52,8 @@ export async function registerResponsesSocket(app: FastifyInstance, options: Res
     method: 'GET',
     url: '/v1/responses',
     config: WRITES_OWN_LOG_LINE,
+    // Browsers apply no CORS to WebSockets: without this, any page a user opens could run responses on the gateway.
+    preValidation: async (request) => refuseForeignOrigin(request.headers, options.allowedOrigins),
     handler: async () => {
       throw new GatewayError({
         status: 426,
@@ -66,4 +71,30 @@ export async function registerResponsesSocket(app: FastifyInstance, options: Res
     },
   });
   return open;
+}
+
+/**
+ * A browser says where the page that opens a WebSocket comes from (`Origin`)
+ * and lets it connect to any host: the server must check. Allowed are the
+ * configured browser origins (`server.corsOrigins`) and the gateway's own
+ * origin; clients that are not browsers (SDKs, agents, Codex) send no
+ * `Origin` and are not affected. Refused with 403 before the protocol switch.
+ */
+function refuseForeignOrigin(headers: IncomingHttpHeaders, allowed: readonly string[]): void {
+  const origin = headers.origin;
+  if (origin === undefined || allowed.includes('*') || allowed.includes(origin) || hostOf(origin) === headers.host) return;
+  throw new GatewayError({
+    status: 403,
+    type: 'invalid_request_error',
+    code: 'origin_not_allowed',
+    message: `WebSocket connections from the origin '${origin}' are not allowed: add it to server.corsOrigins (CORS_ORIGINS) to let pages from it connect.`,
+  });
+}
+
+function hostOf(origin: string): string | null {
+  try {
+    return new URL(origin).host;
+  } catch {
+    return null;
+  }
 }
