@@ -38,6 +38,7 @@ import { REQUEST_LIMITS } from '../protocol/request-limits.ts';
 import { DEFAULT_TENANT, registerAuthentication } from './authenticate.ts';
 import { requestTimeoutOptions } from './request-timeouts.ts';
 import { replyToClientError } from './client-error-reply.ts';
+import { BrowserOrigins } from './browser-origins.ts';
 import { frameworkErrorReplier, registerErrorHandling } from './error-handler.ts';
 import { registerGracefulDrain } from './graceful-drain.ts';
 import { parseJsonBody } from './json-body.ts';
@@ -90,6 +91,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { config } = options;
   // An upstream or server echoing a configured credential back must not carry it into logs, errors or stored responses.
   const secrets = new SecretRedactor(configuredSecrets(config));
+  // x-should-retry: the SDKs read it before the status, in browsers too (a refusal no retry can pass).
+  const browsers = config.server.corsOrigins.length > 0 ? new BrowserOrigins(config.server.corsOrigins, ['x-request-id', 'x-loopgate-omitted-tools', 'idempotent-replayed', 'x-should-retry', ...RATE_LIMIT_HEADERS]) : null;
   const app = Fastify({
     logger: {
       level: config.logLevel,
@@ -110,7 +113,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // The drain answers requests that arrive while closing, in the error envelope (graceful-drain.ts).
     return503OnClosing: false,
     // A path the router refuses before any route runs answers in the error envelope too.
-    frameworkErrors: frameworkErrorReplier(secrets),
+    frameworkErrors: frameworkErrorReplier(secrets, browsers),
     // And so does a request Node's HTTP parser refuses (headers too large, not HTTP at all).
     clientErrorHandler: replyToClientError,
     // Ids in paths are as long as ids may be: a client-chosen item id can be 256 characters (Fastify's default stops at 100).
@@ -209,8 +212,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     if (metrics) countRequest(metrics, request, reply);
     done();
   });
-  if (config.server.corsOrigins.length > 0) {
-    const allowed = config.server.corsOrigins.includes('*') ? '*' : config.server.corsOrigins;
+  if (browsers) {
+    const allowed = browsers.allowed === '*' ? '*' : [...browsers.allowed];
     await app.register(cors, {
       // Only a browser's cross-origin request carries `Origin`: SDKs, agents and curl get no CORS headers to write and
       // check on every response (the exposed list alone is 400 bytes). The answer then depends on `Origin`, so the
@@ -218,8 +221,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       origin: (origin, callback) => callback(null, origin === undefined ? false : allowed),
       methods: ['GET', 'POST', 'DELETE', 'OPTIONS'],
       // One string: the plugin joins an array anew for every response.
-      // x-should-retry: the SDKs read it before the status, in browsers too (a refusal no retry can pass).
-      exposedHeaders: ['x-request-id', 'x-loopgate-omitted-tools', 'idempotent-replayed', 'x-should-retry', ...RATE_LIMIT_HEADERS].join(', '),
+      exposedHeaders: browsers.exposedHeaders,
       maxAge: 600,
     });
   }
@@ -228,7 +230,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     engine,
     secrets,
     maxFrameBytes: config.server.bodyLimitBytes,
-    allowedOrigins: config.server.corsOrigins,
+    browsers,
     maxConnectionMs: config.server.websocketMaxConnectionMs,
     pingIntervalMs: config.server.keepAliveIntervalMs,
     maxQueuedFrames: config.server.websocketMaxQueued,

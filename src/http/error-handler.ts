@@ -2,6 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { GatewayError } from '../errors/gateway-error.ts';
 import { REQUEST_LIMITS } from '../protocol/request-limits.ts';
 import { SecretRedactor } from '../util/secret-redactor.ts';
+import type { BrowserOrigins } from './browser-origins.ts';
 import { GatewayLogController } from './log-controller.ts';
 import { routeHint } from './route-hints.ts';
 
@@ -32,9 +33,11 @@ export function registerErrorHandling(app: FastifyInstance, secrets: SecretRedac
  * answers in the envelope too, with its request id, rather than in Fastify's
  * own shape.
  */
-export function frameworkErrorReplier(secrets: SecretRedactor): (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => void {
+export function frameworkErrorReplier(secrets: SecretRedactor, browsers: BrowserOrigins | null = null): (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => void {
   return (error, request, reply) => {
     reply.header('x-request-id', request.id);
+    // No hook runs for these, the CORS plugin's neither: a page must still be able to read the refusal.
+    if (browsers?.answerOutsideHooks(request, reply)) return;
     void sendError(error, request, reply, secrets);
   };
 }

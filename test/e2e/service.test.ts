@@ -57,6 +57,23 @@ describe('service endpoints', () => {
     expect(await ready.json()).toEqual({ status: 'ready', dependencies: { store: { kind: 'memory', state: 'ready' }, providers: [{ name: 'openai', type: 'openai-chat', state: 'configured' }], mcp_servers: [] } });
   });
 
+  it('CORS: a path the router refuses before any hook (bad percent-encoding, an over-long id) is readable by an allowed page, its preflight answered', async () => {
+    for (const path of ['/responses/resp_%zz', `/responses/resp_${'a'.repeat(600)}`]) {
+      const preflight = await fetch(`${gateway.baseURL}${path}`, { method: 'OPTIONS', headers: { origin: 'https://app.example', 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization' } });
+      expect(preflight.status).toBe(204);
+      expect(preflight.headers.get('access-control-allow-origin')).toBe('https://app.example');
+      expect(preflight.headers.get('access-control-allow-headers')).toBe('authorization');
+      const refused = await fetch(`${gateway.baseURL}${path}`, { headers: { origin: 'https://app.example' } });
+      expect(refused.status).toBe(400);
+      expect(refused.headers.get('access-control-allow-origin')).toBe('https://app.example');
+      expect(refused.headers.get('access-control-expose-headers')).toContain('x-request-id');
+      expect(((await refused.json()) as any).error.type).toBe('invalid_request_error');
+      const foreign = await fetch(`${gateway.baseURL}${path}`, { headers: { origin: 'https://evil.example' } });
+      expect(foreign.status).toBe(400);
+      expect(foreign.headers.get('access-control-allow-origin')).toBeNull();
+    }
+  });
+
   it('CORS: allowed origins get preflight and exposed headers, others do not', async () => {
     const preflight = await fetch(`${gateway.baseURL}/responses`, {
       method: 'OPTIONS',

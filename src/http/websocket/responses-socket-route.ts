@@ -2,6 +2,7 @@ import websocket from '@fastify/websocket';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { GatewayError } from '../../errors/gateway-error.ts';
+import type { BrowserOrigins } from '../browser-origins.ts';
 import { traceContextOf } from '../../util/trace-context.ts';
 import { WRITES_OWN_LOG_LINE } from '../routes/responses-route.ts';
 import { ResponsesSocketSession, type SocketSessionOptions } from './responses-socket-session.ts';
@@ -9,8 +10,8 @@ import { ResponsesSocketSession, type SocketSessionOptions } from './responses-s
 export interface ResponsesSocketOptions extends SocketSessionOptions {
   /** Largest client frame, in bytes (a larger one closes the connection with 1009). */
   maxFrameBytes: number;
-  /** Browser origins allowed to connect (`server.corsOrigins`; `*`: any). */
-  allowedOrigins: readonly string[];
+  /** Browser origins allowed to connect (`server.corsOrigins`); null: none but the gateway's own. */
+  browsers: BrowserOrigins | null;
 }
 
 /** The WebSocket connections open now, so a shutdown can drain them. */
@@ -53,7 +54,7 @@ export async function registerResponsesSocket(app: FastifyInstance, options: Res
     url: '/v1/responses',
     config: WRITES_OWN_LOG_LINE,
     // Browsers apply no CORS to WebSockets: without this, any page a user opens could run responses on the gateway.
-    preValidation: async (request) => refuseForeignOrigin(request.headers, options.allowedOrigins),
+    preValidation: async (request) => refuseForeignOrigin(request.headers, options.browsers),
     handler: async () => {
       throw new GatewayError({
         status: 426,
@@ -80,9 +81,9 @@ export async function registerResponsesSocket(app: FastifyInstance, options: Res
  * origin; clients that are not browsers (SDKs, agents, Codex) send no
  * `Origin` and are not affected. Refused with 403 before the protocol switch.
  */
-function refuseForeignOrigin(headers: IncomingHttpHeaders, allowed: readonly string[]): void {
+function refuseForeignOrigin(headers: IncomingHttpHeaders, browsers: BrowserOrigins | null): void {
   const origin = headers.origin;
-  if (origin === undefined || allowed.includes('*') || allowed.includes(origin) || hostOf(origin) === headers.host) return;
+  if (origin === undefined || browsers?.allows(origin) || hostOf(origin) === headers.host) return;
   throw new GatewayError({
     status: 403,
     type: 'invalid_request_error',

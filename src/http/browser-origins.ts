@@ -1,0 +1,46 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+
+/**
+ * Which browser pages may read the gateway's answers (`server.corsOrigins`),
+ * and what they may read of them: one policy for the CORS plugin and for the
+ * answers that come before any hook runs (a path the router refuses), which
+ * a page must be able to read as well.
+ */
+export class BrowserOrigins {
+  readonly allowed: readonly string[] | '*';
+  /** What a page may read beyond the basic headers: one string (the plugin would join an array anew for every response). */
+  readonly exposedHeaders: string;
+
+  constructor(origins: readonly string[], exposedHeaders: readonly string[]) {
+    this.allowed = origins.includes('*') ? '*' : origins;
+    this.exposedHeaders = exposedHeaders.join(', ');
+  }
+
+  allows(origin: string): boolean {
+    return this.allowed === '*' || this.allowed.includes(origin);
+  }
+
+  /**
+   * For an answer the CORS plugin never saw: a page of an allowed origin may
+   * read it; a preflight for it is answered (else the browser would not send
+   * the request at all, and the page would see only a network error).
+   * True when that preflight was answered and nothing is left to send.
+   */
+  answerOutsideHooks(request: FastifyRequest, reply: FastifyReply): boolean {
+    const origin = request.headers.origin;
+    reply.header('vary', 'Origin');
+    if (origin === undefined || !this.allows(origin)) return false;
+    reply.header('access-control-allow-origin', this.allowed === '*' ? '*' : origin);
+    const preflight = request.method === 'OPTIONS' && request.headers['access-control-request-method'] !== undefined;
+    if (!preflight) {
+      reply.header('access-control-expose-headers', this.exposedHeaders);
+      return false;
+    }
+    const askedHeaders = request.headers['access-control-request-headers'];
+    void reply
+      .code(204)
+      .headers({ 'access-control-allow-methods': 'GET, POST, DELETE, OPTIONS', ...(askedHeaders && { 'access-control-allow-headers': askedHeaders }), 'access-control-max-age': '600' })
+      .send();
+    return true;
+  }
+}
