@@ -35,7 +35,8 @@ export async function streamBackgroundEvents(request: FastifyRequest, reply: Fas
   try {
     for await (const batch of events.follow(tenant, id, { after, signal: controller.signal, stillRunning })) {
       for (const event of batch) {
-        const written = writer.event(event.type, event.json);
+        // The sequence number as the SSE id: an EventSource reconnecting resumes after it (stored-responses-route.ts).
+        const written = writer.event(event.type, event.json, event.sequence);
         if (written !== true && !(await written)) {
           connected = false;
           break;

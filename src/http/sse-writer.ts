@@ -65,8 +65,9 @@ export class SseWriter {
   }
 
   /** Sends one event; false (or a promise of false) once the client is gone. */
-  event(type: string, json: string): boolean | Promise<boolean> {
-    const taken = this.write(`event: ${type}\ndata: ${json}\n\n`);
+  /** One event; with `id`, its SSE id (a browser's EventSource sends the last one back as `Last-Event-ID` when it reconnects). */
+  event(type: string, json: string, id?: number): boolean | Promise<boolean> {
+    const taken = this.write(id === undefined ? `event: ${type}\ndata: ${json}\n\n` : `id: ${id}\nevent: ${type}\ndata: ${json}\n\n`);
     if (!this.#outputSent && !BEFORE_OUTPUT.has(type)) {
       this.#outputSent = true;
       this.#flush();

@@ -102,6 +102,31 @@ for (const storeKind of ['memory', 'redis', 'redis-cluster'] as const satisfies 
       expect(rebuilt.output_text).toBe(text);
     });
 
+    it("a browser's EventSource resumes: every event carries its sequence number as its SSE id, Last-Event-ID resumes after it, and once the response has ended it is told to stop (204)", async () => {
+      upstream.setScript(slowText('event source', 5));
+      const queued = await clientOne.responses.create({ model: 'm', input: 'hi', background: true });
+      const url = `${replicas.other.baseURL}/responses/${queued.id}?stream=true`;
+      /** The frames of a stream as EventSource reads them: each id and event type. */
+      const frames = async (headers: Record<string, string>) => {
+        const response = await fetch(url, { headers });
+        const text = await response.text();
+        return { status: response.status, frames: text.split('\n\n').filter((frame) => frame.startsWith('id: ')).map((frame) => ({ id: Number(/^id: (\d+)/.exec(frame)![1]), type: /event: (\S+)/.exec(frame)![1] })) };
+      };
+      const whole = await frames({});
+      expect(whole.status).toBe(200);
+      expect(whole.frames.map((frame) => frame.id)).toEqual(whole.frames.map((_, index) => index));
+      expect(whole.frames.at(-1)!.type).toBe('response.completed');
+      const resumed = await frames({ 'last-event-id': '3' });
+      expect(resumed.frames.map((frame) => frame.id)).toEqual(whole.frames.slice(4).map((frame) => frame.id));
+      // Past the terminal event: nothing more will come, and a reconnecting EventSource must not replay the stream.
+      const done = await fetch(url, { headers: { 'last-event-id': String(whole.frames.at(-1)!.id) } });
+      expect(done.status).toBe(204);
+      // starting_after (the SDKs) wins over the header.
+      expect((await frames({ 'last-event-id': '3' })).frames[0]!.id).toBe(4);
+      const explicit = await fetch(`${url}&starting_after=1`, { headers: { 'last-event-id': '3' } });
+      expect((await explicit.text()).split('\n\n')[0]).toMatch(/^id: 2\n/);
+    });
+
     it('a resume from before the kept events, or of a response that was not background, is a 400', async () => {
       const plain = await clientOne.responses.create({ model: 'm', input: 'hi' });
       const error = await clientOther.responses.retrieve(plain.id, { stream: true }).then(

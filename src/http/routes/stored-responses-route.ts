@@ -4,7 +4,7 @@ import { invalidRequest, notFound } from '../../errors/gateway-error.ts';
 import { Includable } from '../../protocol/includable.ts';
 import { parseRequest } from '../../protocol/parse-request.ts';
 import type { ResponseStore } from '../../store/response-store.ts';
-import type { BackgroundRunner } from '../../engine/background-runner.ts';
+import { isFinished, type BackgroundRunner } from '../../engine/background-runner.ts';
 import { streamStoredResponse, type BackgroundStreamSource } from '../background-stream.ts';
 import { inputItemView } from '../input-item-view.ts';
 import { gatherInclude } from './include-query.ts';
@@ -51,7 +51,11 @@ export function registerStoredResponsesRoutes(app: FastifyInstance, store: Respo
       if (query.starting_after !== undefined) throw invalidRequest("'starting_after' applies only with stream=true.", 'starting_after', 'invalid_value');
       return record.response;
     }
-    await streamStoredResponse(request, reply, background, record, query.starting_after ?? -1);
+    // A browser's EventSource cannot say starting_after: reconnecting, it sends the last event's id (its sequence number).
+    const lastEventId = query.starting_after === undefined ? lastEventIdOf(request.headers['last-event-id']) : null;
+    // It reconnects whenever a stream ends; once a finished response has nothing more, 204 is how it is told to stop.
+    if (lastEventId !== null && isFinished(record.response) && lastEventId >= (await background.events.lastSequence(record.tenant, record.response.id))) return reply.code(204).send();
+    await streamStoredResponse(request, reply, background, record, query.starting_after ?? lastEventId ?? -1);
     return reply;
   });
 
@@ -95,4 +99,10 @@ export function registerStoredResponsesRoutes(app: FastifyInstance, store: Respo
       has_more: window.length > page.length,
     };
   });
+}
+
+/** `Last-Event-ID` as a sequence number; null when absent or not one (a stream the gateway gave no ids). */
+function lastEventIdOf(header: string | string[] | undefined): number | null {
+  if (typeof header !== 'string' || !/^\d{1,15}$/.test(header)) return null;
+  return Number(header);
 }
