@@ -1,6 +1,6 @@
 import type { ConfigFile } from './config-file.ts';
 import { formatPath, type ConfigPath, type ConfigProblem } from './config-problem.ts';
-import { isSecretPath, maskUrl } from './mask-secrets.ts';
+import { isSecretPath, maskRefusedValue } from './mask-secrets.ts';
 
 /** An environment variable that set a value in the configuration. */
 export interface AppliedVariable {
@@ -87,8 +87,8 @@ export class ConfigSources {
   }
 
   #show(value: unknown, fromVariable: { variable: AppliedVariable; rest: ConfigPath } | null): string {
-    if (fromVariable && fromVariable.rest.length === 0) return JSON.stringify(maskUrl(fromVariable.variable.text));
-    const text = JSON.stringify(typeof value === 'string' ? maskUrl(value) : value) ?? String(value);
+    if (fromVariable && fromVariable.rest.length === 0) return JSON.stringify(maskRefusedValue(fromVariable.variable.text));
+    const text = JSON.stringify(typeof value === 'string' ? maskRefusedValue(value) : value) ?? String(value);
     return text.length > MAX_SHOWN_CHARS ? `${text.slice(0, MAX_SHOWN_CHARS - 1)}…` : text;
   }
 }

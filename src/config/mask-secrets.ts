@@ -45,6 +45,20 @@ export function maskUrl(value: string): string {
   return masked ? url.toString().replaceAll(encodeURIComponent(MASK), MASK) : value;
 }
 
+/**
+ * A value the configuration refused, safe to repeat in the message that
+ * says so. Such a value often does not parse as a URL because of its
+ * credentials (a password holding `#`, `/` or `@`), so `maskUrl` would leave
+ * them; here whatever stands between `scheme://` and the last `@` is masked,
+ * and credential-like query parameters, by the text alone. It may hide more
+ * than the credentials of a URL whose path holds an `@`: never less.
+ */
+export function maskRefusedValue(value: string): string {
+  return maskUrl(value)
+    .replace(/^([a-z][a-z0-9+.-]*:\/\/)(.*)@/is, `$1${MASK}@`)
+    .replace(/([?&;])([^=&#]+)=([^&#]*)/g, (whole, separator: string, name: string) => (SECRET_QUERY_PARAMETER.test(name) ? `${separator}${name}=${MASK}` : whole));
+}
+
 /** A deep copy of a configuration with every secret masked and every URL's credentials hidden. */
 export function maskSecrets<T>(value: T): T {
   return maskValue(value, false) as T;

@@ -85,6 +85,21 @@ describe('loadConfig', () => {
     expect(config.server.corsOrigins).toEqual([]);
   });
 
+  it('a URL refused because its credentials break it (a password holding #, / or @) is repeated with them masked', () => {
+    const problems = problemsOf(
+      resolveConfig({
+        REDIS_URL: 'redis://:hunter2#secret@localhost:6379',
+        OPENAI_BASE_URL: 'http://user:hunter2secret@localhost:abc/v1?api_key=hunter2key',
+        MCP_SERVERS: JSON.stringify([{ name: 'docs', url: 'http://u:p@ss-hunter2@mcp.example:xx/mcp' }]),
+      }),
+    );
+    expect(problems).toHaveLength(3);
+    for (const problem of problems) {
+      expect(problem).not.toMatch(/hunter2|p@ss/);
+      expect(problem).toContain('***@');
+    }
+  });
+
   it('takes CORS origins as browsers send them, * for any; one that no Origin could ever equal is a problem naming the origin meant', () => {
     expect(loadConfig({ CORS_ORIGINS: '*' }).server.corsOrigins).toEqual(['*']);
     expect(loadConfig({ CORS_ORIGINS: 'http://localhost:3000,chrome-extension://abcdef' }).server.corsOrigins).toEqual(['http://localhost:3000', 'chrome-extension://abcdef']);
