@@ -1,6 +1,7 @@
 import { isPlainObject, type ConfigProblem } from './config-problem.ts';
 import type { ConfigSources } from './config-sources.ts';
 import { endpointPathHint, missingApiPathHint } from './url-schemas.ts';
+import { effectiveDefaultProvider } from './default-provider.ts';
 
 /**
  * Checks what one setting says about another, on the raw configuration (so it
@@ -55,8 +56,17 @@ export function checkReferences(raw: Record<string, unknown>, sources: ConfigSou
     }
   }
 
-  // A policy for a tenant no key belongs to protects nobody: most likely a misspelt name, which would leave the real tenant unrestricted.
   const apiKeys = isPlainObject(raw.auth) && Array.isArray(raw.auth.apiKeys) ? raw.auth.apiKeys : [];
+  // One key under two entries: the first wins, so the other's tenant and rights never apply (a copy-paste slip).
+  const firstEntryByKey = new Map<string, number>();
+  apiKeys.forEach((entry, index) => {
+    if (!isPlainObject(entry) || typeof entry.key !== 'string') return;
+    const first = firstEntryByKey.get(entry.key);
+    if (first === undefined) firstEntryByKey.set(entry.key, index);
+    else problems.push(sources.problem(['auth', 'apiKeys', index, 'key'], `is the key of entry ${first} too; each entry needs its own key (requests with it would belong to entry ${first}'s tenant only)`, { at: 'key' }));
+  });
+
+  // A policy for a tenant no key belongs to protects nobody: most likely a misspelt name, which would leave the real tenant unrestricted.
   const keyTenants = new Set(apiKeys.flatMap((entry) => (isPlainObject(entry) && typeof entry.tenant === 'string' ? [entry.tenant] : [])));
   // Without keys every request belongs to the one tenant "default" (src/http/authenticate.ts).
   const tenantsInUse = apiKeys.length > 0 ? keyTenants : new Set(['default']);
@@ -81,6 +91,8 @@ export function checkReferences(raw: Record<string, unknown>, sources: ConfigSou
   }
   if (names.length === 0) {
     warnings.push({ source: sources.fileName, message: 'no provider is configured: set OPENAI_BASE_URL or ANTHROPIC_API_KEY, or add one under "providers"; /readyz reports not ready until then' });
+  } else if (effectiveDefaultProvider(typeof raw.defaultProvider === 'string' ? raw.defaultProvider : 'openai', providers) === null) {
+    warnings.push(sources.problem(['providers'], `has no default: model names not in "models" will be refused (404 model_not_found); set defaultProvider (DEFAULT_PROVIDER) to one of ${names.join(', ')}`, { at: 'key' }));
   }
   return { problems, warnings };
 }

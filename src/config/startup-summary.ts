@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import type { GatewayConfig } from './load-config.ts';
 import { maskUrl } from './mask-secrets.ts';
 import { DEFAULT_OTLP_TRACES_URL, tracingEnabled } from '../observability/tracing-settings.ts';
+import { effectiveDefaultProvider } from './default-provider.ts';
 
 /** The fields of the one start-up log line: what an operator needs to know this process is the one they meant. */
 export interface StartupSummary {
@@ -32,7 +33,7 @@ export function describeStartup(config: GatewayConfig, runtime: { version: strin
     version: runtime.version,
     listening: listeningAt(runtime.address),
     providers: Object.entries(config.providers).map(([name, provider]) => ({ name, type: provider.type, base_url: maskUrl(provider.baseUrl) })),
-    default_provider: effectiveDefaultProvider(config),
+    default_provider: effectiveDefaultProvider(config.defaultProvider, config.providers),
     default_model: config.defaultModel,
     store: describeStore(store),
     mcp_servers: config.mcp.servers.map((mcpServer) => ({ name: mcpServer.name, origin: new URL(mcpServer.url).origin })),
@@ -56,13 +57,6 @@ function describeStore(store: GatewayConfig['store']): StartupSummary['store'] {
   if (store.clusterNodes.length > 0) return { kind: 'redis-cluster', nodes: store.clusterNodes.map(maskUrl), key_prefix: store.keyPrefix, ttl_seconds: store.ttlSeconds };
   if (store.redisUrl) return { kind: 'redis', url: maskUrl(store.redisUrl), key_prefix: store.keyPrefix, ttl_seconds: store.ttlSeconds };
   return { kind: 'memory', max_entries: store.maxEntries, ttl_seconds: store.ttlSeconds };
-}
-
-/** As the gateway routes (build-app.ts): the default provider when configured, else Anthropic's, else Gemini's. */
-function effectiveDefaultProvider(config: GatewayConfig): string | null {
-  if (config.defaultProvider && Object.hasOwn(config.providers, config.defaultProvider)) return config.defaultProvider;
-  const ofType = (type: string) => Object.entries(config.providers).find(([, provider]) => provider.type === type)?.[0] ?? null;
-  return ofType('anthropic') ?? ofType('gemini');
 }
 
 function listeningAt(address: AddressInfo | string | null): string | null {

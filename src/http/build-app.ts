@@ -1,6 +1,7 @@
 import cors from '@fastify/cors';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { decodeCompactionKey } from '../config/compaction-key.ts';
+import { effectiveDefaultProvider } from '../config/default-provider.ts';
 import { configuredSecrets } from '../config/configured-secrets.ts';
 import type { GatewayConfig } from '../config/load-config.ts';
 import { CompactionCodec } from '../engine/compaction/compaction-codec.ts';
@@ -124,7 +125,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const providers = options.providers ?? createProviders(config, app.log.child({ component: 'provider' }));
   const anthropicProvider = Object.entries(config.providers).find(([, provider]) => provider.type === 'anthropic')?.[0] ?? null;
   const geminiProvider = Object.entries(config.providers).find(([, provider]) => provider.type === 'gemini')?.[0] ?? null;
-  const defaultProvider = config.defaultProvider && providers.has(config.defaultProvider) ? config.defaultProvider : (anthropicProvider ?? geminiProvider);
+  // The providers built (tests may hand in their own), with their configured types.
+  const defaultProvider = effectiveDefaultProvider(config.defaultProvider, Object.fromEntries([...providers.keys()].map((name) => [name, config.providers[name] ?? null])));
   const backgroundStores = createBackgroundStores(config);
   const routingLog = app.log.child({ component: 'routing' });
   // Provider entries' own limits, counted where clients' are: shared across replicas when the store is Redis.

@@ -304,3 +304,20 @@ describe('cool-down shared across two replicas on one Redis', () => {
   });
 });
 
+
+describe('the default provider', () => {
+  it('a lone provider, whatever its name, serves every model name (it was a 404 model_not_found unless named openai)', async () => {
+    const upstream = new ScriptedChatUpstream();
+    const url = await upstream.start();
+    const gateway = await startGateway(url, { providers: { local: { type: 'openai-chat', baseUrl: url } } });
+    try {
+      const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 });
+      const response = await client.responses.create({ model: 'qwen3:8b', input: 'hi' });
+      assertValidResponse(response);
+      expect(upstream.requests.at(-1)!.body.model).toBe('qwen3:8b');
+    } finally {
+      await gateway.close();
+      await upstream.close();
+    }
+  });
+});

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { decodeCompactionKey } from '../../src/config/compaction-key.ts';
 import { ConfigurationError } from '../../src/config/config-problem.ts';
+import { effectiveDefaultProvider } from '../../src/config/default-provider.ts';
 import { GatewayConfig, loadConfig, resolveConfig, type ConfigResolution } from '../../src/config/load-config.ts';
 
 const directory = mkdtempSync(join(tmpdir(), 'loopgate-config-'));
@@ -83,6 +84,24 @@ describe('loadConfig', () => {
     expect(config.server.port).toBe(8080);
     expect(config.providers.openai?.apiKey).toBeNull();
     expect(config.server.corsOrigins).toEqual([]);
+  });
+
+  it('the only provider configured serves every model name, whatever its name; several with none the default is a warning naming them', () => {
+    const only = resolveConfig({ LOOPGATE_CONFIG: configFile('{ "providers": { "local": { "type": "openai-chat", "baseUrl": "http://127.0.0.1:11434/v1" } } }') });
+    expect(only.ok && warningsOf(only)).toEqual([]);
+    expect(only.ok && effectiveDefaultProvider(only.config.defaultProvider, only.config.providers)).toBe('local');
+    const file = configFile('{ "providers": { "local": { "type": "openai-chat", "baseUrl": "http://127.0.0.1:11434/v1" }, "other": { "type": "openai-chat", "baseUrl": "http://127.0.0.1:8000/v1" } } }');
+    const several = resolveConfig({ LOOPGATE_CONFIG: file });
+    expect(several.ok).toBe(true);
+    expect(warningsOf(several)).toEqual([expect.stringMatching(/providers has no default: model names not in "models" will be refused .* set defaultProvider \(DEFAULT_PROVIDER\) to one of local, other$/)]);
+    expect(warningsOf(resolveConfig({ LOOPGATE_CONFIG: file, DEFAULT_PROVIDER: 'other' }))).toEqual([]);
+  });
+
+  it('one API key under two entries is refused, without repeating the key', () => {
+    const file = configFile('{ "auth": { "apiKeys": [{ "key": "sk-same-0123456789", "tenant": "team-a" }, { "key": "sk-same-0123456789", "tenant": "team-b", "admin": true }] } }');
+    const problems = problemsOf(resolveConfig({ LOOPGATE_CONFIG: file }));
+    expect(problems).toEqual([expect.stringMatching(/auth\.apiKeys\[1\]\.key is the key of entry 0 too; each entry needs its own key/)]);
+    expect(problems[0]).not.toContain('sk-same');
   });
 
   it('a URL refused because its credentials break it (a password holding #, / or @) is repeated with them masked', () => {
