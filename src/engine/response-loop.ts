@@ -146,7 +146,7 @@ async function* runLoop(loop: ResponseLoop, tally: LoopTally): AsyncGenerator<Re
   emit?.({ type: 'response.in_progress', response: { ...response, output: [] } });
 
   const itemsOf = (name: string) => callItemsFor(loop.toolContext.offered.get(name)?.presentation ?? { kind: 'function' });
-  const builder = new OutputBuilder((name) => itemsOf(name).hidesCall, (name) => loop.namespaced?.get(name) ?? null, loop.request.reasoningSummary !== null);
+  const builder = new OutputBuilder((name) => itemsOf(name).hidesCall, (name) => loop.namespaced?.get(name) ?? null, loop.request.reasoningSummary != null);
   const { usage, counters } = tally;
   const scope: ToolRoundScope = { loop, builder, emit, itemsOf, flush, counters };
   const transcript = new ModelTranscript(loop.request.items);

@@ -6,15 +6,16 @@ import { startGateway, type RunningGateway } from '../support/gateway.ts';
 import { McpTestServer } from '../support/mcp-test-server.ts';
 import { assertValidResponse, assertValidResponseWithMcpItems } from '../support/openresponses-schema.ts';
 
+import { freePort } from '../support/redis.ts';
+import { TcpProxy } from '../support/tcp-proxy.ts';
+import { ScriptedChatUpstream, textReply, type RecordedRequest, type UpstreamReply } from '../support/scripted-chat-upstream.ts';
+import { sleep, waitFor } from '../support/wait-for.ts';
+
 /** What an operator tool's call came to, as its mcp_call says: the error, else the output. */
 const callResult = (response: { output: any[] }): string => {
   const call = response.output.find((item) => item.type === 'mcp_call');
   return call.error ?? call.output;
 };
-import { freePort } from '../support/redis.ts';
-import { TcpProxy } from '../support/tcp-proxy.ts';
-import { ScriptedChatUpstream, textReply, type RecordedRequest, type UpstreamReply } from '../support/scripted-chat-upstream.ts';
-import { sleep, waitFor } from '../support/wait-for.ts';
 
 /** Accepts TCP connections and never answers a byte: the server that used to stall every request. */
 class BlackHole {
@@ -205,6 +206,31 @@ describe('MCP faults: no operator server can stall unrelated requests', () => {
       expect(response.output_text).toMatch(/^saw: /);
       expect(elapsed).toBeGreaterThanOrEqual(650);
       expect(elapsed).toBeLessThan(3_000);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('a server that dies mid-call: the call fails at once rather than at its timeout, and the server is left out of requests, named in /readyz and in one warn line', async () => {
+    const proxy = new TcpProxy(healthyUrl);
+    await proxy.start();
+    try {
+      upstream.setScript(modelCalling('dying__slow', { ms: 5_000, label: 'dies' }));
+      const { gateway, logs, client } = await start({ servers: [{ name: 'dying', url: `http://127.0.0.1:${proxy.port}/mcp`, timeoutMs: 20_000 }], retryBaseMs: 60_000 });
+      const mcpState = async () => ((await (await fetch(`${gateway.origin}/readyz`)).json()) as any).dependencies.mcp_servers[0];
+      await waitFor(async () => (await mcpState()).state === 'ready');
+      const started = performance.now();
+      const pending = client.responses.create({ model: 'm', input: 'go' });
+      await waitFor(() => healthy.calls.some((call) => (call.args as { label?: string }).label === 'dies'));
+      await proxy.cut();
+      const response = await pending;
+      // The tool alone would take 5 s, its timeout 20 s.
+      expect(performance.now() - started).toBeLessThan(4_000);
+      expect(callResult(response)).toMatch(/Connection closed/);
+      expect(response.output_text).toMatch(/^saw: /);
+      await waitFor(async () => (await mcpState()).state === 'unavailable');
+      expect((await mcpState()).error).toMatch(/ECONNREFUSED/);
+      expect(logs.about('dying').filter((line) => line.level === 40)).toEqual([expect.objectContaining({ msg: expect.stringContaining('MCP server unavailable') })]);
     } finally {
       await proxy.close();
     }

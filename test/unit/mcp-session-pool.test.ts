@@ -44,6 +44,7 @@ describe('McpSessionPool', () => {
     const result = await pool.session({ url, headers: {}, untrusted: false }).call('snapshot', {}, new AbortController().signal, 30_000);
     expect(result).toEqual({
       isError: false,
+      serverLost: false,
       output: [
         'Took a screenshot of https://example.com.',
         '[image (image/png, 59 KB), not shown to the model]',

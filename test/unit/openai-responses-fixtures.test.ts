@@ -116,6 +116,8 @@ describe('OpenAI Responses streams → OpenResponses events', () => {
       'text.delta',
       'text.annotation',
       'text.delta',
+      // The tier the final response says it was served at.
+      'service_tier',
       'usage',
       'finish',
     ]);
@@ -138,7 +140,7 @@ describe('OpenAI Responses streams → OpenResponses events', () => {
     // Read whole, the call is added as it finished; everything else is the same, the citation after the text.
     const settled = (events: TurnEvent[]) => events.filter((event) => !['hosted_item.added', 'hosted_item.progress', 'text.delta'].includes(event.type));
     expect(settled(whole)).toEqual(settled(turn));
-    expect(whole.map((event) => event.type)).toEqual(['upstream.response', 'hosted_item.added', 'hosted_item.done', 'text.delta', 'text.annotation', 'usage', 'finish']);
+    expect(whole.map((event) => event.type)).toEqual(['upstream.response', 'hosted_item.added', 'hosted_item.done', 'text.delta', 'text.annotation', 'service_tier', 'usage', 'finish']);
   });
 
   it('code interpreter and image generation: their progress (code deltas, partial images) reaches the client scoped to the gateway\'s item', async () => {

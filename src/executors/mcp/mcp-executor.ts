@@ -124,7 +124,10 @@ export class McpExecutor implements ToolExecutor {
     const target = offered?.executor === this ? (offered.target as McpTarget) : null;
     if (!target) return { output: JSON.stringify({ error: `No MCP tool is named '${call.name}'.` }), isError: true };
     const args = call.arguments ? (JSON.parse(call.arguments) as Record<string, unknown>) : {};
-    return this.#pool.session(target.server).call(target.toolName, args, signal, target.timeoutMs, { trace: context.trace, attachImages: this.#attachImages });
+    const { serverLost, ...result } = await this.#pool.session(target.server).call(target.toolName, args, signal, target.timeoutMs, { trace: context.trace, attachImages: this.#attachImages });
+    // An operator server that stopped answering is listed again now: gone, it is left out of requests (one warn line, /readyz says so) until it answers.
+    if (serverLost && !target.server.untrusted) this.#catalog.recheck(target.server);
+    return result;
   }
 
   /** What the catalog has now; an unavailable server offers nothing and the request goes on without it. */

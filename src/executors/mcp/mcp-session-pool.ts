@@ -1,7 +1,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { findTooDeep } from '../../protocol/json-depth.ts';
 import { REQUEST_LIMITS } from '../../protocol/request-limits.ts';
 import { headerSecrets, SecretRedactor } from '../../util/secret-redactor.ts';
@@ -49,6 +49,20 @@ export interface McpSessionPoolOptions {
 
 const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
 const DEFAULT_LIST_TIMEOUT_MS = 10_000;
+
+/** A call's result, and whether the server could not be reached or stopped answering (a transport failure, not its own error). */
+export type McpCallResult = ToolResult & { serverLost: boolean };
+
+/** What the SDK reports when a call's event stream breaks (the server went away mid-call), or its reconnection gives up. */
+const LOST_STREAM = /^(SSE stream disconnected|Maximum reconnection attempts|Failed to reconnect)/;
+
+/** A failure as one line: a fetch's own message ("fetch failed") hides the cause that says what happened (ECONNREFUSED). */
+export function describeFailure(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const cause = (error as { cause?: unknown }).cause;
+  const code = cause && typeof cause === 'object' ? (cause as { code?: unknown }).code : undefined;
+  return typeof code === 'string' && !error.message.includes(code) ? `${error.message} (${code})` : error.message;
+}
 
 /** A connect or listing that ran out of its time. */
 export class McpTimeoutError extends Error {
@@ -164,16 +178,18 @@ export class McpSession {
    * conventions put it: it then reaches the server whatever the transport (an HTTP+SSE server answers on
    * one shared stream). With `attachImages`, the images a result holds come back as images, beside its text.
    */
-  async call(name: string, args: Record<string, unknown>, signal: AbortSignal, timeoutMs: number, { trace, attachImages = false }: { trace?: TraceContext | undefined; attachImages?: boolean } = {}): Promise<ToolResult> {
+  async call(name: string, args: Record<string, unknown>, signal: AbortSignal, timeoutMs: number, { trace, attachImages = false }: { trace?: TraceContext | undefined; attachImages?: boolean } = {}): Promise<McpCallResult> {
     try {
       const client = await this.#connect();
       const result = await client.callTool({ name, arguments: args, ...(trace && { _meta: { ...trace } }) }, undefined, { signal, timeout: timeoutMs });
       const { text, images } = toolResultOutput(result, attachImages);
       const output = this.#secrets.redact(truncate(text, this.#options.maxOutputChars));
-      return { output, isError: result.isError === true, ...(images.length > 0 && { images }) };
+      return { output, isError: result.isError === true, ...(images.length > 0 && { images }), serverLost: false };
     } catch (error) {
-      const message = this.#secrets.redact(error instanceof Error ? error.message : String(error));
-      return { output: JSON.stringify({ error: `MCP call '${name}' failed: ${message}` }), isError: true };
+      const message = this.#secrets.redact(describeFailure(error));
+      // The server answered with an error (bad arguments, an unknown tool) unless the error is the transport's.
+      const serverLost = !signal.aborted && (!(error instanceof McpError) || error.code === ErrorCode.ConnectionClosed || error.code === ErrorCode.RequestTimeout);
+      return { output: JSON.stringify({ error: `MCP call '${name}' failed: ${message}` }), isError: true, serverLost };
     }
   }
 
@@ -233,6 +249,12 @@ export class McpSession {
       this.#client = null;
       this.#tools = null;
       this.#onGone();
+    };
+    // A server that dies mid-call breaks the call's event stream; the SDK says so here and then waits (for a
+    // reconnection that cannot answer, or for nothing) until the call's own timeout. Closing the session fails
+    // its calls at once ("Connection closed"), and the next use connects anew.
+    client.onerror = (error) => {
+      if (LOST_STREAM.test(error.message)) void client.close().catch(() => {});
     };
     return client;
   }

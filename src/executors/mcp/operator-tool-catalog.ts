@@ -1,4 +1,4 @@
-import type { McpServerTarget, McpSessionPool, McpTool } from './mcp-session-pool.ts';
+import { describeFailure, type McpServerTarget, type McpSessionPool, type McpTool } from './mcp-session-pool.ts';
 
 /** What the catalog logs: pino's shape, so the executors stay free of Fastify. */
 export interface CatalogLogger {
@@ -93,6 +93,16 @@ export class OperatorToolCatalog {
     return Promise.all(this.#entries.map(async (entry) => ({ name: entry.name, target: entry.target, tools: await this.#toolsOf(entry) })));
   }
 
+  /**
+   * A call to this server failed as if it were gone (its connection broke, it
+   * did not answer): it is listed again now rather than at its next refresh,
+   * so that a server that died is left out of requests at once.
+   */
+  recheck(target: McpServerTarget): void {
+    const entry = this.#entries.find((candidate) => candidate.target === target);
+    if (entry && entry.failures === 0) void this.#refresh(entry);
+  }
+
   status(): OperatorServerStatus[] {
     const now = Date.now();
     return this.#entries.map((entry) => {
@@ -147,7 +157,7 @@ export class OperatorToolCatalog {
   #failed(entry: Entry, error: unknown): void {
     entry.listing = null;
     entry.failures++;
-    entry.lastError = error instanceof Error ? error.message : String(error);
+    entry.lastError = describeFailure(error);
     const backoffMs = Math.min(this.#options.retryBaseMs * 2 ** (entry.failures - 1), this.#options.retryMaxMs);
     entry.retryAt = Date.now() + backoffMs;
     const fields = { mcp_server: entry.name, origin: new URL(entry.target.url).origin, error: entry.lastError, failures: entry.failures, retry_in_ms: backoffMs };

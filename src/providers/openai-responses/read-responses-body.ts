@@ -18,10 +18,11 @@ export function readResponsesBody(body: unknown, provider: string): TurnEvent[] 
   const translator = new ResponsesEventTranslator();
   const events: TurnEvent[] = [];
   translator.identify(response, events);
-  reportTier(response, events);
   for (const item of response.output) {
     if (item !== null && typeof item === 'object') translator.acceptItem(item, events);
   }
+  // Where a stream says it: with the final response, after the output.
+  reportTier(response, events);
   translator.setFinal(response);
   translator.finish(events);
   return events;
