@@ -1,6 +1,7 @@
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { TurnEvent, TurnStream } from './provider.ts';
 import type { SseFrame } from './sse-frames.ts';
+import { invalidUpstreamBody } from './invalid-upstream-body.ts';
 import { errorFromTransport } from './upstream-errors.ts';
 
 /** A provider's stream translator: wire frames in, turn events out. */
@@ -78,6 +79,9 @@ export async function startFrameStream<Frame>(batches: AsyncGenerator<SseFrame[]
     if (signal.aborted || error instanceof GatewayError) throw error;
     throw errorFromTransport(provider, error);
   }
+  // A body with no event at all is no stream (a web page where the API should be: a wrong base URL, a proxy's error
+  // page): a 502 the client gets as such, not a stream that seems to break off.
+  if (ended && framesRead === 0) throw invalidUpstreamBody(provider, new Error('the body holds no stream events'));
   const failure = first.find((event) => event.type === 'error');
   if (failure) {
     await batches.return(undefined);

@@ -269,6 +269,11 @@ describe('upstream failures', () => {
       expect(result.headers.get('retry-after')).toBe('2');
     });
 
+    it(`${mode}: an upstream answering 200 with a web page (a wrong base URL, a proxy's page) → 502 upstream_invalid_response, before any stream starts`, async () => {
+      upstream.setScript(() => ({ kind: 'json', status: 200, headers: { 'content-type': 'text/html' }, body: '<html><body>Welcome to nginx!</body></html>' }));
+      expectError(await post(gateway, { model: 'm', input: 'x', stream }), 502, { code: 'upstream_invalid_response', type: 'upstream_error' });
+    });
+
     it(`${mode}: an upstream 500 → 502 upstream_error`, async () => {
       upstream.setScript(() => ({ kind: 'json', status: 500, body: { error: { message: 'kaboom' } } }));
       const result = await post(gateway, { model: 'm', input: 'x', stream });
