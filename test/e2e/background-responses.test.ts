@@ -2,7 +2,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { McpTestServer } from '../support/mcp-test-server.ts';
 import { assertEventStreamInvariants } from '../support/event-invariants.ts';
-import { assertValidEventWithMcpItems, assertValidResponse } from '../support/openresponses-schema.ts';
+import { assertValidEvent, assertValidEventWithMcpItems, assertValidResponse } from '../support/openresponses-schema.ts';
 import { openaiChat } from '../support/provider-flavors.ts';
 import { startReplicaPair, type ReplicaPair, type StoreKind } from '../support/replica-pair.ts';
 import { chunk, ScriptedChatUpstream, sse, textReply, usageChunk, type RecordedRequest, type UpstreamReply } from '../support/scripted-chat-upstream.ts';
@@ -110,7 +110,9 @@ for (const storeKind of ['memory', 'redis', 'redis-cluster'] as const satisfies 
       const frames = async (headers: Record<string, string>) => {
         const response = await fetch(url, { headers });
         const text = await response.text();
-        return { status: response.status, frames: text.split('\n\n').filter((frame) => frame.startsWith('id: ')).map((frame) => ({ id: Number(/^id: (\d+)/.exec(frame)![1]), type: /event: (\S+)/.exec(frame)![1] })) };
+        const framed = text.split('\n\n').filter((frame) => frame.startsWith('id: '));
+        for (const frame of framed) assertValidEvent(JSON.parse(/\ndata: (.*)/.exec(frame)![1]!));
+        return { status: response.status, frames: framed.map((frame) => ({ id: Number(/^id: (\d+)/.exec(frame)![1]), type: /event: (\S+)/.exec(frame)![1] })) };
       };
       const whole = await frames({});
       expect(whole.status).toBe(200);

@@ -64,7 +64,9 @@ describe('over an OpenAI Responses upstream', () => {
 
   it('the tier the upstream says it served at is the response\'s service_tier (JSON, and streamed where response.completed says it)', async () => {
     reply = () => ({ kind: 'json', body: { ...JSON.parse(fixture('reasoning-and-text.json')), service_tier: 'priority' } });
-    expect((await client.responses.create({ model: openaiResponses.model, input: 'x', service_tier: 'auto' })).service_tier).toBe('priority');
+    const json = await client.responses.create({ model: openaiResponses.model, input: 'x', service_tier: 'auto' });
+    assertValidResponse(json);
+    expect(json.service_tier).toBe('priority');
     reply = () => ({ kind: 'sse', pieces: [fixture('reasoning-then-tool.sse').replace('"type":"response.completed","sequence_number":23,"response":{', '"type":"response.completed","sequence_number":23,"response":{"service_tier":"flex",')] });
     const events: any[] = [];
     for await (const event of await client.responses.create({ model: openaiResponses.model, input: 'x', tools, service_tier: 'auto', stream: true })) events.push(event);

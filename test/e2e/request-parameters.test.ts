@@ -114,6 +114,7 @@ describe('request parameters', () => {
       expect(json.body.service_tier).toBe('priority');
       const streamed = await fetch(`${gateway.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', input: 'x', stream: true }) });
       const events = (await streamed.text()).split('\n').filter((line) => line.startsWith('data: {')).map((line) => JSON.parse(line.slice(6)));
+      for (const event of events) assertValidEvent(event);
       expect(events[0].response.service_tier).toBe('default');
       expect(events.at(-1).response.service_tier).toBe('flex');
       // An upstream that says nothing of it (most servers): the tier asked for, as before.

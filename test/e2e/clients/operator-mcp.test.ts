@@ -4,15 +4,27 @@ import { Agent, Runner, setTracingDisabled, tool as agentTool } from '@openai/ag
 import { OpenAIProvider } from '@openai/agents-openai';
 import { generateText, stepCountIs, streamText, tool as aiTool } from 'ai';
 import OpenAI from 'openai';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { startGateway, type RunningGateway } from '../../support/gateway.ts';
 import { McpTestServer } from '../../support/mcp-test-server.ts';
+import { assertValidEventWithMcpItems, assertValidResponseWithMcpItems } from '../../support/openresponses-schema.ts';
 import { flavors, scriptModel, type ProviderFlavor } from '../../support/provider-flavors.ts';
 import { ScriptedChatUpstream, type RecordedRequest } from '../../support/scripted-chat-upstream.ts';
 
 // Traces would be exported to OpenAI; nothing leaves the machine in tests.
 setTracingDisabled(true);
+
+/** A response body or event stream of the gateway's, each response and event valid. */
+async function validated(response: Response): Promise<void> {
+  const text = await response.text();
+  if ((response.headers.get('content-type') ?? '').includes('text/event-stream')) {
+    for (const line of text.split('\n')) if (line.startsWith('data: {')) assertValidEventWithMcpItems(JSON.parse(line.slice(6)));
+  } else {
+    const body = JSON.parse(text) as { object?: string };
+    if (body.object === 'response') assertValidResponseWithMcpItems(body);
+  }
+}
 
 /** The tool results the model was shown in its last call, in the upstream's own format. */
 const resultsShown = (flavor: ProviderFlavor, request: RecordedRequest): string[] => flavor.seen(request).flatMap((seen) => (seen.kind === 'result' ? [seen.content] : []));
@@ -33,9 +45,13 @@ describe.each(flavors)('an operator MCP server under the agent frameworks, over 
   let client: OpenAI;
   /** Bodies of the requests the clients sent the gateway. */
   const sent: any[] = [];
+  /** Every response and streamed event the gateway answered with, checked against the schema (MCP items against OpenAI's shapes) as the client reads them. */
+  const checked: Promise<void>[] = [];
   const recordingFetch: typeof fetch = async (input, init) => {
     if (typeof init?.body === 'string') sent.push(JSON.parse(init.body));
-    return fetch(input, init);
+    const response = await fetch(input, init);
+    if (response.ok) checked.push(validated(response.clone()));
+    return response;
   };
   /** The model adds with the gateway's tool (and asks for the weather too, with `andWeather`), then answers with what it saw. */
   const modelAdding = (andWeather = false) =>
@@ -57,6 +73,9 @@ describe.each(flavors)('an operator MCP server under the agent frameworks, over 
   beforeEach(() => {
     sent.length = 0;
     mcp.calls.length = 0;
+  });
+  afterEach(async () => {
+    await Promise.all(checked.splice(0));
   });
 
   it.each([false, true])('the Agents SDK takes the answer, the gateway having run the call (streamed: %s)', async (stream) => {
