@@ -14,6 +14,22 @@ import { waitFor } from '../support/wait-for.ts';
 
 const socketUrl = (gateway: RunningGateway) => `${gateway.origin.replace('http:', 'ws:')}/v1/responses`;
 
+/** A bare upgrade's outcome for these headers: 101 when it switched protocols, else the refusal's status and body. */
+function upgrade(target: RunningGateway, headers: Record<string, string>): Promise<{ status: number; body: string }> {
+  return new Promise((resolve) => {
+    const socket = new WebSocket(socketUrl(target), { headers });
+    socket.on('open', () => {
+      socket.close();
+      resolve({ status: 101, body: '' });
+    });
+    socket.on('unexpected-response', (_request, response) => {
+      let body = '';
+      response.on('data', (piece: Buffer) => (body += piece));
+      response.on('end', () => resolve({ status: response.statusCode!, body }));
+    });
+  });
+}
+
 /** A streamed answer whose pieces come `pauseMs` apart (time to act while it runs). */
 function slowText(text: string, pauseMs: number): UpstreamReply {
   return { kind: 'sse', pauseMs, pieces: sse([chunk({ role: 'assistant', content: '' }), ...[...text].map((char) => chunk({ content: char })), chunk({}, 'stop'), usageChunk(5, text.length)]) };
@@ -158,20 +174,6 @@ describe('WebSocket transport: connection rules', () => {
   });
 
   it("an upgrade from a browser page of an origin server.corsOrigins does not allow is refused with 403 (browsers apply no CORS to WebSockets); the gateway's own origin and clients that send no Origin connect", async () => {
-    /** The upgrade's outcome for these headers: 101 when it switched protocols, else the refusal's status and body. */
-    const upgrade = (target: RunningGateway, headers: Record<string, string>) =>
-      new Promise<{ status: number; body: string }>((resolve) => {
-        const socket = new WebSocket(socketUrl(target), { headers });
-        socket.on('open', () => {
-          socket.close();
-          resolve({ status: 101, body: '' });
-        });
-        socket.on('unexpected-response', (_request, response) => {
-          let body = '';
-          response.on('data', (piece: Buffer) => (body += piece));
-          response.on('end', () => resolve({ status: response.statusCode!, body }));
-        });
-      });
     // The default, as for CORS: pages of any origin.
     expect((await upgrade(gateway, { origin: 'https://any.example' })).status).toBe(101);
     for (const corsOrigins of [['https://app.example'], []]) {
@@ -342,16 +344,8 @@ describe('WebSocket transport: authentication, limits and keep-alive', () => {
   });
 
   it('an upgrade without a valid key is refused with 401 before switching protocols', async () => {
-    for (const headers of [{}, { authorization: 'Bearer wrong' }]) {
-      const socket = new WebSocket(socketUrl(gateway), { headers });
-      const refusal = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-        socket.on('open', () => reject(new Error('upgrade accepted')));
-        socket.on('unexpected-response', (_request, response) => {
-          let body = '';
-          response.on('data', (piece: Buffer) => (body += piece));
-          response.on('end', () => resolve({ status: response.statusCode!, body }));
-        });
-      });
+    for (const headers of [{}, { authorization: 'Bearer wrong' }] as Record<string, string>[]) {
+      const refusal = await upgrade(gateway, headers);
       expect(refusal.status).toBe(401);
       expect(JSON.parse(refusal.body)).toMatchObject({ error: { type: 'authentication_error', code: 'invalid_api_key' } });
     }
