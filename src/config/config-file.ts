@@ -48,6 +48,7 @@ export function parseConfigText(path: string, text: string): ConfigFile {
     problems.push({ source: where(root?.offset ?? 0), message: `${where(root?.offset ?? 0)}: the file must hold one JSON object ({ … })` });
   }
   const usable = errors.length === 0 && root?.type === 'object';
+  if (usable) problems.push(...duplicateKeys(root, where));
   return {
     path,
     value: usable ? getNodeValue(root) : undefined,
@@ -60,6 +61,27 @@ export function parseConfigText(path: string, text: string): ConfigFile {
     },
     has: (keyPath) => root !== undefined && findNodeAtLocation(root, [...keyPath]) !== undefined,
   };
+}
+
+/**
+ * A key given twice in one object: JSON keeps the last silently, so the
+ * first (often a whole block, the one the operator meant to edit) would
+ * never apply and nothing would say so.
+ */
+function duplicateKeys(node: Node, where: (offset: number) => string): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  if (node.type === 'object') {
+    const seen = new Map<string, number>();
+    for (const property of node.children ?? []) {
+      const key = property.children?.[0];
+      if (!key || typeof key.value !== 'string') continue;
+      const first = seen.get(key.value);
+      if (first === undefined) seen.set(key.value, key.offset);
+      else problems.push({ source: where(key.offset), message: `${where(key.offset)}: "${key.value}" is given twice in the same object (first at ${where(first)}); only one can apply, remove the other` });
+    }
+  }
+  for (const child of node.children ?? []) problems.push(...duplicateKeys(child, where));
+  return problems;
 }
 
 function nearestNode(root: Node, path: ConfigPath): Node {

@@ -190,6 +190,16 @@ describe('start-up validation', () => {
     expect(problemsOf(resolveConfig({ LOOPGATE_CONFIG: file }))).toEqual([`${file}:4:5: syntax error: comma expected`]);
   });
 
+  it('refuses a key given twice in one object, naming both places (JSON would keep the last silently)', () => {
+    const file = configFile(['{', '  "providers": {', '    "local": { "type": "openai-chat", "baseUrl": "http://127.0.0.1:11434/v1" },', '  },', '  "server": { "port": 8080 },', '  "providers": { "other": { "type": "openai-chat", "baseUrl": "http://127.0.0.1:8000/v1", "baseUrl": "http://127.0.0.1:8001/v1" } },', '}'].join('\n'));
+    expect(problemsOf(resolveConfig({ LOOPGATE_CONFIG: file }))).toEqual([
+      `${file}:6:3: "providers" is given twice in the same object (first at ${file}:2:3); only one can apply, remove the other`,
+      `${file}:6:91: "baseUrl" is given twice in the same object (first at ${file}:6:52); only one can apply, remove the other`,
+    ]);
+    // The same key in different objects is no duplicate.
+    expect(resolveConfig({ LOOPGATE_CONFIG: configFile('{ "server": { "port": 8080 }, "metrics": { "port": 9100 } }') }).ok).toBe(true);
+  });
+
   it('reports environment problems beside a syntax error, not follow-ups of the broken file', () => {
     const file = configFile('{ "server": { "port": 8080, } ');
     const problems = problemsOf(resolveConfig({ LOOPGATE_CONFIG: file, PORT: 'x', DEFAULT_PROVIDER: 'anything' }));
