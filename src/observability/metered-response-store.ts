@@ -3,8 +3,8 @@ import type { StoreMeter } from './gateway-metrics.ts';
 
 /**
  * A response store whose reads and writes are timed and whose failures are
- * counted, whichever store (memory, Redis, a test's) is inside. Health checks
- * are passed through untimed: they are cheap and asked on every request.
+ * counted, whichever store (memory, Redis, a test's) is inside. Readiness is
+ * passed through untimed: it is cheap and asked on every request.
  */
 export class MeteredResponseStore implements ResponseStore {
   readonly #inner: ResponseStore;
@@ -47,8 +47,9 @@ export class MeteredResponseStore implements ResponseStore {
     return this.#inner.health();
   }
 
+  /** Asked only while the store is not ready: a failure here is a request refused for the store's sake, so it counts like a failed write. */
   ensureWritable(): Promise<void> {
-    return this.#inner.ensureWritable();
+    return this.#meter.time('ensureWritable', () => this.#inner.ensureWritable());
   }
 
   close(): Promise<void> {

@@ -29,6 +29,14 @@ class UnavailableForWrites extends MemoryResponseStore {
   override async put(_record: StoredResponse): Promise<void> {
     throw storeUnavailable(new Error('connection refused'));
   }
+
+  override isReady(): boolean {
+    return false;
+  }
+
+  override async ensureWritable(): Promise<void> {
+    throw storeUnavailable(new Error('Redis is reconnecting'));
+  }
 }
 
 describe('metered stores', () => {
@@ -38,6 +46,8 @@ describe('metered stores', () => {
     await expect(store.put(record('t', 'resp_1', null))).rejects.toMatchObject({ status: 503, code: 'store_unavailable' });
     expect(await store.get('t', 'resp_1')).toBeNull();
     expect(await store.delete('t', 'resp_1')).toBe(false);
+    // What the engine asks before a stored response's model call while the store is away: each refusal is a store failure too.
+    await expect(store.ensureWritable()).rejects.toMatchObject({ status: 503, code: 'store_unavailable' });
     const conversations = new MeteredConversationStore(new MemoryConversationStore({ ttlSeconds: 60 }), metrics.storeMeter('conversations'));
     expect(await conversations.get('t', 'conv_1')).toBeNull();
 
@@ -45,8 +55,9 @@ describe('metered stores', () => {
     const count = (store: string, operation: string) => sumOf(scraped, 'loopgate_store_operation_duration_seconds_count', { store, operation });
     expect([count('responses', 'put'), count('responses', 'get'), count('responses', 'delete'), count('conversations', 'get')]).toEqual([1, 1, 1, 1]);
     expect(sumOf(scraped, 'loopgate_store_operation_errors_total', { store: 'responses', operation: 'put' })).toBe(1);
-    expect(sumOf(scraped, 'loopgate_store_operation_errors_total')).toBe(1);
+    expect(sumOf(scraped, 'loopgate_store_operation_errors_total', { store: 'responses', operation: 'ensureWritable' })).toBe(1);
+    expect(sumOf(scraped, 'loopgate_store_operation_errors_total')).toBe(2);
     expect(store.kind).toBe('memory');
-    expect(store.isReady()).toBe(true);
+    expect(store.isReady()).toBe(false);
   });
 });
