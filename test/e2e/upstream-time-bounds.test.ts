@@ -63,6 +63,17 @@ describe.each(flavors)('every upstream call is bounded in time: $name', (flavor)
     expect(answer.elapsedMs).toBeLessThan(IDLE_MS + SLACK_MS);
   });
 
+  // Anthropic's provider streams every call; the others read a JSON answer whole when the client does not stream.
+  if (flavor !== anthropic) it('a JSON answer whose body stops partway for longer than idleTimeoutMs: 504 upstream_timeout, not an invalid answer', async () => {
+    upstream.setScript(() => ({ kind: 'sse', pieces: ['{"id":"partial","choices":['], endAfter: false }));
+    const answer = await post({ stream: false });
+    expect(answer.status).toBe(504);
+    const body = JSON.parse(answer.text);
+    assertErrorEnvelope(body);
+    expect(body.error.code).toBe('upstream_timeout');
+    expect(answer.elapsedMs).toBeLessThan(IDLE_MS + SLACK_MS);
+  });
+
   // Only Anthropic's provider has a whole-call bound (timeoutMs); a Chat Completions, Responses or Gemini call is bounded by the response deadline.
   if (flavor === anthropic) it('a stream that never ends (pings every 100 ms) is cut at timeoutMs: 504 upstream_timeout', async () => {
     upstream.setScript((request) => {
