@@ -39,7 +39,8 @@ export function storedItemToInput(item: StoredItem | InputItem): InputItem[] {
       return [{ ...(item.id != null && { id: item.id }), type: 'function_call_output', call_id: answer.callId, output: answer.output }];
     }
     case 'reasoning':
-      return [{ ...(item.id != null && { id: item.id }), type: 'reasoning', summary: item.summary, ...(item.encrypted_content != null && { encrypted_content: item.encrypted_content }) }];
+      // Its text too: a Chat server's reasoning (DeepSeek's) goes back with its turn; other upstreams read only what is sealed.
+      return [{ ...(item.id != null && { id: item.id }), type: 'reasoning', summary: item.summary, ...(item.content?.length && { content: item.content }), ...(item.encrypted_content != null && { encrypted_content: item.encrypted_content }) }];
     case 'mcp_call': {
       const name = qualifiedToolName(item.server_label, item.name);
       const text = item.error ? JSON.stringify({ error: item.error }) : (item.output ?? '');

@@ -14,7 +14,7 @@ export interface ChatToolCall {
 export type ChatMessage =
   | { role: 'system' | 'developer'; content: string | { type: 'text'; text: string }[] }
   | { role: 'user'; content: string | ChatContentPart[] }
-  | { role: 'assistant'; content: string | null; refusal?: string; tool_calls?: ChatToolCall[] }
+  | { role: 'assistant'; content: string | null; refusal?: string; tool_calls?: ChatToolCall[]; reasoning_content?: string }
   | { role: 'tool'; tool_call_id: string; content: string };
 
 export interface ChatRequest {

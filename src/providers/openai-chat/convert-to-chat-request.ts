@@ -59,6 +59,13 @@ function convertMessages(instructions: string | null, items: InputItem[], histor
   if (instructions) messages.push({ role: 'system', content: instructions });
   // Consecutive function calls of one model turn become one assistant message.
   let pendingAssistant: Extract<ChatMessage, { role: 'assistant' }> | null = null;
+  // The reasoning a Chat server gave (`reasoning_content`), for the assistant message of its turn.
+  let pendingReasoning = '';
+  const withReasoning = (message: Extract<ChatMessage, { role: 'assistant' }>) => {
+    if (pendingReasoning) message.reasoning_content = (message.reasoning_content ?? '') + pendingReasoning;
+    pendingReasoning = '';
+    return message;
+  };
   // Images and files tools answered with: a tool message takes text only, so they follow that turn's tool messages as one user message.
   let toolAttachments: ChatContentPart[] = [];
   const attachToolOutputs = () => {
@@ -70,10 +77,11 @@ function convertMessages(instructions: string | null, items: InputItem[], histor
   forEachWireItem(items, historyLength, (item, param) => {
     if (item.type !== 'function_call_output') attachToolOutputs();
     if (item.type !== 'function_call' && item.type !== 'reasoning') pendingAssistant = null;
+    if (item.type === 'function_call_output' || (item.type === 'message' && item.role !== 'assistant')) pendingReasoning = '';
     switch (item.type) {
       case 'message': {
         if (item.role === 'assistant') {
-          const message = convertAssistantContent(item.content);
+          const message = withReasoning(convertAssistantContent(item.content));
           messages.push(message);
           pendingAssistant = message;
         } else if (item.role === 'user') {
@@ -85,9 +93,9 @@ function convertMessages(instructions: string | null, items: InputItem[], histor
       }
       case 'function_call': {
         const call: ChatToolCall = { id: item.call_id, type: 'function', function: { name: item.name, arguments: item.arguments } };
-        if (pendingAssistant) (pendingAssistant.tool_calls ??= []).push(call);
+        if (pendingAssistant) (withReasoning(pendingAssistant).tool_calls ??= []).push(call);
         else {
-          pendingAssistant = { role: 'assistant', content: null, tool_calls: [call] };
+          pendingAssistant = withReasoning({ role: 'assistant', content: null, tool_calls: [call] });
           messages.push(pendingAssistant);
         }
         return;
@@ -104,7 +112,11 @@ function convertMessages(instructions: string | null, items: InputItem[], histor
         return;
       }
       case 'reasoning':
-        // Chat Completions has no standard field for prior reasoning; the model does not need it back.
+        // Chat Completions has no standard field for prior reasoning, but DeepSeek's thinking mode refuses a tool
+        // loop whose assistant messages lack theirs (400 "Missing reasoning_content"), and other servers that
+        // produce `reasoning_content` take it back or ignore it. Only reasoning in the clear, as a Chat server
+        // gives it: sealed reasoning is another provider's, which a Chat server could not have produced.
+        if (!item.encrypted_content) for (const part of item.content ?? []) pendingReasoning += part.text;
         return;
       default:
         return assertNever(item);
