@@ -24,9 +24,20 @@ export class ModelTranscript {
     return [...this.#before, ...this.#items, ...extra];
   }
 
-  /** Takes in the output items added since last time (all finished: calls are made between turns). */
+  /**
+   * Takes in the output items added since last time: one turn's (all
+   * finished: calls are made between turns). An MCP call shown as one item
+   * holds its output too, which follows the turn's other calls and text: one
+   * turn's calls split in two is a history Anthropic refuses with thinking on.
+   */
   sync(output: readonly OutputItem[]): void {
-    for (let index = this.#seen; index < output.length; index++) this.#items.push(...storedItemToInput(output[index]!));
+    let outputs: InputItem[] | null = null;
+    for (let index = this.#seen; index < output.length; index++) {
+      const item = output[index]!;
+      if (item.type !== 'mcp_call') this.#items.push(...storedItemToInput(item));
+      else for (const part of storedItemToInput(item)) (part.type === 'function_call_output' ? (outputs ??= []) : this.#items).push(part);
+    }
+    if (outputs) this.#items.push(...outputs);
     this.#seen = output.length;
   }
 

@@ -1,12 +1,15 @@
 import type { InputItem } from '../protocol/input-items.ts';
 
 /**
- * Moves every `function_call_output` to follow the calls it answers, keeping
- * all other items in order. Upstreams demand it (Chat Completions: tool
- * messages right after the assistant message with the calls; Anthropic: the
- * next user turn starts with the tool results), while a conversation may have
- * a user message between a call and its output (a client that continued a
- * paused response with new text, then the gateway closed the calls).
+ * Moves every `function_call_output` to follow the model turn that made its
+ * call, keeping all other items in order. Upstreams demand it (Chat
+ * Completions: tool messages right after the assistant message with the
+ * calls; Anthropic: the next user turn starts with the tool results, and with
+ * thinking on, the turn before them starts with its thinking block, so one
+ * turn's calls must not be split in two), while a conversation may have a
+ * user message between a call and its output (a client that continued a
+ * paused response with new text, then the gateway closed the calls), or text
+ * between one turn's calls (Claude writes some before each).
  */
 export function orderToolOutputs(items: readonly InputItem[]): InputItem[] {
   // Most conversations carry no tool output: nothing to move.
@@ -15,6 +18,7 @@ export function orderToolOutputs(items: readonly InputItem[]): InputItem[] {
   items.forEach((item, index) => {
     if (item.type === 'function_call') callsAt.set(item.call_id, index);
   });
+  const turnEnds = new Map<number, number>();
   const outputsFor = new Map<number, InputItem[]>();
   const rest: { item: InputItem; index: number }[] = [];
   items.forEach((item, index) => {
@@ -23,9 +27,8 @@ export function orderToolOutputs(items: readonly InputItem[]): InputItem[] {
       rest.push({ item, index });
       return;
     }
-    // Attach to the last call of the contiguous block of calls that holds this one.
-    let anchor = callIndex;
-    while (items[anchor + 1]?.type === 'function_call') anchor++;
+    let anchor = turnEnds.get(callIndex);
+    if (anchor === undefined) turnEnds.set(callIndex, (anchor = turnEnd(items, callIndex)));
     const list = outputsFor.get(anchor) ?? [];
     list.push(item);
     outputsFor.set(anchor, list);
@@ -37,4 +40,21 @@ export function orderToolOutputs(items: readonly InputItem[]): InputItem[] {
     if (outputs) ordered.push(...outputs);
   }
   return ordered;
+}
+
+/**
+ * The last model item of the turn that holds the call at `callIndex`: the
+ * calls and assistant text right after it (one turn's calls with text between
+ * them). Anything else ends it. An output already right after its call stays
+ * there: the next call may be a later turn's, and moving the output would
+ * also change a history whose prefix the upstream has cached.
+ */
+function turnEnd(items: readonly InputItem[], callIndex: number): number {
+  let end = callIndex;
+  for (let next = callIndex + 1; next < items.length; next++) {
+    const item = items[next]!;
+    if (item.type !== 'function_call' && !(item.type === 'message' && item.role === 'assistant')) break;
+    end = next;
+  }
+  return end;
 }
