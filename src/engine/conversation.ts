@@ -67,25 +67,30 @@ export function conversationAtHand(request: CreateResponseRequest, conversationI
 
 function assembleConversation(conversationItems: readonly StoredItem[] | null, chain: readonly ConversationTurn[], input: StoredInputItem[]): Conversation {
   const history: InputItem[] = [];
+  // The items as stored, for matching outputs to calls by kind: the history holds every client call as the function call the model made.
+  const stored: { type: string }[] = [];
   const searchOutputs: { item: StoredInputItem; param: string }[] = [];
   let previous: ConversationTurn | null = null;
   const previousOutput: OutputItem[] = [];
   // A conversation's items come first, as they were added (`conversation` excludes previous_response_id).
   for (const item of conversationItems ?? []) {
+    stored.push(item);
     history.push(...storedItemToInput(item));
     if (item.type === 'tool_search_output') searchOutputs.push({ item, param: 'conversation' });
     if (item.type.startsWith('mcp_')) previousOutput.push(item as OutputItem);
   }
   for (const turn of chain) {
     for (const item of turn.inputItems) {
+      stored.push(item);
       history.push(...storedItemToInput(item));
       if (item.type === 'tool_search_output') searchOutputs.push({ item, param: 'previous_response_id' });
     }
     for (const item of turn.output) history.push(...storedItemToInput(item));
+    stored.push(...turn.output);
     previousOutput.push(...turn.output);
   }
   previous = chain.at(-1) ?? null;
-  checkToolOutputs(history, input);
+  checkToolOutputs(stored, input);
   if (!previous) {
     // Without previous_response_id, the turn being continued (if any) is the one the client resent,
     previous = openTurnOf(input);

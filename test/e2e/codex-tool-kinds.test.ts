@@ -121,6 +121,17 @@ describe.each(flavors)('Codex tool kinds over $name', (flavor) => {
       { kind: 'call', id: 'call_patch', name: 'apply_patch', args: { input: patch } },
       { kind: 'result', id: 'call_patch', content: 'Done!' },
     ]);
+
+    // Answered against the stored call (previous_response_id, as Codex continues on its WebSocket), not resent.
+    upstream.setScript((request) => flavor.render(request, { calls: [{ id: 'call_patch', name: 'apply_patch', args: { input: patch } }] }));
+    const paused = await post(gateway, { input: 'patch it', tools: [execCommand, applyPatch] });
+    upstream.setScript((request) => flavor.render(request, { text: 'patched' }));
+    const continued = await post(gateway, { previous_response_id: paused.body.id, tools: [execCommand, applyPatch], input: [{ type: 'custom_tool_call_output', call_id: 'call_patch', output: 'Done!' }] });
+    expect(continued.status).toBe(200);
+    expect(flavor.seen(upstream.requests.at(-1)!).slice(-2)).toEqual([
+      { kind: 'call', id: 'call_patch', name: 'apply_patch', args: { input: patch } },
+      { kind: 'result', id: 'call_patch', content: 'Done!' },
+    ]);
   });
 
   it('a tool search the client runs: deferred tools wait, the search call comes back as tool_search_call, what it loads is offered from then on', async () => {
@@ -142,6 +153,14 @@ describe.each(flavors)('Codex tool kinds over $name', (flavor) => {
     expect(loaded.status).toBe(200);
     expect(offered()).toEqual(['exec_command', 'tool_search', 'deploy']);
     expect(flavor.seen(upstream.requests.at(-1)!)).toContainEqual({ kind: 'result', id: 'call_search', content: '{"loaded":["deploy"]}' });
+
+    // The same search answered against the stored call, with previous_response_id.
+    upstream.setScript((request) => flavor.render(request, { calls: [{ id: 'call_search', name: 'tool_search', args: { query: 'deploy' } }] }));
+    const stored = await post(gateway, { input: 'ship it', tools });
+    upstream.setScript((request) => flavor.render(request, { text: 'deploying' }));
+    const continued = await post(gateway, { previous_response_id: stored.body.id, tools, input: [{ type: 'tool_search_output', call_id: 'call_search', execution: 'client', status: 'completed', tools: [deploy] }] });
+    expect(continued.status).toBe(200);
+    expect(offered()).toEqual(['exec_command', 'tool_search', 'deploy']);
   });
 
   it('hosted tools the upstream does not run are left out of what the model sees and named in x-loopgate-omitted-tools; the strict policy refuses them', async () => {
