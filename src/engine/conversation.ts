@@ -80,9 +80,12 @@ function assembleConversation(conversationItems: readonly StoredItem[] | null, c
     if (item.type.startsWith('mcp_')) previousOutput.push(item as OutputItem);
   }
   for (const turn of chain) {
+    // A turn that compacted the conversation (compaction_trigger) answered with a summary that stands for everything before it, its own input included.
+    const compacted = turn.output.some((item) => item.type === 'compaction');
+    if (compacted) history.length = 0;
     for (const item of turn.inputItems) {
       stored.push(item);
-      history.push(...storedItemToInput(item));
+      if (!compacted) history.push(...storedItemToInput(item));
       if (item.type === 'tool_search_output') searchOutputs.push({ item, param: 'previous_response_id' });
     }
     for (const item of turn.output) history.push(...storedItemToInput(item));

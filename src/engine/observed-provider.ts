@@ -133,6 +133,7 @@ class ModelCallTally {
       case 'hosted_item.progress':
       case 'hosted_item.done':
       case 'service_tier':
+      case 'compaction':
         break;
       default:
         // A new kind of event must be considered here; at run time an unknown one is only not tallied.

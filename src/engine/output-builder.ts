@@ -166,6 +166,11 @@ export class OutputBuilder {
         this.#hosted.delete(event.item.id);
         return;
       }
+      case 'compaction':
+        this.#closeReasoning(emit);
+        this.#closeMessage('completed', emit);
+        this.addItem(event.item, emit);
+        return;
       case 'usage':
       case 'finish':
       case 'error':

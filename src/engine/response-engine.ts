@@ -33,6 +33,8 @@ import { planResume } from './resume-paused-turn.ts';
 import { InFlightResponses, ResponseDeadline } from './response-deadline.ts';
 import type { CompactionCodec } from './compaction/compaction-codec.ts';
 import { modelInputOf } from './compaction/expand-compactions.ts';
+import { CompactingProvider } from './compaction/compacting-provider.ts';
+import { asksForCompaction } from './compaction/compaction-trigger.ts';
 import { TruncatingProvider } from './truncating-provider.ts';
 import { controlsOff, resolveLoopControls, type LoopControls, type OperatorLoopControls } from './controls/loop-controls.ts';
 
@@ -185,24 +187,25 @@ export class ResponseEngine {
       throw invalidRequest("'conversation' and 'previous_response_id' cannot be used together: a conversation already carries the earlier turns.", 'conversation', 'invalid_value');
     }
     const route = router.resolve(model);
-    // A response that generates nothing has no answer for the loop's controls to judge.
-    const controls = request.generate === false ? resolveLoopControls(controlsOff(limits.maxTurns), { ...request, 'loopgate:loop': null }) : resolveLoopControls(this.#options.controls ?? controlsOff(limits.maxTurns), request);
+    const compacting = asksForCompaction(request, this.#options.compaction != null);
+    // A response that generates nothing, or only a summary, has no answer for the loop's controls to judge.
+    const controls = request.generate === false || compacting ? resolveLoopControls(controlsOff(limits.maxTurns), { ...request, 'loopgate:loop': null }) : resolveLoopControls(this.#options.controls ?? controlsOff(limits.maxTurns), request);
     // A response that must be stored is not worth a model call the store could not keep.
     if (request.store !== false && !store.isReady()) await store.ensureWritable();
 
     const responseId = newId('resp');
     const claim = conversationId === null ? null : await ConversationClaim.take(this.#conversations(), options.tenant, conversationId, responseId);
     try {
-      return await this.#prepare(request, options, { model, route, responseId, claim, controls, startedAt });
+      return await this.#prepare(request, options, { model, route, responseId, claim, controls, compacting, startedAt });
     } catch (error) {
       await claim?.abandon();
       throw error;
     }
   }
 
-  async #prepare(request: CreateResponseRequest, options: CreateResponseOptions, taken: { model: string; route: ModelRoute; responseId: string; claim: ConversationClaim | null; controls: LoopControls; startedAt: number }): Promise<ResponseRun> {
+  async #prepare(request: CreateResponseRequest, options: CreateResponseOptions, taken: { model: string; route: ModelRoute; responseId: string; claim: ConversationClaim | null; controls: LoopControls; compacting: boolean; startedAt: number }): Promise<ResponseRun> {
     const { store, limits } = this.#options;
-    const { model, route, responseId, claim, controls, startedAt } = taken;
+    const { model, route, responseId, claim, controls, compacting, startedAt } = taken;
     const conversationItems = claim ? await this.#conversations().items(options.tenant, claim.conversationId) : null;
     if (claim && conversationItems === null) throw conversationNotFound(claim.conversationId);
     const { history, input, previous, previousOutput, loadedTools, turns } = conversationAtHand(request, conversationItems) ?? (await buildConversation(store, options.tenant, request, conversationItems, options.connection ?? null));
@@ -220,7 +223,7 @@ export class ResponseEngine {
     const mcpServers = (request.tools ?? []).flatMap((tool, index) => (tool.type === 'mcp' ? [{ tool, index }] : []));
     const deadline = new ResponseDeadline(options.signal, limits.deadlineMs, this.#inFlight);
     try {
-      return await this.#start(request, options, { route, model, responseId, claim, history, input, previous, previousOutput, turns, declared, mcpServers, policy, controls, deadline, startedAt });
+      return await this.#start(request, options, { route, model, responseId, claim, history, input, previous, previousOutput, turns, declared, mcpServers, policy, controls, compacting, deadline, startedAt });
     } catch (error) {
       deadline.dispose();
       throw error;
@@ -244,12 +247,13 @@ export class ResponseEngine {
       mcpServers: ToolContext['mcpServers'];
       policy: Omit<LoopPolicy, 'allowed'>;
       controls: LoopControls;
+      compacting: boolean;
       deadline: ResponseDeadline;
       startedAt: number;
     },
   ): Promise<ResponseRun> {
     const { executors, limits } = this.#options;
-    const { route, model, responseId, claim, history, input, previous, previousOutput, turns, declared, mcpServers, controls, deadline, startedAt } = prepared;
+    const { route, model, responseId, claim, history, input, previous, previousOutput, turns, declared, mcpServers, controls, compacting, deadline, startedAt } = prepared;
     const functionTools = declared.functions;
     const signal = deadline.signal;
     // Compaction items become their summaries here, so one that does not open is a 400 before anything starts.
@@ -281,7 +285,9 @@ export class ResponseEngine {
     // Model calls are watched, each reported with its request, usage and timings, only for observers that want them (traces).
     const serving = truncating ?? route.provider;
     // `generate: false` prepares the state and calls no model: no model call to watch either.
-    const provider = request.generate === false ? new PreparedStateProvider(serving) : observesModelCalls(observers) ? new ObservedProvider(serving, observer) : serving;
+    // A window to compact is summarised, and the summary sealed, in place of an answer (compaction/compacting-provider.ts).
+    const answering = compacting ? new CompactingProvider(serving, this.#options.compaction!, { tenant: options.tenant, model }) : serving;
+    const provider = request.generate === false ? new PreparedStateProvider(serving) : observesModelCalls(observers) ? new ObservedProvider(answering, observer) : answering;
     const target = calledTarget(route);
     const lifecycle = new ResponseLifecycle(observer, {
       responseId,

@@ -55,6 +55,8 @@ export function storedItemToInput(item: StoredItem | InputItem): InputItem[] {
     case 'mcp_list_tools':
     case 'mcp_approval_request':
     case 'mcp_approval_response':
+    // A request to compact, not something said: the response it asked for holds the result.
+    case 'compaction_trigger':
       return [];
     default:
       return [item];

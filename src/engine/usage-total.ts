@@ -13,6 +13,11 @@ export class UsageTotal {
     total.reasoningTokens += usage.reasoningTokens;
   }
 
+  /** The sum as a turn's usage; null when no turn reported any. */
+  asTurnUsage(): TurnUsage | null {
+    return this.#total && { ...this.#total };
+  }
+
   /** Null when no turn reported usage. */
   toUsage(): Usage | null {
     const total = this.#total;

@@ -187,6 +187,8 @@ export const CompactionItem = z.strictObject({
   encrypted_content: z.string().max(MAX_TEXT),
   created_by: createdBy,
 });
+/** "Compact the context so far" (OpenAI's; Codex's remote compaction): the last input item; the response's one output item is the window sealed as a compaction item. */
+export const CompactionTriggerItem = z.strictObject({ id: itemId, type: z.literal('compaction_trigger') });
 export const ItemReference = z.strictObject({ type: z.literal('item_reference'), id: z.string().max(REQUEST_LIMITS.maxIdChars) });
 
 /** The client's answer to an `mcp_approval_request` (OpenAI's MCP shape). */
@@ -241,6 +243,7 @@ const ItemUnion = z.discriminatedUnion('type', [
   ToolSearchOutputItem,
   ReasoningItem,
   CompactionItem,
+  CompactionTriggerItem,
   ItemReference,
   McpApprovalResponseItem,
   McpListToolsInput,

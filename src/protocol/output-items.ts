@@ -80,6 +80,13 @@ export interface ReasoningOutputItem {
   encrypted_content?: string;
 }
 
+/** The window summarised and sealed (compaction/compaction-codec.ts): what a `compaction_trigger` input asks for; sent back as input, it stands for everything before it. */
+export interface CompactionOutputItem {
+  type: 'compaction';
+  id: string;
+  encrypted_content: string;
+}
+
 /** A tool an MCP server offers, as `mcp_list_tools` reports it. */
 /** Optional fields are absent, never null: strict clients (the AI SDK) reject null where OpenAI's types say optional. */
 export interface McpToolDescription {
@@ -134,4 +141,4 @@ export interface HostedCallItem {
   [field: string]: unknown;
 }
 
-export type OutputItem = HostedCallItem | MessageOutputItem | FunctionCallOutputItem | FunctionCallResultItem | CustomToolCallOutputItem | ToolSearchCallOutputItem | ReasoningOutputItem | McpListToolsItem | McpCallItem | McpApprovalRequestItem;
+export type OutputItem = HostedCallItem | CompactionOutputItem | MessageOutputItem | FunctionCallOutputItem | FunctionCallResultItem | CustomToolCallOutputItem | ToolSearchCallOutputItem | ReasoningOutputItem | McpListToolsItem | McpCallItem | McpApprovalRequestItem;

@@ -7,6 +7,7 @@ export type EngineOnlyItem = Extract<
   {
     type:
       | 'compaction'
+      | 'compaction_trigger'
       | 'item_reference'
       | 'mcp_approval_response'
       | 'mcp_list_tools'
@@ -29,6 +30,7 @@ const SKIPPED = new Set<string>(['mcp_approval_response', 'mcp_list_tools', 'mcp
  */
 export function isEngineOnlyItem(item: InputItem, param: string): item is EngineOnlyItem {
   if (item.type === 'compaction') throw invalidRequest('A compaction item reached the provider without being expanded to its summary.', `${param}.type`, 'unsupported_item');
+  if (item.type === 'compaction_trigger') throw invalidRequest('A compaction trigger reached the provider: the engine answers it.', `${param}.type`, 'unsupported_item');
   if (item.type === 'item_reference') throw invalidRequest(`Item reference '${item.id}' was not resolved.`, `${param}.id`, 'item_not_found');
   return SKIPPED.has(item.type);
 }

@@ -1,7 +1,7 @@
 import type { InputItem } from '../protocol/input-items.ts';
 import type { FunctionToolChoice, FunctionToolParam, HostedToolChoice, TextFormatParam } from '../protocol/create-response-request.ts';
 import type { UpstreamHostedToolParam, UpstreamHostedToolType } from '../protocol/hosted-tools.ts';
-import type { HostedCallItem, TextAnnotation } from '../protocol/output-items.ts';
+import type { CompactionOutputItem, HostedCallItem, TextAnnotation } from '../protocol/output-items.ts';
 import type { TraceContext } from '../util/trace-context.ts';
 
 /**
@@ -124,6 +124,8 @@ export type TurnEvent =
   | { type: 'hosted_item.added'; item: HostedCallItem }
   | { type: 'hosted_item.progress'; itemId: string; event: HostedProgressEvent }
   | { type: 'hosted_item.done'; item: HostedCallItem }
+  /** The turn's answer is the conversation compacted (compaction/compacting-provider.ts), an output item of its own. */
+  | { type: 'compaction'; item: CompactionOutputItem }
   /** A failure after the turn started: the response ends `failed`. */
   | { type: 'error'; code: string; message: string };
 

@@ -3,7 +3,8 @@ import type { CompactedResponse, ResponseInputItem } from 'openai/resources/resp
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { COMPACTION_REQUEST, summaryMessageText, UNANSWERED_CALL_OUTPUT } from '../../src/engine/compaction/compaction-prompt.ts';
 import { startGateway, type RunningGateway } from '../support/gateway.ts';
-import { assertErrorEnvelope, assertValidCompaction, assertValidItem, assertValidResponse } from '../support/openresponses-schema.ts';
+import { parseSseText } from '../support/event-invariants.ts';
+import { assertErrorEnvelope, assertValidCompaction, assertValidEvent, assertValidItem, assertValidResponse } from '../support/openresponses-schema.ts';
 import { flavors, type Seen } from '../support/provider-flavors.ts';
 import { ScriptedChatUpstream, textReply, type RecordedRequest } from '../support/scripted-chat-upstream.ts';
 
@@ -166,6 +167,52 @@ describe.each(flavors)('compaction over $name', (flavor) => {
     expect(texts(lastSeen())).toEqual(['user: Use tabs.', 'user: Also 100 columns.', `user: ${summaryMessageText(summaries[1]!)}`, 'user: Format it.']);
   });
 
+  it.each([false, true])('compaction_trigger last in the input (Codex compacts so against OpenAI): a response whose one output item seals the window; it opens in the next response (streamed: %s)', async (stream) => {
+    const window: ResponseInputItem[] = [
+      { role: 'user', content: 'Deploy to eu-west-1 only.' },
+      { type: 'function_call', call_id: 'call_1', name: 'read_file', arguments: '{"path":"deploy.yml"}' },
+      { type: 'function_call_output', call_id: 'call_1', output: 'region: eu-west-1' },
+      { role: 'assistant', content: 'Noted: eu-west-1.' },
+    ];
+    const tools = [{ type: 'function' as const, name: 'read_file', parameters: { type: 'object', properties: {} }, strict: false }];
+    const body = { model: flavor.model, store: false, tools, input: [...window, { type: 'compaction_trigger' as const }] };
+    let response: OpenAI.Responses.Response;
+    if (stream) {
+      const answer = await fetch(`${gateway.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...body, stream: true }) });
+      expect(answer.status).toBe(200);
+      const { events } = parseSseText(await answer.text());
+      for (const event of events) assertValidEvent(event);
+      expect(events.map((event) => event.type)).toEqual(['response.created', 'response.in_progress', 'response.output_item.added', 'response.output_item.done', 'response.completed']);
+      response = events.at(-1)!.response;
+    } else {
+      response = await client.responses.create(body);
+    }
+    assertValidResponse(response);
+    expect(response.status).toBe('completed');
+    expect(response.output).toHaveLength(1);
+    const item = response.output[0] as { id: string; type: string; encrypted_content: string };
+    expect(item).toEqual({ id: expect.stringMatching(/^cmp_/), type: 'compaction', encrypted_content: expect.any(String) });
+    expect(response.usage).toMatchObject({ input_tokens: 10, output_tokens: 5 });
+    // One summarising call, offered no tools, the window's open calls answered.
+    expect(upstream.requests).toHaveLength(1);
+    expect(flavor.offeredTools(upstream.requests[0]!)).toEqual([]);
+    expect(texts(lastSeen())).toEqual(['user: Deploy to eu-west-1 only.', 'result: region: eu-west-1', 'assistant: Noted: eu-west-1.', `user: ${COMPACTION_REQUEST}`]);
+    expect(item.encrypted_content).not.toContain('Summary');
+
+    // The client's next input starts from the item: the model sees the summary, never the ciphertext.
+    await client.responses.create({ model: flavor.model, input: [{ role: 'user', content: 'Deploy to eu-west-1 only.' }, item as unknown as ResponseInputItem, { role: 'user', content: 'Where do we deploy?' }] });
+    expect(texts(lastSeen())).toEqual(['user: Deploy to eu-west-1 only.', `user: ${summaryMessageText(summaries[0]!)}`, 'user: Where do we deploy?']);
+    expect(lastBody()).not.toContain(item.encrypted_content);
+  });
+
+  it('compaction_trigger in a stored conversation: the next turn by previous_response_id starts from the summary, not the window again', async () => {
+    const first = await client.responses.create({ model: flavor.model, input: 'I am Ada and I work on parser.ts.' });
+    const compacted = await client.responses.create({ model: flavor.model, previous_response_id: first.id, input: [{ type: 'compaction_trigger' }] });
+    expect(compacted.output.map((item) => item.type)).toEqual(['compaction']);
+    await client.responses.create({ model: flavor.model, previous_response_id: compacted.id, input: 'Who am I?' });
+    expect(texts(lastSeen())).toEqual([`user: ${summaryMessageText(summaries[0]!)}`, 'user: Who am I?']);
+  });
+
   it('an upstream failure is the error envelope with the status POST /v1/responses gives it', async () => {
     const { reply, status } = flavor.failAtOnce();
     upstream.setScript(() => reply);
@@ -256,6 +303,14 @@ describe('compaction items that do not open, and compact request checks', () => 
     const item = await itemFrom(gateway, TENANT_B);
     await expectRefused(item, /another tenant/);
     await as(gateway, TENANT_B).responses.create({ model: 'gpt-test', input: [item, { role: 'user', content: 'mine' }] });
+  });
+
+  it('a compaction_trigger that is not the last input item is a 400 naming it, before any model call', async () => {
+    const calls = upstream.requests.length;
+    const error = await refusal(as(gateway).responses.create({ model: 'gpt-test', input: [{ role: 'user', content: 'x' }, { type: 'compaction_trigger' }, { role: 'user', content: 'y' }] }));
+    expect(error).toMatchObject({ param: 'input[1]', code: 'invalid_value' });
+    expect(error.message).toContain('final input item');
+    expect(upstream.requests.length).toBe(calls);
   });
 
   it('model is required; unknown parameters, unsupported ones and an empty window are 400s naming them', async () => {

@@ -87,7 +87,7 @@ export class Compactor {
 }
 
 /** The model's text, whole, or a 502 when the call failed or stopped before the summary was complete. */
-async function readSummary(stream: TurnStream): Promise<{ text: string; usage: UsageTotal }> {
+export async function readSummary(stream: TurnStream): Promise<{ text: string; usage: UsageTotal }> {
   let text = '';
   let refusal = '';
   let finish: string | null = null;
@@ -120,6 +120,7 @@ async function readSummary(stream: TurnStream): Promise<{ text: string; usage: U
       case 'hosted_item.added':
       case 'hosted_item.progress':
       case 'hosted_item.done':
+      case 'compaction':
         break;
       default:
         assertNever(event);
@@ -141,7 +142,7 @@ function summaryFailed(code: string, message: string): GatewayError {
  * upstreams refuse a conversation that goes on past an open call. Providers
  * move each output next to its call (order-tool-outputs.ts).
  */
-function answersToOpenCalls(window: readonly InputItem[]): InputItem[] {
+export function answersToOpenCalls(window: readonly InputItem[]): InputItem[] {
   const answered = new Set(window.flatMap((item) => (item.type === 'function_call_output' ? [item.call_id] : [])));
   return window.flatMap((item) => (item.type === 'function_call' && !answered.has(item.call_id) ? [{ type: 'function_call_output' as const, call_id: item.call_id, output: UNANSWERED_CALL_OUTPUT }] : []));
 }

@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CodexCli } from '../../support/codex-cli.ts';
 import { startGateway, type RunningGateway } from '../../support/gateway.ts';
 import { openaiChat, scriptModel } from '../../support/provider-flavors.ts';
-import { ScriptedChatUpstream } from '../../support/scripted-chat-upstream.ts';
+import { ScriptedChatUpstream, type RecordedRequest } from '../../support/scripted-chat-upstream.ts';
+import { COMPACTION_REQUEST } from '../../../src/engine/compaction/compaction-prompt.ts';
 
 /**
  * Codex CLI set up to take the gateway for OpenAI itself, as its users point it at one: the built-in OpenAI
@@ -67,6 +68,28 @@ describe('Codex CLI with the built-in OpenAI provider at the gateway (an API key
     const lines = firstCall.map((entry) => JSON.stringify(entry));
     expect(new Set(lines).size).toBe(lines.length);
   }, 60_000);
+
+  it('compacts when its context fills: Codex sends compaction_trigger, gets one compaction item, and goes on from the summary', async () => {
+    const summarising = (request: RecordedRequest) => openaiChat.seen(request).at(-1)?.kind === 'user' && (openaiChat.seen(request).at(-1) as { text: string }).text === COMPACTION_REQUEST;
+    scriptModel(upstream, openaiChat, (request, results) => {
+      if (summarising(request)) return { text: 'SUMMARY: the user wants compact.txt; echo compact-ok ran.' };
+      // The first call reports a context past Codex's compaction limit (set below), so Codex compacts before going on, from the summary.
+      const compacted = JSON.stringify(openaiChat.seen(request)).includes('SUMMARY:');
+      return results.length === 0 && !compacted ? { calls: [{ id: 'call_big', name: 'exec_command', args: { cmd: 'echo compact-ok > compact.txt && echo compact-ok' } }], usage: { input: 50_000, output: 50 } } : { text: 'Done after compacting.' };
+    });
+    const callsBefore = upstream.requests.length;
+    const run = await codex.exec(home, workdir, 'Write compact.txt.', { env: { OPENAI_API_KEY: 'sk-codex-user' }, before: ['-c', 'model_auto_compact_token_limit=10000'] });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain('Done after compacting.');
+    const calls = upstream.requests.slice(callsBefore);
+    const summaryCall = calls.findIndex(summarising);
+    expect(summaryCall, 'one summarising call').toBeGreaterThan(0);
+    expect(openaiChat.offeredTools(calls[summaryCall]!)).toEqual([]);
+    // The model call after it starts from the summary the compaction item carried, not the whole window.
+    const after = openaiChat.seen(calls.at(-1)!);
+    expect(JSON.stringify(after)).toContain('SUMMARY: the user wants compact.txt');
+    expect(after.some((entry) => entry.kind === 'call' && entry.id === 'call_big')).toBe(false);
+  }, 90_000);
 });
 
 /**
