@@ -1,6 +1,6 @@
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { ExecutorRegistry } from '../executors/executor-registry.ts';
-import type { ToolContext } from '../executors/tool-executor.ts';
+import type { CallPresentation, ToolContext } from '../executors/tool-executor.ts';
 import type { LoopReport } from '../protocol/loop-controls-param.ts';
 import type { ToolErrorSanitizer } from '../executors/sanitize-tool-error.ts';
 import type { OutputItem } from '../protocol/output-items.ts';
@@ -86,6 +86,8 @@ export interface ResponseLoop {
 }
 
 
+const CLIENT_CALL: CallPresentation = { kind: 'function' };
+
 /**
  * One response as one ordered event stream, across every turn of the agentic
  * loop (seed 004): a turn is one provider call plus the tool calls it made;
@@ -145,7 +147,10 @@ async function* runLoop(loop: ResponseLoop, tally: LoopTally): AsyncGenerator<Re
   response.status = 'in_progress';
   emit?.({ type: 'response.in_progress', response: { ...response, output: [] } });
 
-  const itemsOf = (name: string) => callItemsFor(loop.toolContext.offered.get(name)?.presentation ?? { kind: 'function' });
+  // A call nobody offers (a denied or missing tool of an MCP server) shows as that server's calls do: refused, but never taken for the client's own.
+  let clientTools: ReadonlySet<string> | null = null;
+  const isClientTool = (name: string) => (clientTools ??= new Set(loop.toolContext.tools.map((tool) => tool.name))).has(name) && !loop.toolContext.offered.has(name);
+  const itemsOf = (name: string) => callItemsFor(isClientTool(name) ? CLIENT_CALL : loop.registry.presentationOf(name, loop.toolContext));
   const builder = new OutputBuilder((name) => itemsOf(name).hidesCall, (name) => loop.namespaced?.get(name) ?? null, loop.request.reasoningSummary != null);
   const { usage, counters } = tally;
   const scope: ToolRoundScope = { loop, builder, emit, itemsOf, flush, counters };

@@ -1,6 +1,8 @@
 import { FunctionToolExecutor } from './function-tool-executor.ts';
 import { UNGOVERNED, type ToolGovernance } from './tool-governance.ts';
-import type { PreparedTools, ToolCall, ToolContext, ToolExecutor } from './tool-executor.ts';
+import type { CallPresentation, PreparedTools, ToolCall, ToolContext, ToolExecutor } from './tool-executor.ts';
+
+const FUNCTION_PRESENTATION: CallPresentation = Object.freeze({ kind: 'function' });
 
 /** Nothing offered, nothing announced: shared, frozen. */
 const NOTHING_PREPARED: PreparedTools = Object.freeze({ offered: [], items: [] }) as PreparedTools;
@@ -58,6 +60,17 @@ export class ExecutorRegistry {
   /** Why the governance refuses to run this call for the request's tenant, or null; asked before every server-side execution. */
   refusal(call: ToolCall, context: ToolContext): string | null {
     return this.#governance.check(call, context);
+  }
+
+  /** How a call to `name` shows: as its offered tool's, as a server-side executor says for one of its names it does not offer, else as a function call. */
+  presentationOf(name: string, context: ToolContext): CallPresentation {
+    const offered = context.offered.get(name);
+    if (offered) return offered.presentation;
+    for (const executor of this.#serverSide) {
+      const presentation = executor.presentationOf?.(name, context);
+      if (presentation) return presentation;
+    }
+    return FUNCTION_PRESENTATION;
   }
 
   route(call: ToolCall, context: ToolContext): ToolExecutor | null {

@@ -95,6 +95,14 @@ export interface ToolExecutor {
   /** Whether `prepare` would offer nothing for this request, known at once (no server configured or named): it is then not called. */
   offersNothing?(context: ToolContext): boolean;
   /**
+   * How a call shows that names one of this executor's tools it does not
+   * offer this response (the tenant may not run it, or its server has no
+   * such tool), or null when the name is not one of its. The call is refused
+   * either way; this keeps it in the shape the executor's calls have, so a
+   * client never takes it for a call of its own.
+   */
+  presentationOf?(name: string, context: ToolContext): CallPresentation | null;
+  /**
    * Runs one call. Must honour `signal` (the request was cancelled or timed
    * out) and should resolve with an error result rather than reject; a
    * rejection is turned into one.

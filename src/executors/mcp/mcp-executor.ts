@@ -2,7 +2,7 @@ import { GatewayError, invalidRequest } from '../../errors/gateway-error.ts';
 import type { McpToolParam } from '../../protocol/create-response-request.ts';
 import type { McpListToolsItem, OutputItem } from '../../protocol/output-items.ts';
 import { newId } from '../../util/ids.ts';
-import type { OfferedTool, PreparedTools, ToolCall, ToolContext, ToolExecutor, ToolResult } from '../tool-executor.ts';
+import type { CallPresentation, OfferedTool, PreparedTools, ToolCall, ToolContext, ToolExecutor, ToolResult } from '../tool-executor.ts';
 import { EgressRefused, type EgressPolicy } from './egress-policy.ts';
 import type { McpServerTarget, McpSessionPool, McpTool } from './mcp-session-pool.ts';
 import { gatesAnyTool, needsApproval, type OperatorApprovalSetting } from './operator-approval.ts';
@@ -100,6 +100,17 @@ export class McpExecutor implements ToolExecutor {
   /** Calls reach this executor through the tools it offered; it takes no others. */
   canExecute(): boolean {
     return false;
+  }
+
+  /** `<server>__<tool>` of an operator server (shown as its offered tools are) or of a server the request names (always MCP items). */
+  presentationOf(name: string, context: ToolContext): CallPresentation | null {
+    const split = name.indexOf('__');
+    if (split <= 0) return null;
+    const [serverLabel, toolName] = [name.slice(0, split), name.slice(split + 2)];
+    const operator = this.#servers.get(serverLabel);
+    if (operator) return gatesAnyTool(operator.requireApproval ?? 'never') || this.#callItems === 'mcp' ? { kind: 'mcp', serverLabel, toolName, requiresApproval: false } : { kind: 'function' };
+    if (context.mcpServers.some(({ tool }) => tool.server_label === serverLabel)) return { kind: 'mcp', serverLabel, toolName, requiresApproval: false };
+    return null;
   }
 
   offersNothing(context: ToolContext): boolean {

@@ -144,6 +144,25 @@ describe.each(flavors)('an operator MCP server under the agent frameworks, over 
     expect(resultsShown(flavor, upstream.requests.at(-1)!).sort()).toEqual(['5', 'windy in Oslo']);
   });
 
+  // A model calling a tool of the server the gateway does not offer (not in its allowedTools, or none such): refused, the model told why, and shown as the server's calls are.
+  it.each(['ops__subtract', 'ops__no_such_tool'])('a refused call to %s: every framework takes the answer; the call shows as an mcp_call with its error', async (name) => {
+    scriptModel(upstream, flavor, (_request, results) => (results.length === 0 ? { calls: [{ id: 'call_refused', name, args: { a: 2, b: 3 } }] } : { text: `Seen: ${results.join(' | ')}` }));
+    const runner = new Runner({ modelProvider: new OpenAIProvider({ openAIClient: client as never, useResponses: true }), tracingDisabled: true });
+    const agents = await runner.run(new Agent({ name: 'adder', model: flavor.model }), 'Subtract 3 from 2.');
+    expect(agents.finalOutput).toMatch(/^Seen: .*error/);
+    const openai = createOpenAI({ baseURL: gateway.baseURL, apiKey: 'client-key', fetch: recordingFetch });
+    const ai = await generateText({ model: openai.responses(flavor.model), prompt: 'Subtract 3 from 2.', stopWhen: stepCountIs(3) });
+    expect(ai.text).toMatch(/^Seen: .*error/);
+    expect(ai.steps).toHaveLength(1);
+    const langchain = await new ChatOpenAI({ model: flavor.model, useResponsesApi: true, apiKey: 'client-key', configuration: { baseURL: gateway.baseURL, fetch: recordingFetch } }).invoke('Subtract 3 from 2.');
+    expect(langchain.tool_calls ?? []).toEqual([]);
+    const response = await client.responses.create({ model: flavor.model, input: 'Subtract 3 from 2.' });
+    expect(response.output.map((item) => item.type)).toEqual(['mcp_call', 'message']);
+    const [call] = response.output as [OpenAI.Responses.ResponseOutputItem.McpCall];
+    expect(call).toMatchObject({ server_label: 'ops', name: name.slice('ops__'.length), error: expect.any(String) });
+    expect(mcp.calls).toEqual([]);
+  });
+
   it.each([false, true])('LangChain gets the answer with no tool calls for the application to run (streamed: %s)', async (stream) => {
     modelAdding();
     const model = new ChatOpenAI({ model: flavor.model, useResponsesApi: true, apiKey: 'client-key', configuration: { baseURL: gateway.baseURL, fetch: recordingFetch } });
