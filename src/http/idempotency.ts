@@ -48,8 +48,9 @@ export async function takeIdempotencyKey(request: FastifyRequest, reply: Fastify
   if (held.kind === 'new') {
     return {
       complete: async (response) => {
-        // A response that was not stored cannot be handed to a retry: the retry runs again.
-        if (response.store) await options.keys.complete(tenant, key, fingerprint, response.id, options.ttlSeconds);
+        // A response that was not stored cannot be handed to a retry, nor one cut off because its client went away
+        // (a foreground response is cancelled only so): the retry, which is what a lost connection calls for, runs again.
+        if (response.store && response.status !== 'cancelled') await options.keys.complete(tenant, key, fingerprint, response.id, options.ttlSeconds);
         else await options.keys.release(tenant, key);
       },
       release: () => options.keys.release(tenant, key),

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { assertEventStreamInvariants, parseSseText } from '../support/event-invariants.ts';
 import { assertValidResponse } from '../support/openresponses-schema.ts';
 import { startReplicaPair, type ReplicaPair } from '../support/replica-pair.ts';
-import { ScriptedChatUpstream, textCompletion, textReply, type UpstreamReply } from '../support/scripted-chat-upstream.ts';
+import { chunk, ScriptedChatUpstream, sse, textCompletion, textReply, usageChunk, type UpstreamReply } from '../support/scripted-chat-upstream.ts';
 import { waitFor } from '../support/wait-for.ts';
 
 /** Idempotency-Key on POST /v1/responses through the SDK, on both stores (two replicas on Redis). */
@@ -70,6 +70,27 @@ for (const storeKind of ['memory', 'redis'] as const) {
       await expect(clientOne.responses.create({ model: 'm', input: 'retry me' }, { headers })).rejects.toBeInstanceOf(OpenAI.APIError);
       upstream.setScript(textReply('second time lucky'));
       expect((await clientOther.responses.create({ model: 'm', input: 'retry me' }, { headers })).output_text).toBe('second time lucky');
+    });
+
+    it('a client that lost its connection mid-stream lets its key go: the retry runs again, not a replay of the cut-off response', async () => {
+      const headers = key();
+      const words = Array.from({ length: 12 }, (_, index) => `w${index} `);
+      upstream.setScript(() => ({ kind: 'sse', pauseMs: 100, pieces: sse([chunk({ role: 'assistant', content: '' }), ...words.map((word) => chunk({ content: word })), chunk({}, 'stop'), usageChunk(5, 12)]) }));
+      const abort = new AbortController();
+      const first = await fetch(`${replicas.one.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ model: 'm', input: 'cut me off', stream: true }), signal: abort.signal });
+      const reader = first.body!.getReader();
+      let seen = '';
+      while (!seen.includes('response.output_text.delta')) seen += new TextDecoder().decode((await reader.read()).value);
+      const id = /"id":"(resp_[0-9a-f]+)"/.exec(seen)![1]!;
+      abort.abort();
+      await waitFor(async () => (await clientOne.responses.retrieve(id).catch(() => null))?.status === 'cancelled', 10_000, 50);
+      upstream.setScript(textReply('all of it'));
+      const again = await fetch(`${replicas.other.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ model: 'm', input: 'cut me off', stream: true }) });
+      expect(again.headers.get('idempotent-replayed')).toBeNull();
+      const retried = assertEventStreamInvariants(parseSseText(await again.text()).events);
+      expect(retried.id).not.toBe(id);
+      expect(retried.status).toBe('completed');
+      expect(retried.output[0].content[0].text).toBe('all of it');
     });
 
     it('a background request retried gets the same response, not a second run', async () => {
