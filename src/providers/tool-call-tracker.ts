@@ -16,14 +16,18 @@ interface TrackedCall {
   name: string | null;
   /** Arguments that arrived before the name, held until the call can be announced. */
   buffered: string;
+  /** Every argument fragment so far: a name arriving after a complete argument object starts another call. */
+  arguments: string;
 }
 
 /**
  * Accumulates tool-call fragments into calls and emits provider-neutral events.
  * It tolerates what imperfect servers do: a missing `index` (the position is the
  * slot), every call at index 0 with different ids (a new id opens a new call), a
- * missing first id (one is made up), names after arguments, and a whole call in
- * one fragment.
+ * missing first id (one is made up), names after arguments, a whole call in
+ * one fragment, and whole calls one per chunk with neither index nor id (a
+ * name after a complete argument object opens a new call; a server that
+ * repeats the name on every fragment of one call is still one call).
  */
 export class ToolCallTracker {
   readonly #bySlot = new Map<number, TrackedCall>();
@@ -36,8 +40,8 @@ export class ToolCallTracker {
 
   accept(fragment: ToolCallFragment, out: TurnEvent[]): void {
     let call = this.#bySlot.get(fragment.slot);
-    if (!call || (fragment.id && call.upstreamId && fragment.id !== call.upstreamId)) {
-      call = { callId: this.#uniqueId(fragment.id), upstreamId: fragment.id, name: null, buffered: '' };
+    if (!call || (fragment.id && call.upstreamId && fragment.id !== call.upstreamId) || startsAnother(call, fragment)) {
+      call = { callId: this.#uniqueId(fragment.id), upstreamId: fragment.id, name: null, buffered: '', arguments: '' };
       this.#bySlot.set(fragment.slot, call);
       this.#calls.push(call);
     } else if (fragment.id && !call.upstreamId) {
@@ -51,6 +55,7 @@ export class ToolCallTracker {
       call.buffered = '';
     }
     if (fragment.arguments) {
+      call.arguments += fragment.arguments;
       if (call.name === null) call.buffered += fragment.arguments;
       else out.push({ type: 'tool_call.delta', callId: call.callId, delta: fragment.arguments });
     }
@@ -61,5 +66,17 @@ export class ToolCallTracker {
     if (this.#usedIds.has(id)) id = newId('call');
     this.#usedIds.add(id);
     return id;
+  }
+}
+
+/** A name and arguments after a complete argument object: the fragment is the next call, sent with neither index nor id. */
+function startsAnother(call: TrackedCall, fragment: ToolCallFragment): boolean {
+  if (call.name === null || !fragment.name || !fragment.arguments || call.arguments === '') return false;
+  if (fragment.name !== call.name) return true;
+  try {
+    JSON.parse(call.arguments);
+    return true;
+  } catch {
+    return false;
   }
 }

@@ -65,6 +65,26 @@ describe('Chat Completions streams → OpenResponses events', () => {
     expect(response.status).toBe('completed');
   });
 
+  it('whole calls one per chunk with neither index nor id (Gemini-style adapters) are separate calls, not one merged', async () => {
+    const response = assertEventStreamInvariants(await responseEventsOf(fixture('compat-whole-calls-no-index-no-id.sse')));
+    expect(response.output.map((item: any) => [item.name, item.arguments])).toEqual([
+      ['get_weather', '{"city":"Paris"}'],
+      ['get_time', '{"tz":"CET"}'],
+      ['get_weather', '{"city":"Rome"}'],
+    ]);
+    expect(new Set(response.output.map((item: any) => item.call_id)).size).toBe(3);
+  });
+
+  it('a name repeated on every fragment of one call stays one call; arguments sent as a JSON object (llama.cpp) are its text', async () => {
+    const events = await responseEventsOf(fixture('compat-name-repeated-arguments-object.sse'));
+    const response = assertEventStreamInvariants(events);
+    expect(response.output.map((item: any) => [item.call_id, item.name, item.arguments])).toEqual([
+      ['call_a', 'get_weather', '{"city":"Oslo"}'],
+      ['call_b', 'get_time', '{"tz":"CET"}'],
+    ]);
+    for (const event of events.filter((event) => event.type === 'response.function_call_arguments.delta')) expect(typeof event.delta).toBe('string');
+  });
+
   it('text followed by a tool call in one turn gives a message then a call', async () => {
     const response = assertEventStreamInvariants(await responseEventsOf(fixture('openai-text-then-tool.sse')));
     expect(response.output.map((item: any) => item.type)).toEqual(['message', 'function_call']);

@@ -53,7 +53,7 @@ export class ChatChunkTranslator {
             slot: typeof call.index === 'number' ? call.index : position,
             id: call.id ?? null,
             name: call.function?.name ?? null,
-            arguments: call.function?.arguments ?? null,
+            arguments: argumentsText(call.function?.arguments),
           },
           out,
         );
@@ -95,6 +95,12 @@ export class ChatChunkTranslator {
     if (this.#usage) out.push({ type: 'usage', usage: this.#usage });
     out.push({ type: 'finish', finish: mapChatFinishReason(this.#finishReason, this.#tools.hasCalls) });
   }
+}
+
+/** Arguments as the text they are on the wire; some servers (llama.cpp for a while, and with a flag) send them as a JSON object. */
+function argumentsText(value: unknown): string | null {
+  if (value == null || typeof value === 'string') return (value as string | null | undefined) ?? null;
+  return JSON.stringify(value);
 }
 
 export function readInBandError(chunk: ChatChunk): Extract<TurnEvent, { type: 'error' }> | null {
