@@ -248,6 +248,10 @@ async function* runLoop(loop: ResponseLoop, tally: LoopTally): AsyncGenerator<Re
       else if (!finish) ending = { status: 'failed', code: 'upstream_stream_truncated', message: 'The model call ended without a finish reason.' };
       else if (finish.reason === 'length') ending = { status: 'incomplete', reason: 'max_output_tokens' };
       else if (finish.reason === 'content_filter') ending = { status: 'incomplete', reason: 'content_filter' };
+      // A finish the gateway does not know (Gemini's MALFORMED_FUNCTION_CALL, say) that left nothing but reasoning is no answer to complete with.
+      else if (finish.reason === 'other' && calls.length === 0 && builder.output.slice(mark).every((item) => item.type === 'reasoning')) {
+        ending = { status: 'failed', code: 'upstream_no_answer', message: `The model stopped without an answer (finish reason ${JSON.stringify(finish.raw ?? 'unknown')}).` };
+      }
       if (ending) break;
 
       if (calls.length === 0) {

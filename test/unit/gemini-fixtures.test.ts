@@ -78,6 +78,13 @@ describe('Gemini generateContent → OpenResponses events', () => {
     expect(limited.incomplete_details).toEqual({ reason: 'max_output_tokens' });
   });
 
+  it('a finish the gateway does not know that left no answer (MALFORMED_FUNCTION_CALL) fails, naming it, rather than completing empty', async () => {
+    const malformed = await run(streamed('malformed-function-call.sse'));
+    expect(malformed.status).toBe('failed');
+    expect(malformed.output).toEqual([]);
+    expect(malformed.error).toEqual({ code: 'upstream_no_answer', message: 'The model stopped without an answer (finish reason "MALFORMED_FUNCTION_CALL").' });
+  });
+
   it('non-streamed turns call generateContent and read the whole answer', async () => {
     const response = await run({ kind: 'json', body: JSON.parse(fixture('generate-content.json')) }, { stream: false, textFormat: { type: 'json_schema', name: 'answer', schema: { type: 'object', properties: { answer: { type: 'number' } }, required: ['answer'], additionalProperties: false }, strict: true } });
     expect(response.output[0].content[0].text).toBe('{"answer": 42}');
