@@ -96,6 +96,9 @@ async function* continueFrameStream<Frame>(batches: AsyncGenerator<SseFrame[]>, 
   const batch: TurnEvent[] = [];
   let frames = start.rest;
   let index = 0;
+  /** The wire's own end (`[DONE]`) arrived: the stream is whole, finish reason or not. */
+  let complete = start.ended;
+  let answered = start.first.some(isAnswer);
   try {
     while (!start.ended && !(wire.stopWhenFinished && translator.finished)) {
       if (index >= frames.length) {
@@ -105,7 +108,10 @@ async function* continueFrameStream<Frame>(batches: AsyncGenerator<SseFrame[]>, 
         index = 0;
       }
       const frame = frames[index++]!;
-      if (wire.isEndMarker(frame.data)) break;
+      if (wire.isEndMarker(frame.data)) {
+        complete = true;
+        break;
+      }
       const parsed = wire.parse(frame.data);
       if (!parsed) {
         yield { type: 'error', code: 'upstream_invalid_response', message: `The upstream '${provider}' sent a stream frame that is ${wire.unparsable}.` };
@@ -117,6 +123,7 @@ async function* continueFrameStream<Frame>(batches: AsyncGenerator<SseFrame[]>, 
           yield { ...event, message: `The upstream '${provider}' reported: ${event.message}` };
           return;
         }
+        answered ||= isAnswer(event);
         yield event;
       }
       batch.length = 0;
@@ -129,10 +136,18 @@ async function* continueFrameStream<Frame>(batches: AsyncGenerator<SseFrame[]>, 
   } finally {
     await batches.return(undefined);
   }
-  if (!translator.finished) {
-    yield { type: 'error', code: 'upstream_stream_truncated', message: `The upstream '${provider}' closed the stream before the model finished.` };
+  // A stream its wire ended properly without a finish reason (some servers leave it out) is read as the same answer unstreamed would be.
+  if (!translator.finished && !(complete && answered)) {
+    yield complete
+      ? { type: 'error', code: 'upstream_no_answer', message: `The upstream '${provider}' ended its stream without an answer.` }
+      : { type: 'error', code: 'upstream_stream_truncated', message: `The upstream '${provider}' closed the stream before the model finished.` };
     return;
   }
   translator.finish(batch);
   yield* batch;
+}
+
+/** Whether the model said something: text, a refusal, reasoning, a call (not the upstream's bookkeeping). */
+function isAnswer(event: TurnEvent): boolean {
+  return event.type !== 'upstream.response' && event.type !== 'service_tier' && event.type !== 'usage';
 }

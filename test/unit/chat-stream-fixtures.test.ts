@@ -166,4 +166,16 @@ describe('Chat Completions streams → OpenResponses events', () => {
     expect(response.status).toBe('failed');
     expect(response.error.code).toBe('upstream_stream_truncated');
   });
+
+  it('a stream its [DONE] ends without a finish reason is the answer it holds, as the same completion unstreamed; with nothing said, no answer', async () => {
+    const frames = fixture('openai-text.sse').split('\n\n').filter((frame) => frame.startsWith('data: {'));
+    const withoutFinish = frames.map((frame) => frame.replace('"finish_reason":"stop"', '"finish_reason":null')).join('\n\n') + '\n\ndata: [DONE]\n\n';
+    const response = assertEventStreamInvariants(await responseEventsOf(withoutFinish));
+    expect(response.status).toBe('completed');
+    expect(response.output[0].content[0].text).toBe('The capital of France is Paris.');
+    const onlyUsage = 'data: {"id":"c","object":"chat.completion.chunk","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":0,"total_tokens":3}}\n\ndata: [DONE]\n\n';
+    const empty = assertEventStreamInvariants(await responseEventsOf(onlyUsage));
+    expect(empty.status).toBe('failed');
+    expect(empty.error).toEqual({ code: 'upstream_no_answer', message: expect.stringContaining('ended its stream without an answer') });
+  });
 });
