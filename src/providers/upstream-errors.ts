@@ -55,6 +55,8 @@ export function errorFromUpstreamStatus(provider: string, status: number, bodyTe
     type: 'upstream_error',
     code: 'upstream_error',
     message: `The upstream '${provider}' failed with status ${status}${parsed.message ? `: ${parsed.message}` : '.'}`,
+    // When the upstream says when to come back (a 503 in maintenance), the client and routing wait that long.
+    headers: { ...retry },
   });
 }
 

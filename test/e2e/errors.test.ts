@@ -269,6 +269,13 @@ describe('upstream failures', () => {
       expect(result.headers.get('retry-after')).toBe('2');
     });
 
+    it(`${mode}: an upstream 503 that says when to come back is a 502 with that retry-after`, async () => {
+      upstream.setScript(() => ({ kind: 'json', status: 503, headers: { 'retry-after': '3' }, body: { error: { message: 'Down for maintenance' } } }));
+      const result = await post(gateway, { model: 'm', input: 'x', stream });
+      expectError(result, 502, { code: 'upstream_error', type: 'upstream_error' });
+      expect(result.headers.get('retry-after')).toBe('3');
+    });
+
     it(`${mode}: an upstream answering 200 with a web page (a wrong base URL, a proxy's page) → 502 upstream_invalid_response, before any stream starts`, async () => {
       upstream.setScript(() => ({ kind: 'json', status: 200, headers: { 'content-type': 'text/html' }, body: '<html><body>Welcome to nginx!</body></html>' }));
       expectError(await post(gateway, { model: 'm', input: 'x', stream }), 502, { code: 'upstream_invalid_response', type: 'upstream_error' });

@@ -89,6 +89,12 @@ describe('Anthropic Messages streams → OpenResponses events', () => {
     expect(error).toMatchObject({ status: 503, code: 'upstream_overloaded', headers: { 'retry-after': '2' } });
   });
 
+  it("a 529 that says when to come back keeps its retry-after (2 s only when it says nothing)", async () => {
+    upstream.setScript(() => ({ kind: 'json', status: 529, headers: { 'retry-after': '9' }, body: { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } } }));
+    const error = await provider.startTurn(baseRequest, new AbortController().signal).catch((caught) => caught);
+    expect(error).toMatchObject({ status: 503, code: 'upstream_overloaded', headers: { 'retry-after': '9' } });
+  });
+
   it('an error after content ends the response failed, keeping the partial output', async () => {
     const { events, response } = await run('error-after-content.sse');
     expect(events.at(-1).type).toBe('response.failed');
