@@ -21,7 +21,20 @@ export function openTurnOf(input: readonly StoredInputItem[]): ConversationTurn 
   let end = input.length;
   while (end > 0 && ANSWERS.has(input[end - 1]!.type)) end--;
   if (end === input.length) return null;
-  return pausedTurnEndingAt(input, end, '(resent in the input)');
+  // The AI SDK answers each approval right after the request it references — [mcpr_1, answer_1, mcpr_2, answer_2] —
+  // so approvals answered before the last request are of the same turn too.
+  const last = modelItemsBefore(input, end);
+  let start = last;
+  while (start > 0 && input[start - 1]!.type === 'mcp_approval_response') {
+    let answers = start;
+    while (answers > 0 && input[answers - 1]!.type === 'mcp_approval_response') answers--;
+    const requests = modelItemsBefore(input, answers);
+    // Answers the model's items do not come before are not this turn's.
+    if (requests === answers) break;
+    start = requests;
+  }
+  if (start === last) return pausedTurnEndingAt(input, end, '(resent in the input)');
+  return turnOf(input.slice(start, end).filter((item) => !ANSWERS.has(item.type)), '(resent in the input)');
 }
 
 /**
@@ -38,9 +51,18 @@ export function pausedTurnOf(conversationItems: readonly StoredItem[]): Conversa
 
 /** The model's items just before `end`, as a paused turn, when they hold a call or an approval request. */
 function pausedTurnEndingAt(items: readonly StoredInputItem[], end: number, responseId: string): ConversationTurn | null {
+  return turnOf(items.slice(modelItemsBefore(items, end), end), responseId);
+}
+
+/** Where the run of the model's items that ends at `end` starts. */
+function modelItemsBefore(items: readonly StoredInputItem[], end: number): number {
   let start = end;
   while (start > 0 && (MODEL_ITEMS.has(items[start - 1]!.type) || isAssistantMessage(items[start - 1]!))) start--;
-  const output = items.slice(start, end) as unknown as OutputItem[];
+  return start;
+}
+
+function turnOf(items: readonly StoredInputItem[], responseId: string): ConversationTurn | null {
+  const output = items as unknown as OutputItem[];
   if (!output.some((item) => CLIENT_CALL_TYPES.has(item.type) || item.type === 'mcp_approval_request')) return null;
   return { responseId, status: 'requires_action', inputItems: [], output };
 }

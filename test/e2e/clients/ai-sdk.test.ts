@@ -223,6 +223,27 @@ describe.each(flavors)('AI SDK over $name', (flavor) => {
     expect((answer.input as any[]).map((item) => item.type ?? item.role)).toEqual(['user', 'item_reference', 'mcp_approval_response']);
     expect(mcpRoundTrip(upstream.requests.at(-1)!, flavor.seen)).toEqual({ args: { a: 40, b: 2 }, result: '42' });
   });
+
+  it('two approvals of one turn, each answered right after its request as the SDK sends them: both calls run', async () => {
+    script((_request, results) => (results.length === 0 ? { calls: [{ id: 'call_a', name: 'calc__add', args: { a: 40, b: 2 } }, { id: 'call_b', name: 'calc__add', args: { a: 3, b: 4 } }] } : { text: `Sums: ${[...results].sort().join(', ')}.` }));
+    const calc = mcpTool(openai, { serverLabel: 'calc', serverUrl: mcpUrl, requireApproval: 'always' });
+    const first = await generateText({ model: openai.responses(flavor.model), prompt: 'Add 40+2 and 3+4.', tools: { calc } });
+    const approvals = first.content.filter((part) => part.type === 'tool-approval-request') as { approvalId: string }[];
+    expect(approvals).toHaveLength(2);
+    const callsBefore = mcp.calls.length;
+    const second = await generateText({
+      model: openai.responses(flavor.model),
+      tools: { calc },
+      messages: [
+        { role: 'user', content: 'Add 40+2 and 3+4.' },
+        ...first.response.messages,
+        { role: 'tool', content: approvals.map(({ approvalId }) => ({ type: 'tool-approval-response' as const, approvalId, approved: true, providerExecuted: true })) },
+      ],
+    });
+    expect((sent.at(-1).input as any[]).map((item) => item.type ?? item.role)).toEqual(['user', 'item_reference', 'mcp_approval_response', 'item_reference', 'mcp_approval_response']);
+    expect(mcp.calls.slice(callsBefore).map((call) => call.args)).toEqual(expect.arrayContaining([{ a: 40, b: 2 }, { a: 3, b: 4 }]));
+    expect(second.text).toBe('Sums: 42, 7.');
+  });
 });
 
 /**
