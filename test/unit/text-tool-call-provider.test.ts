@@ -119,12 +119,20 @@ describe('TextToolCallProvider', () => {
     expect(failed.at(-1)).toMatchObject({ type: 'error', code: 'invalid_tool_call', message: expect.stringContaining('it calls no tool, and this reply must.') });
   });
 
-  it('tool_choice: none describes no tool, says not to call, and passes the text on untouched', async () => {
-    const inner = new ScriptedProvider(() => says('{"tool": "echo", "parameters": {}}'));
+  it('tool_choice: none describes no tool and says not to call; a call written anyway is sent back, never shown as the answer', async () => {
+    const inner = new ScriptedProvider((turn) => (turn === 1 ? says('Let me check.\n{"tool": "echo", "parameters": {}}') : says('It is sunny.')));
     const events = await collect(new TextToolCallProvider(inner, { retries: 2 }), turnRequest({ tools: [echo], toolChoice: 'none' }));
     expect(inner.requests[0]!.instructions).toBe('Do not call any tool in this reply: answer in plain text, without tool call JSON.');
-    expect(textOf(events)).toBe('{"tool": "echo", "parameters": {}}');
+    expect(inner.requests[1]!.items.at(-1)).toMatchObject({ role: 'user', content: expect.stringMatching(/^Your last reply could not be used: it calls a tool, and no tool may be called in this reply\. Answer in plain text/) });
+    expect(textOf(events)).toBe('Let me check.\n\nIt is sunny.');
     expect(callsOf(events)).toEqual([]);
+    expect(events.at(-1)).toEqual({ type: 'finish', finish: { reason: 'stop', raw: 'stop' } });
+    // Still calling after every retry: the response fails saying so, with no call JSON shown; prose with JSON of its own passes.
+    const stubborn = await collect(new TextToolCallProvider(new ScriptedProvider(() => says('{"tool": "echo", "parameters": {}}')), { retries: 1 }), turnRequest({ tools: [echo], toolChoice: 'none' }));
+    expect(stubborn.at(-1)).toMatchObject({ type: 'error', code: 'invalid_tool_call', message: expect.stringContaining('no tool may be called in this reply') });
+    expect(textOf(stubborn)).toBe('');
+    const prose = await collect(new TextToolCallProvider(new ScriptedProvider(() => says('Use {"city": "Oslo"} as the body.')), { retries: 1 }), turnRequest({ tools: [echo], toolChoice: 'none' }));
+    expect(textOf(prose)).toBe('Use {"city": "Oslo"} as the body.');
   });
 
   it('allowed_tools describes only the allowed tools; parallel_tool_calls: false asks for one call per reply', async () => {

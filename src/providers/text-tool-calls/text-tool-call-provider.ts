@@ -41,7 +41,8 @@ export class TextToolCallProvider implements Provider {
     const plan = planToolUse(request);
     const upstream = plainTurnRequest(request, plan);
     const first = await this.#inner.startTurn(upstream, signal);
-    if (plan.tools.length === 0) return first;
+    // With no tool declared there is no call to read; with tools ruled out for this reply, one written anyway is sent back.
+    if (plan.tools.length === 0 && !plan.forbidden) return first;
     return textToolCallTurn(first, { plan, request: upstream, retries: this.#retries, restart: (next) => this.#inner.startTurn(next, signal) });
   }
 

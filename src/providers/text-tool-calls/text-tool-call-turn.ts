@@ -5,6 +5,9 @@ import { readCandidate, type TextToolCall } from './read-tool-calls.ts';
 import { missingCallProblem, retryFeedback } from './tool-prompt.ts';
 import type { ToolUsePlan } from './tool-use-plan.ts';
 
+/** What a call written where `tool_choice` rules tools out is, for the model to put right. */
+const FORBIDDEN_CALL = 'it calls a tool, and no tool may be called in this reply.';
+
 /** The code a response fails with when the model's calls still cannot be read after every retry. */
 export const INVALID_TOOL_CALL = 'invalid_tool_call';
 
@@ -55,7 +58,7 @@ export async function* textToolCallTurn(first: TurnStream, options: TextToolCall
     const result = yield* readAttempt(stream, tools, shown);
     if (result.failed || !result.finish) return;
     const cutShort = result.finish.reason === 'length' || result.finish.reason === 'content_filter';
-    const problem = cutShort ? null : (result.problem ?? (result.calls.length === 0 && plan.mustCall ? missingCallProblem(plan) : null));
+    const problem = cutShort ? null : plan.forbidden ? (result.problem || result.calls.length > 0 ? FORBIDDEN_CALL : null) : (result.problem ?? (result.calls.length === 0 && plan.mustCall ? missingCallProblem(plan) : null));
     if (problem) {
       if (attempt >= options.retries) {
         const tries = attempt + 1;

@@ -51,6 +51,7 @@ export function resultHeader(callId: string, name: string | null): string {
 
 /** The user message that follows a reply whose call could not be read. */
 export function retryFeedback(problem: string, plan: ToolUsePlan): string {
+  if (plan.forbidden) return `Your last reply could not be used: ${problem} Answer in plain text, without tool call JSON. Whatever you wrote before the call has already been shown, so do not repeat it.`;
   const otherwise =
     plan.mustCall === null
       ? 'If you need no tool, answer in plain text without tool call JSON.'
