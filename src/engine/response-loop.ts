@@ -21,7 +21,7 @@ import { planToolCalls, type PlannedCall, type ToolPolicy } from './plan-tool-ca
 import { describeFailure } from './response-lifecycle.ts';
 import type { ResumePlan } from './resume-paused-turn.ts';
 import type { ResponseDeadline } from './response-deadline.ts';
-import { runToolRound, type ToolRoundScope } from './tool-round.ts';
+import { runToolRound, type ToolRoundResult, type ToolRoundScope } from './tool-round.ts';
 import { UsageTotal } from './usage-total.ts';
 
 export interface LoopLimits {
@@ -170,11 +170,22 @@ async function* runLoop(loop: ResponseLoop, tally: LoopTally): AsyncGenerator<Re
     if (!lastCall) return { ...loop.request, items: transcript.next(builder.output) };
     return { ...loop.request, items: transcript.next(builder.output, [userMessage(finalAnswerPrompt(lastCall))]), toolChoice: 'none', hostedToolChoice: null };
   };
-  /** Ends the loop when a terminal tool of the round succeeded. */
-  const endIfTerminal = (planned: readonly PlannedCall[], failed: ReadonlySet<string>): Ending | null => {
-    const call = terminalCall(planned, failed, controls.terminalTools);
+  /**
+   * Ends the loop when a terminal tool of the round succeeded. Its output is
+   * the answer, as an assistant message too: agent frameworks take a
+   * response with no message for one to go on from (the Agents SDK calls the
+   * model again), as its `stop_on_first_tool` makes the tool's output the
+   * final output.
+   */
+  const endIfTerminal = (planned: readonly PlannedCall[], round: ToolRoundResult): Ending | null => {
+    const call = terminalCall(planned, round.failed, controls.terminalTools);
     if (!call) return null;
     endedBy = { type: 'terminal_tool', name: call.name, call_id: call.callId };
+    const answer = round.outputs.get(call.callId);
+    if (answer) {
+      builder.apply({ type: 'text.delta', delta: answer }, emit);
+      builder.closeAll('completed', emit);
+    }
     return { status: 'completed' };
   };
 
@@ -184,7 +195,7 @@ async function* runLoop(loop: ResponseLoop, tally: LoopTally): AsyncGenerator<Re
     if (announced) yield announced;
     if (loop.resume) {
       const round = yield* runToolRound(scope, loop.resume.calls, loop.resume.closed, 0);
-      ending = round.stop ?? endIfTerminal(loop.resume.calls, round.failed);
+      ending = round.stop ?? endIfTerminal(loop.resume.calls, round);
     }
     for (let turn = 1; ending === null && !loop.signal.aborted; turn++) {
       if (lastCall === null && turn - retries > controls.maxTurns) {
@@ -317,7 +328,7 @@ async function* runLoop(loop: ResponseLoop, tally: LoopTally): AsyncGenerator<Re
         break;
       }
       const round = yield* runToolRound(scope, planned, [], turn);
-      ending = round.stop ?? endIfTerminal(planned, round.failed);
+      ending = round.stop ?? endIfTerminal(planned, round);
     }
   } catch (error) {
     if (!loop.signal.aborted) {

@@ -24,6 +24,8 @@ export interface ToolRoundScope {
 export interface ToolRoundResult {
   /** Calls whose output is an error (rejected, failed, timed out, not run). */
   failed: ReadonlySet<string>;
+  /** Each call's output text, by call id. */
+  outputs: ReadonlyMap<string, string>;
   /** Set when too many calls in a row failed (`loop.maxConsecutiveToolFailures`): the loop ends with it. */
   stop: Ending | null;
 }
@@ -37,6 +39,7 @@ export interface ToolRoundResult {
 export async function* runToolRound(scope: ToolRoundScope, planned: readonly PlannedCall[], closed: readonly ToolCall[], turn: number): AsyncGenerator<ResponseStreamEvent[], ToolRoundResult> {
   const { loop, builder, emit, counters } = scope;
   const failed = new Set<string>();
+  const outputs = new Map<string, string>();
   const handles = new Map<string, ReturnType<CallItems['openResult']>>();
   const open = (call: ToolCall, approvalRequestId?: string, presentation?: CallPresentation) =>
     (presentation ? callItemsFor(presentation) : scope.itemsOf(call.name)).openResult(builder, call, emit, approvalRequestId);
@@ -44,6 +47,7 @@ export async function* runToolRound(scope: ToolRoundScope, planned: readonly Pla
   for (const call of closed) handles.set(call.callId, open(call));
   const finish = (call: ToolCall, result: ToolResult): void => {
     handles.get(call.callId)!(result);
+    outputs.set(call.callId, result.output);
     if (result.isError) failed.add(call.callId);
     counters.consecutiveFailures = result.isError ? counters.consecutiveFailures + 1 : 0;
   };
@@ -82,7 +86,7 @@ export async function* runToolRound(scope: ToolRoundScope, planned: readonly Pla
   await all;
   const limit = loop.limits.maxConsecutiveToolFailures;
   if (limit > 0 && counters.consecutiveFailures >= limit) {
-    return { failed, stop: { status: 'failed', code: 'tool_failure_limit', message: `${counters.consecutiveFailures} tool calls in a row failed; the limit is ${limit}.` } };
+    return { failed, outputs, stop: { status: 'failed', code: 'tool_failure_limit', message: `${counters.consecutiveFailures} tool calls in a row failed; the limit is ${limit}.` } };
   }
-  return { failed, stop: null };
+  return { failed, outputs, stop: null };
 }

@@ -90,8 +90,10 @@ describe.each(flavors)('loop controls over $name', (flavor: ProviderFlavor) => {
     expect(calls).toBe(1);
     for (const response of [json, streamed]) {
       expect(response.status).toBe('completed');
-      expect(response.output.map((item: any) => item.type)).toEqual(['function_call', 'function_call', 'function_call_output', 'function_call_output']);
-      expect(response.output.slice(2).map((item: any) => item.output)).toEqual(['3', '7']);
+      expect(response.output.map((item: any) => item.type)).toEqual(['function_call', 'function_call', 'function_call_output', 'function_call_output', 'message']);
+      expect(response.output.slice(2, 4).map((item: any) => item.output)).toEqual(['3', '7']);
+      // The terminal call's output is the answer too, for clients that go on until a message comes.
+      expect(response.output[4]).toMatchObject({ role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: '3' }] });
       expect(response['loopgate:loop']).toEqual({ ended_by: { type: 'terminal_tool', name: 'tools__add', call_id: 'c1' } });
     }
     expect(mcp.calls).toHaveLength(4);

@@ -237,9 +237,10 @@ describe.each(flavors)('text tool calls over $name, to an upstream without tool 
     for (const final of [response, streamed] as any[]) {
       assertValidResponse(final);
       expect(final.status).toBe('completed');
-      expect(final.output.map((item: any) => item.type)).toEqual(['message', 'function_call', 'function_call_output']);
+      expect(final.output.map((item: any) => item.type)).toEqual(['message', 'function_call', 'function_call_output', 'message']);
       expect(final.output[0].content[0].text).toBe('Adding, and that is all.');
       expect(final.output[2]).toMatchObject({ call_id: final.output[1].call_id, output: '2' });
+      expect(final.output[3].content[0].text).toBe('2');
       expect(final['loopgate:loop']).toEqual({ ended_by: { type: 'terminal_tool', name: 'tools__add', call_id: final.output[1].call_id } });
     }
   });

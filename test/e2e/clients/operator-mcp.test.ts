@@ -98,6 +98,18 @@ describe.each(flavors)('an operator MCP server under the agent frameworks, over 
     expect(sent).toHaveLength(1);
   });
 
+  it("a terminal tool ends the Agents SDK's run too: its output is the final output, no second model call", async () => {
+    modelAdding();
+    const calls = upstream.requests.length;
+    const runner = new Runner({ modelProvider: new OpenAIProvider({ openAIClient: client as never, useResponses: true }), tracingDisabled: true });
+    const agent = new Agent({ name: 'adder', model: flavor.model, modelSettings: { providerData: { 'loopgate:loop': { terminal_tools: ['ops__add'] } } } });
+    const result = await runner.run(agent, 'Add 2 and 3.');
+    expect(result.finalOutput).toBe('5');
+    expect(sent).toHaveLength(1);
+    expect(upstream.requests.length - calls).toBe(1);
+    expect(mcp.calls).toHaveLength(1);
+  });
+
   it('the Agents SDK runs its own tool of the same turn, and the gateway the operator tool, once each', async () => {
     modelAdding(true);
     const weather = agentTool({ name: 'get_weather', description: 'Weather in a city', parameters: z.object({ city: z.string() }), execute: async ({ city }) => `windy in ${city}` });
