@@ -2,9 +2,10 @@ import { invalidRequest } from '../errors/gateway-error.ts';
 import type { ResponseResource } from '../protocol/response-resource.ts';
 import type { ResponseStreamEvent } from '../protocol/stream-events.ts';
 import type { BackgroundRef, BackgroundRegistry } from '../store/background-registry.ts';
-import type { LoggedEvent, ResponseEventLog } from '../store/response-event-log.ts';
+import { isTerminalEvent, type LoggedEvent, type ResponseEventLog } from '../store/response-event-log.ts';
 import type { ResponseStore, StoredResponse } from '../store/response-store.ts';
 import type { StoreLogger } from '../store/connection-events-log.ts';
+import { OWNER_LOST_MESSAGE } from './response-deadline.ts';
 
 export interface BackgroundOptions {
   store: ResponseStore;
@@ -15,13 +16,19 @@ export interface BackgroundOptions {
   log: StoreLogger;
 }
 
+/** How the runner stops a response it runs: cancelled (by a client), or its lease lost. */
+export type BackgroundStop = 'cancelled' | 'owner_lost';
+
 interface Owned {
   ref: BackgroundRef;
-  cancel(): void;
+  stop(how: BackgroundStop): void;
 }
 
 /** Orphans claimed per round trip of the reaper. */
 const REAP_BATCH = 100;
+
+/** Tries, spread over one lease, at keeping a response's last events when the store was away as it ended. */
+const FINAL_APPEND_ATTEMPTS = 5;
 
 /** How often a cancel looks whether the response has ended. */
 const CANCEL_POLL_MS = 50;
@@ -50,7 +57,7 @@ export class BackgroundRunner {
 
   constructor(options: BackgroundOptions) {
     this.#options = options;
-    options.registry.onCancel((ref) => this.#owned.get(keyOf(ref))?.cancel());
+    options.registry.onCancel((ref) => this.#owned.get(keyOf(ref))?.stop('cancelled'));
     // Renew well inside the lease, so a slow Redis round trip or two never lets it lapse.
     this.#tick = setInterval(() => void this.#renewAndReap(), Math.max(50, Math.floor(options.leaseMs / 5)));
     this.#tick.unref();
@@ -69,7 +76,7 @@ export class BackgroundRunner {
   /** Cancels a response this replica runs; false when it runs elsewhere (or not at all). */
   cancelLocal(ref: BackgroundRef): boolean {
     const owned = this.#owned.get(keyOf(ref));
-    owned?.cancel();
+    owned?.stop('cancelled');
     return owned !== undefined;
   }
 
@@ -79,7 +86,7 @@ export class BackgroundRunner {
    * (before anything runs, nothing left behind) when the lease or the record
    * cannot be written.
    */
-  async start(record: StoredResponse, events: AsyncGenerator<ResponseStreamEvent[]>, cancel: () => void): Promise<void> {
+  async start(record: StoredResponse, events: AsyncGenerator<ResponseStreamEvent[]>, stop: (how: BackgroundStop) => void): Promise<void> {
     const ref = { tenant: record.tenant, id: record.response.id };
     const { registry, store, leaseMs } = this.#options;
     try {
@@ -91,12 +98,12 @@ export class BackgroundRunner {
         throw error;
       }
     } catch (error) {
-      cancel();
+      stop('cancelled');
       // Ends the loop before its first step: nothing ran, nothing to store.
       await events.return(undefined);
       throw error;
     }
-    this.#owned.set(keyOf(ref), { ref, cancel });
+    this.#owned.set(keyOf(ref), { ref, stop });
     void this.#drive(ref, record, events);
   }
 
@@ -158,6 +165,8 @@ export class BackgroundRunner {
   async #drive(ref: BackgroundRef, record: StoredResponse, events: AsyncGenerator<ResponseStreamEvent[]>): Promise<void> {
     const { store, events: log } = this.#options;
     const startedAt = performance.now();
+    /** Events the log has not taken yet (the store was away): sent again, first, with the next batch. */
+    let unsent: LoggedEvent[] = [];
     try {
       for await (const batch of events) {
         const last = batch.at(-1)!;
@@ -168,11 +177,18 @@ export class BackgroundRunner {
             'background response finished',
           );
         }
+        for (const event of batch) unsent.push(toLoggedEvent(event));
         try {
-          await log.append(ref.tenant, ref.id, batch.map(toLoggedEvent));
+          await log.append(ref.tenant, ref.id, unsent);
+          unsent = [];
         } catch (error) {
-          // The record still ends right; only readers of the stream miss these events.
-          this.#options.log.error({ response_id: ref.id, err: error }, 'background response: events could not be kept');
+          // Kept for the next append: readers get every event, in order, only later. (Ones still unsent when the response ends are lost to them; the record still ends right.)
+          if (unsent.length === batch.length) this.#options.log.error({ response_id: ref.id, err: error }, 'background response: events could not be kept yet; sent again with the next ones');
+        }
+        // The last events wait for the store a while (within a lease): readers wait for the terminal one.
+        for (let attempt = 1; unsent.length > 0 && isTerminalEvent(last.type) && attempt <= FINAL_APPEND_ATTEMPTS; attempt++) {
+          await new Promise((resolve) => setTimeout(resolve, this.#options.leaseMs / FINAL_APPEND_ATTEMPTS));
+          await log.append(ref.tenant, ref.id, unsent).then(() => (unsent = []), () => {});
         }
         if (batch.some((event) => event.type === 'response.in_progress')) {
           await store.put(structuredClone({ ...record, response: { ...record.response, status: 'in_progress' } })).catch((error: unknown) => {
@@ -196,15 +212,16 @@ export class BackgroundRunner {
     try {
       const owned = [...this.#owned.values()].map((entry) => entry.ref);
       const { cancelled, lost } = await registry.renew(owned, leaseMs);
-      for (const ref of cancelled) this.#owned.get(keyOf(ref))?.cancel();
+      for (const ref of cancelled) this.#owned.get(keyOf(ref))?.stop('cancelled');
       for (const ref of lost) {
-        this.#options.log.warn({ response_id: ref.id }, 'background response: lease lost (another replica ended it); stopping it here');
-        this.#owned.get(keyOf(ref))?.cancel();
+        // Redis saw no renewal within the lease (this replica, or Redis itself, stalled that long): a reaper ends it as failed, and so does this replica, never both running on.
+        this.#options.log.warn({ response_id: ref.id }, 'background response: its lease lapsed before it was renewed; ending it as failed (response_owner_lost)');
+        this.#owned.get(keyOf(ref))?.stop('owner_lost');
       }
       // A replica that died may leave hundreds: claimed in batches, ended concurrently within a batch.
       for (;;) {
-        const claimed = await registry.claimExpired(REAP_BATCH);
-        await Promise.all(claimed.map((ref) => this.#endOrphan(ref).catch((error: unknown) => this.#retryOrphan(ref, error))));
+        const claimed = await registry.claimExpired(REAP_BATCH, leaseMs);
+        await Promise.all(claimed.map((ref) => this.#endOrphan(ref).catch((error: unknown) => this.#options.log.warn({ response_id: ref.id, err: error }, 'background response: could not end an orphan; its claim lapses and it is claimed again'))));
         if (claimed.length < REAP_BATCH) break;
       }
       if (this.#renewalFailing) this.#options.log.info({}, 'background responses: lease renewal works again');
@@ -218,27 +235,19 @@ export class BackgroundRunner {
     }
   }
 
-  /** An orphan that could not be ended (the store failed) goes back as expired, for the next tick to claim again. */
-  async #retryOrphan(ref: BackgroundRef, error: unknown): Promise<void> {
-    this.#options.log.warn({ response_id: ref.id, err: error }, 'background response: could not end an orphan; retrying');
-    await this.#options.registry.register(ref, 0).catch(() => {});
-  }
-
   /** Ends a response whose owner died: stored as `failed`, its stream closed with the terminal event. */
   async #endOrphan(ref: BackgroundRef): Promise<void> {
-    const { store, events } = this.#options;
+    const { store, events, registry } = this.#options;
     const record = await store.get(ref.tenant, ref.id);
-    if (!record || isFinished(record.response)) return;
-    const response: ResponseResource = {
-      ...record.response,
-      status: 'failed',
-      completed_at: null,
-      error: { code: 'response_owner_lost', message: 'The gateway instance running this background response stopped before it finished; start it again.' },
-    };
-    await store.put({ ...record, response });
-    const sequence = (await events.lastSequence(ref.tenant, ref.id)) + 1;
-    await events.append(ref.tenant, ref.id, [toLoggedEvent({ type: 'response.failed', response, sequence_number: sequence })]);
-    this.#options.log.warn({ response_id: ref.id, tenant: ref.tenant }, 'background response: its owner stopped renewing its lease; ended as failed');
+    if (record && !isFinished(record.response)) {
+      const response: ResponseResource = { ...record.response, status: 'failed', completed_at: null, error: { code: 'response_owner_lost', message: OWNER_LOST_MESSAGE } };
+      await store.put({ ...record, response });
+      const sequence = (await events.lastSequence(ref.tenant, ref.id)) + 1;
+      await events.append(ref.tenant, ref.id, [toLoggedEvent({ type: 'response.failed', response, sequence_number: sequence })]);
+      this.#options.log.warn({ response_id: ref.id, tenant: ref.tenant }, 'background response: its owner stopped renewing its lease; ended as failed');
+    }
+    // Ended (now or before): the claim is done with.
+    await registry.unregister(ref);
   }
 }
 

@@ -5,7 +5,19 @@ export type StopCause =
   /** The whole-response deadline passed. */
   | 'deadline_exceeded'
   /** The gateway is shutting down and the drain grace ran out. */
-  | 'server_shutdown';
+  | 'server_shutdown'
+  /** A background response whose lease lapsed (its replica was presumed dead): a reaper ends it `failed`, and so does its owner. */
+  | 'owner_lost';
+
+/** What a background response ended for `owner_lost` says, whoever ends it (the reaper or its owner). */
+export const OWNER_LOST_MESSAGE = 'The gateway instance running this background response did not renew its lease in time (it stopped, or lost its store) before the response finished; start it again.';
+
+/** The abort reason a background response's owner stops it with when its lease was lost (see `StopCause`). */
+export class LeaseLost extends Error {
+  constructor() {
+    super('The lease on this background response lapsed; it is ended as failed.');
+  }
+}
 
 /**
  * The responses running now, for a shutdown to stop: an array in which each
@@ -59,13 +71,13 @@ export class ResponseDeadline {
   readonly #inFlight: InFlightResponses | null;
   /** Where it stands in `inFlight`; -1 when it is not (or no longer) there. */
   #place = -1;
-  readonly #onClientAbort = () => this.#stop('cancelled', this.#client.reason);
+  readonly #onClientAbort = () => this.#stop(this.#client.reason instanceof LeaseLost ? 'owner_lost' : 'cancelled', this.#client.reason);
   #cause: StopCause | null = null;
 
   constructor(client: AbortSignal, deadlineMs: number, inFlight: InFlightResponses | null = null) {
     this.#client = client;
     this.#inFlight = inFlight;
-    if (client.aborted) this.#stop('cancelled', client.reason);
+    if (client.aborted) this.#onClientAbort();
     // No `once`: an abort comes once, and dispose() removes the listener anyway.
     else client.addEventListener('abort', this.#onClientAbort);
     this.#timer = setTimeout(() => this.#stop('deadline_exceeded', new Error('The response deadline passed.')), deadlineMs);

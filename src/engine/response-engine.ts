@@ -30,7 +30,7 @@ import { ObservedProvider } from './observed-provider.ts';
 import { describeFailure, ResponseLifecycle } from './response-lifecycle.ts';
 import { runResponseLoop, type Delivery, type LoopLimits, type LoopPolicy } from './response-loop.ts';
 import { planResume } from './resume-paused-turn.ts';
-import { InFlightResponses, ResponseDeadline } from './response-deadline.ts';
+import { InFlightResponses, LeaseLost, ResponseDeadline } from './response-deadline.ts';
 import type { CompactionCodec } from './compaction/compaction-codec.ts';
 import { modelInputOf } from './compaction/expand-compactions.ts';
 import { CompactingProvider } from './compaction/compacting-provider.ts';
@@ -159,7 +159,7 @@ export class ResponseEngine {
     const run = await this.createResponse(request, { ...options, signal: controller.signal });
     const record = run.queued!;
     try {
-      await runner.start(record, run.events, () => controller.abort(new Error('The response was cancelled.')));
+      await runner.start(record, run.events, (how) => controller.abort(how === 'owner_lost' ? new LeaseLost() : new Error('The response was cancelled.')));
     } catch (error) {
       run.abandon(error);
       throw error;

@@ -20,7 +20,7 @@ import { type Emit, OutputBuilder } from './output-builder.ts';
 import { planToolCalls, type PlannedCall, type ToolPolicy } from './plan-tool-calls.ts';
 import { describeFailure } from './response-lifecycle.ts';
 import type { ResumePlan } from './resume-paused-turn.ts';
-import type { ResponseDeadline } from './response-deadline.ts';
+import { OWNER_LOST_MESSAGE, type ResponseDeadline } from './response-deadline.ts';
 import { runToolRound, type ToolRoundResult, type ToolRoundScope } from './tool-round.ts';
 import { UsageTotal } from './usage-total.ts';
 
@@ -338,7 +338,10 @@ async function* runLoop(loop: ResponseLoop, tally: LoopTally): AsyncGenerator<Re
 
   if (loop.signal.aborted) {
     const cause = loop.deadline.cause ?? 'cancelled';
-    ending = cause === 'cancelled' ? { status: 'cancelled' } : { status: 'incomplete', reason: cause };
+    if (cause === 'cancelled') ending = { status: 'cancelled' };
+    // As the reaper that claimed it ends it, whichever writes first.
+    else if (cause === 'owner_lost') ending = { status: 'failed', code: 'response_owner_lost', message: OWNER_LOST_MESSAGE };
+    else ending = { status: 'incomplete', reason: cause };
   }
   const final = ending ?? { status: 'failed', code: 'server_error', message: 'The response ended unexpectedly.' };
   builder.closeAll(final.status === 'completed' || final.status === 'requires_action' ? 'completed' : 'incomplete', emit);

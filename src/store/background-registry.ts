@@ -7,7 +7,7 @@ export interface BackgroundRef {
 export interface LeaseRenewal {
   /** Responses someone asked to cancel (from any replica). */
   cancelled: BackgroundRef[];
-  /** Responses this replica no longer holds: their lease lapsed and another replica ended them. */
+  /** Responses this replica no longer holds: their lease lapsed, and a reaper (on any replica) ends them. */
   lost: BackgroundRef[];
 }
 
@@ -29,7 +29,12 @@ export interface BackgroundRegistry {
   requestCancel(ref: BackgroundRef): Promise<void>;
   /** Called with cancels as they are published (the fast path; renewals are the safety net). */
   onCancel(listener: (ref: BackgroundRef) => void): void;
-  /** Responses whose lease lapsed, each handed to exactly one caller (at most `limit`). */
-  claimExpired(limit: number): Promise<BackgroundRef[]>;
+  /**
+   * Responses whose lease lapsed, each handed to exactly one caller (at most
+   * `limit`), who unregisters it once it has ended it. A claim not followed
+   * by that within `graceMs` (the claimer died, or never heard the answer)
+   * lapses too, and the response is handed out again.
+   */
+  claimExpired(limit: number, graceMs: number): Promise<BackgroundRef[]>;
   close(): Promise<void>;
 }

@@ -29,7 +29,10 @@ export class MemoryEventLog implements ResponseEventLog {
     const key = keyOf(tenant, id);
     let log = this.#logs.get(key);
     if (!log) this.#logs.set(key, (log = { events: [], bytes: 0, dropped: false, expiresAt: 0, waiters: new Set() }));
+    // Events it holds already (a batch sent again) are passed over, as in Redis.
+    const last = log.events.at(-1)?.sequence ?? -1;
     for (const event of events) {
+      if (event.sequence <= last) continue;
       log.events.push(event);
       log.bytes += event.json.length;
     }

@@ -16,32 +16,42 @@ redis.call('ZADD', KEYS[1], now + tonumber(ARGV[1]), ARGV[2])
 redis.call('HDEL', KEYS[2], ARGV[2])
 return 1`;
 
-/** ARGV: lease ms, then members. Returns {lost members, cancelled members}. */
+/** A claimed response's mark in the hash: the reaper that claimed it is ending it. */
+const CLAIMED = 'claimed';
+
+/** ARGV: lease ms, then members. Returns {lost members, cancelled members}; a claimed member is lost to its owner. */
 const RENEW_SCRIPT = `${NOW}
 local expiry = now + tonumber(ARGV[1])
 local lost, cancelled = {}, {}
 for i = 2, #ARGV do
-  if redis.call('ZSCORE', KEYS[1], ARGV[i]) then
+  local mark = redis.call('HGET', KEYS[2], ARGV[i])
+  if redis.call('ZSCORE', KEYS[1], ARGV[i]) and mark ~= '${CLAIMED}' then
     redis.call('ZADD', KEYS[1], 'XX', expiry, ARGV[i])
-    if redis.call('HEXISTS', KEYS[2], ARGV[i]) == 1 then cancelled[#cancelled + 1] = ARGV[i] end
+    if mark then cancelled[#cancelled + 1] = ARGV[i] end
   else
     lost[#lost + 1] = ARGV[i]
   end
 end
 return {lost, cancelled}`;
 
-/** A cancel only for a response still running (anything else is a no-op). Returns 1 when recorded. */
+/** A cancel only for a response still running, not one being ended by a reaper (anything else is a no-op). Returns 1 when recorded. */
 const CANCEL_SCRIPT = `
-if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end
+if not redis.call('ZSCORE', KEYS[1], ARGV[1]) or redis.call('HGET', KEYS[2], ARGV[1]) == '${CLAIMED}' then return 0 end
 redis.call('HSET', KEYS[2], ARGV[1], '1')
 return 1`;
 
-/** ARGV: limit. Removes and returns members whose lease lapsed: each goes to exactly one caller. */
+/**
+ * ARGV: limit, grace ms. Marks members whose lease lapsed as claimed and
+ * hands each to exactly one caller, who unregisters it once it is ended. The
+ * claim itself runs out after the grace: a claimer that died, or whose answer
+ * was lost (Redis ran the script after the caller gave up waiting), leaves it
+ * for the next claim, so no response is left running forever.
+ */
 const CLAIM_SCRIPT = `${NOW}
 local expired = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))
 for _, member in ipairs(expired) do
-  redis.call('ZREM', KEYS[1], member)
-  redis.call('HDEL', KEYS[2], member)
+  redis.call('ZADD', KEYS[1], 'XX', now + tonumber(ARGV[2]), member)
+  redis.call('HSET', KEYS[2], member, '${CLAIMED}')
 end
 return expired`;
 
@@ -49,7 +59,7 @@ interface RegistryCommands {
   loopgateRegister(running: string, cancels: string, leaseMs: number, member: string): Promise<number>;
   loopgateRenew(running: string, cancels: string, leaseMs: number, ...members: string[]): Promise<[string[], string[]]>;
   loopgateCancel(running: string, cancels: string, member: string): Promise<number>;
-  loopgateClaim(running: string, cancels: string, limit: number): Promise<string[]>;
+  loopgateClaim(running: string, cancels: string, limit: number, graceMs: number): Promise<string[]>;
 }
 
 /** Leases and cancels in Redis (single or cluster); cancels also published for the owner to hear at once. */
@@ -104,8 +114,8 @@ export class RedisBackgroundRegistry implements BackgroundRegistry {
     this.#subscriber = subscriber;
   }
 
-  async claimExpired(limit: number): Promise<BackgroundRef[]> {
-    const members = await this.#run(() => this.#client.loopgateClaim(this.#keys.running(), this.#keys.cancels(), limit));
+  async claimExpired(limit: number, graceMs: number): Promise<BackgroundRef[]> {
+    const members = await this.#run(() => this.#client.loopgateClaim(this.#keys.running(), this.#keys.cancels(), limit, graceMs));
     return members.map(refOf);
   }
 

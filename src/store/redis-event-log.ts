@@ -6,16 +6,22 @@ import { eventsExpired, isTerminalEvent, type EventLogLimits, type FollowOptions
 /**
  * Appends events and enforces both bounds in one round trip. Entry ids are
  * `<sequence>-1`, so `starting_after=N` is simply `XREAD … <N>-1` and the
- * first kept id tells whether anything was dropped. KEYS: the stream, its
+ * first kept id tells whether anything was dropped. Events already there are
+ * passed over, so a batch sent again (its first sending timed out, but Redis
+ * ran it) adds only what is new. KEYS: the stream, its
  * byte counter (same hash tag). ARGV: max events, max bytes, ttl seconds,
  * then sequence, type, JSON per event.
  */
 const APPEND_SCRIPT = `
 local maxEvents, maxBytes, ttl = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local bytes = tonumber(redis.call('GET', KEYS[2]) or '0')
+local top = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)[1]
+local last = top and tonumber(string.match(top[1], '^(%d+)')) or -1
 for i = 4, #ARGV, 3 do
-  redis.call('XADD', KEYS[1], ARGV[i] .. '-1', 't', ARGV[i + 1], 'd', ARGV[i + 2])
-  bytes = bytes + #ARGV[i + 2]
+  if tonumber(ARGV[i]) > last then
+    redis.call('XADD', KEYS[1], ARGV[i] .. '-1', 't', ARGV[i + 1], 'd', ARGV[i + 2])
+    bytes = bytes + #ARGV[i + 2]
+  end
 end
 local length = redis.call('XLEN', KEYS[1])
 while length > 1 and (length > maxEvents or bytes > maxBytes) do
