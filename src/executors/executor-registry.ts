@@ -1,6 +1,6 @@
 import { FunctionToolExecutor } from './function-tool-executor.ts';
 import { UNGOVERNED, type ToolGovernance } from './tool-governance.ts';
-import type { CallPresentation, PreparedTools, ToolCall, ToolContext, ToolExecutor } from './tool-executor.ts';
+import type { CallPresentation, OfferedTool, PreparedTools, ToolCall, ToolContext, ToolExecutor } from './tool-executor.ts';
 
 const FUNCTION_PRESENTATION: CallPresentation = Object.freeze({ kind: 'function' });
 
@@ -51,10 +51,15 @@ export class ExecutorRegistry {
     const prepared = await Promise.all(this.#serverSide.map((executor) => executor.prepare?.(context, signal)));
     // Nothing offered and nothing to announce (no MCP server anywhere, the usual request): no lists to build.
     if (prepared.every((entry) => !entry || (entry.offered.length === 0 && entry.items.length === 0))) return { offered: [], items: [] };
-    return {
-      offered: prepared.flatMap((entry) => entry?.offered ?? []).filter((tool) => this.#governance.offers(tool, context.tenant)),
-      items: prepared.flatMap((entry) => entry?.items ?? []),
-    };
+    const offered: OfferedTool[] = [];
+    const denied = new Set<string>();
+    for (const tool of prepared.flatMap((entry) => entry?.offered ?? [])) {
+      if (this.#governance.offers(tool, context.tenant)) offered.push(tool);
+      else if (tool.presentation.kind === 'mcp') denied.add(`${tool.presentation.serverLabel}\n${tool.presentation.toolName}`);
+    }
+    const items = prepared.flatMap((entry) => entry?.items ?? []);
+    // A tool the tenant may not run is not listed either: the listing says what this response can use.
+    return { offered, items: denied.size === 0 ? items : items.map((item) => (item.type === 'mcp_list_tools' ? { ...item, tools: item.tools.filter((tool) => !denied.has(`${item.server_label}\n${tool.name}`)) } : item)) };
   }
 
   /** Why the governance refuses to run this call for the request's tenant, or null; asked before every server-side execution. */

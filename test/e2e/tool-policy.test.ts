@@ -29,6 +29,7 @@ describe.each(flavors)('tool policy over $name', (flavor) => {
   const tools = new McpTestServer('streamable', { adminTools: true });
   const other = new McpTestServer();
   let otherUrl: string;
+  let toolsEndpoint: string;
   let gateway: RunningGateway;
   let model: (seen: Seen[]) => ModelTurn = () => ({ text: 'Hello' });
   const as = (key: string) => new OpenAI({ baseURL: gateway.baseURL, apiKey: key, maxRetries: 0 });
@@ -51,11 +52,12 @@ describe.each(flavors)('tool policy over $name', (flavor) => {
   beforeAll(async () => {
     const [upstreamUrl, toolsUrl, url] = await Promise.all([upstream.start(), tools.start(), other.start()]);
     otherUrl = url;
+    toolsEndpoint = toolsUrl;
     upstream.setScript((request) => flavor.render(request, model(flavor.seen(request))));
     gateway = await startGateway(upstreamUrl, {
       ...flavor.config(upstreamUrl),
       auth: { apiKeys: [{ key: KEY_A, tenant: 'team-a' }, { key: KEY_B, tenant: 'team-b' }] },
-      tenants: { 'team-a': { tools: { deny: ['tools__delete'] }, mcpServerUrls: { deny: [new URL(otherUrl).origin] } } },
+      tenants: { 'team-a': { tools: { deny: ['tools__delete', 'recs__delete'] }, mcpServerUrls: { deny: [new URL(otherUrl).origin] } } },
       mcp: {
         callItems: 'function',
         servers: [
@@ -63,7 +65,7 @@ describe.each(flavors)('tool policy over $name', (flavor) => {
           { name: 'other', url: otherUrl, allowedTools: ['add'] },
         ],
         // Loopback is refused for request-named servers unless allowed: the egress policy must not be what refuses `other` below.
-        allowedUrls: [`${new URL(otherUrl).origin}/`],
+        allowedUrls: [`${new URL(otherUrl).origin}/`, `${new URL(toolsUrl).origin}/`],
       },
     });
   });
@@ -139,6 +141,16 @@ describe.each(flavors)('tool policy over $name', (flavor) => {
     assertValidResponseWithOpenAIItems(response);
     expect(response.output.map((item: any) => item.type)).toEqual(['mcp_list_tools', 'mcp_call', 'message']);
     expect(response.output[1]).toMatchObject({ server_label: 'calc', name: 'add', output: '42' });
+  });
+
+  it("a server the request names lists only the tools the tenant may run: a denied one is neither offered nor in its mcp_list_tools", async () => {
+    model = () => ({ text: 'listed' });
+    const named = [{ type: 'mcp', server_label: 'recs', server_url: toolsEndpoint, require_approval: 'never' }];
+    const [a, b]: any[] = await Promise.all([KEY_A, KEY_B].map((key) => as(key).responses.create({ model: flavor.model, input: 'x', tools: named } as any)));
+    const listed = (response: any) => response.output.find((item: any) => item.type === 'mcp_list_tools').tools.map((tool: any) => tool.name);
+    expect(listed(b)).toContain('delete');
+    expect(listed(a)).not.toContain('delete');
+    expect(listed(a)).toEqual(listed(b).filter((name: string) => name !== 'delete'));
   });
 
   it('a failing tool\'s error reaches the model without stack trace, internal addresses or secrets, its message kept', async () => {
