@@ -66,7 +66,7 @@ async function recordingCostMicros(): Promise<number> {
     const observer = new ResponseMetricsObserver(metrics);
     const started = { responseId: 'resp_bench', model: 'bench-model', provider: 'openai', upstreamModel: 'bench-model', tenant: 'default', stream: false, background: false, conversationId: null, previousResponseId: null, startedAt: performance.now() };
     observer.modelCallFirstOutput();
-    observer.turnEnded();
+    observer.turnStarted();
     await store.time('put', write);
     observer.responseEnded({ ...started, status: 'completed', errorCode: null, error: null, incompleteReason: null, usage, toolCalls: 0, durationMs: 1 });
     metrics.request('POST', '/v1/responses', 200);

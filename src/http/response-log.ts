@@ -8,7 +8,7 @@ interface InfoLogger {
 /**
  * The one line an operator reads per response: who asked for what, where it
  * went, how it ended and what it cost. Counts turns and tool calls as the
- * loop reports them; written once the terminal event is out (the logger
+ * loop reports them (a turn as it starts); written once the terminal event is out (the logger
  * carries the request id).
  */
 export class ResponseLog implements LoopObserver {
@@ -18,7 +18,8 @@ export class ResponseLog implements LoopObserver {
   #toolCalls = 0;
   #failedToolCalls = 0;
 
-  turnEnded(): void {
+  /** Counted as it starts: a model call cut off (a client gone, a cancel) was a turn all the same. */
+  turnStarted(): void {
     this.#turns++;
   }
 

@@ -16,7 +16,8 @@ export class ResponseMetricsObserver implements LoopObserver {
     this.#metrics = metrics;
   }
 
-  turnEnded(): void {
+  /** Counted as it starts: a model call cut off (a client gone, a cancel) was a turn all the same. */
+  turnStarted(): void {
     this.#turns++;
   }
 
