@@ -40,11 +40,12 @@ function mcpCallItems(presentation: Extract<CallPresentation, { kind: 'mcp' }>):
         { type: 'mcp_call', id: newId('mcp'), server_label: presentation.serverLabel, name: presentation.toolName, arguments: call.arguments, status: 'in_progress', ...(approvalRequestId && { approval_request_id: approvalRequestId }) },
         emit,
       );
-      return ({ output, isError, images }) => {
+      return ({ output, isError, unfinished, images }) => {
         if (isError) slot.item.error = jsonStringField(output, 'error') ?? output;
         else slot.item.output = output;
         if (images?.length) slot.item['loopgate:images'] = images.map((image) => ({ type: 'input_image', image_url: image.image_url! }));
-        slot.item.status = 'completed';
+        // Cut off (cancelled, out of time): the call did not finish, and whether it took effect is unknown.
+        slot.item.status = unfinished ? 'incomplete' : 'completed';
         builder.finishItem(slot, emit);
       };
     },

@@ -45,7 +45,7 @@ export async function runToolCalls(calls: readonly { call: ToolCall; executor: T
       error: outcome.isError ? outcome.output : null,
       output: outcome.output,
     });
-    const result = outcome.isError ? { output: options.errors.sanitize(outcome.output, options.context), isError: true } : outcome;
+    const result = outcome.isError ? { ...outcome, output: options.errors.sanitize(outcome.output, options.context) } : outcome;
     options.onResult(index, result);
     return result;
   };
@@ -75,6 +75,7 @@ async function executeWithLimits(call: ToolCall, executor: ToolExecutor, context
       resolve({
         output: errorOutput(timedOut ? `The tool '${call.name}' did not finish within ${timeoutMs} ms.` : 'The call was cancelled.'),
         isError: true,
+        unfinished: true,
       });
     signal.addEventListener('abort', onAbort, { once: true });
   });

@@ -21,6 +21,8 @@ export interface ToolResult {
   /** The output as text: what logs, traces and items without room for images (`mcp_call`) carry. */
   output: string;
   isError: boolean;
+  /** The call was cut off (cancelled, or out of time) before it finished: whether it took effect is unknown. */
+  unfinished?: boolean;
   /** Images that go with the output, for a `function_call_output` to hold after its text (a browser tool's screenshot). */
   images?: readonly AttachedImage[];
 }

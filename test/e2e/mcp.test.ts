@@ -163,8 +163,12 @@ describe('MCP: operator-configured servers, their calls shown as mcp_call items 
   /** What the model was shown as tool results in the last call. */
   const results = () => (upstream.requests.at(-1)!.body.messages as any[]).filter((message) => message.role === 'tool').map((message) => message.content).sort();
 
+  let upstreamEndpoint: string;
+  let mcpEndpoint: string;
+
   beforeAll(async () => {
     const [upstreamUrl, mcpUrl] = await Promise.all([upstream.start(), mcp.start()]);
+    [upstreamEndpoint, mcpEndpoint] = [upstreamUrl, mcpUrl];
     gateway = await startGateway(upstreamUrl, { mcp: { servers: [{ name: 'tools', url: mcpUrl }] } });
     client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 });
   });
@@ -193,6 +197,19 @@ describe('MCP: operator-configured servers, their calls shown as mcp_call items 
     expect(response.output[0]).toMatchObject({ type: 'mcp_call', error: 'the thing is broken' });
     expect(response.output[0]).not.toHaveProperty('output');
     expect(results()).toEqual([JSON.stringify({ error: 'the thing is broken' })]);
+  });
+
+  it('a call cut off (out of time) is an incomplete mcp_call with its error: it did not finish, whether it took effect is unknown', async () => {
+    const timed = await startGateway(upstreamEndpoint, { mcp: { servers: [{ name: 'tools', url: mcpEndpoint, timeoutMs: 200 }] } });
+    try {
+      upstream.setScript(modelCalling([{ name: 'tools__slow', args: { ms: 2_000, label: 'late' } }]));
+      const response = await new OpenAI({ baseURL: timed.baseURL, apiKey: 'k', maxRetries: 0 }).responses.create({ model: 'm', input: 'x' });
+      assertValidResponseWithMcpItems(response);
+      expect(response.status).toBe('completed');
+      expect(response.output[0]).toMatchObject({ type: 'mcp_call', status: 'incomplete', error: "The tool 'tools__slow' did not finish within 200 ms." });
+    } finally {
+      await timed.close();
+    }
   });
 
   it('streamed: every event valid, and responses.stream() accepts it', async () => {
