@@ -361,9 +361,14 @@ describe('WebSocket transport: authentication, limits and keep-alive', () => {
     upstream.setScript(() => slowText('still talking at the limit', 40));
     const busy = new SocketClient(client);
     await new Promise((resolve) => setTimeout(resolve, 300));
-    const turn = await busy.create({ model: 'm', input: 'x', store: false }, 5_000);
+    busy.send({ model: 'm', input: 'x', store: false });
+    // Waiting behind it when the limit comes: refused unread, but with its stream_id, so the client knows which request it answers.
+    busy.send({ model: 'm', input: 'y', store: false, stream_id: 'lane-2' });
+    const turn = await busy.nextTurn(5_000);
     expect(finalOf(turn).status).toBe('completed');
-    expectErrorFrame((await busy.nextTurn())[0]!, 400, 'websocket_connection_limit_reached');
+    const refused = (await busy.nextTurn())[0]!;
+    expectErrorFrame(refused, 400, 'websocket_connection_limit_reached');
+    expect(refused.stream_id).toBe('lane-2');
     await busy.closed;
   });
 

@@ -115,8 +115,9 @@ export class ResponsesSocketSession {
     try {
       while (this.#queue.length > 0 && this.#writer.open) {
         const frame = this.#queue.shift()!;
-        if (this.#limitReached) await this.#sendLimitError();
-        else if (this.#draining) await this.#sendError(shuttingDown(), null);
+        // A frame refused unread still gets its stream_id back: a client tracking its requests by it would wait forever.
+        if (this.#limitReached) await this.#sendLimitError(parseClientFrame(frame.data, frame.isBinary).streamId);
+        else if (this.#draining) await this.#sendError(shuttingDown(), parseClientFrame(frame.data, frame.isBinary).streamId);
         else await this.#serve(frame);
       }
     } catch (error) {
@@ -206,11 +207,11 @@ export class ResponsesSocketSession {
     if (!this.#busy) void this.#closeAtLimit();
   }
 
-  async #sendLimitError(): Promise<void> {
+  async #sendLimitError(streamId: string | null = null): Promise<void> {
     this.#limitErrorSent = true;
     const minutes = Math.round(this.#options.maxConnectionMs / 60_000);
     const limit = minutes >= 1 ? `${minutes} minute${minutes === 1 ? '' : 's'}` : `${Math.round(this.#options.maxConnectionMs / 1000)} seconds`;
-    await this.#sendError(new GatewayError({ status: 400, type: 'invalid_request_error', code: 'websocket_connection_limit_reached', message: `This WebSocket connection reached its ${limit} limit; open a new connection and continue with previous_response_id (stored responses) or the full input.` }), null);
+    await this.#sendError(new GatewayError({ status: 400, type: 'invalid_request_error', code: 'websocket_connection_limit_reached', message: `This WebSocket connection reached its ${limit} limit; open a new connection and continue with previous_response_id (stored responses) or the full input.` }), streamId);
   }
 
   async #closeAtLimit(): Promise<void> {
