@@ -1,5 +1,5 @@
-import type { UpstreamHostedToolType } from '../protocol/hosted-tools.ts';
-import type { ModelInfo, Provider, TurnRequest, TurnStream } from '../providers/provider.ts';
+import type { TurnRequest, TurnStream } from '../providers/provider.ts';
+import { ServingFront } from './serving-front.ts';
 
 /**
  * The model of a response asked not to generate (`generate: false`, which
@@ -9,31 +9,11 @@ import type { ModelInfo, Provider, TurnRequest, TurnStream } from '../providers/
  * later request can continue it by `previous_response_id` and send only
  * what is new.
  */
-export class PreparedStateProvider implements Provider {
-  readonly name: string;
-  readonly #serving: Provider;
-
-  constructor(serving: Provider) {
-    this.name = serving.name;
-    this.#serving = serving;
-  }
-
+export class PreparedStateProvider extends ServingFront {
   startTurn(_request: TurnRequest, _signal: AbortSignal): Promise<TurnStream> {
     return Promise.resolve([
       { type: 'usage', usage: { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, reasoningTokens: 0 } },
       { type: 'finish', finish: { reason: 'stop', raw: null } },
     ]);
-  }
-
-  runsHostedTool(type: UpstreamHostedToolType): boolean {
-    return this.#serving.runsHostedTool?.(type) === true;
-  }
-
-  listModels(signal: AbortSignal): Promise<ModelInfo[]> {
-    return this.#serving.listModels(signal);
-  }
-
-  close(): Promise<void> {
-    return Promise.resolve();
   }
 }

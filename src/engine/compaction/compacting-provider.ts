@@ -1,7 +1,7 @@
-import type { UpstreamHostedToolType } from '../../protocol/hosted-tools.ts';
-import type { ModelInfo, Provider, TurnEvent, TurnRequest, TurnStream } from '../../providers/provider.ts';
+import type { Provider, TurnEvent, TurnRequest, TurnStream } from '../../providers/provider.ts';
 import { newId } from '../../util/ids.ts';
 import { userMessage } from '../model-transcript.ts';
+import { ServingFront } from '../serving-front.ts';
 import type { CompactionCodec } from './compaction-codec.ts';
 import { COMPACTION_REQUEST } from './compaction-prompt.ts';
 import { answersToOpenCalls, readSummary } from './compactor.ts';
@@ -15,15 +15,12 @@ import { answersToOpenCalls, readSummary } from './compactor.ts';
  * else (storage, events, usage, metrics, traces, WebSocket) is an ordinary
  * response's.
  */
-export class CompactingProvider implements Provider {
-  readonly name: string;
-  readonly #serving: Provider;
+export class CompactingProvider extends ServingFront {
   readonly #codec: CompactionCodec;
   readonly #seal: { tenant: string; model: string };
 
   constructor(serving: Provider, codec: CompactionCodec, seal: { tenant: string; model: string }) {
-    this.name = serving.name;
-    this.#serving = serving;
+    super(serving);
     this.#codec = codec;
     this.#seal = seal;
   }
@@ -32,24 +29,12 @@ export class CompactingProvider implements Provider {
   async startTurn(request: TurnRequest, signal: AbortSignal): Promise<TurnStream> {
     const items = [...request.items, ...answersToOpenCalls(request.items), userMessage(COMPACTION_REQUEST)];
     const summarising: TurnRequest = { ...request, items, tools: [], hostedTools: [], hostedInclude: [], toolChoice: null, hostedToolChoice: null, parallelToolCalls: null, textFormat: null };
-    const summary = await readSummary(await this.#serving.startTurn(summarising, signal));
+    const summary = await readSummary(await this.serving.startTurn(summarising, signal));
     const encrypted = this.#codec.seal(this.#seal.tenant, { summary: summary.text, createdAt: Math.floor(Date.now() / 1000), model: this.#seal.model });
     const usage = summary.usage.asTurnUsage();
     const events: TurnEvent[] = [{ type: 'compaction', item: { id: newId('cmp'), type: 'compaction', encrypted_content: encrypted } }];
     if (usage) events.push({ type: 'usage', usage });
     events.push({ type: 'finish', finish: { reason: 'stop', raw: null } });
     return events;
-  }
-
-  runsHostedTool(type: UpstreamHostedToolType): boolean {
-    return this.#serving.runsHostedTool?.(type) === true;
-  }
-
-  listModels(signal: AbortSignal): Promise<ModelInfo[]> {
-    return this.#serving.listModels(signal);
-  }
-
-  close(): Promise<void> {
-    return Promise.resolve();
   }
 }
