@@ -23,8 +23,7 @@ export function openTurnOf(input: readonly StoredInputItem[]): ConversationTurn 
   if (end === input.length) return null;
   // The AI SDK answers each approval right after the request it references — [mcpr_1, answer_1, mcpr_2, answer_2] —
   // so approvals answered before the last request are of the same turn too.
-  const last = modelItemsBefore(input, end);
-  let start = last;
+  let start = modelItemsBefore(input, end);
   while (start > 0 && input[start - 1]!.type === 'mcp_approval_response') {
     let answers = start;
     while (answers > 0 && input[answers - 1]!.type === 'mcp_approval_response') answers--;
@@ -33,7 +32,6 @@ export function openTurnOf(input: readonly StoredInputItem[]): ConversationTurn 
     if (requests === answers) break;
     start = requests;
   }
-  if (start === last) return pausedTurnEndingAt(input, end, '(resent in the input)');
   return turnOf(input.slice(start, end).filter((item) => !ANSWERS.has(item.type)), '(resent in the input)');
 }
 

@@ -48,6 +48,14 @@ describe('background responses through a Redis stall', () => {
     await waitFor(async () => (await fetch(`${gateway.origin}/readyz`)).status === 200, 10_000, 50);
     return { gateway, client: new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 }) };
   };
+  /** Two replicas on one lease, and a background response on the first, running as seen from the second. */
+  const runningOnPair = async (leaseMs: number) => {
+    const owner = await startReplica(leaseMs);
+    const other = await startReplica(leaseMs);
+    const { id } = await owner.client.responses.create({ model: 'm', input: 'write slowly', background: true });
+    await waitFor(async () => (await other.client.responses.retrieve(id)).status === 'in_progress', 5_000, 50);
+    return { owner, other, id };
+  };
   const stall = async (ms: number) => {
     redis.process.kill('SIGSTOP');
     await new Promise((resolve) => setTimeout(resolve, ms));
@@ -61,10 +69,7 @@ describe('background responses through a Redis stall', () => {
   };
 
   it('its owner killed, then Redis stalls past the lease: the survivor still ends the response (a claim whose answer was lost is claimed again)', async () => {
-    const doomed = await startReplica(1_000);
-    const survivor = await startReplica(1_000);
-    const { id } = await doomed.client.responses.create({ model: 'm', input: 'write slowly', background: true });
-    await waitFor(async () => (await survivor.client.responses.retrieve(id)).status === 'in_progress', 5_000, 50);
+    const { owner: doomed, other: survivor, id } = await runningOnPair(1_000);
     doomed.gateway.child.kill('SIGKILL');
     // The survivor's claims wait in the socket meanwhile; it gives up on each after its command timeout (1 s).
     await stall(2_500);
@@ -75,10 +80,7 @@ describe('background responses through a Redis stall', () => {
   }, 40_000);
 
   it('its owner stalls past the lease and comes back (a long pause of the replica): the response ends failed response_owner_lost, as the reaper ended it, never "cancelled" nobody asked for', async () => {
-    const owner = await startReplica(1_000);
-    const other = await startReplica(1_000);
-    const { id } = await owner.client.responses.create({ model: 'm', input: 'write slowly', background: true });
-    await waitFor(async () => (await other.client.responses.retrieve(id)).status === 'in_progress', 5_000, 50);
+    const { owner, other, id } = await runningOnPair(1_000);
     owner.gateway.child.kill('SIGSTOP');
     await waitFor(async () => (await other.client.responses.retrieve(id)).status === 'failed', 10_000, 50);
     owner.gateway.child.kill('SIGCONT');
@@ -92,10 +94,7 @@ describe('background responses through a Redis stall', () => {
   }, 40_000);
 
   it('a stall shorter than the lease: a reader of the stream on the other replica gets every event, in order, and the whole text', async () => {
-    const owner = await startReplica(5_000);
-    const other = await startReplica(5_000);
-    const { id } = await owner.client.responses.create({ model: 'm', input: 'write slowly', background: true });
-    await waitFor(async () => (await other.client.responses.retrieve(id)).status === 'in_progress', 5_000, 50);
+    const { owner, other, id } = await runningOnPair(5_000);
     const sequences: number[] = [];
     let text = '';
     const reading = (async () => {

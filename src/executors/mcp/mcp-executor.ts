@@ -108,7 +108,7 @@ export class McpExecutor implements ToolExecutor {
     if (split <= 0) return null;
     const [serverLabel, toolName] = [name.slice(0, split), name.slice(split + 2)];
     const operator = this.#servers.get(serverLabel);
-    if (operator) return gatesAnyTool(operator.requireApproval ?? 'never') || this.#callItems === 'mcp' ? { kind: 'mcp', serverLabel, toolName, requiresApproval: false } : { kind: 'function' };
+    if (operator) return this.#showsAsMcp(operator) ? { kind: 'mcp', serverLabel, toolName, requiresApproval: false } : { kind: 'function' };
     if (context.mcpServers.some(({ tool }) => tool.server_label === serverLabel)) return { kind: 'mcp', serverLabel, toolName, requiresApproval: false };
     return null;
   }
@@ -148,13 +148,18 @@ export class McpExecutor implements ToolExecutor {
       const server = this.#servers.get(name)!;
       const approval = server.requireApproval ?? 'never';
       const gated = gatesAnyTool(approval);
-      const asMcp = gated || this.#callItems === 'mcp';
+      const asMcp = this.#showsAsMcp(server);
       return tools
         .filter((tool) => !server.allowedTools || server.allowedTools.includes(tool.name))
         .flatMap((tool) =>
           this.#offer(name, tool, target, server.timeoutMs, asMcp ? { kind: 'mcp', serverLabel: name, toolName: tool.name, requiresApproval: gated && needsApproval(approval, tool) } : { kind: 'function' }),
         );
     });
+  }
+
+  /** An operator server's calls show as MCP items when the operator asks for them (`mcp.callItems`) or the server gates any tool. */
+  #showsAsMcp(server: OperatorMcpServer): boolean {
+    return this.#callItems === 'mcp' || gatesAnyTool(server.requireApproval ?? 'never');
   }
 
   /**

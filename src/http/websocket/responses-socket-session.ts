@@ -115,10 +115,14 @@ export class ResponsesSocketSession {
     try {
       while (this.#queue.length > 0 && this.#writer.open) {
         const frame = this.#queue.shift()!;
+        if (!this.#limitReached && !this.#draining) {
+          await this.#serve(frame);
+          continue;
+        }
         // A frame refused unread still gets its stream_id back: a client tracking its requests by it would wait forever.
-        if (this.#limitReached) await this.#sendLimitError(parseClientFrame(frame.data, frame.isBinary).streamId);
-        else if (this.#draining) await this.#sendError(shuttingDown(), parseClientFrame(frame.data, frame.isBinary).streamId);
-        else await this.#serve(frame);
+        const { streamId } = parseClientFrame(frame.data, frame.isBinary);
+        if (this.#limitReached) await this.#sendLimitError(streamId);
+        else await this.#sendError(shuttingDown(), streamId);
       }
     } catch (error) {
       this.#peer.log.error({ err: error }, 'websocket session failed');
