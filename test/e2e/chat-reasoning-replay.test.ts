@@ -70,6 +70,7 @@ describe('reasoning from a Chat server goes back with its turn (DeepSeek thinkin
       tools: [addTool],
       input: [{ role: 'user', content: 'Add 40 and 2.' }, ...(first.output as OpenAI.Responses.ResponseInputItem[]), { type: 'function_call_output', call_id: call.call_id, output: '42' }],
     });
+    assertValidResponse(second);
     expect(second.status).toBe('completed');
     expect(assistantSent()[0]).toMatchObject({ reasoning_content: REASONING[0] });
   });
@@ -83,6 +84,7 @@ describe('reasoning from a Chat server goes back with its turn (DeepSeek thinkin
     expect(assistantSent()).toEqual([expect.objectContaining({ reasoning_content: REASONING[0], tool_calls: [expect.anything()] })]);
     // A later turn: each assistant message of the earlier one carries its own reasoning, none another's.
     const next = await client.responses.create({ model: 'deepseek-reasoner', previous_response_id: first.id, input: 'Thanks.' });
+    assertValidResponse(next);
     expect(next.status).toBe('completed');
     const replayed = (upstream.requests.at(-1)!.body.messages as Record<string, unknown>[]).map(({ role, reasoning_content }) => ({ role, reasoning_content }));
     expect(replayed).toEqual([
