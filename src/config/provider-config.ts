@@ -64,6 +64,8 @@ const OpenAIResponsesProviderConfig = z.object({
   upstreamStore: z.boolean().default(false),
   /** Ask for reasoning as `encrypted_content` (turn off for servers that reject the include). */
   encryptedReasoning: z.boolean().default(true),
+  /** Offer freeform (`custom`) tools as they are, grammar included, as OpenAI does; off for servers that take function tools only (each is then a function with one string, as on every other upstream). */
+  nativeCustomTools: z.boolean().default(true),
   ...outboundLimits,
   ...openAIEndpointConfig,
   /**

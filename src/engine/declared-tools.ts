@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { invalidRequest } from '../errors/gateway-error.ts';
 import { isHostedToolChoice, type ClientToolSearchParam, type CreateResponseRequest, type CustomToolParam, type FunctionToolParam, type LoadableToolParam, type ToolChoiceParam } from '../protocol/create-response-request.ts';
 import { isUpstreamHostedToolType, type UpstreamHostedToolParam, type UpstreamHostedToolType } from '../protocol/hosted-tools.ts';
+import type { ModelTool } from '../providers/provider.ts';
 
 /** What happens to hosted tools the serving upstream does not run: left out of what the model sees (and reported), or refused. */
 export type HostedToolPolicy = 'omit' | 'reject';
@@ -20,7 +21,7 @@ export const TOOL_SEARCH_NAME = 'tool_search';
 /** The request's client-side tools, as the model is offered them. */
 export interface DeclaredTools {
   /** Function tools for the model; a namespace's functions under `<namespace>__<name>`. */
-  functions: FunctionToolParam[];
+  functions: ModelTool[];
   /** Model-facing name → how the client gets the call back, for namespaced and freeform tools. */
   namespaced: ReadonlyMap<string, ClientToolName>;
   /** Hosted tools the serving upstream runs itself, offered to it as the client named them. */
@@ -40,14 +41,16 @@ const MODEL_TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
  * string parameter, `input`, carrying the text; its grammar or format is
  * described to the model.
  */
-function customAsFunction(tool: CustomToolParam, name: string): FunctionToolParam {
+function customAsFunction(tool: CustomToolParam, name: string, namespaceDescription?: string | null): ModelTool {
   const format = tool.format?.type === 'grammar' ? `The input must follow this ${tool.format.syntax} grammar:\n${tool.format.definition}` : 'The input is free text.';
+  const description = [namespaceDescription, tool.description].filter(Boolean).join('\n\n');
   return {
     type: 'function',
     name,
-    description: [tool.description, format].filter(Boolean).join('\n\n'),
+    description: [description, format].filter(Boolean).join('\n\n'),
     parameters: { type: 'object', properties: { input: { type: 'string', description: 'The raw input for the tool.' } }, required: ['input'], additionalProperties: false },
     strict: false,
+    freeform: { description: description || null, format: tool.format ?? null },
   };
 }
 
@@ -76,7 +79,7 @@ export function modelToolName(tool: ClientToolName): string {
  */
 export function declareTools(tools: CreateResponseRequest['tools'], hostedPolicy: HostedToolPolicy, loaded: readonly LoadableToolParam[] = [], runsHosted: RunsHostedTool = () => false): DeclaredTools {
   if (!tools?.length && loaded.length === 0) return { functions: [], namespaced: new Map(), hosted: [], omitted: [] };
-  const functions: FunctionToolParam[] = [];
+  const functions: ModelTool[] = [];
   const hosted: UpstreamHostedToolParam[] = [];
   const namespaced = new Map<string, ClientToolName>();
   const omitted: string[] = [];
@@ -96,9 +99,11 @@ export function declareTools(tools: CreateResponseRequest['tools'], hostedPolicy
       case 'namespace':
         tool.tools.forEach((inner) => {
           const name = modelToolName({ namespace: tool.name, name: inner.name });
-          const offered = inner.type === 'custom' ? customAsFunction(inner, name) : { ...inner, name };
-          const description = [tool.description, offered.description].filter(Boolean).join('\n\n');
-          functions.push({ ...offered, ...(description && { description }) });
+          if (inner.type === 'custom') functions.push(customAsFunction(inner, name, tool.description));
+          else {
+            const description = [tool.description, inner.description].filter(Boolean).join('\n\n');
+            functions.push({ ...inner, name, ...(description && { description }) });
+          }
           namespaced.set(name, { namespace: tool.name, name: inner.name, ...(inner.type === 'custom' && { kind: 'custom' as const }) });
         });
         return;

@@ -1,5 +1,5 @@
 import type { InputItem } from '../protocol/input-items.ts';
-import type { FunctionToolChoice, FunctionToolParam, HostedToolChoice, TextFormatParam } from '../protocol/create-response-request.ts';
+import type { CustomToolParam, FunctionToolChoice, FunctionToolParam, HostedToolChoice, TextFormatParam } from '../protocol/create-response-request.ts';
 import type { UpstreamHostedToolParam, UpstreamHostedToolType } from '../protocol/hosted-tools.ts';
 import type { CompactionOutputItem, HostedCallItem, TextAnnotation } from '../protocol/output-items.ts';
 import type { TraceContext } from '../util/trace-context.ts';
@@ -17,7 +17,7 @@ export interface TurnRequest {
   items: InputItem[];
   /** How many of `items` were inherited through `previous_response_id` (the rest are this request's `input`). */
   historyLength: number;
-  tools: FunctionToolParam[];
+  tools: ModelTool[];
   /**
    * Hosted tools the upstream runs itself (`web_search`, …), as the client
    * named them: only ever set for a provider whose `runsHostedTool` said yes.
@@ -54,6 +54,21 @@ export interface TurnRequest {
   stream: boolean;
   /** The model call's trace context, sent upstream as `traceparent`/`tracestate` headers; absent while tracing is off. */
   trace?: TraceContext;
+}
+
+/**
+ * A tool as the model is offered it: a function. A freeform (`custom`) tool
+ * is a function with one string parameter, `input`, for upstreams that only
+ * know functions; `freeform` keeps what it was, for an upstream that takes
+ * freeform tools as they are (OpenAI's Responses API), its grammar included.
+ * Either way its calls reach the engine as function calls whose arguments
+ * are `{"input": "<text>"}`.
+ */
+export type ModelTool = FunctionToolParam & { freeform?: FreeformTool };
+
+export interface FreeformTool {
+  description: string | null;
+  format: CustomToolParam['format'] | null;
 }
 
 export interface PromptCacheSettings {

@@ -108,7 +108,9 @@ describe.each(flavors)('Codex tool kinds over $name', (flavor) => {
       expect(final.output.find((item: any) => item.type === 'custom_tool_call')).toMatchObject({ call_id: 'call_patch', name: 'apply_patch', input: patch, status: 'completed' });
     }
     const sentTool = flavor.offeredTools(upstream.requests.at(-1)!).find((tool) => tool.name === 'apply_patch');
-    expect(JSON.stringify(sentTool)).toContain('lark grammar');
+    // OpenAI's Responses API takes the freeform tool as it is, so its grammar constrains the model; the others get it described.
+    if (flavor.name === 'openai-responses') expect((upstream.requests.at(-1)!.body.tools as any[]).find((tool) => tool.name === 'apply_patch')).toEqual(applyPatch);
+    else expect(JSON.stringify(sentTool)).toContain('lark grammar');
 
     upstream.setScript((request) => flavor.render(request, { text: 'patched' }));
     const resumed = await post(gateway, {

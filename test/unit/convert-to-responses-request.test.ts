@@ -8,7 +8,7 @@ import type { TurnRequest } from '../../src/providers/provider.ts';
 import { turnRequest } from '../support/turn-request.ts';
 
 const turn = (overrides: Partial<TurnRequest> = {}): TurnRequest => turnRequest({ model: 'gpt-5', ...overrides });
-const stateless = { upstreamStore: false, encryptedReasoning: true };
+const stateless = { upstreamStore: false, encryptedReasoning: true, nativeCustomTools: true };
 const items = (input: unknown[]): InputItem[] => CreateResponseRequest.parse({ input }).input as InputItem[];
 
 describe('convertToResponsesRequest', () => {
@@ -23,7 +23,7 @@ describe('convertToResponsesRequest', () => {
   });
 
   it('upstreamStore lets the upstream keep its answers and then needs no encrypted reasoning', () => {
-    const body = convertToResponsesRequest(turn(), { upstreamStore: true, encryptedReasoning: true });
+    const body = convertToResponsesRequest(turn(), { upstreamStore: true, encryptedReasoning: true, nativeCustomTools: true });
     expect(body.store).toBe(true);
     expect(body.include).toBeUndefined();
   });

@@ -23,10 +23,10 @@ const request = turnRequest({ items: history });
 
 describe('hosted call items in the history', () => {
   it('go back to a Responses upstream whole, unknown fields included; the id only to an upstream that stores (a stateless one never kept it)', () => {
-    const body = convertToResponsesRequest(request, { upstreamStore: false, encryptedReasoning: false });
+    const body = convertToResponsesRequest(request, { upstreamStore: false, encryptedReasoning: false, nativeCustomTools: true });
     const { id: _id, ...withoutId } = searchCall;
     expect(body.input[1]).toEqual(withoutId);
-    expect(convertToResponsesRequest(request, { upstreamStore: true, encryptedReasoning: false }).input[1]).toEqual(searchCall);
+    expect(convertToResponsesRequest(request, { upstreamStore: true, encryptedReasoning: false, nativeCustomTools: true }).input[1]).toEqual(searchCall);
     expect(body.input.map((item) => item.type)).toEqual(['message', 'web_search_call', 'image_generation_call', 'message', 'message']);
   });
 
@@ -42,7 +42,7 @@ describe('hosted call items in the history', () => {
 
   it('hosted tools the turn carries are sent after the function tools, as the client named them', () => {
     const webSearch = { type: 'web_search' as const, search_context_size: 'low' as const, future_field: 1 };
-    const body = convertToResponsesRequest(turnRequest({ tools: [{ type: 'function', name: 'f' }], hostedTools: [webSearch], hostedInclude: ['web_search_call.action.sources'], toolChoice: 'auto' }), { upstreamStore: false, encryptedReasoning: true });
+    const body = convertToResponsesRequest(turnRequest({ tools: [{ type: 'function', name: 'f' }], hostedTools: [webSearch], hostedInclude: ['web_search_call.action.sources'], toolChoice: 'auto' }), { upstreamStore: false, encryptedReasoning: true, nativeCustomTools: true });
     expect(body.tools).toEqual([{ type: 'function', name: 'f', parameters: { type: 'object', properties: {} }, strict: false }, webSearch]);
     expect(body.include).toEqual(['reasoning.encrypted_content', 'web_search_call.action.sources']);
     expect(body.tool_choice).toBe('auto');

@@ -26,6 +26,7 @@ describe('OpenAI Responses streams → OpenResponses events', () => {
       apiKey: 'sk-test',
       upstreamStore: false,
       encryptedReasoning: true,
+      nativeCustomTools: true,
       connections: 4,
       connectTimeoutMs: 5_000,
       firstByteTimeoutMs: 5_000,

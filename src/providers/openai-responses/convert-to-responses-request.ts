@@ -5,12 +5,15 @@ import type { FunctionToolChoice, TextFormatParam } from '../../protocol/create-
 import { assertNever } from '../../util/assert-never.ts';
 import type { TurnRequest } from '../provider.ts';
 import type { ResponsesInputItem, ResponsesRequest } from './responses-wire.ts';
+import { customToolOf, freeformInputOf, nativeFreeformNames } from './freeform-tools.ts';
 
 export interface ResponsesRequestOptions {
   /** Whether the upstream keeps what it answers (`store`); off by default: the gateway's own store holds the conversation. */
   upstreamStore: boolean;
   /** Whether to ask for reasoning back as `encrypted_content`, so a stateless upstream can continue it. */
   encryptedReasoning: boolean;
+  /** Whether freeform tools go as `custom` tools (OpenAI), or as the functions every upstream takes (freeform-tools.ts). */
+  nativeCustomTools: boolean;
 }
 
 /**
@@ -27,9 +30,10 @@ const FOREIGN_REASONING = /^[a-z][a-z0-9-]*\.[a-z_]+\.v\d+:/;
  * theirs when it does, `upstreamStore`).
  */
 export function convertToResponsesRequest(request: TurnRequest, options: ResponsesRequestOptions): ResponsesRequest {
+  const freeform = nativeFreeformNames(request.tools, options.nativeCustomTools);
   const body: ResponsesRequest = {
     model: request.model,
-    input: convertItems(request.items, request.historyLength, options.upstreamStore),
+    input: convertItems(request.items, request.historyLength, options.upstreamStore, freeform),
     stream: request.stream,
     store: options.upstreamStore,
   };
@@ -42,7 +46,7 @@ export function convertToResponsesRequest(request: TurnRequest, options: Respons
 
   if (request.tools.length > 0 || request.hostedTools.length > 0) {
     body.tools = [
-      ...request.tools.map((tool) => ({
+      ...request.tools.map((tool) => (tool.freeform && freeform.has(tool.name) ? customToolOf({ ...tool, freeform: tool.freeform }) : {
         type: 'function',
         name: tool.name,
         ...(tool.description != null && { description: tool.description }),
@@ -54,7 +58,7 @@ export function convertToResponsesRequest(request: TurnRequest, options: Respons
       ...request.hostedTools,
     ];
     if (request.hostedToolChoice !== null) body.tool_choice = request.hostedToolChoice;
-    else if (request.toolChoice !== null) body.tool_choice = convertToolChoice(request.toolChoice);
+    else if (request.toolChoice !== null) body.tool_choice = convertToolChoice(request.toolChoice, freeform);
     if (request.parallelToolCalls !== null) body.parallel_tool_calls = request.parallelToolCalls;
   }
 
@@ -91,8 +95,10 @@ export function toInputTokensRequest(body: ResponsesRequest): Record<string, unk
   return Object.fromEntries(Object.entries({ model, input, instructions, tools, tool_choice, parallel_tool_calls, text, reasoning }).filter(([, value]) => value !== undefined));
 }
 
-function convertItems(items: InputItem[], historyLength: number, upstreamStore: boolean): ResponsesInputItem[] {
+function convertItems(items: InputItem[], historyLength: number, upstreamStore: boolean, freeform: ReadonlySet<string>): ResponsesInputItem[] {
   const converted: ResponsesInputItem[] = [];
+  // Calls to freeform tools offered natively, whose outputs go back as custom_tool_call_output.
+  const freeformCalls = new Set<string>();
   items.forEach((item, index) => {
     const param = index < historyLength ? 'previous_response_id' : `input[${index - historyLength}]`;
     if (isEngineOnlyItem(item, param)) return;
@@ -103,11 +109,14 @@ function convertItems(items: InputItem[], historyLength: number, upstreamStore: 
         else converted.push({ type: 'message', role: item.role, content: typeof item.content === 'string' ? item.content : item.content.map((part) => ({ type: 'input_text', text: part.text })) });
         return;
       case 'function_call':
-        converted.push({ type: 'function_call', call_id: item.call_id, name: item.name, arguments: item.arguments });
+        if (freeform.has(item.name)) {
+          freeformCalls.add(item.call_id);
+          converted.push({ type: 'custom_tool_call', call_id: item.call_id, name: item.name, input: freeformInputOf(item.arguments) });
+        } else converted.push({ type: 'function_call', call_id: item.call_id, name: item.name, arguments: item.arguments });
         return;
       case 'function_call_output':
         converted.push({
-          type: 'function_call_output',
+          type: freeformCalls.has(item.call_id) ? 'custom_tool_call_output' : 'function_call_output',
           call_id: item.call_id,
           output: typeof item.output === 'string' ? item.output : item.output.map((part, partIndex) => convertUserPart(part, `${param}.output[${partIndex}]`)),
         });
@@ -175,10 +184,11 @@ function breakpointOf(part: { prompt_cache_breakpoint?: unknown }): { prompt_cac
   return part.prompt_cache_breakpoint ? { prompt_cache_breakpoint: part.prompt_cache_breakpoint } : {};
 }
 
-function convertToolChoice(choice: FunctionToolChoice): unknown {
+function convertToolChoice(choice: FunctionToolChoice, freeform: ReadonlySet<string>): unknown {
   if (typeof choice === 'string') return choice;
-  if (choice.type === 'function') return { type: 'function', name: choice.name };
-  return { type: 'allowed_tools', mode: choice.mode ?? 'auto', tools: [...choice.tools.map((tool) => ({ type: 'function', name: tool.name })), ...(choice.hosted ?? []).map((type) => ({ type }))] };
+  const named = (name: string) => ({ type: freeform.has(name) ? 'custom' : 'function', name });
+  if (choice.type === 'function') return named(choice.name);
+  return { type: 'allowed_tools', mode: choice.mode ?? 'auto', tools: [...choice.tools.map((tool) => named(tool.name)), ...(choice.hosted ?? []).map((type) => ({ type }))] };
 }
 
 /** The Responses API names every JSON schema format; a format without a schema is plain JSON mode. */

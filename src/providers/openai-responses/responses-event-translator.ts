@@ -2,6 +2,7 @@ import { HOSTED_PROGRESS_EVENT, isHostedCallItemType } from '../../protocol/host
 import type { HostedCallItem, TextAnnotation } from '../../protocol/output-items.ts';
 import { newId } from '../../util/ids.ts';
 import type { HostedProgressEvent, TokenLogprob, TurnEvent, TurnUsage } from '../provider.ts';
+import { freeformArgumentsOf } from './freeform-tools.ts';
 import { mapResponsesFinishReason } from './map-responses-finish-reason.ts';
 import type { ResponsesBody, ResponsesLogprob, ResponsesOutputItem, ResponsesStreamEvent, ResponsesUsage } from './responses-wire.ts';
 
@@ -12,6 +13,9 @@ type ErrorEvent = Extract<TurnEvent, { type: 'error' }>;
  * provider-neutral turn events. Items map one to one: text and refusals to
  * deltas, function calls to tool calls keyed by their `call_id`, reasoning
  * text to reasoning deltas and its `encrypted_content` to `reasoning.encrypted`,
+ * freeform tool calls (`custom_tool_call`) to tool calls whose arguments are
+ * `{"input": …}` (given whole once the input is: clients see a freeform
+ * call's input only when it is complete),
  * text annotations (web search citations) to `text.annotation`. Hosted tool
  * calls the upstream ran (`web_search_call`, …) pass through opaque: added,
  * their progress events, done with the upstream's finished item.
@@ -24,6 +28,8 @@ type ErrorEvent = Extract<TurnEvent, { type: 'error' }>;
 export class ResponsesEventTranslator {
   /** Function calls by item id, with whether their arguments were streamed. */
   readonly #calls = new Map<string, { callId: string; streamedArguments: boolean }>();
+  /** Freeform calls by item id: their input so far, until it is given whole. */
+  readonly #freeform = new Map<string, { callId: string; input: string; given: boolean }>();
   /** Items whose text (message or reasoning) arrived as deltas. */
   readonly #streamed = new Set<string>();
   /** Items read whole, so the terminal response's copy of them is not read again. */
@@ -46,6 +52,7 @@ export class ResponsesEventTranslator {
       case 'response.output_item.added': {
         const { item } = event as { item: ResponsesOutputItem };
         if (isFunctionCall(item)) this.#startCall(item, out);
+        else if (isCustomCall(item)) this.#startFreeform(item, out);
         // One without an id (a compatible server) is added when done, where it is known whole.
         else if (isHostedCall(item) && item.id) this.#addHosted(item, out);
         return;
@@ -91,6 +98,18 @@ export class ResponsesEventTranslator {
         out.push({ type: 'tool_call.delta', callId: call.callId, delta });
         return;
       }
+      case 'response.custom_tool_call_input.delta': {
+        const { item_id, delta } = event as { item_id: string; delta: string };
+        const call = this.#freeform.get(item_id);
+        if (call && !call.given && typeof delta === 'string') call.input += delta;
+        return;
+      }
+      case 'response.custom_tool_call_input.done': {
+        const { item_id, input } = event as { item_id: string; input?: unknown };
+        const call = this.#freeform.get(item_id);
+        if (call) this.#giveFreeform(call, typeof input === 'string' ? input : call.input, out);
+        return;
+      }
       case 'response.completed':
       case 'response.incomplete': {
         const { response } = event as { response: ResponsesBody };
@@ -99,6 +118,8 @@ export class ResponsesEventTranslator {
         for (const item of response.output ?? []) {
           if (item !== null && typeof item === 'object' && !(item.id && (this.#done.has(item.id) || this.#calls.has(item.id)))) this.acceptItem(item, out);
         }
+        // A freeform call whose input was streamed but never said done: what arrived is its input.
+        for (const call of this.#freeform.values()) this.#giveFreeform(call, call.input, out);
         this.#final = response;
         return;
       }
@@ -125,6 +146,11 @@ export class ResponsesEventTranslator {
       const call = (item.id && this.#calls.get(item.id)) || this.#startCall(item, out);
       if (!call.streamedArguments && item.arguments) out.push({ type: 'tool_call.delta', callId: call.callId, delta: item.arguments });
       call.streamedArguments = true;
+      return;
+    }
+    if (isCustomCall(item)) {
+      const call = (item.id && this.#freeform.get(item.id)) || this.#startFreeform(item, out);
+      this.#giveFreeform(call, typeof item.input === 'string' ? item.input : call.input, out);
       return;
     }
     if (isMessage(item)) {
@@ -198,6 +224,21 @@ export class ResponsesEventTranslator {
     out.push({ type: 'hosted_item.progress', itemId, event: rest as HostedProgressEvent });
   }
 
+  #startFreeform(item: Extract<ResponsesOutputItem, { type: 'custom_tool_call' }>, out: TurnEvent[]): { callId: string; input: string; given: boolean } {
+    // Counted among the calls, which is what makes the finish a tool call.
+    this.#calls.set(item.id ?? item.call_id, { callId: item.call_id, streamedArguments: true });
+    const call = { callId: item.call_id, input: typeof item.input === 'string' ? item.input : '', given: false };
+    this.#freeform.set(item.id ?? item.call_id, call);
+    out.push({ type: 'tool_call.start', callId: item.call_id, name: item.name });
+    return call;
+  }
+
+  #giveFreeform(call: { callId: string; input: string; given: boolean }, input: string, out: TurnEvent[]): void {
+    if (call.given) return;
+    call.given = true;
+    out.push({ type: 'tool_call.delta', callId: call.callId, delta: freeformArgumentsOf(input) });
+  }
+
   #startCall(item: Extract<ResponsesOutputItem, { type: 'function_call' }>, out: TurnEvent[]): { callId: string; streamedArguments: boolean } {
     const call = { callId: item.call_id, streamedArguments: false };
     this.#calls.set(item.id ?? item.call_id, call);
@@ -208,6 +249,10 @@ export class ResponsesEventTranslator {
 
 function isFunctionCall(item: ResponsesOutputItem): item is Extract<ResponsesOutputItem, { type: 'function_call' }> {
   return item.type === 'function_call' && typeof (item as { call_id?: unknown }).call_id === 'string' && typeof (item as { name?: unknown }).name === 'string';
+}
+
+function isCustomCall(item: ResponsesOutputItem): item is Extract<ResponsesOutputItem, { type: 'custom_tool_call' }> {
+  return item.type === 'custom_tool_call' && typeof (item as { call_id?: unknown }).call_id === 'string' && typeof (item as { name?: unknown }).name === 'string';
 }
 
 function isHostedCall(item: ResponsesOutputItem): item is Extract<ResponsesOutputItem, { type: HostedCallItem['type'] }> {

@@ -27,6 +27,8 @@ export type ResponsesOutputItem =
       content?: ({ type: 'output_text'; text: string; logprobs?: ResponsesLogprob[]; annotations?: unknown[] } | { type: 'refusal'; refusal: string })[];
     }
   | { type: 'function_call'; id?: string; call_id: string; name: string; arguments?: string }
+  /** A freeform tool's call: its input is raw text (freeform-tools.ts). */
+  | { type: 'custom_tool_call'; id?: string; call_id: string; name: string; input?: string }
   | {
       type: 'reasoning';
       id?: string;
@@ -59,6 +61,8 @@ export type ResponsesStreamEvent =
   | { type: 'response.output_text.delta'; item_id: string; delta: string; logprobs?: ResponsesLogprob[] }
   | { type: 'response.refusal.delta'; item_id: string; delta: string }
   | { type: 'response.function_call_arguments.delta'; item_id: string; delta: string }
+  | { type: 'response.custom_tool_call_input.delta'; item_id: string; delta: string }
+  | { type: 'response.custom_tool_call_input.done'; item_id: string; input: string }
   | { type: 'response.reasoning_summary_text.delta' | 'response.reasoning_text.delta'; item_id: string; delta: string }
   | { type: 'response.output_text.annotation.added'; item_id: string; annotation: unknown }
   | { type: 'error'; code?: string | null; message?: string }

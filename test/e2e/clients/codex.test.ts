@@ -118,6 +118,13 @@ describe.each(flavors)('Codex CLI over $name', (flavor) => {
     // Codex offers apply_patch as a freeform tool: the model sees a function taking one string, its grammar described.
     const offered = flavor.offeredTools(upstream.requests[before]!).find((tool) => tool.name === 'apply_patch');
     expect(JSON.stringify(offered)).toContain('grammar');
+    if (flavor.name === 'openai-responses') {
+      // OpenAI's Responses API takes it as the freeform tool it is, its Lark grammar constraining the patch; the call and its output go back as such.
+      expect((upstream.requests[before]!.body.tools as any[]).find((tool) => tool.name === 'apply_patch')).toMatchObject({ type: 'custom', format: { type: 'grammar', syntax: 'lark' } });
+      const input = upstream.requests.at(-1)!.body.input as any[];
+      expect(input).toContainEqual({ type: 'custom_tool_call', call_id: 'call_patch', name: 'apply_patch', input: patch });
+      expect(input.find((item) => item.call_id === 'call_patch' && item.type.endsWith('_output'))).toMatchObject({ type: 'custom_tool_call_output' });
+    }
     const seen = flavor.seen(upstream.requests.at(-1)!);
     expect(seen).toContainEqual({ kind: 'call', id: 'call_patch', name: 'apply_patch', args: { input: patch } });
     const result = seen.find((entry) => entry.kind === 'result' && entry.id === 'call_patch');

@@ -25,7 +25,13 @@ export const openaiResponses: ProviderFlavor<'openai-responses'> = {
     const tokens = turn.usage ?? { input: 10, output: 5 };
     const pieces = textPiecesOf(turn);
     const message = pieces.length > 0 ? { id: 'msg_scripted', type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: pieces.join(''), annotations: [] }] } : null;
-    const calls = (turn.calls ?? []).map((call, index) => ({ id: `fc_scripted_${index}`, type: 'function_call', status: 'completed', call_id: call.id, name: call.name, arguments: JSON.stringify(call.args) }));
+    // A call to a tool offered as freeform (`custom`) comes back as OpenAI answers it: a custom_tool_call with the raw input.
+    const freeform = new Set(((request.body.tools ?? []) as any[]).filter((tool) => tool.type === 'custom').map((tool) => tool.name));
+    const calls = (turn.calls ?? []).map((call, index) =>
+      freeform.has(call.name)
+        ? { id: `ctc_scripted_${index}`, type: 'custom_tool_call', status: 'completed', call_id: call.id, name: call.name, input: String(call.args.input) }
+        : { id: `fc_scripted_${index}`, type: 'function_call', status: 'completed', call_id: call.id, name: call.name, arguments: JSON.stringify(call.args) },
+    );
     const output = [...(message ? [message] : []), ...calls];
     if (!request.body.stream) return { kind: 'json', body: responsesBody('completed', output, tokens) };
     let sequence = 0;
@@ -38,8 +44,15 @@ export const openaiResponses: ProviderFlavor<'openai-responses'> = {
     }
     calls.forEach((call, index) => {
       const outputIndex = index + (message ? 1 : 0);
-      frames.push(event({ type: 'response.output_item.added', output_index: outputIndex, item: { ...call, status: 'in_progress', arguments: '' } }));
-      frames.push(event({ type: 'response.function_call_arguments.delta', item_id: call.id, output_index: outputIndex, delta: call.arguments }));
+      if (call.type === 'custom_tool_call') {
+        frames.push(event({ type: 'response.output_item.added', output_index: outputIndex, item: { ...call, status: 'in_progress', input: '' } }));
+        const half = Math.ceil(call.input!.length / 2);
+        for (const delta of [call.input!.slice(0, half), call.input!.slice(half)]) frames.push(event({ type: 'response.custom_tool_call_input.delta', item_id: call.id, output_index: outputIndex, delta }));
+        frames.push(event({ type: 'response.custom_tool_call_input.done', item_id: call.id, output_index: outputIndex, input: call.input }));
+      } else {
+        frames.push(event({ type: 'response.output_item.added', output_index: outputIndex, item: { ...call, status: 'in_progress', arguments: '' } }));
+        frames.push(event({ type: 'response.function_call_arguments.delta', item_id: call.id, output_index: outputIndex, delta: call.arguments }));
+      }
       frames.push(event({ type: 'response.output_item.done', output_index: outputIndex, item: call }));
     });
     frames.push(event({ type: 'response.completed', response: responsesBody('completed', output, tokens) }));
@@ -53,7 +66,9 @@ export const openaiResponses: ProviderFlavor<'openai-responses'> = {
     if (request.body.instructions) seen.push({ kind: 'system', text: request.body.instructions });
     for (const item of request.body.input as any[]) {
       if (item.type === 'function_call') seen.push({ kind: 'call', id: item.call_id, name: item.name, args: JSON.parse(item.arguments || '{}') });
-      else if (item.type === 'function_call_output') seen.push({ kind: 'result', id: item.call_id, content: textOfContent(item.output) });
+      // A freeform call in the engine's terms: its input as the one argument.
+      else if (item.type === 'custom_tool_call') seen.push({ kind: 'call', id: item.call_id, name: item.name, args: { input: item.input } });
+      else if (item.type === 'function_call_output' || item.type === 'custom_tool_call_output') seen.push({ kind: 'result', id: item.call_id, content: textOfContent(item.output) });
       else if (item.type === 'message') {
         seen.push({ kind: item.role === 'system' || item.role === 'developer' ? 'system' : item.role === 'user' ? 'user' : 'assistant', text: textOfContent(item.content) });
       }
@@ -62,7 +77,8 @@ export const openaiResponses: ProviderFlavor<'openai-responses'> = {
   },
   requestedModel: (request) => request.body.model,
   streamed: (request) => request.body.stream === true,
-  offeredTools: (request) => ((request.body.tools ?? []) as any[]).filter((tool) => tool.type === 'function').map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.parameters })),
+  // A freeform tool's format (its grammar) stands where a function's parameters would.
+  offeredTools: (request) => ((request.body.tools ?? []) as any[]).filter((tool) => tool.type === 'function' || tool.type === 'custom').map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.type === 'custom' ? tool.format : tool.parameters })),
   toolChoice(request) {
     const choice = request.body.tool_choice;
     if (choice === undefined) return null;
