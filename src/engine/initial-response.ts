@@ -42,7 +42,7 @@ export function initialResponse(request: CreateResponseRequest, id: string, mode
     frequency_penalty: request.frequency_penalty ?? 0,
     top_logprobs: request.top_logprobs ?? 0,
     temperature: request.temperature ?? 1,
-    reasoning: { effort: request.reasoning?.effort ?? null, summary: reasoningSummaryOf(request) },
+    reasoning: { effort: echoedEffort(request.reasoning?.effort ?? null), summary: reasoningSummaryOf(request) },
     usage: null,
     max_output_tokens: request.max_output_tokens ?? null,
     max_tool_calls: request.max_tool_calls ?? null,
@@ -53,6 +53,17 @@ export function initialResponse(request: CreateResponseRequest, id: string, mode
     safety_identifier: request.safety_identifier ?? null,
     prompt_cache_key: request.prompt_cache_key ?? null,
   };
+}
+
+/**
+ * The effort as the OpenResponses schema can say it: OpenAI's `minimal` and
+ * `max` (taken, and passed to the upstream as they came) are echoed as the
+ * schema's nearest, `low` and `xhigh`, so every response stays valid.
+ */
+function echoedEffort(effort: NonNullable<CreateResponseRequest['reasoning']>['effort'] | null): string | null {
+  if (effort === 'minimal') return 'low';
+  if (effort === 'max') return 'xhigh';
+  return effort ?? null;
 }
 
 /** The choice as it was resolved: the schema echoes function names (an MCP server's tools are the functions they are offered as). */

@@ -86,7 +86,8 @@ describe('over anthropic: count_tokens is sent the Messages body', () => {
       instructions: 'Answer briefly.',
       input: 'And tomorrow?',
       tools,
-      tool_choice: 'required' as const,
+      // Not a forced tool, which Claude cannot combine with thinking.
+      tool_choice: 'auto' as const,
       parallel_tool_calls: false,
       reasoning: { effort: 'low' as const },
     };
@@ -103,7 +104,7 @@ describe('over anthropic: count_tokens is sent the Messages body', () => {
     const { max_tokens: _maxTokens, stream: _stream, ...expected } = messages.body;
     expect(sent.body).toEqual(expected);
     // What makes it the same conversation: the stored turn, the instructions, the tools and thinking.
-    expect(sent.body).toMatchObject({ system: [{ type: 'text', text: 'Answer briefly.' }], tool_choice: { type: 'any', disable_parallel_tool_use: true }, thinking: { type: 'enabled' } });
+    expect(sent.body).toMatchObject({ system: [{ type: 'text', text: 'Answer briefly.' }], tool_choice: { type: 'auto', disable_parallel_tool_use: true }, thinking: { type: 'enabled' } });
     expect(sent.body.messages.map((message: { role: string }) => message.role)).toEqual(['user', 'assistant', 'user']);
     expect(sent.body.tools.map((tool: { name: string }) => tool.name)).toEqual(['get_weather']);
     expect(sent.headers['x-api-key'] ?? sent.headers.authorization).toBeTruthy();

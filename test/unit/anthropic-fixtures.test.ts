@@ -27,8 +27,8 @@ describe('Anthropic Messages streams → OpenResponses events', () => {
     await upstream.close();
   });
 
-  async function run(name: string, pieceSize = 29) {
-    const text = fixture(name);
+  async function run(name: string, pieceSize = 29, edit: (text: string) => string = (text) => text) {
+    const text = edit(fixture(name));
     const pieces: string[] = [];
     for (let offset = 0; offset < text.length; offset += pieceSize) pieces.push(text.slice(offset, offset + pieceSize));
     upstream.setScript(() => ({ kind: 'sse', pieces }));
@@ -59,6 +59,14 @@ describe('Anthropic Messages streams → OpenResponses events', () => {
     expect(response.output.map((item: any) => [item.name, item.arguments])).toEqual([
       ['get_weather', '{"city":"Paris"}'],
       ['get_time', '{}'],
+    ]);
+  });
+
+  it('a call whose input comes whole in its content_block_start (a compatible server), with no deltas, keeps that input', async () => {
+    const { response } = await run('parallel-tool-use.sse', 29, (text) => text.replace('"name":"get_time","input":{}', '"name":"get_time","input":{"zone":"UTC"}'));
+    expect(response.output.map((item: any) => [item.name, item.arguments])).toEqual([
+      ['get_weather', '{"city":"Paris"}'],
+      ['get_time', '{"zone":"UTC"}'],
     ]);
   });
 

@@ -112,12 +112,118 @@ describe('convertToAnthropicRequest', () => {
   });
 
   it('json_schema output, max_output_tokens, effort → thinking with room for the answer', () => {
-    expect(convertToAnthropicRequest(turn({ textFormat: { type: 'json_schema', name: 'p', schema: { type: 'object' } } }), options).output_config).toEqual({ format: { type: 'json_schema', schema: { type: 'object' } } });
+    expect(convertToAnthropicRequest(turn({ textFormat: { type: 'json_schema', name: 'p', schema: { type: 'object' } } }), options).output_config).toEqual({ format: { type: 'json_schema', schema: { type: 'object', additionalProperties: false } } });
     expect(convertToAnthropicRequest(turn({ maxOutputTokens: 300 }), options).max_tokens).toBe(300);
-    const thinking = convertToAnthropicRequest(turn({ reasoningEffort: 'medium', maxOutputTokens: 1000 }), options);
-    expect(thinking.thinking).toEqual({ type: 'enabled', budget_tokens: 8192 });
-    expect(thinking.max_tokens).toBeGreaterThan(8192);
+    // Without a cap of the client's, the budget gets the default room for the answer on top.
+    const uncapped = convertToAnthropicRequest(turn({ reasoningEffort: 'medium' }), options);
+    expect(uncapped.thinking).toEqual({ type: 'enabled', budget_tokens: 8192 });
+    expect(uncapped.max_tokens).toBe(8192 + 4096);
     expect(convertToAnthropicRequest(turn({ reasoningEffort: 'none' }), options)).not.toHaveProperty('thinking');
+  });
+
+  it("max_output_tokens bounds thinking and answer together, as OpenAI counts it: thinking takes at most half, none below Anthropic's least budget", () => {
+    const roomy = convertToAnthropicRequest(turn({ reasoningEffort: 'medium', maxOutputTokens: 20_000 }), options);
+    expect(roomy).toMatchObject({ max_tokens: 20_000, thinking: { type: 'enabled', budget_tokens: 8192 } });
+    const tight = convertToAnthropicRequest(turn({ reasoningEffort: 'medium', maxOutputTokens: 4000 }), options);
+    expect(tight).toMatchObject({ max_tokens: 4000, thinking: { type: 'enabled', budget_tokens: 2000 } });
+    for (const cap of [16, 500, 2047]) {
+      const tiny = convertToAnthropicRequest(turn({ reasoningEffort: 'low', maxOutputTokens: cap }), options);
+      expect(tiny.max_tokens).toBe(cap);
+      expect(tiny).not.toHaveProperty('thinking');
+    }
+  });
+
+  it('a forced tool (required, a named function, allowed_tools required) goes without thinking, which Claude cannot do while forced; auto keeps it', () => {
+    for (const toolChoice of ['required', { type: 'function', name: 'g' }, { type: 'allowed_tools', mode: 'required', tools: [{ type: 'function', name: 'g' }] }] as TurnRequest['toolChoice'][]) {
+      const body = convertToAnthropicRequest(turn({ tools, toolChoice, reasoningEffort: 'high' }), options);
+      expect(body.tool_choice).toMatchObject({ type: expect.stringMatching(/^(any|tool)$/) });
+      expect(body).not.toHaveProperty('thinking');
+    }
+    expect(convertToAnthropicRequest(turn({ tools, toolChoice: 'auto', reasoningEffort: 'high' }), options).thinking).toEqual({ type: 'enabled', budget_tokens: 16_384 });
+  });
+
+  it('temperature, or top_p below 0.95, beside reasoning.effort is a 400 naming it (Claude thinks at its own sampling); alone, or at the values thinking allows, they pass', () => {
+    const refusal = (overrides: Partial<TurnRequest>) => {
+      try {
+        convertToAnthropicRequest(turn({ reasoningEffort: 'low', ...overrides }), options);
+      } catch (error) {
+        return error as { status: number; param: string; code: string };
+      }
+      return null;
+    };
+    expect(refusal({ temperature: 0.2 })).toMatchObject({ status: 400, param: 'temperature', code: 'unsupported_parameter' });
+    expect(refusal({ topP: 0.5 })).toMatchObject({ status: 400, param: 'top_p', code: 'unsupported_parameter' });
+    expect(refusal({ temperature: 1, topP: 0.97 })).toBeNull();
+    expect(convertToAnthropicRequest(turn({ temperature: 0.2, topP: 0.5 }), options)).toMatchObject({ temperature: 0.2, top_p: 0.5 });
+  });
+
+  it("schemas Claude enforces (structured output, strict tools) carry only what it can enforce; the rest moves into the description, objects are closed; other tools' schemas go as they are", () => {
+    // What the OpenAI SDK's zodTextFormat makes of z.object({ qty: z.number().int(), sku: z.string().min(3), tags: z.array(z.string()).min(2), at: z.string().datetime() }).
+    const zodSchema = {
+      $schema: 'http://json-schema.org/draft-07/schema#',
+      type: 'object',
+      properties: {
+        qty: { type: 'integer', minimum: -9007199254740991, maximum: 9007199254740991 },
+        sku: { type: 'string', minLength: 3, description: 'Stock unit.' },
+        tags: { type: 'array', items: { type: 'string' }, minItems: 2 },
+        one: { type: 'array', items: { type: 'string' }, minItems: 1 },
+        at: { type: 'string', format: 'date-time' },
+        kind: { oneOf: [{ type: 'string', pattern: '^a' }, { type: 'null' }] },
+      },
+      required: ['qty', 'sku', 'tags', 'one', 'at', 'kind'],
+      additionalProperties: false,
+    };
+    const claudeSchema = {
+      type: 'object',
+      properties: {
+        qty: { type: 'integer', description: '{minimum: -9007199254740991, maximum: 9007199254740991}' },
+        sku: { type: 'string', description: 'Stock unit.\n\n{minLength: 3}' },
+        tags: { type: 'array', items: { type: 'string' }, description: '{minItems: 2}' },
+        one: { type: 'array', items: { type: 'string' }, minItems: 1 },
+        at: { type: 'string', format: 'date-time' },
+        kind: { anyOf: [{ type: 'string', description: '{pattern: "^a"}' }, { type: 'null' }] },
+      },
+      required: ['qty', 'sku', 'tags', 'one', 'at', 'kind'],
+      additionalProperties: false,
+    };
+    const structured = convertToAnthropicRequest(turn({ textFormat: { type: 'json_schema', name: 'order', schema: zodSchema, strict: true } }), options);
+    expect(structured.output_config).toEqual({ format: { type: 'json_schema', schema: claudeSchema } });
+    const strictTool = { type: 'function' as const, name: 'order', parameters: zodSchema, strict: true };
+    const looseTool = { type: 'function' as const, name: 'loose', parameters: zodSchema, strict: false };
+    const body = convertToAnthropicRequest(turn({ tools: [strictTool, looseTool] }), options);
+    expect(body.tools).toEqual([
+      { name: 'order', input_schema: claudeSchema, strict: true },
+      { name: 'loose', input_schema: zodSchema, strict: false },
+    ]);
+    // An open object is closed, as Claude requires; what it allowed is said in the description.
+    const open = convertToAnthropicRequest(turn({ textFormat: { type: 'json_schema', name: 'o', schema: { type: 'object', properties: {}, additionalProperties: { type: 'string' } } } }), options);
+    expect(open.output_config!.format!.schema).toEqual({ type: 'object', properties: {}, additionalProperties: false, description: '{additionalProperties: {"type":"string"}}' });
+  });
+
+  it('files by kind: a PDF as a base64 document, text files as plain-text documents, an image file as an image, anything else a 400 naming the file', () => {
+    const base64 = (text: string) => Buffer.from(text).toString('base64');
+    const file = (mediaType: string, text: string, filename?: string) => ({ type: 'input_file', ...(filename && { filename }), file_data: `data:${mediaType};base64,${base64(text)}` });
+    const body = convertToAnthropicRequest(
+      turn({
+        items: items([
+          { role: 'user', content: [file('text/plain', 'notes ✓', 'notes.txt'), file('text/csv', 'a,b\n1,2'), file('application/json', '{"a":1}'), { type: 'input_file', file_data: 'data:image/png;base64,iVBORw0KGgo=' }] },
+          { type: 'function_call', call_id: 'c1', name: 'f', arguments: '{}' },
+          { type: 'function_call_output', call_id: 'c1', output: [file('text/markdown', '# Title')] },
+        ]),
+      }),
+      options,
+    );
+    expect(body.messages[0]!.content).toEqual([
+      { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'notes ✓' }, title: 'notes.txt' },
+      { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'a,b\n1,2' } },
+      { type: 'document', source: { type: 'text', media_type: 'text/plain', data: '{"a":1}' } },
+      { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } },
+    ]);
+    expect(body.messages[2]!.content).toEqual([{ type: 'tool_result', tool_use_id: 'c1', content: [{ type: 'document', source: { type: 'text', media_type: 'text/plain', data: '# Title' } }] }]);
+    const docx = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
+    expect(() => convertToAnthropicRequest(turn({ items: items([{ role: 'user', content: [{ type: 'input_text', text: 'read' }, file(docx, 'PK')] }]) }), options)).toThrow(
+      expect.objectContaining({ status: 400, param: 'input[0].content[1].file_data', code: 'unsupported_file_type', message: expect.stringContaining(docx) }),
+    );
   });
 
   it('thinking and redacted thinking go back byte for byte, before the tool_use of their turn', () => {

@@ -21,7 +21,7 @@ interface AnthropicUsage {
 
 type Block =
   | { kind: 'text' }
-  | { kind: 'tool'; callId: string; sawInput: boolean }
+  | { kind: 'tool'; callId: string; sawInput: boolean; /** The input as the block's start gave it, for a call whose input never streams. */ startInput: string }
   | { kind: 'thinking'; text: string; signature: string }
   | { kind: 'other' };
 
@@ -113,7 +113,9 @@ export class AnthropicStreamTranslator {
       case 'tool_use':
       case 'server_tool_use': {
         const callId = block.id ?? `toolu_${index}`;
-        this.#blocks.set(index, { kind: 'tool', callId, sawInput: false });
+        // Anthropic starts a call with empty input and streams it; a compatible server may send it whole here instead.
+        const startInput = block.input !== null && typeof block.input === 'object' && Object.keys(block.input).length > 0 ? JSON.stringify(block.input) : '{}';
+        this.#blocks.set(index, { kind: 'tool', callId, sawInput: false, startInput });
         out.push({ type: 'tool_call.start', callId, name: block.name ?? 'unknown' });
         return;
       }
@@ -148,7 +150,7 @@ export class AnthropicStreamTranslator {
 
   #stop(index: number, out: TurnEvent[]): void {
     const block = this.#blocks.get(index);
-    if (block?.kind === 'tool' && !block.sawInput) out.push({ type: 'tool_call.delta', callId: block.callId, delta: '{}' });
+    if (block?.kind === 'tool' && !block.sawInput) out.push({ type: 'tool_call.delta', callId: block.callId, delta: block.startInput });
     if (block?.kind === 'thinking') out.push({ type: 'reasoning.encrypted', value: encodeThinking(block.text, block.signature) });
   }
 

@@ -7,6 +7,7 @@ import type { TurnRequest } from '../provider.ts';
 import { assistantTexts, separateInstructions } from '../wire-items.ts';
 import { clearCacheBreakpoints, markCacheBreakpoints } from './cache-breakpoints.ts';
 import { decodeReasoning } from './reasoning-blocks.ts';
+import { claudeStrictSchema } from './strict-schema.ts';
 
 /** Where Anthropic may cache the prompt up to (cache-breakpoints.ts). */
 export interface CacheControl {
@@ -17,7 +18,7 @@ export interface CacheControl {
 export type AnthropicBlock =
   | ({ type: 'text'; text: string } & CacheControl)
   | ({ type: 'image'; source: { type: 'base64'; media_type: string; data: string } | { type: 'url'; url: string } } & CacheControl)
-  | ({ type: 'document'; source: { type: 'base64'; media_type: string; data: string } | { type: 'url'; url: string }; title?: string } & CacheControl)
+  | ({ type: 'document'; source: { type: 'base64'; media_type: string; data: string } | { type: 'text'; media_type: 'text/plain'; data: string } | { type: 'url'; url: string }; title?: string } & CacheControl)
   | ({ type: 'tool_use'; id: string; name: string; input: unknown } & CacheControl)
   | ({ type: 'tool_result'; tool_use_id: string; content: string | AnthropicBlock[]; is_error?: boolean } & CacheControl)
   | { type: 'thinking'; thinking: string; signature: string }
@@ -54,7 +55,9 @@ export interface AnthropicRequestOptions {
 export const JSON_OBJECT_INSTRUCTION = 'Respond with one valid JSON object and nothing else: no prose, no code fences.';
 
 // `max` stays under the 64k output tokens of Claude's larger models once the answer's own room is added.
-const THINKING_BUDGET: Record<string, number> = { low: 2_048, medium: 8_192, high: 16_384, xhigh: 32_000, max: 48_000 };
+const THINKING_BUDGET: Record<string, number> = { minimal: 1_024, low: 2_048, medium: 8_192, high: 16_384, xhigh: 32_000, max: 48_000 };
+/** Anthropic's least thinking budget. */
+const MIN_THINKING_BUDGET = 1_024;
 
 /** Translates one turn into a Messages API request (PROTOCOL-NOTES §5, §6). */
 export function convertToAnthropicRequest(request: TurnRequest, options: AnthropicRequestOptions): AnthropicRequest {
@@ -69,23 +72,28 @@ export function convertToAnthropicRequest(request: TurnRequest, options: Anthrop
   // allowed_tools has no native form: the model is only shown the allowed tools.
   const tools = request.tools.filter((tool) => !allowed || allowed.has(tool.name));
   if (tools.length > 0) {
-    body.tools = tools.map((tool) => ({
-      name: tool.name,
-      ...(tool.description != null && tool.description !== '' && { description: tool.description }),
-      input_schema: tool.parameters ?? { type: 'object', properties: {} },
-      ...(tool.strict != null && { strict: tool.strict }),
-    }));
+    body.tools = tools.map((tool) => {
+      const schema = tool.parameters ?? { type: 'object', properties: {} };
+      return {
+        name: tool.name,
+        ...(tool.description != null && tool.description !== '' && { description: tool.description }),
+        // A strict tool's schema is enforced by constrained decoding, which takes only what it can enforce.
+        input_schema: tool.strict === true ? claudeStrictSchema(schema) : schema,
+        ...(tool.strict != null && { strict: tool.strict }),
+      };
+    });
     const choice = convertToolChoice(request.toolChoice);
     const noParallel = request.parallelToolCalls === false;
     if (choice || noParallel) body.tool_choice = { ...(choice ?? { type: 'auto' }), ...(noParallel && { disable_parallel_tool_use: true }) };
   }
 
-  if (request.textFormat?.type === 'json_schema' && request.textFormat.schema) body.output_config = { format: { type: 'json_schema', schema: request.textFormat.schema } };
-  const budget = request.reasoningEffort ? THINKING_BUDGET[request.reasoningEffort] : undefined;
-  if (budget) {
+  if (request.textFormat?.type === 'json_schema' && request.textFormat.schema) body.output_config = { format: { type: 'json_schema', schema: claudeStrictSchema(request.textFormat.schema) } };
+  const budget = thinkingBudget(request, body, options);
+  if (budget !== null) {
     body.thinking = { type: 'enabled', budget_tokens: budget };
-    // The budget must leave room for the answer.
+    // Without a client's cap, the budget must still leave the answer its room.
     if (body.max_tokens <= budget) body.max_tokens = budget + options.defaultMaxTokens;
+    checkSamplingWithThinking(request);
   }
   if (request.temperature !== null) body.temperature = request.temperature;
   if (request.topP !== null) body.top_p = request.topP;
@@ -93,6 +101,39 @@ export function convertToAnthropicRequest(request: TurnRequest, options: Anthrop
   if ((options.promptCaching ?? 'auto') === 'auto') markCacheBreakpoints(body, request.promptCache);
   else clearCacheBreakpoints(body);
   return body;
+}
+
+/**
+ * The thinking budget for the request's `reasoning.effort`, or null for no
+ * thinking. `max_output_tokens` bounds reasoning and answer together (as
+ * OpenAI counts it), so under a client's cap thinking takes at most half of
+ * it, and none where half is below Anthropic's least budget. Claude cannot
+ * think while a tool is forced (`tool_choice` required or naming one, which
+ * OpenAI's reasoning models allow): the tool choice, which the client's
+ * code relies on, wins.
+ */
+function thinkingBudget(request: TurnRequest, body: AnthropicRequest, options: AnthropicRequestOptions): number | null {
+  const budget = request.reasoningEffort ? THINKING_BUDGET[request.reasoningEffort] : undefined;
+  if (!budget) return null;
+  if (body.tool_choice?.type === 'any' || body.tool_choice?.type === 'tool') return null;
+  if (request.maxOutputTokens === null) return budget;
+  const fitting = Math.min(budget, Math.floor(request.maxOutputTokens / 2));
+  return fitting >= MIN_THINKING_BUDGET ? fitting : null;
+}
+
+/**
+ * Claude thinks at its own sampling settings: a `temperature`, or a `top_p`
+ * below 0.95, beside `reasoning.effort` is refused here as OpenAI refuses
+ * `temperature` for its reasoning models, naming the parameter (Anthropic's
+ * own refusal names none).
+ */
+function checkSamplingWithThinking(request: TurnRequest): void {
+  if (request.temperature !== null && request.temperature !== 1) {
+    throw invalidRequest("Unsupported parameter: 'temperature' cannot be set together with reasoning.effort for this model (Claude thinks at temperature 1). Leave out one of them.", 'temperature', 'unsupported_parameter');
+  }
+  if (request.topP !== null && request.topP < 0.95) {
+    throw invalidRequest("Unsupported parameter: 'top_p' below 0.95 cannot be set together with reasoning.effort for this model (Claude's thinking takes top_p from 0.95 to 1). Leave out one of them.", 'top_p', 'unsupported_parameter');
+  }
 }
 
 /** The body of Messages' `count_tokens`: what `convertToAnthropicRequest` sends, less what only sampling reads. */
@@ -182,9 +223,9 @@ function partBlocks(part: UserContentPart | FunctionCallOutputPart, param: strin
       return [{ type: 'image', source: data ? { type: 'base64', media_type: data.mediaType, data: data.data } : { type: 'url', url: part.image_url } }];
     }
     case 'input_file': {
-      const data = part.file_data ? (parseDataUrl(part.file_data) ?? { mediaType: 'application/pdf', data: part.file_data }) : null;
-      if (data) return [{ type: 'document', source: { type: 'base64', media_type: data.mediaType, data: data.data }, ...(part.filename && { title: part.filename }) }];
-      if (part.file_url) return [{ type: 'document', source: { type: 'url', url: part.file_url }, ...(part.filename && { title: part.filename }) }];
+      const title = part.filename ? { title: part.filename } : {};
+      if (part.file_data) return [fileBlock(parseDataUrl(part.file_data) ?? { mediaType: 'application/pdf', data: part.file_data }, title, `${param}.file_data`)];
+      if (part.file_url) return [{ type: 'document', source: { type: 'url', url: part.file_url }, ...title }];
       throw invalidRequest('An input_file needs file_data or file_url.', param, 'missing_required_parameter');
     }
     case 'input_video':
@@ -192,6 +233,22 @@ function partBlocks(part: UserContentPart | FunctionCallOutputPart, param: strin
     default:
       return assertNever(part);
   }
+}
+
+/** Media types Claude reads as plain text documents (it takes text only as `text/plain`). */
+const TEXT_FILE = /^(text\/[\w.+-]+|application\/(json|xml|yaml|x-yaml|x-ndjson|javascript|x-sh|sql|[\w.-]+\+(json|xml)))$/i;
+
+/**
+ * A file as Claude takes it: a PDF as a base64 document, a text file (CSV,
+ * Markdown, JSON, …) as a plain-text document, an image as an image; any
+ * other kind it cannot read, which is a 400 naming the file.
+ */
+function fileBlock(file: { mediaType: string; data: string }, title: { title?: string }, param: string): AnthropicBlock {
+  const mediaType = file.mediaType.toLowerCase();
+  if (mediaType === 'application/pdf') return { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: file.data }, ...title };
+  if (TEXT_FILE.test(mediaType)) return { type: 'document', source: { type: 'text', media_type: 'text/plain', data: Buffer.from(file.data, 'base64').toString('utf8') }, ...title };
+  if (mediaType.startsWith('image/')) return { type: 'image', source: { type: 'base64', media_type: mediaType, data: file.data } };
+  throw invalidRequest(`Claude reads PDF, text and image files; this file is '${file.mediaType}', which it cannot read. Send it as PDF or text.`, param, 'unsupported_file_type');
 }
 
 function toolResult(callId: string, output: string | FunctionCallOutputPart[], param: string): AnthropicBlock {

@@ -83,7 +83,7 @@ export const openaiResponses: ProviderFlavor<'openai-responses'> = {
     const choice = request.body.tool_choice;
     if (choice === undefined) return null;
     if (typeof choice === 'string') return { mode: choice } as ToolChoiceSeen;
-    if (choice.type === 'function') return { mode: 'required', names: [choice.name] };
+    if (choice.type === 'function' || choice.type === 'custom') return { mode: 'required', names: [choice.name] };
     return { mode: choice.mode, names: choice.tools.map((tool: any) => tool.name) };
   },
   mentionsTools: (request) => request.body.tools !== undefined || request.body.tool_choice !== undefined || request.body.parallel_tool_calls !== undefined,
