@@ -1,5 +1,6 @@
 import type { ConfigPath } from './config-problem.ts';
-import { isSecretPath, SECRET_QUERY_PARAMETER } from './mask-secrets.ts';
+import { urlSecrets } from '../util/secret-redactor.ts';
+import { isSecretPath } from './mask-secrets.ts';
 
 /**
  * Every secret value a configuration holds — the same ones `--check-config`
@@ -19,30 +20,9 @@ function collect(value: unknown, path: ConfigPath, found: Set<string>): void {
       // The credential after a scheme ("Bearer <token>") may be echoed on its own.
       for (const part of value.split(/\s+/).slice(1)) found.add(part);
     }
-    for (const secret of urlCredentials(value)) found.add(secret);
+    for (const secret of urlSecrets(value)) found.add(secret);
     return;
   }
   if (Array.isArray(value)) value.forEach((item, index) => collect(item, [...path, index], found));
   else if (value !== null && typeof value === 'object') for (const [key, inner] of Object.entries(value)) collect(inner, [...path, key], found);
-}
-
-function urlCredentials(text: string): string[] {
-  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(text)) return [];
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    return [];
-  }
-  // A lone user name is often a token; beside a password it is just a name.
-  const raw = [url.password || url.username, ...[...url.searchParams].filter(([name]) => SECRET_QUERY_PARAMETER.test(name)).map(([, value]) => value)];
-  return raw.filter((secret) => secret !== '').flatMap((secret) => [secret, safeDecode(secret)]);
-}
-
-function safeDecode(text: string): string {
-  try {
-    return decodeURIComponent(text);
-  } catch {
-    return text;
-  }
 }

@@ -12,7 +12,7 @@ import { misspeltVariables } from './misspelt-variables.ts';
 import { operatorRequireApproval } from './operator-approval-schema.ts';
 import { ProviderConfig, rateLimit, structuredOutputMode, textToolCallRetries, toolCallMode } from './provider-config.ts';
 import { findUnknownKeys } from './schema-introspection.ts';
-import { browserOrigin, httpUrl, redisUrl } from './url-schemas.ts';
+import { browserOrigin, httpUrl, mcpServerUrl, redisUrl } from './url-schemas.ts';
 
 /** Allow and deny lists: deny wins; an allow list, when present, permits only what it lists. */
 const allowDeny = <T extends z.ZodType<string>>(entry: T) => z.object({ allow: z.array(entry).optional(), deny: z.array(entry).default([]) }).prefault({});
@@ -178,7 +178,7 @@ export const GatewayConfig = z.object({
             renameLegacyMcpServerKeys,
             z.object({
               name: z.string().regex(/^[a-zA-Z0-9_-]{1,32}$/, 'server names are 1-32 of A-Z a-z 0-9 _ -'),
-              url: httpUrl,
+              url: mcpServerUrl,
               headers: z.record(z.string(), z.string()).default({}),
               allowedTools: z.array(z.string()).nullable().default(null),
               // Which of its tools wait for the client's approval (operator-approval-schema.ts).

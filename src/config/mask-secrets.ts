@@ -1,4 +1,5 @@
 import type { ConfigPath } from './config-problem.ts';
+import { SECRET_QUERY_PARAMETER } from '../util/secret-redactor.ts';
 
 /** What a masked secret reads as. */
 export const MASK = '***';
@@ -7,8 +8,6 @@ export const MASK = '***';
 const SECRET_KEY = /^(api_?key|key|password|secret|token|authorization)$/i;
 /** Keys whose every value is a secret (MCP servers' headers carry credentials). */
 const SECRET_CONTAINER = /^headers$/i;
-/** Query parameters that commonly carry credentials. */
-export const SECRET_QUERY_PARAMETER = /key|token|secret|password|passwd|auth|sig/i;
 
 /** Whether the value at this configuration path is (or holds) a secret and must never be shown. */
 export function isSecretPath(path: ConfigPath): boolean {

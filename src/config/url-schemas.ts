@@ -9,6 +9,16 @@ import { z } from 'zod';
 /** An absolute http:// or https:// URL (upstreams, MCP servers). */
 export const httpUrl = z.url({ protocol: /^https?$/ }).describe('an absolute http:// or https:// URL such as http://localhost:11434/v1');
 
+/**
+ * An MCP server's URL: no user name or password in it, which fetch refuses
+ * to send (every call would fail with an error quoting them).
+ */
+export const mcpServerUrl = httpUrl.refine((url) => {
+  // A URL that does not parse is httpUrl's to report.
+  const parsed = URL.parse(url);
+  return parsed === null || (parsed.username === '' && parsed.password === '');
+}, 'credentials in the URL are never sent (fetch refuses such URLs): give them in headers instead, e.g. "headers": {"Authorization": "Basic <base64 of user:password>"}');
+
 /** An absolute redis:// or rediss:// URL. */
 export const redisUrl = z.url({ protocol: /^rediss?$/ }).describe('an absolute redis:// or rediss:// URL such as redis://localhost:6379');
 

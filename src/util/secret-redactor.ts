@@ -65,3 +65,28 @@ export class SecretRedactor {
 export function headerSecrets(headers: Readonly<Record<string, string>>): string[] {
   return Object.values(headers).flatMap((value) => [value, ...value.split(/\s+/).slice(1)]);
 }
+
+/** Query parameters that commonly carry credentials. */
+export const SECRET_QUERY_PARAMETER = /key|token|secret|password|passwd|auth|sig/i;
+
+/** The credentials a URL carries: its password (or a lone user name, often a token) and secret-looking query values, raw and decoded. */
+export function urlSecrets(text: string): string[] {
+  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(text)) return [];
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return [];
+  }
+  // A lone user name is often a token; beside a password it is just a name.
+  const raw = [url.password || url.username, ...[...url.searchParams].filter(([name]) => SECRET_QUERY_PARAMETER.test(name)).map(([, value]) => value)];
+  return raw.filter((secret) => secret !== '').flatMap((secret) => [secret, safeDecode(secret)]);
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}

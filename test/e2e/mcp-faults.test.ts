@@ -227,6 +227,8 @@ describe('MCP faults: no operator server can stall unrelated requests', () => {
       // The tool alone would take 5 s, its timeout 20 s.
       expect(performance.now() - started).toBeLessThan(4_000);
       expect(callResult(response)).toMatch(/Connection closed/);
+      // The call went out and was cut off: whether it took effect is unknown, as for a call cut by its timeout.
+      expect(response.output.find((item: any) => item.type === 'mcp_call')).toMatchObject({ status: 'incomplete', error: expect.stringContaining('whether the call took effect is unknown') });
       expect(response.output_text).toMatch(/^saw: /);
       await waitFor(async () => (await mcpState()).state === 'unavailable');
       expect((await mcpState()).error).toMatch(/ECONNREFUSED/);

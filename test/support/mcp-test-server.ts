@@ -34,6 +34,9 @@ export class McpTestServer {
   readonly records = new Map<string, string>([['r1', 'first record'], ['r2', 'second record']]);
   /** The URL of the last HTTP request received, as the server saw it (query included). */
   #lastUrl = '';
+  /** Tools whose call's own HTTP response is cut shortly after it arrives (a proxy timing out that one stream); the server lives on. */
+  readonly cutCallsOf = new Set<string>();
+  #expire: () => void = () => {};
 
   /** `records` adds annotated `lookup`, `delete_record`, `append_log`; `adminTools` adds `delete` (recorded like `add`) and `explode` (fails carelessly: stack, internal address, secrets). */
   constructor(transport: 'streamable' | 'sse' = 'streamable', options: { records?: boolean; adminTools?: boolean } = {}) {
@@ -78,17 +81,30 @@ export class McpTestServer {
         res.writeHead(405).end();
         return;
       }
+      if (([body].flat() as any[]).some((message) => message?.method === 'tools/call' && this.cutCallsOf.has(message.params?.name))) setTimeout(() => req.socket.destroy(), 100);
       const sessionId = req.headers['mcp-session-id'];
       let transport = typeof sessionId === 'string' ? sessions.get(sessionId) : undefined;
+      // A session this server no longer knows (expired, or from before a restart): 404, as the specification says.
+      if (typeof sessionId === 'string' && !transport) {
+        res.writeHead(404, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null }));
+        return;
+      }
       if (!transport) {
         transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), onsessioninitialized: (id) => void sessions.set(id, transport!) });
         await this.#newServer().connect(transport);
       }
       await transport.handleRequest(req, res, body);
     });
+    this.#expire = () => sessions.clear();
     await new Promise<void>((resolve) => this.#http!.listen(port, '127.0.0.1', resolve));
     const bound = (this.#http.address() as AddressInfo).port;
     return this.#transport === 'sse' ? `http://127.0.0.1:${bound}/sse` : `http://127.0.0.1:${bound}/mcp`;
+  }
+
+  /** Forgets every session, as a server expiring idle sessions does: their next request gets a 404. */
+  expireSessions(): void {
+    this.#expire();
   }
 
   /** Adds a tool on every live session and tells clients their lists changed. */

@@ -119,6 +119,13 @@ describe('loadConfig', () => {
     }
   });
 
+  it("an MCP server URL with a user name or password (which fetch never sends) is refused, pointing at headers, without repeating the password", () => {
+    const problems = problemsOf(resolveConfig({ MCP_SERVERS: JSON.stringify([{ name: 'docs', url: 'https://user:long-password-4711@mcp.example/mcp' }]) }));
+    expect(problems).toEqual([expect.stringContaining('give them in headers instead')]);
+    expect(problems[0]).toContain('MCP_SERVERS[0].url');
+    expect(problems[0]).not.toContain('long-password-4711');
+  });
+
   it('takes CORS origins as browsers send them, * for any; one that no Origin could ever equal is a problem naming the origin meant', () => {
     expect(loadConfig({ CORS_ORIGINS: '*' }).server.corsOrigins).toEqual(['*']);
     expect(loadConfig({ CORS_ORIGINS: 'http://localhost:3000,chrome-extension://abcdef' }).server.corsOrigins).toEqual(['http://localhost:3000', 'chrome-extension://abcdef']);

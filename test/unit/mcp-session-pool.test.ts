@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EgressPolicy } from '../../src/executors/mcp/egress-policy.ts';
 import { McpSessionPool } from '../../src/executors/mcp/mcp-session-pool.ts';
@@ -68,6 +70,61 @@ describe('McpSessionPool', () => {
     expect(pool.size).toBe(2);
     // 'b' was the least recently used; 'a' survived because it was used again.
     expect(pool.session({ url, headers: { user: 'a' }, untrusted: false })).toBe(first);
+    await pool.close();
+  });
+
+  it("errors never carry the credentials of the server's URL (a token in its query), whatever the server echoes", async () => {
+    // A broken server that quotes the request back, as proxies' error pages do.
+    const echo = createServer((req, res) => res.writeHead(500, { 'content-type': 'text/plain' }).end(`bad request to ${req.url}`));
+    await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', resolve));
+    const pool = new McpSessionPool({ listTtlMs: 60_000, maxOutputChars: 1_000, maxSessions: 8, untrustedFetch: egress.fetch });
+    try {
+      const session = pool.session({ url: `http://127.0.0.1:${(echo.address() as AddressInfo).port}/mcp?token=query-secret-4711`, headers: {}, untrusted: false });
+      const failure = await session.tools().then(() => null, (error: Error) => error);
+      expect(failure?.message).toContain('bad request to /mcp?token=');
+      expect(failure?.message).not.toContain('query-secret-4711');
+    } finally {
+      await pool.close();
+      echo.close();
+    }
+  });
+
+  it('a session the server expired (404 to its id) is replaced by a new one, and the call or listing goes through on it', async () => {
+    const pool = new McpSessionPool({ listTtlMs: 1, maxOutputChars: 1_000, maxSessions: 8, untrustedFetch: egress.fetch });
+    const target = { url, headers: { 'x-expiry': '1' }, untrusted: false };
+    const session = pool.session(target);
+    await session.tools();
+    const initializes = () => server.methods.filter((method) => method === 'initialize').length;
+    const before = initializes();
+    server.expireSessions();
+    expect(await session.call('add', { a: 2, b: 3 }, new AbortController().signal, 5_000)).toMatchObject({ isError: false, output: '5' });
+    expect(initializes() - before).toBe(1);
+    server.expireSessions();
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect((await session.tools()).map((tool) => tool.name)).toContain('add');
+    expect(initializes() - before).toBe(2);
+    // Still the pool's session for that server, not a stray one.
+    expect(pool.session(target)).toBe(session);
+    await pool.close();
+  });
+
+  it("one call's stream cut while the server lives on (a proxy's idle timeout) leaves the session and its other calls alone", async () => {
+    server.extraTools.push((mcp) => mcp.registerTool('cut_short', { description: 'Its stream is cut.', inputSchema: {} }, async () => {
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      return { content: [{ type: 'text', text: 'too late' }] };
+    }));
+    server.cutCallsOf.add('cut_short');
+    const pool = new McpSessionPool({ listTtlMs: 60_000, maxOutputChars: 1_000, maxSessions: 8, untrustedFetch: egress.fetch });
+    // A session of its own, made after the tool was registered.
+    const session = pool.session({ url, headers: { 'x-cut': '1' }, untrusted: false });
+    const signal = new AbortController().signal;
+    const [healthy, cut] = await Promise.all([session.call('slow', { ms: 600, label: 'beside' }, signal, 5_000), session.call('cut_short', {}, signal, 1_500)]);
+    expect(healthy).toMatchObject({ isError: false, output: 'slept 600 ms (beside)' });
+    expect(cut.isError).toBe(true);
+    // The session stayed open: the next call needs no new handshake.
+    const initializes = server.methods.filter((method) => method === 'initialize').length;
+    expect(await session.call('add', { a: 1, b: 1 }, signal, 5_000)).toMatchObject({ output: '2' });
+    expect(server.methods.filter((method) => method === 'initialize').length).toBe(initializes);
     await pool.close();
   });
 });

@@ -1,10 +1,10 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { findTooDeep } from '../../protocol/json-depth.ts';
 import { REQUEST_LIMITS } from '../../protocol/request-limits.ts';
-import { headerSecrets, SecretRedactor } from '../../util/secret-redactor.ts';
+import { headerSecrets, SecretRedactor, urlSecrets } from '../../util/secret-redactor.ts';
 import type { TraceContext } from '../../util/trace-context.ts';
 import type { ToolResult } from '../tool-executor.ts';
 import { toolResultOutput } from './tool-result-output.ts';
@@ -55,6 +55,8 @@ export type McpCallResult = ToolResult & { serverLost: boolean };
 
 /** What the SDK reports when a call's event stream breaks (the server went away mid-call), or its reconnection gives up. */
 const LOST_STREAM = /^(SSE stream disconnected|Maximum reconnection attempts|Failed to reconnect)/;
+/** How long a server whose stream broke has to answer a ping before its session is taken for lost. */
+const LOST_STREAM_PROBE_MS = 3_000;
 
 /** A failure as one line: a fetch's own message ("fetch failed") hides the cause that says what happened (ECONNREFUSED). */
 export function describeFailure(error: unknown): string {
@@ -130,7 +132,9 @@ export class McpSession {
     this.#target = target;
     this.#options = options;
     this.#onGone = onGone;
-    this.#secrets = Object.keys(target.headers).length > 0 ? new SecretRedactor(headerSecrets(target.headers)) : SecretRedactor.none;
+    // Its headers' values and its URL's credentials: a fetch error may quote the URL.
+    const secrets = [...headerSecrets(target.headers), ...urlSecrets(target.url)];
+    this.#secrets = secrets.length > 0 ? new SecretRedactor(secrets) : SecretRedactor.none;
   }
 
   /** Grows each time the server says its tools changed (`tools/list_changed`), so holders of a listing know it is stale. */
@@ -142,7 +146,7 @@ export class McpSession {
   tools(): Promise<McpTool[]> {
     const cached = this.#tools;
     if (cached && cached.expiresAt > Date.now()) return cached.value;
-    const value = this.#connect().then(async (client) => {
+    const value = this.#withClient(async (client) => {
       const listed: McpTool[] = [];
       let cursor: string | undefined;
       let pages = 0;
@@ -180,8 +184,7 @@ export class McpSession {
    */
   async call(name: string, args: Record<string, unknown>, signal: AbortSignal, timeoutMs: number, { trace, attachImages = false }: { trace?: TraceContext | undefined; attachImages?: boolean } = {}): Promise<McpCallResult> {
     try {
-      const client = await this.#connect();
-      const result = await client.callTool({ name, arguments: args, ...(trace && { _meta: { ...trace } }) }, undefined, { signal, timeout: timeoutMs });
+      const result = await this.#withClient((client) => client.callTool({ name, arguments: args, ...(trace && { _meta: { ...trace } }) }, undefined, { signal, timeout: timeoutMs }));
       const { text, images } = toolResultOutput(result, attachImages);
       const output = this.#secrets.redact(truncate(text, this.#options.maxOutputChars));
       return { output, isError: result.isError === true, ...(images.length > 0 && { images }), serverLost: false };
@@ -189,6 +192,10 @@ export class McpSession {
       const message = this.#secrets.redact(describeFailure(error));
       // The server answered with an error (bad arguments, an unknown tool) unless the error is the transport's.
       const serverLost = !signal.aborted && (!(error instanceof McpError) || error.code === ErrorCode.ConnectionClosed || error.code === ErrorCode.RequestTimeout);
+      // The call went out and its connection closed before the answer: it may have run, as a call cut off by its timeout may.
+      if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed && !signal.aborted) {
+        return { output: JSON.stringify({ error: `MCP call '${name}' failed: ${message}. The connection to the server was lost before it answered: whether the call took effect is unknown.` }), isError: true, unfinished: true, serverLost };
+      }
       return { output: JSON.stringify({ error: `MCP call '${name}' failed: ${message}` }), isError: true, serverLost };
     }
   }
@@ -197,6 +204,33 @@ export class McpSession {
     const client = this.#client;
     this.#client = null;
     if (client) await (await client.catch(() => null))?.close();
+  }
+
+  /**
+   * `work` on the session's client. A server that ended the session (it
+   * expired it, or restarted without breaking a stream) answers 404 to its
+   * id: as the MCP specification asks, a new session is opened and `work`
+   * tried once more on it — a 404 means the server never took the request.
+   */
+  async #withClient<T>(work: (client: Client) => Promise<T>): Promise<T> {
+    const client = await this.#connect();
+    try {
+      return await work(client);
+    } catch (error) {
+      if (!(error instanceof StreamableHTTPError && error.code === 404)) throw error;
+      this.#forget(client);
+      return work(await this.#connect());
+    }
+  }
+
+  /** Drops a client the server no longer knows, keeping this session (and its place in the pool) for the next one. */
+  #forget(client: Client): void {
+    if (this.#live === client) {
+      this.#live = null;
+      this.#client = null;
+      this.#tools = null;
+    }
+    void client.close().catch(() => {});
   }
 
   #connect(): Promise<Client> {
@@ -251,10 +285,18 @@ export class McpSession {
       this.#onGone();
     };
     // A server that dies mid-call breaks the call's event stream; the SDK says so here and then waits (for a
-    // reconnection that cannot answer, or for nothing) until the call's own timeout. Closing the session fails
-    // its calls at once ("Connection closed"), and the next use connects anew.
+    // reconnection that cannot answer, or for nothing) until the call's own timeout. Whether the server is gone
+    // or only that one stream was cut (a proxy's idle timeout) a ping tells: gone, the session is closed, which
+    // fails its calls at once ("Connection closed") and the next use connects anew; still there, the session and
+    // every other call on it go on, and the cut call ends at its timeout.
+    let probing = false;
     client.onerror = (error) => {
-      if (LOST_STREAM.test(error.message)) void client.close().catch(() => {});
+      if (!LOST_STREAM.test(error.message) || probing) return;
+      probing = true;
+      client.ping({ timeout: LOST_STREAM_PROBE_MS }).then(
+        () => (probing = false),
+        () => void client.close().catch(() => {}),
+      );
     };
     return client;
   }
