@@ -1,8 +1,8 @@
-import { createHash } from 'node:crypto';
 import { invalidRequest } from '../errors/gateway-error.ts';
 import { isHostedToolChoice, type ClientToolSearchParam, type CreateResponseRequest, type CustomToolParam, type FunctionToolParam, type LoadableToolParam, type ToolChoiceParam } from '../protocol/create-response-request.ts';
 import { isUpstreamHostedToolType, type UpstreamHostedToolParam, type UpstreamHostedToolType } from '../protocol/hosted-tools.ts';
 import type { ModelTool } from '../providers/provider.ts';
+import { joinedToolName } from '../util/joined-tool-name.ts';
 
 /** What happens to hosted tools the serving upstream does not run: left out of what the model sees (and reported), or refused. */
 export type HostedToolPolicy = 'omit' | 'reject';
@@ -33,8 +33,6 @@ export interface DeclaredTools {
 /** Whether the provider serving the request runs a hosted tool itself (`Provider.runsHostedTool`). */
 export type RunsHostedTool = (type: UpstreamHostedToolType) => boolean;
 
-const SEPARATOR = '__';
-const MODEL_TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 
 /**
  * A freeform tool as a function for upstreams that only know functions: one
@@ -54,18 +52,9 @@ function customAsFunction(tool: CustomToolParam, name: string, namespaceDescript
   };
 }
 
-/**
- * The name the model calls a namespaced function by: `<namespace>__<name>`,
- * or, when that is longer than the 64 characters models accept, its first
- * 55 characters and a hash of the whole (the same every time, so history
- * resent later maps to the same name).
- */
+/** The name the model calls a client tool by: its own, or `<namespace>__<name>` (made safe and short where it must be: joined-tool-name.ts). */
 export function modelToolName(tool: ClientToolName): string {
-  if (!tool.namespace) return tool.name;
-  const joined = `${tool.namespace}${SEPARATOR}${tool.name}`;
-  if (MODEL_TOOL_NAME.test(joined)) return joined;
-  const hash = createHash('sha256').update(`${tool.namespace}\0${tool.name}`).digest('hex').slice(0, 8);
-  return `${joined.replace(/[^a-zA-Z0-9_-]/g, '_').slice(0, 55)}_${hash}`;
+  return tool.namespace ? joinedToolName(tool.namespace, tool.name) : tool.name;
 }
 
 /**

@@ -283,12 +283,16 @@ async function* runLoop(loop: ResponseLoop, tally: LoopTally): AsyncGenerator<Re
       gate.sawToolCalls();
       const released = flush();
       if (released) yield released;
+      // Calls that will not run: a function call's item is already out, but an MCP call's item comes with its result, so it gets one saying why.
+      const notRun = (why: string) => calls.filter((call) => itemsOf(call.name).hidesCall).map((call): PlannedCall => ({ call, route: 'rejected', error: `This call was not run: ${why}.` }));
       if (lastCall) {
         // Asked for an answer without tools, it called some anyway: they are not run.
+        yield* runToolRound(scope, notRun(`the response reached its ${lastCall} limit and asked for an answer without tools`), [], turn);
         ending = { status: 'incomplete', reason: lastCall };
         break;
       }
       if (loop.policy.toolChoiceNone || !loop.registry.serverSideAvailable(loop.toolContext)) {
+        yield* runToolRound(scope, notRun(loop.policy.toolChoiceNone ? 'tool_choice is "none"' : 'no tool server is available to run it'), [], turn);
         ending = { status: 'completed' };
         break;
       }

@@ -218,6 +218,17 @@ const McpListToolsInput = z.strictObject({
     .max(REQUEST_LIMITS.maxTools),
   error: z.string().max(MAX_TEXT).nullish(),
 });
+/**
+ * An MCP call's error as OpenAI's newer types give it (`McpToolCallError`: a
+ * protocol, execution or HTTP error), read as the text the gateway's own
+ * items carry.
+ */
+const McpToolCallError = z
+  .discriminatedUnion('type', [
+    z.strictObject({ type: z.enum(['mcp_protocol_error', 'http_error']), code: z.number(), message: z.string().max(MAX_TEXT) }),
+    z.strictObject({ type: z.literal('mcp_tool_execution_error'), content: z.unknown() }),
+  ])
+  .transform((error) => (error.type === 'mcp_tool_execution_error' ? (typeof error.content === 'string' ? error.content : JSON.stringify(error.content ?? null)) : `${error.message} (${error.type === 'http_error' ? 'HTTP' : 'code'} ${error.code})`));
 const McpCallInput = z.strictObject({
   id: mcpId,
   type: z.literal('mcp_call'),
@@ -225,8 +236,9 @@ const McpCallInput = z.strictObject({
   name: mcpName,
   arguments: jsonArgumentsText,
   output: z.string().max(MAX_TEXT).nullish(),
-  error: z.string().max(MAX_TEXT).nullish(),
-  status: callStatus,
+  error: z.union([z.string().max(MAX_TEXT), McpToolCallError]).nullish(),
+  // OpenAI's MCP calls also say `calling` and `failed`.
+  status: z.enum(['in_progress', 'completed', 'incomplete', 'calling', 'failed']).nullish(),
   approval_request_id: mcpId.nullish(),
   // The images the tool answered with, as the gateway's own mcp_call items carry them (output-items.ts).
   'loopgate:images': z.array(z.strictObject({ type: z.literal('input_image'), image_url: z.string().max(REQUEST_LIMITS.maxImageChars) })).max(REQUEST_LIMITS.maxContentParts).nullish(),

@@ -10,6 +10,7 @@ import { freePort } from '../support/redis.ts';
 import { TcpProxy } from '../support/tcp-proxy.ts';
 import { ScriptedChatUpstream, textReply, type RecordedRequest, type UpstreamReply } from '../support/scripted-chat-upstream.ts';
 import { sleep, waitFor } from '../support/wait-for.ts';
+import { qualifiedToolName } from '../../src/executors/mcp/mcp-executor.ts';
 
 /** What an operator tool's call came to, as its mcp_call says: the error, else the output. */
 const callResult = (response: { output: any[] }): string => {
@@ -236,6 +237,53 @@ describe('MCP faults: no operator server can stall unrelated requests', () => {
     } finally {
       await proxy.close();
     }
+  });
+
+  it('an MCP call that will not run (tool_choice none, its server down) still shows as its mcp_call, saying why, never dropped in silence', async () => {
+    upstream.setScript(modelCalling('healthy__add', { a: 1, b: 2 }));
+    const { client } = await start({ servers: [{ name: 'healthy', url: healthyUrl }] });
+    const before = upstream.requests.length;
+    const refused = await client.responses.create({ model: 'm', input: 'go', tool_choice: 'none' });
+    expect(refused.status).toBe('completed');
+    expect(refused.output.filter((item: any) => item.type === 'mcp_call')).toEqual([expect.objectContaining({ name: 'add', server_label: 'healthy', error: expect.stringContaining('tool_choice is "none"') })]);
+    expect(upstream.requests.length - before).toBe(1);
+    expect(healthy.calls.filter((call) => call.name === 'add' && (call.args as { a: number }).a === 1)).toEqual([]);
+  });
+
+  it("two request-named servers under one label are a 400 naming the second; an mcp_call resent in OpenAI's newer shape (failed, an error object) is read", async () => {
+    upstream.setScript(textReply('fine'));
+    const { client, gateway } = await start({ allowedUrls: [`${new URL(healthyUrl).origin}/`] });
+    const twice = await fetch(`${gateway.baseURL}/responses`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'm', input: 'x', tools: [{ type: 'mcp', server_label: 'dup', server_url: healthyUrl, require_approval: 'never' }, { type: 'mcp', server_label: 'dup', server_url: healthyUrl, require_approval: 'never' }] }),
+    });
+    expect(twice.status).toBe(400);
+    expect(((await twice.json()) as any).error).toMatchObject({ param: 'tools[1].server_label', code: 'duplicate_mcp_server_label' });
+
+    const before = upstream.requests.length;
+    await client.responses.create({
+      model: 'm',
+      input: [
+        { role: 'user', content: 'fetch it' },
+        { type: 'mcp_call', id: 'mcp_1', server_label: 'web', name: 'fetch', arguments: '{}', status: 'failed', error: { type: 'http_error', code: 502, message: 'Bad gateway' } } as any,
+        { role: 'user', content: 'and now?' },
+      ],
+    });
+    expect(JSON.stringify(upstream.requests[before]!.body.messages)).toContain('Bad gateway (HTTP 502)');
+  });
+
+  it("tools whose names models refuse (files.read: MCP names may hold dots) are offered under safe names and run by their own", async () => {
+    healthy.extraTools.push((mcp) => mcp.registerTool('files.read', { description: 'Reads a file.', inputSchema: {} }, async () => ({ content: [{ type: 'text', text: 'file body' }] })));
+    const offeredAs = qualifiedToolName('healthy', 'files.read');
+    expect(offeredAs).toMatch(/^healthy__files_read_[0-9a-f]{8}$/);
+    upstream.setScript(modelCalling(offeredAs, {}));
+    const { client } = await start({ servers: [{ name: 'healthy', url: healthyUrl }] });
+    const before = upstream.requests.length;
+    const response = await client.responses.create({ model: 'm', input: 'read it' });
+    expect((upstream.requests[before]!.body.tools as any[]).map((tool) => tool.function.name)).toContain(offeredAs);
+    expect(response.output.find((item: any) => item.type === 'mcp_call')).toMatchObject({ name: 'files.read', server_label: 'healthy', output: 'file body' });
+    expect(response.output_text).toBe('saw: file body');
   });
 
   it('a request-named server that never answers is listed within connectTimeoutMs and fails into its mcp_list_tools item', async () => {

@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EgressPolicy } from '../../src/executors/mcp/egress-policy.ts';
-import { McpSessionPool } from '../../src/executors/mcp/mcp-session-pool.ts';
+import { describeFailure, McpSessionPool } from '../../src/executors/mcp/mcp-session-pool.ts';
 import { McpTestServer } from '../support/mcp-test-server.ts';
 
 describe('McpSessionPool', () => {
@@ -71,6 +71,22 @@ describe('McpSessionPool', () => {
     // 'b' was the least recently used; 'a' survived because it was used again.
     expect(pool.session({ url, headers: { user: 'a' }, untrusted: false })).toBe(first);
     await pool.close();
+  });
+
+  it('a failure says its HTTP status (a bare 401 and a proxy error page read apart), and an error result with nothing to say still reads as an error', async () => {
+    const unauthorized = createServer((_req, res) => res.writeHead(401).end());
+    await new Promise<void>((resolve) => unauthorized.listen(0, '127.0.0.1', resolve));
+    server.extraTools.push((mcp) => mcp.registerTool('fail_silently', { description: 'Fails, saying nothing.', inputSchema: {} }, async () => ({ content: [], isError: true })));
+    const pool = new McpSessionPool({ listTtlMs: 60_000, maxOutputChars: 1_000, maxSessions: 8, untrustedFetch: egress.fetch });
+    try {
+      const failure = await pool.session({ url: `http://127.0.0.1:${(unauthorized.address() as AddressInfo).port}/mcp`, headers: {}, untrusted: false }).tools().then(() => null, (error: Error) => error);
+      expect(describeFailure(failure)).toMatch(/^HTTP 401 Unauthorized: /);
+      const silent = await pool.session({ url, headers: { 'x-silent': '1' }, untrusted: false }).call('fail_silently', {}, new AbortController().signal, 5_000);
+      expect(silent).toMatchObject({ isError: true, output: 'The tool reported an error without a message.' });
+    } finally {
+      await pool.close();
+      unauthorized.close();
+    }
   });
 
   it("errors never carry the credentials of the server's URL (a token in its query), whatever the server echoes", async () => {

@@ -8,6 +8,7 @@ import type { McpServerTarget, McpSessionPool, McpTool } from './mcp-session-poo
 import { gatesAnyTool, needsApproval, type OperatorApprovalSetting } from './operator-approval.ts';
 import { OperatorToolCatalog, type CatalogLogger, type OperatorServerStatus } from './operator-tool-catalog.ts';
 import { allowedByRequest, requestServerHeaders, requiresApproval } from './request-server-settings.ts';
+import { joinedToolName } from '../../util/joined-tool-name.ts';
 
 /** An MCP server the operator configured: its tools are offered to every request. */
 export interface OperatorMcpServer {
@@ -26,12 +27,13 @@ interface McpTarget {
   timeoutMs: number;
 }
 
-/** The name the model calls an MCP tool by: `<server>__<tool>`. */
+/**
+ * The name the model calls an MCP tool by: `<server>__<tool>`, made safe where
+ * the tool's own name is not one models accept (`files.read`, `repo/list`).
+ */
 export function qualifiedToolName(server: string, tool: string): string {
-  return `${server}__${tool}`;
+  return joinedToolName(server, tool);
 }
-
-const VALID_FUNCTION_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 const NOTHING_OFFERED: PreparedTools = Object.freeze({ offered: [], items: [] }) as PreparedTools;
 
 /**
@@ -168,7 +170,11 @@ export class McpExecutor implements ToolExecutor {
    * asks for: the name is the operator's.
    */
   #refuseOperatorLabels(context: ToolContext): void {
+    const labels = new Set<string>();
     for (const { tool, index } of context.mcpServers) {
+      // Two servers under one label: their tools' names would collide, and one server's would be unreachable.
+      if (labels.has(tool.server_label)) throw invalidRequest(`Two MCP servers are labelled '${tool.server_label}'; give each its own server_label.`, `tools[${index}].server_label`, 'duplicate_mcp_server_label');
+      labels.add(tool.server_label);
       if (!this.#servers.has(tool.server_label)) continue;
       throw invalidRequest(
         `The server_label '${tool.server_label}' is the name of an MCP server this gateway provides to every request; give the server you name another label.`,
@@ -221,7 +227,6 @@ export class McpExecutor implements ToolExecutor {
 
   #offer(serverName: string, tool: McpTool, server: McpServerTarget, timeoutMs: number | null, presentation: OfferedTool['presentation']): OfferedTool[] {
     const name = qualifiedToolName(serverName, tool.name);
-    if (!VALID_FUNCTION_NAME.test(name)) return [];
     const callTimeoutMs = timeoutMs ?? this.#defaultTimeoutMs;
     const target: McpTarget = { server, toolName: tool.name, timeoutMs: callTimeoutMs };
     return [{ definition: { type: 'function', name, ...(tool.description && { description: tool.description }), parameters: tool.inputSchema }, executor: this, presentation, target, timeoutMs: callTimeoutMs, serverUrl: server.url }];

@@ -1,3 +1,4 @@
+import { STATUS_CODES } from 'node:http';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -61,6 +62,8 @@ const LOST_STREAM_PROBE_MS = 3_000;
 /** A failure as one line: a fetch's own message ("fetch failed") hides the cause that says what happened (ECONNREFUSED). */
 export function describeFailure(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
+  // The SDK's message leaves the status out ("Error POSTing to endpoint: " and the body, often empty): a 401 and a proxy's 502 read alike.
+  if (error instanceof StreamableHTTPError && typeof error.code === 'number' && error.code >= 100) return `HTTP ${error.code}${STATUS_CODES[error.code] ? ` ${STATUS_CODES[error.code]}` : ''}: ${error.message}`;
   const cause = (error as { cause?: unknown }).cause;
   const code = cause && typeof cause === 'object' ? (cause as { code?: unknown }).code : undefined;
   return typeof code === 'string' && !error.message.includes(code) ? `${error.message} (${code})` : error.message;
@@ -186,7 +189,9 @@ export class McpSession {
     try {
       const result = await this.#withClient((client) => client.callTool({ name, arguments: args, ...(trace && { _meta: { ...trace } }) }, undefined, { signal, timeout: timeoutMs }));
       const { text, images } = toolResultOutput(result, attachImages);
-      const output = this.#secrets.redact(truncate(text, this.#options.maxOutputChars));
+      // An error with nothing to say would reach the model as an empty, successful-looking output.
+      const said = result.isError === true && text.trim() === '' ? 'The tool reported an error without a message.' : text;
+      const output = this.#secrets.redact(truncate(said, this.#options.maxOutputChars));
       return { output, isError: result.isError === true, ...(images.length > 0 && { images }), serverLost: false };
     } catch (error) {
       const message = this.#secrets.redact(describeFailure(error));
