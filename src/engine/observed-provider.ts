@@ -126,6 +126,7 @@ class ModelCallTally {
       case 'upstream.response':
         this.#upstream = { id: event.id, model: event.model };
         break;
+      case 'message.start':
       case 'reasoning.delta':
       case 'reasoning.encrypted':
       case 'text.annotation':

@@ -37,6 +37,8 @@ interface OpenReasoning {
 export class OutputBuilder {
   readonly output: OutputItem[] = [];
   #message: OpenMessage | null = null;
+  /** The phase the upstream gave the message its next text starts (message.start). */
+  #nextPhase: MessageOutputItem['phase'] | null = null;
   #reasoning: OpenReasoning | null = null;
   readonly #calls = new Map<string, OpenCall>();
   /** Calls shown later as other items (MCP calls): collected silently. */
@@ -107,6 +109,11 @@ export class OutputBuilder {
 
   apply(event: TurnEvent, emit: Emit): void {
     switch (event.type) {
+      case 'message.start':
+        this.#closeReasoning(emit);
+        this.#closeMessage('completed', emit);
+        this.#nextPhase = event.phase ?? null;
+        return;
       case 'text.delta':
         this.#appendMessageText('output_text', event.delta, emit, event.logprobs);
         return;
@@ -248,7 +255,8 @@ export class OutputBuilder {
     this.#closeReasoning(emit);
     let message = this.#message;
     if (!message) {
-      const item: MessageOutputItem = { type: 'message', id: newId('msg'), status: 'in_progress', role: 'assistant', content: [] };
+      const item: MessageOutputItem = { type: 'message', id: newId('msg'), status: 'in_progress', role: 'assistant', content: [], ...(this.#nextPhase && { phase: this.#nextPhase }) };
+      this.#nextPhase = null;
       message = { item, index: this.#add(item, emit), part: null };
       this.#message = message;
     }

@@ -2,6 +2,7 @@ import type { InputItem } from '../protocol/input-items.ts';
 import type { StoredItem } from '../store/response-store.ts';
 import { qualifiedToolName } from '../executors/mcp/mcp-executor.ts';
 import { modelCallOf, modelOutputOf } from './client-call-kinds.ts';
+import type { OutputTextAnnotations } from '../protocol/input-items.ts';
 
 /**
  * Reads a stored item — an earlier request's input or an earlier response's
@@ -21,8 +22,11 @@ export function storedItemToInput(item: StoredItem | InputItem): InputItem[] {
           content:
             typeof item.content === 'string'
               ? item.content
-              : item.content.map((part) => (part.type === 'output_text' ? { type: 'output_text' as const, text: part.text } : { type: 'refusal' as const, refusal: part.refusal })),
-          ...(item.phase !== undefined && { phase: item.phase }),
+              : item.content.map((part) =>
+                  // Citations stay with their text: an upstream that gave them may be shown them again.
+                  part.type === 'output_text' ? { type: 'output_text' as const, text: part.text, ...(part.annotations?.length && { annotations: part.annotations as OutputTextAnnotations }) } : { type: 'refusal' as const, refusal: part.refusal },
+                ),
+          ...(item.phase != null && { phase: item.phase }),
         },
       ];
     // Calls the client answers, and their answers, as the model made and saw them (client-call-kinds.ts).

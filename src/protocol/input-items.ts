@@ -84,7 +84,8 @@ export const AssistantMessageItem = z.strictObject({
   type: z.literal('message'),
   role: z.literal('assistant'),
   content: z.union([messageText, z.array(AssistantContentPart).max(REQUEST_LIMITS.maxContentParts)]),
-  phase: z.enum(['commentary', 'final_answer']).optional(),
+  // null (openai-node types it nullable) is no phase.
+  phase: z.enum(['commentary', 'final_answer']).nullish(),
   status: itemStatus,
 });
 const MessageItem = z.discriminatedUnion('role', [UserMessageItem, SystemMessageItem, DeveloperMessageItem, AssistantMessageItem]);
@@ -288,4 +289,5 @@ export type InputItem = z.infer<typeof ItemUnion>;
 export type HostedCallInputItem = z.infer<typeof HostedCallInputItem>;
 export type MessageInputItem = z.infer<typeof MessageItem>;
 export type UserContentPart = z.infer<typeof UserContentPart>;
+export type OutputTextAnnotations = z.infer<typeof OutputTextPart>['annotations'];
 export type FunctionCallOutputPart = Exclude<z.infer<typeof FunctionCallOutputItem>['output'], string>[number];

@@ -106,6 +106,12 @@ export interface TokenLogprob {
 }
 
 export type TurnEvent =
+  /**
+   * The text after this is a new assistant message, not more of the one
+   * before: for upstreams that answer with several (OpenAI's Responses API:
+   * a `commentary` message, then the `final_answer`), with its `phase`.
+   */
+  | { type: 'message.start'; phase?: 'commentary' | 'final_answer' }
   | { type: 'text.delta'; delta: string; logprobs?: TokenLogprob[] }
   | { type: 'refusal.delta'; delta: string }
   | { type: 'reasoning.delta'; delta: string }

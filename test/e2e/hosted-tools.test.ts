@@ -196,7 +196,8 @@ describe('hosted tools over an OpenAI Responses upstream', () => {
     const expected = [
       { type: 'message', role: 'user', content: 'How tall is the Eiffel Tower?' },
       searchCallSentBack,
-      { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: answer.content[0].text, annotations: [] }] },
+      // Its citation goes back with the text it points into, as the client would resend it.
+      { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: answer.content[0].text, annotations: answer.content[0].annotations }] },
       { type: 'message', role: 'user', content: 'In feet?' },
     ];
     expect(upstream.requests[1]!.body.input).toEqual(expected);

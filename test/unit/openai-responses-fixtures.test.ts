@@ -114,6 +114,7 @@ describe('OpenAI Responses streams → OpenResponses events', () => {
       'hosted_item.progress:response.web_search_call.searching',
       'hosted_item.progress:response.web_search_call.completed',
       'hosted_item.done',
+      'message.start',
       'text.delta',
       'text.annotation',
       'text.delta',
@@ -141,7 +142,7 @@ describe('OpenAI Responses streams → OpenResponses events', () => {
     // Read whole, the call is added as it finished; everything else is the same, the citation after the text.
     const settled = (events: TurnEvent[]) => events.filter((event) => !['hosted_item.added', 'hosted_item.progress', 'text.delta'].includes(event.type));
     expect(settled(whole)).toEqual(settled(turn));
-    expect(whole.map((event) => event.type)).toEqual(['upstream.response', 'hosted_item.added', 'hosted_item.done', 'text.delta', 'text.annotation', 'service_tier', 'usage', 'finish']);
+    expect(whole.map((event) => event.type)).toEqual(['upstream.response', 'hosted_item.added', 'hosted_item.done', 'message.start', 'text.delta', 'text.annotation', 'service_tier', 'usage', 'finish']);
   });
 
   it('code interpreter and image generation: their progress (code deltas, partial images) reaches the client scoped to the gateway\'s item', async () => {
@@ -241,7 +242,7 @@ describe('OpenAI Responses streams → OpenResponses events', () => {
     upstream.setScript(() => ({ kind: 'sse', pieces: [`event: response.completed\ndata: ${JSON.stringify({ type: 'response.completed', sequence_number: 0, response: body })}\n\n`] }));
     const events: TurnEvent[] = [];
     for await (const event of await provider.startTurn(streamed, new AbortController().signal)) events.push(event);
-    expect(events.map((event) => event.type)).toEqual(['upstream.response', 'reasoning.delta', 'reasoning.encrypted', 'text.delta', 'usage', 'finish']);
+    expect(events.map((event) => event.type)).toEqual(['upstream.response', 'reasoning.delta', 'reasoning.encrypted', 'message.start', 'text.delta', 'usage', 'finish']);
     // A normal stream's terminal response repeats items already read: nothing comes twice.
     expect((await turnEvents('text.sse')).filter((event) => event.type === 'text.delta')).toHaveLength(7);
   });
@@ -255,6 +256,8 @@ describe('OpenAI Responses streams → OpenResponses events', () => {
       { type: 'upstream.response', id: 'resp_93a4b5c6d7e8f90a1b2c3d4e5f607182', model: 'gpt-5-mini-2025-08-07' },
       { type: 'reasoning.delta', delta: 'Simple arithmetic.' },
       { type: 'reasoning.encrypted', value: expect.stringMatching(/^gAAAAAB/) },
+      // Each message of the answer starts its own.
+      { type: 'message.start' },
       { type: 'text.delta', delta: '2 + 2 = 4.' },
       { type: 'usage', usage: { inputTokens: 30, outputTokens: 40, cachedInputTokens: 0, reasoningTokens: 28 } },
       { type: 'finish', finish: { reason: 'stop', raw: 'completed' } },

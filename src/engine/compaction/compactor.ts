@@ -97,6 +97,10 @@ export async function readSummary(stream: TurnStream): Promise<{ text: string; u
       case 'text.delta':
         text += event.delta;
         break;
+      case 'message.start':
+        // A summary in several messages is one text, its messages as paragraphs.
+        if (text) text += '\n\n';
+        break;
       case 'refusal.delta':
         refusal += event.delta;
         break;

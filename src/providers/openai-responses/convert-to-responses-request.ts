@@ -105,7 +105,8 @@ function convertItems(items: InputItem[], historyLength: number, upstreamStore: 
     switch (item.type) {
       case 'message':
         if (item.role === 'user') converted.push({ type: 'message', role: 'user', content: convertUserContent(item.content, `${param}.content`) });
-        else if (item.role === 'assistant') converted.push({ type: 'message', role: 'assistant', content: convertAssistantContent(item.content) });
+        // An assistant message keeps its phase: OpenAI asks that it be sent back (a model that uses it does worse without).
+        else if (item.role === 'assistant') converted.push({ type: 'message', role: 'assistant', content: convertAssistantContent(item.content), ...(item.phase && { phase: item.phase }) });
         else converted.push({ type: 'message', role: item.role, content: typeof item.content === 'string' ? item.content : item.content.map((part) => ({ type: 'input_text', text: part.text })) });
         return;
       case 'function_call':
@@ -147,7 +148,8 @@ function convertItems(items: InputItem[], historyLength: number, upstreamStore: 
 
 function convertAssistantContent(content: Extract<InputItem, { role: 'assistant' }>['content']): unknown[] {
   if (typeof content === 'string') return [{ type: 'output_text', text: content, annotations: [] }];
-  return content.map((part) => (part.type === 'output_text' ? { type: 'output_text', text: part.text, annotations: [] } : { type: 'refusal', refusal: part.refusal }));
+  // Annotations (a web search's citations) go back as they came.
+  return content.map((part) => (part.type === 'output_text' ? { type: 'output_text', text: part.text, annotations: part.annotations ?? [] } : { type: 'refusal', refusal: part.refusal }));
 }
 
 function convertUserContent(content: string | UserContentPart[], param: string): string | unknown[] {

@@ -34,6 +34,8 @@ export class ResponsesEventTranslator {
   readonly #streamed = new Set<string>();
   /** Items read whole, so the terminal response's copy of them is not read again. */
   readonly #done = new Set<string>();
+  /** Messages begun (each its own message for the client, with its phase). */
+  readonly #messages = new Set<string>();
   /** Messages whose annotations arrived as events. */
   readonly #annotated = new Set<string>();
   /** Hosted calls already added, and those already done, by the upstream's item id. */
@@ -53,6 +55,7 @@ export class ResponsesEventTranslator {
         const { item } = event as { item: ResponsesOutputItem };
         if (isFunctionCall(item)) this.#startCall(item, out);
         else if (isCustomCall(item)) this.#startFreeform(item, out);
+        else if (isMessage(item)) this.#startMessage(item, out);
         // One without an id (a compatible server) is added when done, where it is known whole.
         else if (isHostedCall(item) && item.id) this.#addHosted(item, out);
         return;
@@ -154,6 +157,7 @@ export class ResponsesEventTranslator {
       return;
     }
     if (isMessage(item)) {
+      if (!(item.id && this.#messages.has(item.id))) this.#startMessage(item, out);
       const streamed = item.id !== undefined && this.#streamed.has(item.id);
       const annotated = item.id !== undefined && this.#annotated.has(item.id);
       for (const part of item.content ?? []) {
@@ -222,6 +226,12 @@ export class ResponsesEventTranslator {
     const { item_id: itemId, output_index: _index, sequence_number: _sequence, ...rest } = event as { type: string; item_id?: unknown; output_index?: unknown; sequence_number?: unknown };
     if (!isProgress || typeof itemId !== 'string' || !this.#hosted.has(itemId)) return;
     out.push({ type: 'hosted_item.progress', itemId, event: rest as HostedProgressEvent });
+  }
+
+  #startMessage(item: Extract<ResponsesOutputItem, { type: 'message' }>, out: TurnEvent[]): void {
+    if (item.id) this.#messages.add(item.id);
+    const phase = item.phase === 'commentary' || item.phase === 'final_answer' ? item.phase : undefined;
+    out.push(phase ? { type: 'message.start', phase } : { type: 'message.start' });
   }
 
   #startFreeform(item: Extract<ResponsesOutputItem, { type: 'custom_tool_call' }>, out: TurnEvent[]): { callId: string; input: string; given: boolean } {

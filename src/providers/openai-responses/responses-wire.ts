@@ -24,6 +24,7 @@ export type ResponsesOutputItem =
   | {
       type: 'message';
       id?: string;
+      phase?: string | null;
       content?: ({ type: 'output_text'; text: string; logprobs?: ResponsesLogprob[]; annotations?: unknown[] } | { type: 'refusal'; refusal: string })[];
     }
   | { type: 'function_call'; id?: string; call_id: string; name: string; arguments?: string }
