@@ -20,7 +20,7 @@ const ANSWERS = new Set<string>([...CLIENT_ANSWER_TYPES, 'mcp_approval_response'
 export function openTurnOf(input: readonly StoredInputItem[]): ConversationTurn | null {
   let end = input.length;
   while (end > 0 && ANSWERS.has(input[end - 1]!.type)) end--;
-  if (end === input.length) return null;
+  if (end === input.length) return movedOnTurnOf(input);
   // The AI SDK answers each approval right after the request it references — [mcpr_1, answer_1, mcpr_2, answer_2] —
   // so approvals answered before the last request are of the same turn too.
   let start = modelItemsBefore(input, end);
@@ -33,6 +33,28 @@ export function openTurnOf(input: readonly StoredInputItem[]): ConversationTurn 
     start = requests;
   }
   return turnOf(input.slice(start, end).filter((item) => !ANSWERS.has(item.type)), '(resent in the input)');
+}
+
+/**
+ * A resent turn whose calls the client left unanswered and went on past
+ * with a new message — `[user, function_call, user]`, the stateless form of
+ * continuing a paused response with new text: that turn is the one
+ * continued, so its calls are closed as they are for `previous_response_id`
+ * (no upstream takes a call without its result). Null when the input does
+ * not end so, or any of the turn's calls has an answer.
+ */
+function movedOnTurnOf(input: readonly StoredInputItem[]): ConversationTurn | null {
+  let end = input.length;
+  while (end > 0 && isNewMessage(input[end - 1]!)) end--;
+  if (end === input.length || end === 0) return null;
+  const turn = pausedTurnEndingAt(input, end, '(resent in the input)');
+  if (!turn) return null;
+  const answered = new Set(input.flatMap((item) => (ANSWERS.has(item.type) && 'call_id' in item && typeof item.call_id === 'string' ? [item.call_id] : [])));
+  return turn.output.some((item) => 'call_id' in item && answered.has(item.call_id as string)) ? null : turn;
+}
+
+function isNewMessage(item: StoredInputItem): boolean {
+  return item.type === 'message' && item.role !== 'assistant';
 }
 
 /**

@@ -108,6 +108,24 @@ describe('stateless continuations', () => {
     expect(refused.body.error.code).toBe('missing_function_call_output');
   });
 
+  it('resent calls the client went on past with a new message are closed, as with previous_response_id: no upstream is sent a call without its result', async () => {
+    upstream.setScript(() => textCompletion('fine'));
+    const moved = await post({
+      tools: [{ type: 'function', name: 'ask_user', parameters: { type: 'object' } }],
+      store: false,
+      input: [
+        { role: 'user', content: 'go' },
+        { type: 'function_call', call_id: 'call_left', name: 'ask_user', arguments: '{}' },
+        { role: 'user', content: 'never mind' },
+      ],
+    });
+    expect(moved.status).toBe(200);
+    expect(moved.body.output[0]).toMatchObject({ type: 'function_call_output', call_id: 'call_left', output: expect.stringContaining('not run') });
+    const messages = upstream.requests.at(-1)!.body.messages as any[];
+    expect(messages.map((message) => message.role)).toEqual(['user', 'assistant', 'tool', 'user']);
+    expect(messages[2]).toMatchObject({ tool_call_id: 'call_left' });
+  });
+
   /** A conversation continues its paused turn as previous_response_id does: the Agents SDK's `conversationId` sends only the answers. */
   describe('inside a conversation', () => {
     const conversation = async (): Promise<string> => {
