@@ -52,11 +52,18 @@ export class ChatChunkTranslator {
           {
             slot: typeof call.index === 'number' ? call.index : position,
             id: call.id ?? null,
-            name: call.function?.name ?? null,
-            arguments: argumentsText(call.function?.arguments),
+            // A freeform call's raw input is the one argument, `input`, the engine knows such calls by.
+            name: call.function?.name ?? call.custom?.name ?? null,
+            arguments: call.custom?.input != null ? JSON.stringify({ input: call.custom.input }) : argumentsText(call.function?.arguments),
           },
           out,
         );
+      }
+    }
+    for (const annotation of delta.annotations ?? []) {
+      const citation = annotation?.type === 'url_citation' ? annotation.url_citation : null;
+      if (citation && typeof citation.url === 'string') {
+        out.push({ type: 'text.annotation', annotation: { type: 'url_citation', url: citation.url, title: citation.title ?? '', start_index: citation.start_index ?? 0, end_index: citation.end_index ?? 0 } });
       }
     }
   }

@@ -46,6 +46,8 @@ export interface ChatToolCallDelta {
   id?: string | null;
   type?: string | null;
   function?: { name?: string | null; arguments?: string | null } | null;
+  /** A freeform tool's call (OpenAI's `type: "custom"`): its raw input. */
+  custom?: { name?: string | null; input?: string | null } | null;
 }
 
 export interface ChatDelta {
@@ -55,6 +57,13 @@ export interface ChatDelta {
   reasoning_content?: string | null;
   reasoning?: string | null;
   tool_calls?: ChatToolCallDelta[] | null;
+  /** Citations (OpenAI's search models, OpenRouter's web plugin), on the message or a chunk's delta. */
+  annotations?: ChatAnnotation[] | null;
+}
+
+export interface ChatAnnotation {
+  type?: string;
+  url_citation?: { url?: string; title?: string; start_index?: number; end_index?: number } | null;
 }
 
 export interface ChatUsage {

@@ -43,6 +43,10 @@ export class ResponsesEventTranslator {
   readonly #hostedDone = new Set<string>();
   #final: ResponsesBody | null = null;
   #identified = false;
+  /** Whether the answer holds anything a client gets: text, a refusal, a call. */
+  #answered = false;
+  /** Output items of kinds this translator does not know (a tool the gateway never offered, a kind newer than it). */
+  readonly #unknown = new Set<string>();
 
   accept(event: ResponsesStreamEvent, out: TurnEvent[]): void {
     switch (event.type) {
@@ -73,12 +77,14 @@ export class ResponsesEventTranslator {
       case 'response.output_text.delta': {
         const { item_id, delta, logprobs } = event as { item_id: string; delta: string; logprobs?: ResponsesLogprob[] };
         this.#streamed.add(item_id);
+        this.#answered ||= delta !== '';
         out.push(textDelta(delta, logprobs));
         return;
       }
       case 'response.refusal.delta': {
         const { item_id, delta } = event as { item_id: string; delta: string };
         this.#streamed.add(item_id);
+        this.#answered ||= delta !== '';
         out.push({ type: 'refusal.delta', delta });
         return;
       }
@@ -161,6 +167,7 @@ export class ResponsesEventTranslator {
       const streamed = item.id !== undefined && this.#streamed.has(item.id);
       const annotated = item.id !== undefined && this.#annotated.has(item.id);
       for (const part of item.content ?? []) {
+        if ((part.type === 'output_text' && part.text) || (part.type === 'refusal' && part.refusal)) this.#answered = true;
         if (part.type === 'output_text') {
           if (!streamed && part.text) out.push(textDelta(part.text, part.logprobs));
           // Annotations only in the finished item (no annotation events): said after the text they point into.
@@ -182,7 +189,9 @@ export class ResponsesEventTranslator {
         if (text) out.push({ type: 'reasoning.delta', delta: text });
       }
       if (item.encrypted_content) out.push({ type: 'reasoning.encrypted', value: item.encrypted_content });
+      return;
     }
+    if (typeof item.type === 'string') this.#unknown.add(item.type);
   }
 
   /** Says once which response and model the upstream answers with. */
@@ -205,6 +214,11 @@ export class ResponsesEventTranslator {
   /** The closing events: usage, then the finish. */
   finish(out: TurnEvent[]): void {
     if (!this.#final) return;
+    // An answer made only of items the gateway cannot pass on would complete empty: it fails, naming them.
+    if (this.#unknown.size > 0 && !this.#answered && this.#calls.size === 0 && this.#hosted.size === 0) {
+      out.push({ type: 'error', code: 'upstream_no_answer', message: `The upstream answered only with output of a kind this gateway cannot pass on (${[...this.#unknown].join(', ')}).` });
+      return;
+    }
     if (this.#final.usage) out.push({ type: 'usage', usage: mapUsage(this.#final.usage) });
     out.push({ type: 'finish', finish: mapResponsesFinishReason(this.#final, this.#calls.size > 0) });
   }
