@@ -6,6 +6,7 @@ import type { ResponseStreamEventBody } from '../protocol/stream-events.ts';
 import type { TokenLogprob, TurnEvent } from '../providers/provider.ts';
 import { assertNever } from '../util/assert-never.ts';
 import { newId } from '../util/ids.ts';
+import { sealReasoningText } from '../protocol/sealed-reasoning-text.ts';
 
 /** Where the builder's events go; null when nobody reads them (a JSON reply), and then they are not even built. */
 export type Emit = ((event: ResponseStreamEventBody) => void) | null;
@@ -51,6 +52,7 @@ export class OutputBuilder {
   readonly #hosted = new Map<string, { item: HostedCallItem; index: number }>();
 
   readonly #summarizeReasoning: boolean;
+  readonly #sealReasoning: boolean;
 
   /**
    * `isHidden` names tools whose calls must not appear as `function_call`
@@ -59,10 +61,11 @@ export class OutputBuilder {
    * `summarizeReasoning`: the client asked for reasoning summaries
    * (`reasoning.summary`), so the model's reasoning is its summary too.
    */
-  constructor(isHidden: (toolName: string) => boolean = () => false, clientName: (toolName: string) => ClientToolName | null = () => null, summarizeReasoning = false) {
+  constructor(isHidden: (toolName: string) => boolean = () => false, clientName: (toolName: string) => ClientToolName | null = () => null, summarizeReasoning = false, sealReasoning = false) {
     this.#isHidden = isHidden;
     this.#clientName = clientName;
     this.#summarizeReasoning = summarizeReasoning;
+    this.#sealReasoning = sealReasoning;
   }
 
   /** Marks where the next model turn's items begin. */
@@ -327,6 +330,8 @@ export class OutputBuilder {
     const reasoning = this.#reasoning;
     if (!reasoning) return;
     reasoning.item.content = reasoning.text ? [{ type: 'reasoning_text', text: reasoning.text }] : [];
+    // Reasoning given in the clear, for a client that resends only sealed reasoning.
+    if (this.#sealReasoning && reasoning.text && !reasoning.item.encrypted_content) reasoning.item.encrypted_content = sealReasoningText(reasoning.text);
     if (reasoning.summarizing) {
       // The model's reasoning, where the upstream gave no summary of its own: what the client asked to see.
       const part = { type: 'summary_text' as const, text: reasoning.text };

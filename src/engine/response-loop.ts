@@ -151,7 +151,7 @@ async function* runLoop(loop: ResponseLoop, tally: LoopTally): AsyncGenerator<Re
   let clientTools: ReadonlySet<string> | null = null;
   const isClientTool = (name: string) => (clientTools ??= new Set(loop.toolContext.tools.map((tool) => tool.name))).has(name) && !loop.toolContext.offered.has(name);
   const itemsOf = (name: string) => callItemsFor(isClientTool(name) ? CLIENT_CALL : loop.registry.presentationOf(name, loop.toolContext));
-  const builder = new OutputBuilder((name) => itemsOf(name).hidesCall, (name) => loop.namespaced?.get(name) ?? null, loop.request.reasoningSummary != null);
+  const builder = new OutputBuilder((name) => itemsOf(name).hidesCall, (name) => loop.namespaced?.get(name) ?? null, loop.request.reasoningSummary != null, loop.request.encryptedReasoning);
   const { usage, counters } = tally;
   const scope: ToolRoundScope = { loop, builder, emit, itemsOf, flush, counters };
   const transcript = new ModelTranscript(loop.request.items);

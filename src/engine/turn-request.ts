@@ -47,6 +47,7 @@ export function toTurnRequest(
     reasoningMode: request.reasoning?.mode ?? null,
     topLogprobs: request.top_logprobs ?? null,
     logprobs: request.include?.includes('message.output_text.logprobs') === true || (request.top_logprobs ?? 0) > 0,
+    encryptedReasoning: request.include?.includes('reasoning.encrypted_content') === true,
     safetyIdentifier: request.safety_identifier ?? null,
     promptCacheKey: request.prompt_cache_key ?? null,
     promptCache: { implicit: request.prompt_cache_options?.mode !== 'explicit', ttl: request.prompt_cache_options?.ttl ?? null, retention: request.prompt_cache_retention ?? null },

@@ -45,6 +45,8 @@ export interface TurnRequest {
   topLogprobs: number | null;
   /** Whether token log probabilities are wanted (`include: ["message.output_text.logprobs"]`). */
   logprobs: boolean;
+  /** Whether the client wants reasoning it can send back (`include: ["reasoning.encrypted_content"]`): reasoning given in the clear is then sealed too (protocol/sealed-reasoning-text.ts). */
+  encryptedReasoning: boolean;
   safetyIdentifier: string | null;
   promptCacheKey: string | null;
   /** The client's prompt-cache settings (`prompt_cache_options`, `prompt_cache_retention`). */

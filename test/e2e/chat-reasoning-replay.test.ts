@@ -1,4 +1,7 @@
+import { createOpenAI } from '@ai-sdk/openai';
+import { generateText, stepCountIs, tool } from 'ai';
 import OpenAI from 'openai';
+import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../support/gateway.ts';
 import { McpTestServer } from '../support/mcp-test-server.ts';
@@ -72,6 +75,35 @@ describe('reasoning from a Chat server goes back with its turn (DeepSeek thinkin
     });
     assertValidResponse(second);
     expect(second.status).toBe('completed');
+    expect(assistantSent()[0]).toMatchObject({ reasoning_content: REASONING[0] });
+  });
+
+  it('sealed for a client that resends only sealed reasoning: the AI SDK with store: false (its tool loop), and the same by hand', async () => {
+    // Asked for (include reasoning.encrypted_content), the reasoning is sealed in encrypted_content as well as given in the clear.
+    const first = await client.responses.create({ model: 'deepseek-reasoner', input: 'Add 40 and 2.', tools: [addTool], store: false, include: ['reasoning.encrypted_content'] });
+    const reasoning = first.output.find((item) => item.type === 'reasoning')!;
+    expect(reasoning).toMatchObject({ content: [{ type: 'reasoning_text', text: REASONING[0] }], encrypted_content: expect.stringMatching(/^loopgate\.reasoning\.v1:/) });
+    const call = first.output.find((item) => item.type === 'function_call')!;
+    const second = await client.responses.create({
+      model: 'deepseek-reasoner',
+      store: false,
+      tools: [addTool],
+      // What such a client keeps of the reasoning: its id and the sealed value.
+      input: [{ role: 'user', content: 'Add 40 and 2.' }, { type: 'reasoning', id: reasoning.id, summary: [], encrypted_content: reasoning.encrypted_content }, call, { type: 'function_call_output', call_id: call.call_id, output: '42' }],
+    });
+    expect(second.status).toBe('completed');
+    expect(assistantSent()[0]).toMatchObject({ reasoning_content: REASONING[0] });
+
+    // The AI SDK sends include reasoning.encrypted_content for a reasoning model with store: false, and drops reasoning without it.
+    const openai = createOpenAI({ baseURL: gateway.baseURL, apiKey: 'k' });
+    const result = await generateText({
+      model: openai.responses('gpt-5-deepseek'),
+      prompt: 'Add 40 and 2.',
+      tools: { add: tool({ inputSchema: z.object({ a: z.number(), b: z.number() }), execute: async ({ a, b }) => String(a + b) }) },
+      stopWhen: stepCountIs(3),
+      providerOptions: { openai: { store: false } },
+    });
+    expect(result.text).toBe('The sum is 42.');
     expect(assistantSent()[0]).toMatchObject({ reasoning_content: REASONING[0] });
   });
 

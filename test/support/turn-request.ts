@@ -26,6 +26,7 @@ export function turnRequest(overrides: Partial<TurnRequest> = {}): TurnRequest {
     reasoningMode: null,
     topLogprobs: null,
     logprobs: false,
+    encryptedReasoning: false,
     safetyIdentifier: null,
     promptCacheKey: null,
     promptCache: { implicit: true, ttl: null, retention: null },

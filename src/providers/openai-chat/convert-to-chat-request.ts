@@ -5,6 +5,7 @@ import { assertNever } from '../../util/assert-never.ts';
 import type { TurnRequest } from '../provider.ts';
 import { forEachWireItem } from '../wire-items.ts';
 import type { ChatContentPart, ChatMessage, ChatRequest, ChatToolCall } from './chat-wire.ts';
+import { openReasoningText } from '../../protocol/sealed-reasoning-text.ts';
 
 export interface ChatRequestOptions {
   /** Which field carries the output token limit: OpenAI wants the new one, many compatible servers the old. */
@@ -117,6 +118,8 @@ function convertMessages(instructions: string | null, items: InputItem[], histor
         // produce `reasoning_content` take it back or ignore it. Only reasoning in the clear, as a Chat server
         // gives it: sealed reasoning is another provider's, which a Chat server could not have produced.
         if (!item.encrypted_content) for (const part of item.content ?? []) pendingReasoning += part.text;
+        // The same reasoning as a client resends it sealed (include reasoning.encrypted_content, store false).
+        else pendingReasoning += openReasoningText(item.encrypted_content) ?? '';
         return;
       default:
         return assertNever(item);
