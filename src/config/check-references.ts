@@ -93,6 +93,10 @@ export function checkReferences(raw: Record<string, unknown>, sources: ConfigSou
     warnings.push({ source: sources.fileName, message: 'no provider is configured: set OPENAI_BASE_URL or ANTHROPIC_API_KEY, or add one under "providers"; /readyz reports not ready until then' });
   } else if (effectiveDefaultProvider(typeof raw.defaultProvider === 'string' ? raw.defaultProvider : 'openai', providers) === null) {
     warnings.push(sources.problem(['providers'], `has no default: model names not in "models" will be refused (404 model_not_found); set defaultProvider (DEFAULT_PROVIDER) to one of ${names.join(', ')}`, { at: 'key' }));
+    // Then the model of every request that names none would be refused too.
+    if (typeof raw.defaultModel === 'string' && !(isPlainObject(raw.models) && Object.hasOwn(raw.models, raw.defaultModel))) {
+      problems.push(sources.problem(['defaultModel'], `names the model ${JSON.stringify(raw.defaultModel)}, which no provider serves: it is not in "models" and there is no default provider`));
+    }
   }
   return { problems, warnings };
 }

@@ -1,4 +1,4 @@
-import { invalidRequest } from '../errors/gateway-error.ts';
+import { notFound } from '../errors/gateway-error.ts';
 import { PromptedStructuredOutputProvider } from './prompted-structured-output.ts';
 import { NoVisionProvider } from './no-vision-provider.ts';
 import type { ModelInfo, Provider, TurnRequest } from './provider.ts';
@@ -138,16 +138,17 @@ export class ModelRouter {
     if (alias && (alias.deployments || fallback !== undefined)) return this.#routed(model, alias, fallback);
     if (alias) return this.#route(alias.provider!, alias.model ?? model, alias);
     if (model.startsWith('anthropic/')) {
-      if (!this.#anthropic) throw invalidRequest(`The model '${model}' needs an Anthropic provider; set ANTHROPIC_API_KEY.`, 'model', 'model_not_found');
+      if (!this.#anthropic) throw notFound(`The model '${model}' needs an Anthropic provider; set ANTHROPIC_API_KEY.`, 'model_not_found', 'model');
       return this.#route(this.#anthropic, model.slice('anthropic/'.length));
     }
     if (this.#anthropic && model.startsWith('claude')) return this.#route(this.#anthropic, model);
     if (model.startsWith('gemini/')) {
-      if (!this.#gemini) throw invalidRequest(`The model '${model}' needs a Gemini provider; configure one with "type": "gemini".`, 'model', 'model_not_found');
+      if (!this.#gemini) throw notFound(`The model '${model}' needs a Gemini provider; configure one with "type": "gemini".`, 'model_not_found', 'model');
       return this.#route(this.#gemini, model.slice('gemini/'.length));
     }
     if (this.#gemini && model.startsWith('gemini')) return this.#route(this.#gemini, model);
-    if (!this.#defaultProvider) throw invalidRequest(`No provider serves the model '${model}'.`, 'model', 'model_not_found');
+    // As OpenAI answers a model that does not exist: a 404 (the SDKs' NotFoundError).
+    if (!this.#defaultProvider) throw notFound(`No provider serves the model '${model}'.`, 'model_not_found', 'model');
     return this.#route(this.#defaultProvider, model);
   }
 

@@ -127,6 +127,15 @@ for (const storeKind of ['memory', 'redis', 'redis-cluster'] as const satisfies 
       expect((await frames({ 'last-event-id': '3' })).frames[0]!.id).toBe(4);
       const explicit = await fetch(`${url}&starting_after=1`, { headers: { 'last-event-id': '3' } });
       expect((await explicit.text()).split('\n\n')[0]).toMatch(/^id: 2\n/);
+      // `starting_after=` (what the SDKs send for a null) is none: the whole stream, response.created first.
+      const empty = await fetch(`${url}&starting_after=`);
+      expect((await empty.text()).split('\n\n')[0]).toMatch(/^id: 0\nevent: response.created\n/);
+      // Only digits: forms Number() would also read are refused, naming the parameter.
+      for (const odd of ['0x2', '1e2', '%202', '1.5']) {
+        const refused = await fetch(`${url}&starting_after=${odd}`);
+        expect(refused.status).toBe(400);
+        expect(((await refused.json()) as any).error).toMatchObject({ param: 'starting_after', message: expect.stringContaining('whole number') });
+      }
     });
 
     it('a resume from before the kept events, or of a response that was not background, is a 400', async () => {

@@ -93,7 +93,7 @@ describe('client errors', () => {
     const query = await fetch(`${gateway.baseURL}/responses/resp_any/input_items?limit=ten`);
     const answer: any = await query.json();
     expect(query.status).toBe(400);
-    expect(answer.error).toMatchObject({ param: 'limit', message: `Invalid value for 'limit': expected a number, got "ten".` });
+    expect(answer.error).toMatchObject({ param: 'limit', message: `Invalid value for 'limit': expected a whole number, got "ten".` });
   });
 
   it('a number outside its range is refused as OpenAI words it; the ends of the range are taken', async () => {

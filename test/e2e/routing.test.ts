@@ -320,4 +320,20 @@ describe('the default provider', () => {
       await upstream.close();
     }
   });
+
+  it('with several providers and none the default, a model none serves is a 404 model_not_found (the SDKs\' NotFoundError), as OpenAI answers it', async () => {
+    const upstream = new ScriptedChatUpstream();
+    const url = await upstream.start();
+    const gateway = await startGateway(url, { providers: { local: { type: 'openai-chat', baseUrl: url }, other: { type: 'openai-chat', baseUrl: url } }, models: { 'qwen3:8b': { provider: 'local' } } });
+    try {
+      const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 });
+      const error = await client.responses.create({ model: 'gpt-4o', input: 'hi' }).then(() => null, (caught: unknown) => caught);
+      expect(error).toBeInstanceOf(OpenAI.NotFoundError);
+      expect((error as InstanceType<typeof OpenAI.NotFoundError>).error).toMatchObject({ code: 'model_not_found', param: 'model', type: 'invalid_request_error' });
+      expect(upstream.requests).toHaveLength(0);
+    } finally {
+      await gateway.close();
+      await upstream.close();
+    }
+  });
 });

@@ -95,6 +95,9 @@ describe('loadConfig', () => {
     expect(several.ok).toBe(true);
     expect(warningsOf(several)).toEqual([expect.stringMatching(/providers has no default: model names not in "models" will be refused .* set defaultProvider \(DEFAULT_PROVIDER\) to one of local, other$/)]);
     expect(warningsOf(resolveConfig({ LOOPGATE_CONFIG: file, DEFAULT_PROVIDER: 'other' }))).toEqual([]);
+    // There, a default model nothing serves would have every request that names no model refused: a start-up problem.
+    expect(problemsOf(resolveConfig({ LOOPGATE_CONFIG: file, DEFAULT_MODEL: 'slowpoke' }))).toEqual([expect.stringMatching(/^DEFAULT_MODEL names the model "slowpoke", which no provider serves/)]);
+    expect(resolveConfig({ LOOPGATE_CONFIG: file, DEFAULT_MODEL: 'slowpoke', DEFAULT_PROVIDER: 'other' }).ok).toBe(true);
   });
 
   it('one API key under two entries is refused, without repeating the key', () => {

@@ -14,6 +14,7 @@ import type { StoredInputItem, StoredItem } from '../../store/response-store.ts'
 import { newId } from '../../util/ids.ts';
 import { inputItemView } from '../input-item-view.ts';
 import { gatherInclude } from './include-query.ts';
+import { queryInteger } from './query-integer.ts';
 
 /** OpenAI's bounds: items added per request, and metadata. */
 const MAX_ITEMS = 20;
@@ -50,7 +51,7 @@ const Include = z.array(Includable).optional();
 const IncludeQuery = z.object({ include: Include });
 const ListQuery = IncludeQuery.extend({
   after: z.string().min(1).optional(),
-  limit: z.coerce.number().int().min(1).max(100).default(20),
+  limit: queryInteger(1, 100).transform((limit) => limit ?? 20),
   order: z.enum(['asc', 'desc']).default('desc'),
 });
 

@@ -7,9 +7,10 @@ import { streamStoredResponse, type BackgroundStreamSource } from '../background
 import type { InspectorViewer } from '../inspector/inspector-views.ts';
 import type { RecentResponses } from '../inspector/recent-responses.ts';
 import { storedTimeline } from '../inspector/stored-timeline.ts';
+import { queryInteger } from './query-integer.ts';
 
 const ListQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(1_000).default(50),
+  limit: queryInteger(1, 1_000).transform((limit) => limit ?? 50),
 });
 
 /** An admin key names the tenant of a response this replica does not remember; other keys may only name their own. */
@@ -19,7 +20,7 @@ const TimelineQuery = z.object({ tenant: tenantParam });
 
 const EventsQuery = z.object({
   tenant: tenantParam,
-  starting_after: z.coerce.number().int().min(0).optional(),
+  starting_after: queryInteger(0),
 });
 
 export interface InspectorRoutesOptions {

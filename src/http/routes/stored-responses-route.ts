@@ -8,6 +8,7 @@ import { isFinished, type BackgroundRunner } from '../../engine/background-runne
 import { streamStoredResponse, type BackgroundStreamSource } from '../background-stream.ts';
 import { inputItemView } from '../input-item-view.ts';
 import { gatherInclude } from './include-query.ts';
+import { queryInteger } from './query-integer.ts';
 
 /** Accepted and ignored: stored responses and their items are shown whole. */
 const Include = z.array(Includable).optional();
@@ -15,14 +16,14 @@ const Include = z.array(Includable).optional();
 const RetrieveQuery = z.object({
   include: Include,
   stream: z.enum(['true', 'false']).optional(),
-  starting_after: z.coerce.number().int().min(0).optional(),
+  starting_after: queryInteger(0),
   include_obfuscation: z.enum(['true', 'false']).optional(),
 });
 
 const ListQuery = z.object({
   after: z.string().min(1).optional(),
   before: z.string().min(1).optional(),
-  limit: z.coerce.number().int().min(1).max(100).default(20),
+  limit: queryInteger(1, 100).transform((limit) => limit ?? 20),
   order: z.enum(['asc', 'desc']).default('desc'),
   include: Include,
 });
