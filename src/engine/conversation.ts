@@ -49,6 +49,11 @@ export async function buildConversation(
       const message = missing === previousId ? `Previous response with id '${previousId}' not found.` : `Previous response with id '${previousId}' continues response '${missing}', which is no longer stored.`;
       throw notFound(message, 'previous_response_not_found', 'previous_response_id');
     }
+    // A background response still running has no answer yet: continuing it now would leave that answer out for good.
+    const status = chain.at(-1)?.status;
+    if (status === 'queued' || status === 'in_progress') {
+      throw invalidRequest(`Previous response with id '${previousId}' is still ${status === 'queued' ? 'queued' : 'in progress'}; continue it once it has finished (poll it, or follow its stream).`, 'previous_response_id', 'previous_response_in_progress');
+    }
   }
   const input = await resolveInput(store, tenant, request.input);
   return assembleConversation(conversationItems, chain, input);

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError, invalidRequest } from '../errors/gateway-error.ts';
 import type { ResponseResource } from '../protocol/response-resource.ts';
+import { isFinished } from '../engine/background-runner.ts';
 import { replayStoredResponse } from '../engine/replay-stored-response.ts';
 import type { IdempotencyStore } from '../store/idempotency-store.ts';
 import type { ResponseStore } from '../store/response-store.ts';
@@ -71,7 +72,9 @@ export async function takeIdempotencyKey(request: FastifyRequest, reply: Fastify
     await reply.send(record.response);
     return null;
   }
-  if (record.response.background) await streamBackgroundEvents(request, reply, background, record.response.id, -1);
+  // A background response's kept events, while they are kept; once a finished one's have expired (their TTL is shorter than the key's), its stored items, whole.
+  const eventsGone = record.response.background && isFinished(record.response) && (await background.events.lastSequence(tenant, record.response.id)) < 0;
+  if (record.response.background && !eventsGone) await streamBackgroundEvents(request, reply, background, record.response.id, -1);
   else await replayStored(reply, record.response, background.keepAliveIntervalMs);
   return null;
 }

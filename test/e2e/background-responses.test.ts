@@ -148,6 +148,17 @@ for (const storeKind of ['memory', 'redis', 'redis-cluster'] as const satisfies 
       expect((error as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('stream');
     });
 
+    it('continuing a background response still running is a 400 naming previous_response_id (its answer would be left out for good); once finished it continues', async () => {
+      upstream.setScript(slowText('slow', 300));
+      const running = await clientOne.responses.create({ model: 'm', input: 'hi', background: true });
+      const early = await clientOther.responses.create({ model: 'm', previous_response_id: running.id, input: 'and then?' }).then(() => null, (caught: unknown) => caught);
+      expect(early).toBeInstanceOf(OpenAI.BadRequestError);
+      expect((early as InstanceType<typeof OpenAI.BadRequestError>).error).toMatchObject({ param: 'previous_response_id', code: 'previous_response_in_progress' });
+      await waitFor(async () => (await clientOther.responses.retrieve(running.id)).status === 'completed', 10_000);
+      upstream.setScript(textReply('later'));
+      expect((await clientOther.responses.create({ model: 'm', previous_response_id: running.id, input: 'and then?' })).output_text).toBe('later');
+    });
+
     it('cancel from the other replica stops a running tool (the MCP server sees the abort) and stores cancelled; cancelling again returns the same', async () => {
       upstream.setScript(modelCalling('tools__slow', { ms: 30_000, label: `bg-${storeKind}` }));
       const queued = await clientOne.responses.create({ model: 'm', input: 'run the slow tool', background: true });

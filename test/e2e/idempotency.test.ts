@@ -14,10 +14,12 @@ for (const storeKind of ['memory', 'redis'] as const) {
     let clientOne: OpenAI;
     let clientOther: OpenAI;
     let counter = 0;
+    let upstreamUrl: string;
     const key = () => ({ 'Idempotency-Key': `key-${storeKind}-${counter++}` });
 
     beforeAll(async () => {
-      replicas = await startReplicaPair(storeKind, await upstream.start());
+      upstreamUrl = await upstream.start();
+      replicas = await startReplicaPair(storeKind, upstreamUrl);
       ({ clientOne, clientOther } = replicas);
     });
     afterAll(async () => {
@@ -101,6 +103,25 @@ for (const storeKind of ['memory', 'redis'] as const) {
       expect(again.id).toBe(first.id);
       await waitFor(async () => (await clientOther.responses.retrieve(first.id)).status === 'completed', 10_000, 50);
       expect(upstream.requests.length).toBe(before + 1);
+    });
+
+    it("a streamed background request retried after its events expired (their TTL is shorter than the key's) gets the stored response as a stream, not an empty one", async () => {
+      const shortLived = await startReplicaPair(storeKind, upstreamUrl, { background: { eventsTtlSeconds: 1 } });
+      try {
+        const headers = { ...key(), 'content-type': 'application/json' };
+        const body = JSON.stringify({ model: 'm', input: 'bg', background: true, stream: true });
+        const first = parseSseText(await (await fetch(`${shortLived.one.baseURL}/responses`, { method: 'POST', headers, body })).text());
+        const id = first.events[0]!.response.id;
+        await waitFor(async () => (await shortLived.clientOther.responses.retrieve(id)).status === 'completed', 10_000, 50);
+        await new Promise((resolve) => setTimeout(resolve, 2_100));
+        const retried = await fetch(`${shortLived.other.baseURL}/responses`, { method: 'POST', headers, body });
+        expect(retried.headers.get('idempotent-replayed')).toBe('true');
+        const replayed = parseSseText(await retried.text());
+        expect(replayed.events.at(-1)).toMatchObject({ type: 'response.completed', response: { id } });
+        expect(assertEventStreamInvariants(replayed.events).output.at(-1).content[0].text).toBe('once');
+      } finally {
+        await shortLived.close();
+      }
     });
   });
 }
