@@ -32,9 +32,20 @@ export async function streamBackgroundEvents(request: FastifyRequest, reply: Fas
     return record !== null && !isFinished(record.response);
   };
   let connected = true;
+  let expected = after + 1;
   try {
     for await (const batch of events.follow(tenant, id, { after, signal: controller.signal, stillRunning })) {
       for (const event of batch) {
+        if (event.sequence < expected) continue;
+        if (event.sequence > expected) {
+          // The reader fell behind the log's bounds and the events it had yet to read are gone: a stream with a hole would
+          // corrupt its view, so it ends here, saying so (no [DONE]: the response goes on without this reader).
+          const gone = { type: 'error', sequence_number: expected, code: 'stream_events_expired', message: `Events ${expected} to ${event.sequence - 1} of response '${id}' are no longer kept (the stream was read more slowly than it was written); retrieve the response for its state.`, param: null };
+          await writer.event('error', JSON.stringify(gone));
+          connected = false;
+          break;
+        }
+        expected = event.sequence + 1;
         // The sequence number as the SSE id: an EventSource reconnecting resumes after it (stored-responses-route.ts).
         const written = writer.event(event.type, event.json, event.sequence);
         if (written !== true && !(await written)) {

@@ -1,0 +1,57 @@
+import { request as httpRequest } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseSseText } from '../support/event-invariants.ts';
+import { startGateway, type RunningGateway } from '../support/gateway.ts';
+import { chunk, ScriptedChatUpstream, sse, usageChunk } from '../support/scripted-chat-upstream.ts';
+import { waitFor } from '../support/wait-for.ts';
+
+/**
+ * A background stream read more slowly than it is written, past the bounds
+ * of the kept events: the events it had yet to read are trimmed away. The
+ * stream ends with an error event saying so, never with a hole in it (the
+ * deltas would no longer add up to the text).
+ */
+describe('a background stream whose reader fell behind the kept events', () => {
+  const upstream = new ScriptedChatUpstream();
+  let gateway: RunningGateway;
+  beforeAll(async () => {
+    const url = await upstream.start();
+    gateway = await startGateway(url, { background: { maxEvents: 10 } });
+  });
+  afterAll(async () => {
+    await gateway.close();
+    await upstream.close();
+  });
+
+  it('ends with a stream_events_expired error event, not a stream with a hole', async () => {
+    // 160 deltas of 128 KB (20 MB): far more than the sockets' buffers hold while the reader waits (some 10 MB on loopback).
+    const piece = 'x'.repeat(131_072);
+    upstream.setScript(() => ({ kind: 'sse', pieces: sse([chunk({ role: 'assistant', content: '' }), ...Array.from({ length: 160 }, () => chunk({ content: piece })), chunk({}, 'stop'), usageChunk(5, 160)]) }));
+    const { port, hostname } = new URL(gateway.baseURL);
+    const text = await new Promise<string>((resolve, reject) => {
+      const request = httpRequest({ host: hostname, port, path: '/v1/responses', method: 'POST', headers: { 'content-type': 'application/json' } }, (response) => {
+        let received = '';
+        response.setEncoding('utf8');
+        response.once('data', (first: string) => {
+          received += first;
+          // The reader stops reading until the response has ended and the log kept only its last events.
+          response.pause();
+          const id = /"id":"(resp_[^"]+)"/.exec(first)![1];
+          waitFor(async () => ((await (await fetch(`${gateway.baseURL}/responses/${id}`)).json()) as { status: string }).status === 'completed', 20_000, 50).then(() => {
+            response.on('data', (more: string) => (received += more));
+            response.on('end', () => resolve(received));
+            response.resume();
+          }, reject);
+        });
+      });
+      request.on('error', reject);
+      request.end(JSON.stringify({ model: 'm', input: 'long', background: true, stream: true }));
+    });
+    const { events } = parseSseText(text);
+    const sequences = events.filter((event) => event.type !== 'error').map((event) => event.sequence_number);
+    // Whatever arrived is gapless; then the error says what is gone.
+    expect(sequences).toEqual(sequences.map((_, index) => index));
+    expect(events.at(-1)).toMatchObject({ type: 'error', code: 'stream_events_expired' });
+    expect(text).not.toContain('[DONE]');
+  });
+});
