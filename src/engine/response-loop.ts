@@ -212,7 +212,14 @@ async function* runLoop(loop: ResponseLoop, tally: LoopTally): AsyncGenerator<Re
       // A turn whose answer may be sent back is held until it is judged: clients only see answers that stand.
       const held = gate.holdsNextTurn(usedTools(), lastCall !== null);
       const heldFrom = pending.length;
-      const stream = turn === 1 && loop.firstTurn ? loop.firstTurn : await startModelCall(loop, nextRequest(), turn);
+      let stream: TurnStream;
+      try {
+        stream = turn === 1 && loop.firstTurn ? loop.firstTurn : await startModelCall(loop, nextRequest(), turn);
+      } catch (error) {
+        // A model call refused at once ends its turn too: watchers (the inspector, traces) must not show it running.
+        observer.turnEnded({ turn, toolCalls: 0, finish: null, durationMs: performance.now() - started });
+        throw error;
+      }
       const read: { finish: TurnFinish | null; failure: { code: string; message: string } | null; output: boolean } = { finish: null, failure: null, output: false };
       /** Takes one event of the turn; true when it ended the turn. */
       const take = (event: TurnEvent): boolean => {

@@ -117,6 +117,16 @@ describe.each(flavors)('inspector data over $name', (flavor) => {
     expect(timeline.response.duration_ms).toBeGreaterThanOrEqual(second.started_ms + second.duration_ms - 1);
   });
 
+  it('a turn whose model call is refused at once (after the tools ran) is shown ended, not running', async () => {
+    upstream.setScript((request) => (flavor.seen(request).some((seen) => seen.kind === 'result') ? flavor.refusal(500, 'The server had an error.') : flavor.render(request, { calls: [{ id: 'call_add', name: 'tools__add', args: { a: 1, b: 1 } }] })));
+    const failed = await as(KEY_A).responses.create({ model: flavor.model, input: 'add' });
+    expect(failed.status).toBe('failed');
+    const { body: timeline } = await get(gateway, `/v1/inspector/responses/${failed.id}`, KEY_A);
+    expect(timeline.turns.map((turn: any) => turn.turn)).toEqual([1, 2]);
+    // Both ended: each has its duration (the page shows a turn without one as still running).
+    for (const turn of timeline.turns) expect(turn.duration_ms).toEqual(expect.any(Number));
+  });
+
   it('needs a key for every data call; another tenant\'s response is a 404 for tenant keys and visible to the admin key', async () => {
     const { mine, theirs } = await oneEach();
     for (const path of ['/v1/inspector/responses', `/v1/inspector/responses/${mine.id}`, `/v1/inspector/responses/${mine.id}/events`]) {
