@@ -8,6 +8,8 @@ const { config, warnings, version } = await startFromCommandLine(process.argv.sl
 const { buildApp } = await import('./http/build-app.ts');
 const { describeStartup } = await import('./config/startup-summary.ts');
 const app = await buildApp({ config });
+const { routeConsoleToLog } = await import('./observability/console-to-log.ts');
+routeConsoleToLog(app.log);
 for (const warning of warnings) app.log.warn({ source: warning.source }, `configuration: ${warning.message}`);
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {

@@ -4,6 +4,8 @@ import { startGateway, type RunningGateway } from '../support/gateway.ts';
 import { startGatewayProcess } from '../support/gateway-process.ts';
 import { assertValidResponse } from '../support/openresponses-schema.ts';
 import { ScriptedChatUpstream, textReply } from '../support/scripted-chat-upstream.ts';
+import { anthropic } from '../support/provider-flavors.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 describe('service endpoints', () => {
   const upstream = new ScriptedChatUpstream(textReply('ok'));
@@ -98,6 +100,24 @@ describe('service endpoints', () => {
 });
 
 describe('launch contract: `npm start` entry point with environment variables', () => {
+  it("what libraries print to the console (the Anthropic SDK's deprecation warning, on every call) is a JSON log line, not stderr text", async () => {
+    const upstream = new ScriptedChatUpstream();
+    upstream.setScript((request) => anthropic.render(request, { text: 'still served' }));
+    const gateway = await startGatewayProcess({ ANTHROPIC_BASE_URL: new URL(await upstream.start()).origin, ANTHROPIC_API_KEY: 'sk-ant-env' });
+    try {
+      const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 });
+      // A model the SDK lists as deprecated: it warns with console.warn, whatever logger it was given.
+      expect((await client.responses.create({ model: 'claude-sonnet-4-5', input: 'hi' })).output_text).toBe('still served');
+      await waitFor(() => gateway.logs.some((entry) => entry.source === 'console'));
+      expect(gateway.logs.filter((entry) => entry.source === 'console')).toEqual([expect.objectContaining({ level: 40, msg: expect.stringContaining("The model 'claude-sonnet-4-5' is deprecated") })]);
+      expect(gateway.stderr()).not.toContain('deprecated');
+      expect(gateway.notJson).toEqual([]);
+    } finally {
+      expect(await gateway.stop()).toBe(0);
+      await upstream.close();
+    }
+  });
+
   it('starts from env alone, serves the SDK, logs pino JSON with the request id, and stops on SIGTERM', async () => {
     const upstream = new ScriptedChatUpstream(textReply('from the spawned gateway'));
     const gateway = await startGatewayProcess({ OPENAI_BASE_URL: await upstream.start(), OPENAI_API_KEY: 'sk-env' });
