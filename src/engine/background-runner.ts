@@ -86,7 +86,7 @@ export class BackgroundRunner {
    * (before anything runs, nothing left behind) when the lease or the record
    * cannot be written.
    */
-  async start(record: StoredResponse, events: AsyncGenerator<ResponseStreamEvent[]>, stop: (how: BackgroundStop) => void): Promise<void> {
+  async start(record: StoredResponse, events: AsyncGenerator<ResponseStreamEvent[]>, stop: (how: BackgroundStop) => void, requestId: string | null = null): Promise<void> {
     const ref = { tenant: record.tenant, id: record.response.id };
     const { registry, store, leaseMs } = this.#options;
     try {
@@ -104,7 +104,7 @@ export class BackgroundRunner {
       throw error;
     }
     this.#owned.set(keyOf(ref), { ref, stop });
-    void this.#drive(ref, record, events);
+    void this.#drive(ref, record, events, requestId);
   }
 
   /**
@@ -162,7 +162,7 @@ export class BackgroundRunner {
     clearInterval(this.#tick);
   }
 
-  async #drive(ref: BackgroundRef, record: StoredResponse, events: AsyncGenerator<ResponseStreamEvent[]>): Promise<void> {
+  async #drive(ref: BackgroundRef, record: StoredResponse, events: AsyncGenerator<ResponseStreamEvent[]>, requestId: string | null): Promise<void> {
     const { store, events: log } = this.#options;
     const startedAt = performance.now();
     /** Events the log has not taken yet (the store was away): sent again, first, with the next batch. */
@@ -173,7 +173,8 @@ export class BackgroundRunner {
         if (last.type === 'response.completed' || last.type === 'response.failed' || last.type === 'response.incomplete') {
           const final = last.response;
           this.#options.log.info(
-            { response_id: ref.id, tenant: ref.tenant, model: final.model, status: final.status, ...(final.incomplete_details && { reason: final.incomplete_details.reason }), ...(final.error && { error_code: final.error.code }), background: true, input_tokens: final.usage?.input_tokens ?? 0, output_tokens: final.usage?.output_tokens ?? 0, duration_ms: Math.round(performance.now() - startedAt) },
+            // The request that created it, so this line (the one saying why it failed) ties to that request's lines.
+            { ...(requestId && { request_id: requestId }), response_id: ref.id, tenant: ref.tenant, model: final.model, status: final.status, ...(final.incomplete_details && { reason: final.incomplete_details.reason }), ...(final.error && { error_code: final.error.code }), background: true, input_tokens: final.usage?.input_tokens ?? 0, output_tokens: final.usage?.output_tokens ?? 0, duration_ms: Math.round(performance.now() - startedAt) },
             'background response finished',
           );
         }

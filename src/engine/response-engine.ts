@@ -152,14 +152,14 @@ export class ResponseEngine {
    * model call itself end the response as `failed` (nothing is running that
    * an HTTP status could still describe).
    */
-  async createBackground(request: CreateResponseRequest, options: Omit<CreateResponseOptions, 'signal'>): Promise<BackgroundStart> {
+  async createBackground(request: CreateResponseRequest, options: Omit<CreateResponseOptions, 'signal'> & { requestId?: string }): Promise<BackgroundStart> {
     const runner = this.#options.background;
     if (!runner) throw invalidRequest('Background responses are not enabled on this gateway.', 'background', 'unsupported_parameter');
     const controller = new AbortController();
     const run = await this.createResponse(request, { ...options, signal: controller.signal });
     const record = run.queued!;
     try {
-      await runner.start(record, run.events, (how) => controller.abort(how === 'owner_lost' ? new LeaseLost() : new Error('The response was cancelled.')));
+      await runner.start(record, run.events, (how) => controller.abort(how === 'owner_lost' ? new LeaseLost() : new Error('The response was cancelled.')), options.requestId ?? null);
     } catch (error) {
       run.abandon(error);
       throw error;

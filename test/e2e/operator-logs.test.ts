@@ -2,6 +2,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../support/gateway.ts';
 import { MockExecutor } from '../support/scripted-provider.ts';
+import { waitFor } from '../support/wait-for.ts';
 import { chunk, ScriptedChatUpstream, sse, textCompletion, usageChunk, type RecordedRequest, type UpstreamReply } from '../support/scripted-chat-upstream.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -62,6 +63,15 @@ describe('logs for operators', () => {
     });
     expect(line!.duration_ms).toBeGreaterThanOrEqual(line!.ttfb_ms);
     expect(lines.filter((entry) => entry.request_id === response._request_id && entry.level >= 30)).toEqual([line]);
+  });
+
+  it("a background response's line (the one saying how it ended) carries the request id of the request that created it", async () => {
+    // A background response streams from its upstream.
+    upstream.setScript(() => ({ kind: 'sse', pieces: sse([chunk({ role: 'assistant', content: 'done' }), chunk({}, 'stop'), usageChunk(3, 1)]) }));
+    const queued = await client.responses.create({ model: 'm', input: 'x', background: true }, { headers: { 'x-request-id': 'bg-request-7' } });
+    await waitFor(async () => (await client.responses.retrieve(queued.id)).status === 'completed');
+    await waitFor(() => lines.some((line) => line.msg === 'background response finished'));
+    expect(lines.filter((line) => line.msg === 'background response finished')).toEqual([expect.objectContaining({ request_id: 'bg-request-7', response_id: queued.id, status: 'completed' })]);
   });
 
   it('requires_action, incomplete (max turns) and failed (upstream error mid-loop) say how they ended', async () => {

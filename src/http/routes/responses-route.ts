@@ -128,7 +128,7 @@ async function startBackground(request: FastifyRequest, reply: FastifyReply, bod
   let started: BackgroundStart;
   try {
     // The admission settles when the response ends, on this replica's runner, long after this request; a trace follows it to its end too.
-    started = await options.engine.createBackground(body, { tenant: request.tenant, observers: [admission.observer, ...(tracer ? [tracer] : [])], admit: admission.reserveTokens });
+    started = await options.engine.createBackground(body, { tenant: request.tenant, requestId: request.id, observers: [admission.observer, ...(tracer ? [tracer] : [])], admit: admission.reserveTokens });
   } catch (error) {
     await admission.done();
     request.log = request.log.child({ tenant: request.tenant, model: body.model ?? null, stream: body.stream === true, background: true });
