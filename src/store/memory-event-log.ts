@@ -29,12 +29,15 @@ export class MemoryEventLog implements ResponseEventLog {
     const key = keyOf(tenant, id);
     let log = this.#logs.get(key);
     if (!log) this.#logs.set(key, (log = { events: [], bytes: 0, dropped: false, expiresAt: 0, waiters: new Set() }));
-    // Events it holds already (a batch sent again) are passed over, as in Redis.
-    const last = log.events.at(-1)?.sequence ?? -1;
+    // Events it holds already (a batch sent again) are passed over, as in Redis; and once a terminal event is in, nothing follows it.
+    const held = log.events.at(-1);
+    const last = held?.sequence ?? -1;
+    let closed = held !== undefined && isTerminalEvent(held.type);
     for (const event of events) {
-      if (event.sequence <= last) continue;
+      if (closed || event.sequence <= last) continue;
       log.events.push(event);
       log.bytes += event.json.length;
+      closed = isTerminalEvent(event.type);
     }
     let drop = 0;
     while (log.events.length - drop > 1 && (log.events.length - drop > this.#limits.maxEvents || log.bytes > this.#limits.maxBytes)) log.bytes -= log.events[drop++]!.json.length;

@@ -8,7 +8,9 @@ import { eventsExpired, isTerminalEvent, type EventLogLimits, type FollowOptions
  * `<sequence>-1`, so `starting_after=N` is simply `XREAD … <N>-1` and the
  * first kept id tells whether anything was dropped. Events already there are
  * passed over, so a batch sent again (its first sending timed out, but Redis
- * ran it) adds only what is new. KEYS: the stream, its
+ * ran it) adds only what is new; once a terminal event is in, nothing
+ * follows it (a replica that stalled past its lease, whose response a reaper
+ * ended meanwhile, appends nothing after that end). KEYS: the stream, its
  * byte counter (same hash tag). ARGV: max events, max bytes, ttl seconds,
  * then sequence, type, JSON per event.
  */
@@ -17,10 +19,13 @@ local maxEvents, maxBytes, ttl = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(
 local bytes = tonumber(redis.call('GET', KEYS[2]) or '0')
 local top = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)[1]
 local last = top and tonumber(string.match(top[1], '^(%d+)')) or -1
+local terminal = { ['response.completed'] = true, ['response.failed'] = true, ['response.incomplete'] = true }
+local closed = top ~= nil and terminal[top[2][2]] == true
 for i = 4, #ARGV, 3 do
-  if tonumber(ARGV[i]) > last then
+  if not closed and tonumber(ARGV[i]) > last then
     redis.call('XADD', KEYS[1], ARGV[i] .. '-1', 't', ARGV[i + 1], 'd', ARGV[i + 2])
     bytes = bytes + #ARGV[i + 2]
+    closed = terminal[ARGV[i + 1]] == true
   end
 end
 local length = redis.call('XLEN', KEYS[1])

@@ -53,6 +53,22 @@ function contract(name: string, setUp: () => Promise<{ make: Make; tearDown(): P
       await expect(log.checkReplayable('t', id, -1)).rejects.toMatchObject({ code: 'stream_events_expired' });
     });
 
+    it('takes nothing after a terminal event: a replica that stalled past its lease appends nothing after the end a reaper gave its response', async () => {
+      const log = make({ maxEvents: 100, maxBytes: 1_000_000, ttlSeconds: 60 });
+      const id = nextId();
+      await log.append('t', id, [event(0, 'response.created'), event(1)]);
+      // The reaper's end, at the next sequence number.
+      await log.append('t', id, [event(2, 'response.failed')]);
+      // The stalled owner wakes and sends what it had, its own end included.
+      await log.append('t', id, [event(2), event(3), event(4, 'response.failed')]);
+      expect(await collect(log, id, -1)).toEqual([0, 1, 2]);
+      expect(await log.lastSequence('t', id)).toBe(2);
+      // Within one batch too: the terminal event is the last taken.
+      const other = nextId();
+      await log.append('t', other, [event(0, 'response.created'), event(1, 'response.completed'), event(2)]);
+      expect(await collect(log, other, -1)).toEqual([0, 1]);
+    });
+
     it('keeps at most maxBytes of event JSON', async () => {
       const log = make({ maxEvents: 1_000, maxBytes: 2_000, ttlSeconds: 60 });
       const id = nextId();
