@@ -3,8 +3,8 @@ import { parseJsonWithinDepth } from '../protocol/json-depth.ts';
 import type { CustomToolCallOutputItem, ItemStatus, OutputItem, ToolSearchCallOutputItem } from '../protocol/output-items.ts';
 import { REQUEST_LIMITS } from '../protocol/request-limits.ts';
 import { newId } from '../util/ids.ts';
-import { jsonStringField } from '../util/json-string-field.ts';
 import { modelToolName, TOOL_SEARCH_NAME, type ClientToolName } from './declared-tools.ts';
+import { freeformInput } from '../protocol/freeform-call.ts';
 
 type Item = InputItem | OutputItem;
 
@@ -91,7 +91,7 @@ export function modelOutputOf(item: Item): ModelOutput | null {
  */
 export function clientCallItem(shown: ClientToolName & { kind: 'custom' | 'tool_search' }, call: ModelCall, status: ItemStatus): CustomToolCallOutputItem | ToolSearchCallOutputItem {
   if (shown.kind === 'custom') {
-    return { type: 'custom_tool_call', id: newId('ctc'), call_id: call.callId, name: shown.name, ...(shown.namespace && { namespace: shown.namespace }), input: jsonStringField(call.arguments, 'input') ?? call.arguments, status };
+    return { type: 'custom_tool_call', id: newId('ctc'), call_id: call.callId, name: shown.name, ...(shown.namespace && { namespace: shown.namespace }), input: freeformInput(call.arguments), status };
   }
   return { type: 'tool_search_call', id: newId('tsc'), call_id: call.callId, arguments: parseArguments(call.arguments), execution: 'client', status };
 }

@@ -1,3 +1,4 @@
+import { freeformArguments } from '../../protocol/freeform-call.ts';
 import type { TokenLogprob, TurnEvent, TurnUsage } from '../provider.ts';
 import { ToolCallTracker } from '../tool-call-tracker.ts';
 import type { ChatChunk, ChatDelta, ChatLogprobs, ChatUsage } from './chat-wire.ts';
@@ -54,7 +55,7 @@ export class ChatChunkTranslator {
             id: call.id ?? null,
             // A freeform call's raw input is the one argument, `input`, the engine knows such calls by.
             name: call.function?.name ?? call.custom?.name ?? null,
-            arguments: call.custom?.input != null ? JSON.stringify({ input: call.custom.input }) : argumentsText(call.function?.arguments),
+            arguments: call.custom?.input != null ? freeformArguments(call.custom.input) : argumentsText(call.function?.arguments),
           },
           out,
         );

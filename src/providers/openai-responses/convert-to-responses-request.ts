@@ -5,7 +5,8 @@ import type { FunctionToolChoice, TextFormatParam } from '../../protocol/create-
 import { assertNever } from '../../util/assert-never.ts';
 import type { TurnRequest } from '../provider.ts';
 import type { ResponsesInputItem, ResponsesRequest } from './responses-wire.ts';
-import { customToolOf, freeformInputOf, nativeFreeformNames } from './freeform-tools.ts';
+import { freeformInput } from '../../protocol/freeform-call.ts';
+import { customToolOf, nativeFreeformNames } from './freeform-tools.ts';
 
 export interface ResponsesRequestOptions {
   /** Whether the upstream keeps what it answers (`store`); off by default: the gateway's own store holds the conversation. */
@@ -112,7 +113,7 @@ function convertItems(items: InputItem[], historyLength: number, upstreamStore: 
       case 'function_call':
         if (freeform.has(item.name)) {
           freeformCalls.add(item.call_id);
-          converted.push({ type: 'custom_tool_call', call_id: item.call_id, name: item.name, input: freeformInputOf(item.arguments) });
+          converted.push({ type: 'custom_tool_call', call_id: item.call_id, name: item.name, input: freeformInput(item.arguments) });
         } else converted.push({ type: 'function_call', call_id: item.call_id, name: item.name, arguments: item.arguments });
         return;
       case 'function_call_output':

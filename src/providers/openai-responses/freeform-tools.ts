@@ -6,9 +6,9 @@ import type { ModelTool } from '../provider.ts';
  * constrained by it, as Codex's `apply_patch` expects), their calls and
  * outputs sent back as `custom_tool_call` and `custom_tool_call_output`.
  *
- * The engine knows such a call as a function call whose arguments are
- * `{"input": "<text>"}` (engine/declared-tools.ts); this module translates
- * between the two at the wire.
+ * The engine knows such a call as a function call whose one argument is
+ * its text (protocol/freeform-call.ts); the converter and the translator
+ * turn the one into the other at the wire.
  */
 
 /** The model-facing names of the request's freeform tools, offered natively; empty when the upstream takes functions only. */
@@ -25,20 +25,4 @@ const NO_NAMES: ReadonlySet<string> = new Set();
 export function customToolOf(tool: ModelTool & { freeform: NonNullable<ModelTool['freeform']> }): Record<string, unknown> {
   const { description, format } = tool.freeform;
   return { type: 'custom', name: tool.name, ...(description && { description }), ...(format && { format }) };
-}
-
-/** The text of a freeform call from the arguments the engine holds; arguments of another shape go as they are. */
-export function freeformInputOf(argumentsJson: string): string {
-  try {
-    const parsed: unknown = JSON.parse(argumentsJson);
-    if (parsed !== null && typeof parsed === 'object' && typeof (parsed as { input?: unknown }).input === 'string') return (parsed as { input: string }).input;
-  } catch {
-    // Not JSON: the model's own text.
-  }
-  return argumentsJson;
-}
-
-/** A freeform call's input as the engine's function arguments. */
-export function freeformArgumentsOf(input: string): string {
-  return JSON.stringify({ input });
 }

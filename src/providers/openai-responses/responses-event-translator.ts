@@ -2,7 +2,7 @@ import { HOSTED_PROGRESS_EVENT, isHostedCallItemType } from '../../protocol/host
 import type { HostedCallItem, TextAnnotation } from '../../protocol/output-items.ts';
 import { newId } from '../../util/ids.ts';
 import type { HostedProgressEvent, TokenLogprob, TurnEvent, TurnUsage } from '../provider.ts';
-import { freeformArgumentsOf } from './freeform-tools.ts';
+import { freeformArguments } from '../../protocol/freeform-call.ts';
 import { mapResponsesFinishReason } from './map-responses-finish-reason.ts';
 import type { ResponsesBody, ResponsesLogprob, ResponsesOutputItem, ResponsesStreamEvent, ResponsesUsage } from './responses-wire.ts';
 
@@ -260,7 +260,7 @@ export class ResponsesEventTranslator {
   #giveFreeform(call: { callId: string; input: string; given: boolean }, input: string, out: TurnEvent[]): void {
     if (call.given) return;
     call.given = true;
-    out.push({ type: 'tool_call.delta', callId: call.callId, delta: freeformArgumentsOf(input) });
+    out.push({ type: 'tool_call.delta', callId: call.callId, delta: freeformArguments(input) });
   }
 
   #startCall(item: Extract<ResponsesOutputItem, { type: 'function_call' }>, out: TurnEvent[]): { callId: string; streamedArguments: boolean } {
