@@ -1,7 +1,7 @@
 import { freeformArguments } from '../../protocol/freeform-call.ts';
 import type { TokenLogprob, TurnEvent, TurnUsage } from '../provider.ts';
 import { ToolCallTracker } from '../tool-call-tracker.ts';
-import type { ChatChunk, ChatDelta, ChatLogprobs, ChatUsage } from './chat-wire.ts';
+import type { ChatAnnotation, ChatChunk, ChatDelta, ChatLogprobs, ChatUsage } from './chat-wire.ts';
 import { mapChatFinishReason } from './map-chat-finish-reason.ts';
 
 /**
@@ -61,7 +61,12 @@ export class ChatChunkTranslator {
         );
       }
     }
-    for (const annotation of delta.annotations ?? []) {
+    if (delta.annotations) this.#acceptAnnotations(delta.annotations, out);
+  }
+
+  /** Citations (`url_citation`), in the Responses API's flat shape. */
+  #acceptAnnotations(annotations: readonly ChatAnnotation[], out: TurnEvent[]): void {
+    for (const annotation of annotations) {
       const citation = annotation?.type === 'url_citation' ? annotation.url_citation : null;
       if (citation && typeof citation.url === 'string') {
         out.push({ type: 'text.annotation', annotation: { type: 'url_citation', url: citation.url, title: citation.title ?? '', start_index: citation.start_index ?? 0, end_index: citation.end_index ?? 0 } });
