@@ -47,7 +47,28 @@ describe('Gemini native provider, end to end', () => {
   };
 
   for (const stream of [false, true]) {
-    it(`thought signatures go back on their call with previous_response_id (${stream ? 'streamed' : 'not streamed'})`, async () => {
+    it('token log probabilities, asked for, come back on the text (responseLogprobs, logprobs: top_logprobs), streamed and not', async () => {
+    const logprobsResult = {
+      chosenCandidates: [{ token: 'Hi', logProbability: -0.1 }, { token: ' there', logProbability: -0.5 }],
+      topCandidates: [{ candidates: [{ token: 'Hi', logProbability: -0.1 }, { token: 'Hello', logProbability: -2.3 }] }, { candidates: [{ token: ' there', logProbability: -0.5 }] }],
+    };
+    const answer = { candidates: [{ content: { role: 'model', parts: [{ text: 'Hi there' }] }, finishReason: 'STOP', index: 0, logprobsResult }], usageMetadata: usage, modelVersion: 'gemini-2.5-flash' };
+    reply = (request) => (streamed(request) ? { kind: 'sse', pieces: [chunk(answer)] } : { kind: 'json', body: answer });
+    for (const stream of [false, true]) {
+      const response = stream
+        ? (await client.responses.stream({ model: gemini.model, input: 'hi', include: ['message.output_text.logprobs'], top_logprobs: 2 }).finalResponse())
+        : await client.responses.create({ model: gemini.model, input: 'hi', include: ['message.output_text.logprobs'], top_logprobs: 2 });
+      assertValidResponse(response);
+      expect(upstream.requests.at(-1)!.body.generationConfig).toMatchObject({ responseLogprobs: true, logprobs: 2 });
+      const part = (response.output.find((item) => item.type === 'message') as any).content[0];
+      expect(part.logprobs).toEqual([
+        { token: 'Hi', logprob: -0.1, bytes: [72, 105], top_logprobs: [{ token: 'Hi', logprob: -0.1, bytes: [72, 105] }, { token: 'Hello', logprob: -2.3, bytes: [72, 101, 108, 108, 111] }] },
+        { token: ' there', logprob: -0.5, bytes: [32, 116, 104, 101, 114, 101], top_logprobs: [{ token: ' there', logprob: -0.5, bytes: [32, 116, 104, 101, 114, 101] }] },
+      ]);
+    }
+  });
+
+  it(`thought signatures go back on their call with previous_response_id (${stream ? 'streamed' : 'not streamed'})`, async () => {
       reply = thinkThenCall;
       const tools = [{ type: 'function' as const, name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } }, strict: false }];
       const request = { model: 'gemini-2.5-flash', input: 'Weather in Oslo?', tools, reasoning: { effort: 'low' as const, summary: 'auto' as const } };

@@ -157,6 +157,11 @@ describe('convertToAnthropicRequest', () => {
     expect(convertToAnthropicRequest(turn({ temperature: 0.2, topP: 0.5 }), options)).toMatchObject({ temperature: 0.2, top_p: 0.5 });
   });
 
+  it('token log probabilities, which Claude never gives, are a 400 naming what asked for them', () => {
+    expect(() => convertToAnthropicRequest(turn({ logprobs: true, topLogprobs: 3 }), options)).toThrow(expect.objectContaining({ status: 400, param: 'top_logprobs', code: 'unsupported_parameter' }));
+    expect(() => convertToAnthropicRequest(turn({ logprobs: true, topLogprobs: null }), options)).toThrow(expect.objectContaining({ status: 400, param: 'include', code: 'unsupported_parameter' }));
+  });
+
   it("schemas Claude enforces (structured output, strict tools) carry only what it can enforce; the rest moves into the description, objects are closed; other tools' schemas go as they are", () => {
     // What the OpenAI SDK's zodTextFormat makes of z.object({ qty: z.number().int(), sku: z.string().min(3), tags: z.array(z.string()).min(2), at: z.string().datetime() }).
     const zodSchema = {

@@ -61,6 +61,11 @@ const MIN_THINKING_BUDGET = 1_024;
 
 /** Translates one turn into a Messages API request (PROTOCOL-NOTES §5, §6). */
 export function convertToAnthropicRequest(request: TurnRequest, options: AnthropicRequestOptions): AnthropicRequest {
+  if (request.logprobs) {
+    // Claude gives none: refused as OpenAI refuses them for its reasoning models, rather than answered without them.
+    const param = request.topLogprobs ? 'top_logprobs' : 'include';
+    throw invalidRequest(`Unsupported parameter: Claude models give no token log probabilities; leave out ${param === 'top_logprobs' ? 'top_logprobs' : '"message.output_text.logprobs" from include'}.`, param, 'unsupported_parameter');
+  }
   const { system, messages } = convertConversation(request.instructions, request.items, request.historyLength);
   const body: AnthropicRequest = { model: request.model, max_tokens: request.maxOutputTokens ?? options.defaultMaxTokens, messages, stream: true };
   const wantsJsonObject = request.textFormat?.type === 'json_object' || (request.textFormat?.type === 'json_schema' && !request.textFormat.schema);

@@ -41,6 +41,10 @@ export function convertToGeminiRequest(request: TurnRequest): GeminiRequest {
   if (request.topP !== null) generation.topP = request.topP;
   if (request.presencePenalty !== null) generation.presencePenalty = request.presencePenalty;
   if (request.frequencyPenalty !== null) generation.frequencyPenalty = request.frequencyPenalty;
+  if (request.logprobs) {
+    generation.responseLogprobs = true;
+    if (request.topLogprobs) generation.logprobs = request.topLogprobs;
+  }
   const format = request.textFormat;
   if (format?.type === 'json_object' || format?.type === 'json_schema') {
     generation.responseMimeType = 'application/json';

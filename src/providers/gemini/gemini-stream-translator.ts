@@ -3,7 +3,7 @@ import type { TurnEvent, TurnFinish, TurnUsage } from '../provider.ts';
 import { callArgumentsText } from './call-arguments.ts';
 import { mapGeminiFinishReason } from './map-gemini-finish-reason.ts';
 import { encodeSignature } from './thought-signatures.ts';
-import type { GeminiPart, GeminiResponse } from './gemini-wire.ts';
+import type { GeminiLogprobs, GeminiPart, GeminiResponse } from './gemini-wire.ts';
 
 /**
  * Turns `GenerateContentResponse` chunks (or the one whole answer) into turn
@@ -41,7 +41,9 @@ export class GeminiStreamTranslator {
     if (chunk.usageMetadata) this.#usage = toUsage(chunk.usageMetadata);
     if (chunk.promptFeedback?.blockReason) this.#blockReason = chunk.promptFeedback.blockReason;
     const candidate = chunk.candidates?.[0];
+    const from = out.length;
     for (const part of candidate?.content?.parts ?? []) this.#acceptPart(part, out);
+    if (candidate?.logprobsResult?.chosenCandidates?.length) attachLogprobs(candidate.logprobsResult, out, from);
     if (candidate?.finishReason) this.#finishRaw = candidate.finishReason;
   }
 
@@ -83,6 +85,23 @@ export class GeminiStreamTranslator {
     this.#usedIds.add(id);
     return id;
   }
+}
+
+/** A chunk's token log probabilities, on the text it gave (the last text delta of the chunk carries them all). */
+function attachLogprobs(result: GeminiLogprobs, out: TurnEvent[], from: number): void {
+  let text: Extract<TurnEvent, { type: 'text.delta' }> | null = null;
+  for (let index = out.length - 1; index >= from && text === null; index--) {
+    const event = out[index]!;
+    if (event.type === 'text.delta') text = event;
+  }
+  if (!text) return;
+  const bytes = (token: string) => [...Buffer.from(token, 'utf8')];
+  text.logprobs = (result.chosenCandidates ?? []).map((chosen, step) => ({
+    token: chosen.token ?? '',
+    logprob: chosen.logProbability ?? 0,
+    bytes: bytes(chosen.token ?? ''),
+    top_logprobs: (result.topCandidates?.[step]?.candidates ?? []).map((top) => ({ token: top.token ?? '', logprob: top.logProbability ?? 0, bytes: bytes(top.token ?? '') })),
+  }));
 }
 
 /** Thinking counts as output, as OpenResponses counts it; cached tokens are part of the prompt's. */

@@ -38,6 +38,9 @@ export interface GeminiRequest {
     responseMimeType?: string;
     responseJsonSchema?: unknown;
     thinkingConfig?: { includeThoughts?: boolean; thinkingBudget?: number };
+    /** Token log probabilities (`include: ["message.output_text.logprobs"]`), and how many alternatives with each (`top_logprobs`). */
+    responseLogprobs?: boolean;
+    logprobs?: number;
   };
 }
 
@@ -52,10 +55,21 @@ export interface GeminiUsageMetadata {
 
 /** One streamed chunk, or the whole answer of `generateContent` — or, in-band, an error. */
 export interface GeminiResponse {
-  candidates?: { content?: { role?: string; parts?: GeminiPart[] }; finishReason?: string; index?: number }[];
+  candidates?: { content?: { role?: string; parts?: GeminiPart[] }; finishReason?: string; index?: number; logprobsResult?: GeminiLogprobs }[];
   promptFeedback?: { blockReason?: string };
   usageMetadata?: GeminiUsageMetadata;
   modelVersion?: string;
   responseId?: string;
   error?: { code?: number; message?: string; status?: string };
+}
+
+/** The log probabilities of a candidate's tokens in one chunk: the chosen token at each step, and the most likely alternatives. */
+export interface GeminiLogprobs {
+  chosenCandidates?: GeminiTokenLogprob[];
+  topCandidates?: { candidates?: GeminiTokenLogprob[] }[];
+}
+
+export interface GeminiTokenLogprob {
+  token?: string;
+  logProbability?: number;
 }
