@@ -84,7 +84,13 @@ export function checkReferences(raw: Record<string, unknown>, sources: ConfigSou
   }
 
   for (const [name, provider] of Object.entries(providers)) {
-    if (!isPlainObject(provider) || typeof provider.type !== 'string' || typeof provider.baseUrl !== 'string') continue;
+    if (!isPlainObject(provider) || typeof provider.type !== 'string') continue;
+    // The hosted APIs refuse every call without a key: said at start-up, not at the first request (a 502 upstream_auth_failed).
+    const host = hostOf(typeof provider.baseUrl === 'string' ? provider.baseUrl : DEFAULT_BASE_URLS[provider.type]);
+    if (host && KEYED_HOSTS.test(host) && (provider.apiKey === undefined || provider.apiKey === null || provider.apiKey === '')) {
+      warnings.push(sources.problem(['providers', name], `has no apiKey, and ${host} refuses every call without one; set its apiKey (or the provider's API key variable)`, { at: 'key' }));
+    }
+    if (typeof provider.baseUrl !== 'string') continue;
     const openAIWire = provider.type === 'openai-chat' || provider.type === 'openai-responses';
     const hint = endpointPathHint(provider.type, provider.baseUrl) ?? (openAIWire ? missingApiPathHint(provider.baseUrl) : null);
     if (hint) warnings.push(sources.problem(['providers', name, 'baseUrl'], hint));
@@ -99,4 +105,14 @@ export function checkReferences(raw: Record<string, unknown>, sources: ConfigSou
     }
   }
   return { problems, warnings };
+}
+
+/** Hosted model APIs that take no call without a key (self-hosted servers often need none). */
+const KEYED_HOSTS = /(^|\.)(api\.openai\.com|api\.anthropic\.com|generativelanguage\.googleapis\.com|openai\.azure\.com|openrouter\.ai|api\.groq\.com|api\.deepseek\.com)$/i;
+
+/** Where a provider type goes when its baseUrl is not set (provider-config.ts). */
+const DEFAULT_BASE_URLS: Record<string, string | undefined> = { 'openai-responses': 'https://api.openai.com/v1', anthropic: 'https://api.anthropic.com', gemini: 'https://generativelanguage.googleapis.com' };
+
+function hostOf(url: string | undefined): string | null {
+  return url ? (URL.parse(url)?.hostname ?? null) : null;
 }

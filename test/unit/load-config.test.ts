@@ -33,7 +33,9 @@ describe('loadConfig', () => {
     expect(config.providers.openai).toMatchObject({ type: 'openai-chat', baseUrl: 'https://api.openai.com/v1' });
     expect(config.loop.maxTurns).toBe(10);
     expect(config.mcp.servers).toEqual([]);
-    expect(resolveConfig({}).warnings).toEqual([]);
+    expect(resolveConfig({ OPENAI_API_KEY: 'sk-1' }).warnings).toEqual([]);
+    // With nothing set, it points at OpenAI without a key: said at start-up, rather than met as every call's 502.
+    expect(warningsOf(resolveConfig({}))).toEqual([expect.stringMatching(/providers\.openai has no apiKey, and api\.openai\.com refuses every call without one/)]);
   });
 
   it('lets environment variables override the file', () => {
@@ -149,7 +151,7 @@ describe('variables loopgate does not read', () => {
   const warningsOf = (env: NodeJS.ProcessEnv) => resolveConfig(env).warnings.map((warning) => warning.message);
 
   it('a near miss of one of its names, or another tool\'s name for one of its settings, is a warning naming the variable meant', () => {
-    expect(warningsOf({ OPENAI_BASEURL: 'http://127.0.0.1:1/v1', REDIS_URI: 'redis://127.0.0.1:6379', MAX_TURN: '3', LogLevel: 'debug', OPENAI_API_BASE: 'http://127.0.0.1:2/v1' }).sort()).toEqual(
+    expect(warningsOf({ OPENAI_API_KEY: 'sk-1', OPENAI_BASEURL: 'http://127.0.0.1:1/v1', REDIS_URI: 'redis://127.0.0.1:6379', MAX_TURN: '3', LogLevel: 'debug', OPENAI_API_BASE: 'http://127.0.0.1:2/v1' }).sort()).toEqual(
       [
         'OPENAI_BASEURL is set, but loopgate reads no such variable; did you mean OPENAI_BASE_URL?',
         'REDIS_URI is set, but loopgate reads no such variable; did you mean REDIS_URL?',
@@ -161,8 +163,8 @@ describe('variables loopgate does not read', () => {
   });
 
   it('says nothing of the usual environment, of other tools\' variables, nor when the name meant is set as well', () => {
-    expect(warningsOf({ HOME: '/root', HOSTNAME: 'vm', PATH: '/usr/bin', LOGNAME: 'root', TERM: 'xterm', OPENAI_ORG_ID: 'org', OPENAI_API_TYPE: 'azure', REDIS_HOST: 'cache', NODE_ENV: 'production' })).toEqual([]);
-    expect(warningsOf({ OPENAI_API_BASE: 'http://127.0.0.1:2/v1', OPENAI_BASE_URL: 'http://127.0.0.1:3/v1' })).toEqual([]);
+    expect(warningsOf({ OPENAI_API_KEY: 'sk-1', HOME: '/root', HOSTNAME: 'vm', PATH: '/usr/bin', LOGNAME: 'root', TERM: 'xterm', OPENAI_ORG_ID: 'org', OPENAI_API_TYPE: 'azure', REDIS_HOST: 'cache', NODE_ENV: 'production' })).toEqual([]);
+    expect(warningsOf({ OPENAI_API_KEY: 'sk-1', OPENAI_API_BASE: 'http://127.0.0.1:2/v1', OPENAI_BASE_URL: 'http://127.0.0.1:3/v1' })).toEqual([]);
   });
 });
 
@@ -257,14 +259,14 @@ describe('start-up validation', () => {
 
   it('accepts the old snake_case MCP server keys with a warning each', () => {
     const file = configFile('{ "mcp": { "servers": [\n  { "name": "docs", "url": "https://mcp.example/mcp", "allowed_tools": ["a"], "timeout_ms": 100 }\n] } }');
-    const fromFile = resolveConfig({ LOOPGATE_CONFIG: file, ANTHROPIC_API_KEY: 'sk-ant-1' });
+    const fromFile = resolveConfig({ LOOPGATE_CONFIG: file, ANTHROPIC_API_KEY: 'sk-ant-1', OPENAI_API_KEY: 'sk-1' });
     expect(fromFile.ok && fromFile.config.mcp.servers[0]).toMatchObject({ allowedTools: ['a'], timeoutMs: 100 });
     expect(warningsOf(fromFile)).toEqual([
       `${file}:2:55: mcp.servers[0].allowed_tools is the old spelling of allowedTools; it still works, but rename it`,
       `${file}:2:79: mcp.servers[0].timeout_ms is the old spelling of timeoutMs; it still works, but rename it`,
     ]);
 
-    const fromEnvironment = resolveConfig({ MCP_SERVERS: '[{"name":"docs","url":"https://mcp.example/mcp","require_approval":"never"}]' });
+    const fromEnvironment = resolveConfig({ OPENAI_API_KEY: 'sk-1', MCP_SERVERS: '[{"name":"docs","url":"https://mcp.example/mcp","require_approval":"never"}]' });
     expect(fromEnvironment.ok).toBe(true);
     expect(warningsOf(fromEnvironment)).toEqual(['MCP_SERVERS[0].require_approval is the old spelling of requireApproval; it still works, but rename it']);
     // Still validated under the old name (every value: test/unit/operator-approval.test.ts).
@@ -315,7 +317,7 @@ describe('start-up validation', () => {
       expect.stringMatching(/providers\.resp\.baseUrl ends in \/responses, .*: use https:\/\/api\.example\/v1$/),
     ]);
     // The usual base URLs pass without a word.
-    expect(warningsOf(resolveConfig({ OPENAI_BASE_URL: 'https://api.openai.com/v1', ANTHROPIC_API_KEY: 'sk-ant-1', ANTHROPIC_BASE_URL: 'https://api.anthropic.com' }))).toEqual([]);
+    expect(warningsOf(resolveConfig({ OPENAI_BASE_URL: 'https://api.openai.com/v1', OPENAI_API_KEY: 'sk-1', ANTHROPIC_API_KEY: 'sk-ant-1', ANTHROPIC_BASE_URL: 'https://api.anthropic.com' }))).toEqual([]);
   });
 
   it('validates MCP server URLs and names, and says what JSON variables must hold', () => {

@@ -75,7 +75,7 @@ describe('mcp.servers[].requireApproval in the configuration', () => {
   });
 
   it('keeps the old spelling require_approval working, with a warning', () => {
-    const resolution = resolveConfig({ MCP_SERVERS: '[{"name":"ops","url":"https://mcp.example/mcp","require_approval":"writes"}]' });
+    const resolution = resolveConfig({ OPENAI_API_KEY: 'sk-1', MCP_SERVERS: '[{"name":"ops","url":"https://mcp.example/mcp","require_approval":"writes"}]' });
     expect(resolution.ok && resolution.config.mcp.servers[0]!.requireApproval).toBe('writes');
     expect(resolution.warnings.map((warning) => warning.message)).toEqual(['MCP_SERVERS[0].require_approval is the old spelling of requireApproval; it still works, but rename it']);
     expect(GatewayConfig.parse({ mcp: { servers: [{ name: 'a', url: 'https://a.example/mcp', require_approval: { always: ['x'] } }] } }).mcp.servers[0]!.requireApproval).toEqual({ always: ['x'] });
