@@ -5,6 +5,7 @@ import { startGateway, type RunningGateway } from '../support/gateway.ts';
 import { assertValidResponse } from '../support/openresponses-schema.ts';
 import { gemini } from '../support/provider-flavors.ts';
 import { ScriptedChatUpstream, type RecordedRequest, type UpstreamReply } from '../support/scripted-chat-upstream.ts';
+import { McpTestServer } from '../support/mcp-test-server.ts';
 
 const chunk = (data: unknown) => `data: ${JSON.stringify(data)}\r\n\r\n`;
 const candidate = (parts: unknown[], finishReason?: string) => ({ candidates: [{ content: { role: 'model', parts }, ...(finishReason && { finishReason }), index: 0 }], modelVersion: 'gemini-2.5-flash' });
@@ -160,5 +161,45 @@ describe('Gemini native provider, end to end', () => {
     const response = await fetch(`${gateway.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'gemini-2.5-flash', input: 'x' }) });
     expect(response.status).toBe(400);
     expect(((await response.json()) as any).error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_argument', message: '* GenerateContentRequest.contents: contents is not specified' });
+  });
+});
+
+/** The gateway's own MCP loop over Gemini 3: each call's thought signature goes back on that call, every turn. */
+describe('Gemini in the MCP loop', () => {
+  const upstream = new ScriptedChatUpstream();
+  const mcp = new McpTestServer();
+  let gateway: RunningGateway;
+
+  beforeAll(async () => {
+    const [url, mcpUrl] = await Promise.all([upstream.start(), mcp.start()]);
+    gateway = await startGateway(url, { ...gemini.config(url), mcp: { servers: [{ name: 'calc', url: mcpUrl }] } });
+  });
+  afterAll(async () => {
+    await gateway.close();
+    await Promise.all([upstream.close(), mcp.close()]);
+  });
+
+  it("the next model call shows each call under the model's own id with its signature, never Google's placeholder", async () => {
+    upstream.setScript((request) => {
+      const answered = (request.body.contents as any[]).some((content) => content.parts.some((part: any) => part.functionResponse));
+      const parts = answered
+        ? [{ text: 'Both sums are done.' }]
+        : [
+            { functionCall: { id: 'g1', name: 'calc__add', args: { a: 1, b: 2 } }, thoughtSignature: 'U0lHX01DUF8x' },
+            { functionCall: { id: 'g2', name: 'calc__add', args: { a: 3, b: 4 } } },
+          ];
+      const answer = { candidates: [{ content: { role: 'model', parts }, finishReason: 'STOP', index: 0 }], usageMetadata: usage, modelVersion: 'gemini-3-pro-preview' };
+      return streamed(request) ? { kind: 'sse', pieces: [chunk(answer)] } : { kind: 'json', body: answer };
+    });
+    const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 });
+    const response = await client.responses.create({ model: 'gemini-3-pro-preview', input: 'Add both.' });
+    expect(response.output_text).toBe('Both sums are done.');
+    const sent = (upstream.requests.at(-1)!.body.contents as any[]).flatMap((content) => content.parts.filter((part: any) => part.functionCall).map((part: any) => [part.functionCall.id, part.thoughtSignature ?? null]));
+    expect(sent).toEqual([
+      ['g1', 'U0lHX01DUF8x'],
+      ['g2', null],
+    ]);
+    // What the client sees keeps the gateway's own item ids.
+    expect(response.output.filter((item) => item.type === 'mcp_call').map((item) => item.id)).toEqual([expect.stringMatching(/^mcp_/), expect.stringMatching(/^mcp_/)]);
   });
 });
