@@ -157,6 +157,21 @@ describe('convertToAnthropicRequest', () => {
     expect(convertToAnthropicRequest(turn({ temperature: 0.2, topP: 0.5 }), options)).toMatchObject({ temperature: 0.2, top_p: 0.5 });
   });
 
+  it('a tool turn begun without thinking (a forced tool, another provider, a client that dropped the block) goes on without it; one begun with it keeps it', () => {
+    const bare = items([{ role: 'user', content: 'go' }, { type: 'function_call', call_id: 'c1', name: 'f', arguments: '{}' }, { type: 'function_call_output', call_id: 'c1', output: '42' }]);
+    expect(convertToAnthropicRequest(turn({ tools, items: bare, reasoningEffort: 'low' }), options)).not.toHaveProperty('thinking');
+    const thought = items([
+      { role: 'user', content: 'go' },
+      { type: 'reasoning', id: 'rs_1', summary: [], encrypted_content: encodeThinking('Call f.', 'sig') },
+      { type: 'function_call', call_id: 'c1', name: 'f', arguments: '{}' },
+      { type: 'function_call_output', call_id: 'c1', output: '42' },
+    ]);
+    expect(convertToAnthropicRequest(turn({ tools, items: thought, reasoningEffort: 'low' }), options).thinking).toEqual({ type: 'enabled', budget_tokens: 2048 });
+    // Once the model answered, the next user message starts a new turn: thinking as asked.
+    const next = items([{ role: 'user', content: 'go' }, { type: 'function_call', call_id: 'c1', name: 'f', arguments: '{}' }, { type: 'function_call_output', call_id: 'c1', output: '42' }, { role: 'assistant', content: 'It is 42.' }, { role: 'user', content: 'and now?' }]);
+    expect(convertToAnthropicRequest(turn({ tools, items: next, reasoningEffort: 'low' }), options).thinking).toEqual({ type: 'enabled', budget_tokens: 2048 });
+  });
+
   it('token log probabilities, which Claude never gives, are a 400 naming what asked for them', () => {
     expect(() => convertToAnthropicRequest(turn({ logprobs: true, topLogprobs: 3 }), options)).toThrow(expect.objectContaining({ status: 400, param: 'top_logprobs', code: 'unsupported_parameter' }));
     expect(() => convertToAnthropicRequest(turn({ logprobs: true, topLogprobs: null }), options)).toThrow(expect.objectContaining({ status: 400, param: 'include', code: 'unsupported_parameter' }));

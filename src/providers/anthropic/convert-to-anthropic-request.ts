@@ -121,9 +121,21 @@ function thinkingBudget(request: TurnRequest, body: AnthropicRequest, options: A
   const budget = request.reasoningEffort ? THINKING_BUDGET[request.reasoningEffort] : undefined;
   if (!budget) return null;
   if (body.tool_choice?.type === 'any' || body.tool_choice?.type === 'tool') return null;
+  // A tool loop is one assistant turn with one thinking setting: one begun without thinking (a forced tool, another
+  // provider's turn, a client that dropped the block) goes on without, as Claude refuses thinking on beside a bare tool_use.
+  if (inToolTurnWithoutThinking(body.messages)) return null;
   if (request.maxOutputTokens === null) return budget;
   const fitting = Math.min(budget, Math.floor(request.maxOutputTokens / 2));
   return fitting >= MIN_THINKING_BUDGET ? fitting : null;
+}
+
+/** Whether the conversation ends inside a tool turn (tool results answering the last assistant message) that did not start with thinking. */
+function inToolTurnWithoutThinking(messages: readonly AnthropicMessage[]): boolean {
+  const last = messages.at(-1);
+  if (last?.role !== 'user' || last.content[0]?.type !== 'tool_result') return false;
+  const turn = messages.at(-2);
+  const first = turn?.role === 'assistant' ? turn.content[0] : undefined;
+  return first !== undefined && first.type !== 'thinking' && first.type !== 'redacted_thinking';
 }
 
 /**
