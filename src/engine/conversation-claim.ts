@@ -61,7 +61,8 @@ export class ConversationClaim {
   async finish(response: ResponseResource, input: readonly StoredInputItem[]): Promise<void> {
     if (this.#settle()) return;
     if (response.status === 'failed') await this.#store.release(this.#tenant, this.conversationId, this.#holder);
-    else await this.#store.appendAndRelease(this.#tenant, this.conversationId, this.#holder, [...input, ...response.output]);
+    // A compaction_trigger asked for the compaction: it is no item of the conversation (its answer, the compaction item, is).
+    else await this.#store.appendAndRelease(this.#tenant, this.conversationId, this.#holder, [...input.filter((item) => item.type !== 'compaction_trigger'), ...response.output]);
   }
 
   /** The response never started: release without appending (best effort; the claim lapses anyway). */

@@ -80,6 +80,8 @@ function assembleConversation(conversationItems: readonly StoredItem[] | null, c
   // A conversation's items come first, as they were added (`conversation` excludes previous_response_id).
   for (const item of conversationItems ?? []) {
     stored.push(item);
+    // A compaction's summary stands for everything before it, as in a chain.
+    if (item.type === 'compaction') history.length = 0;
     history.push(...storedItemToInput(item));
     if (item.type === 'tool_search_output') searchOutputs.push({ item, param: 'conversation' });
     if (item.type.startsWith('mcp_')) previousOutput.push(item as OutputItem);

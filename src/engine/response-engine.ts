@@ -269,7 +269,8 @@ export class ResponseEngine {
     // A choice naming an MCP server's tools is known only now, in the names they are offered under.
     const toolChoice = resolveToolChoice(request.tool_choice, toolContext.offered.values(), declared, tools);
     const policy: LoopPolicy = { ...prepared.policy, allowed: allowedToolNames(toolChoice) };
-    const resume = planResume(previous, input, executors, toolContext, policy);
+    // A compaction does not go on with a paused turn: its summary stands for that turn, open calls included (the compactor closes them in its window).
+    const resume = compacting ? null : planResume(previous, input, executors, toolContext, policy);
 
     const turnRequest = toTurnRequest(request, route.upstreamModel, modelInput, history.length, tools, declared.hosted, toolChoice);
     // Every model call of the loop fits the context window, or learns it from the upstream's refusal.

@@ -213,6 +213,34 @@ describe.each(flavors)('compaction over $name', (flavor) => {
     expect(texts(lastSeen())).toEqual([`user: ${summaryMessageText(summaries[0]!)}`, 'user: Who am I?']);
   });
 
+  it('compaction_trigger continuing a paused turn: the one compaction item, no closing output; the next turn by previous_response_id sends no orphan result', async () => {
+    const tools = [{ type: 'function' as const, name: 'ask_user', parameters: { type: 'object', properties: {} }, strict: false }];
+    upstream.setScript((request: RecordedRequest) => {
+      const seen = flavor.seen(request);
+      if (asksForSummary(seen)) return flavor.render(request, { text: `Summary ${summaries.push('s')} of the paused work` });
+      return seen.some((entry) => entry.kind === 'user' && entry.text === 'Ask me.') && !seen.some((entry) => entry.kind === 'call') ? flavor.render(request, { calls: [{ id: 'call_ask', name: 'ask_user', args: {} }] }) : flavor.render(request, { text: 'ok' });
+    });
+    const paused = await client.responses.create({ model: flavor.model, input: 'Ask me.', tools });
+    expect(paused.output.map((item) => item.type)).toEqual(['function_call']);
+    const compacted = await client.responses.create({ model: flavor.model, previous_response_id: paused.id, tools, input: [{ type: 'compaction_trigger' }] });
+    expect(compacted.output.map((item) => item.type)).toEqual(['compaction']);
+    await client.responses.create({ model: flavor.model, previous_response_id: compacted.id, tools, input: 'Go on.' });
+    expect(lastSeen().filter((entry) => entry.kind === 'result' || entry.kind === 'call')).toEqual([]);
+    expect(texts(lastSeen()).at(-1)).toBe('user: Go on.');
+  });
+
+  it('compaction_trigger inside a Conversation: its summary stands for everything before it there too, and the trigger is no item of the conversation', async () => {
+    const conversation = await client.conversations.create({});
+    await client.responses.create({ model: flavor.model, conversation: conversation.id, input: 'I am Ada.' });
+    await client.responses.create({ model: flavor.model, conversation: conversation.id, input: 'I work on parser.ts.' });
+    const compacted = await client.responses.create({ model: flavor.model, conversation: conversation.id, input: [{ type: 'compaction_trigger' }] });
+    expect(compacted.output.map((item) => item.type)).toEqual(['compaction']);
+    await client.responses.create({ model: flavor.model, conversation: conversation.id, input: 'Who am I?' });
+    expect(texts(lastSeen())).toEqual([`user: ${summaryMessageText(summaries[0]!)}`, 'user: Who am I?']);
+    const listed = await client.conversations.items.list(conversation.id, { order: 'asc' });
+    expect(listed.data.map((item) => item.type)).not.toContain('compaction_trigger');
+  });
+
   it('an upstream failure is the error envelope with the status POST /v1/responses gives it', async () => {
     const { reply, status } = flavor.failAtOnce();
     upstream.setScript(() => reply);
