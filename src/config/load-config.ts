@@ -13,6 +13,7 @@ import { operatorRequireApproval } from './operator-approval-schema.ts';
 import { ProviderConfig, rateLimit, structuredOutputMode, textToolCallRetries, toolCallMode } from './provider-config.ts';
 import { findUnknownKeys } from './schema-introspection.ts';
 import { browserOrigin, httpUrl, mcpServerUrl, redisUrl } from './url-schemas.ts';
+import { timerMs } from './timer-ms.ts';
 
 /** Allow and deny lists: deny wins; an allow list, when present, permits only what it lists. */
 const allowDeny = <T extends z.ZodType<string>>(entry: T) => z.object({ allow: z.array(entry).optional(), deny: z.array(entry).default([]) }).prefault({});
@@ -42,14 +43,14 @@ export const GatewayConfig = z.object({
        * Node's own default; it bounds a client trickling its body, never a
        * response: streams run as long as the model talks.
        */
-      requestTimeoutMs: z.int().min(0).default(300_000),
-      keepAliveIntervalMs: z.int().positive().default(15_000),
+      requestTimeoutMs: timerMs.min(0).default(300_000),
+      keepAliveIntervalMs: timerMs.positive().default(15_000),
       corsOrigins: z.array(browserOrigin).default(['*']),
-      shutdownGraceMs: z.int().min(0).default(30_000),
+      shutdownGraceMs: timerMs.min(0).default(30_000),
       /** How long an `Idempotency-Key` on POST /v1/responses keeps its response, per tenant. */
       idempotencyTtlSeconds: z.int().positive().default(86_400),
       /** How long one WebSocket connection on /v1/responses may stay open (OpenResponses: 60 minutes). */
-      websocketMaxConnectionMs: z.int().positive().default(3_600_000),
+      websocketMaxConnectionMs: timerMs.positive().default(3_600_000),
       /** response.create events that may wait behind a WebSocket's running response. */
       websocketMaxQueued: z.int().positive().default(32),
     })
@@ -87,11 +88,11 @@ export const GatewayConfig = z.object({
       /** Attempts after the first, over the deployments in weighted order, revisiting them after a back-off. */
       retries: z.int().min(0).max(10).default(2),
       /** Pause before revisiting a deployment, doubled each further round. */
-      backoffMs: z.int().min(0).default(250),
+      backoffMs: timerMs.min(0).default(250),
       /** A longer upstream `retry-after` is not waited for; a deployment answering 429 cools down at most this long. */
-      maxRetryAfterMs: z.int().min(0).default(30_000),
+      maxRetryAfterMs: timerMs.min(0).default(30_000),
       /** How long a failing deployment is skipped. */
-      cooldownMs: z.int().min(0).default(30_000),
+      cooldownMs: timerMs.min(0).default(30_000),
       /** Failures in a row (connection errors, 5xx, overloaded) that cool a deployment down. */
       failuresBeforeCooldown: z.int().positive().default(3),
     })
@@ -104,15 +105,15 @@ export const GatewayConfig = z.object({
       keyPrefix: z.string().default('loopgate:'),
       ttlSeconds: z.int().positive().default(2_592_000),
       maxEntries: z.int().positive().default(10_000),
-      commandTimeoutMs: z.int().positive().default(1_000),
-      connectTimeoutMs: z.int().positive().default(2_000),
+      commandTimeoutMs: timerMs.positive().default(1_000),
+      connectTimeoutMs: timerMs.positive().default(2_000),
     })
     .prefault({}),
   loop: z
     .object({
       maxTurns: z.int().positive().default(10),
-      toolTimeoutMs: z.int().positive().default(60_000),
-      deadlineMs: z.int().positive().default(600_000),
+      toolTimeoutMs: timerMs.positive().default(60_000),
+      deadlineMs: timerMs.positive().default(600_000),
       maxConsecutiveToolFailures: z.int().min(0).default(0),
       pausedStatus: z.enum(['requires_action', 'completed']).default('requires_action'),
       hostedTools: z.enum(['omit', 'reject']).default('omit'),
@@ -139,7 +140,7 @@ export const GatewayConfig = z.object({
           /** The operator's own judge of every final answer, when validation is on; requests cannot turn it off. */
           validator: z
             .discriminatedUnion('type', [
-              z.object({ type: z.literal('http'), url: httpUrl, headers: z.record(z.string(), z.string()).default({}), timeoutMs: z.int().positive().default(10_000) }),
+              z.object({ type: z.literal('http'), url: httpUrl, headers: z.record(z.string(), z.string()).default({}), timeoutMs: timerMs.positive().default(10_000) }),
               z.object({ type: z.literal('mcp'), tool: z.string().regex(/^[a-zA-Z0-9_-]{1,32}__.+$/, 'an operator MCP tool as the model calls it: <server>__<tool>') }),
             ])
             .nullable()
@@ -158,7 +159,7 @@ export const GatewayConfig = z.object({
   background: z
     .object({
       /** An owner's lease on a running background response; a replica silent this long is presumed dead and its responses end as failed. */
-      leaseMs: z.int().min(500).default(5_000),
+      leaseMs: timerMs.min(500).default(5_000),
       /** Most events kept per background response for resuming streams. */
       maxEvents: z.int().positive().default(10_000),
       /** Most bytes of events kept per background response. */
@@ -166,7 +167,7 @@ export const GatewayConfig = z.object({
       /** How long a background response's events are kept after its last one. */
       eventsTtlSeconds: z.int().positive().default(3_600),
       /** Longest `POST /v1/responses/{id}/cancel` waits for the response to end before answering with its state. */
-      cancelWaitMs: z.int().min(0).default(10_000),
+      cancelWaitMs: timerMs.min(0).default(10_000),
     })
     .prefault({}),
   mcp: z
@@ -183,19 +184,19 @@ export const GatewayConfig = z.object({
               allowedTools: z.array(z.string()).nullable().default(null),
               // Which of its tools wait for the client's approval (operator-approval-schema.ts).
               requireApproval: operatorRequireApproval.default('never'),
-              timeoutMs: z.int().positive().nullable().default(null),
+              timeoutMs: timerMs.positive().nullable().default(null),
             }),
           ),
         )
         .default([]),
       allowedUrls: z.array(httpUrl).default([]),
-      listTtlMs: z.int().positive().default(300_000),
-      timeoutMs: z.int().positive().default(60_000),
-      connectTimeoutMs: z.int().positive().default(5_000),
-      listTimeoutMs: z.int().positive().default(10_000),
-      listWaitMs: z.int().min(0).default(500),
-      retryBaseMs: z.int().positive().default(1_000),
-      retryMaxMs: z.int().positive().default(60_000),
+      listTtlMs: timerMs.positive().default(300_000),
+      timeoutMs: timerMs.positive().default(60_000),
+      connectTimeoutMs: timerMs.positive().default(5_000),
+      listTimeoutMs: timerMs.positive().default(10_000),
+      listWaitMs: timerMs.min(0).default(500),
+      retryBaseMs: timerMs.positive().default(1_000),
+      retryMaxMs: timerMs.positive().default(60_000),
       maxOutputChars: z.int().positive().default(100_000),
       /** Images tools answer with: `attach` them for the model (after the output's text), or `describe` them in a line of text (for models without vision). */
       images: z.enum(['attach', 'describe']).default('attach'),

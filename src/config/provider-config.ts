@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { UPSTREAM_HOSTED_TOOL_TYPES } from '../protocol/hosted-tools.ts';
 import { httpUrl } from './url-schemas.ts';
+import { timerMs } from './timer-ms.ts';
 
 /** The `providers.<name>` entries of the configuration: one schema per upstream API, and the parts they share. */
 
@@ -32,9 +33,9 @@ const outboundLimits = {
 /** How every HTTP provider reaches its upstream: pooled connections and the three time bounds of a request (providers/http-upstream.ts). */
 const upstreamConnectionConfig = {
   connections: z.int().positive().default(256),
-  connectTimeoutMs: z.int().positive().default(10_000),
-  firstByteTimeoutMs: z.int().positive().default(300_000),
-  idleTimeoutMs: z.int().positive().default(300_000),
+  connectTimeoutMs: timerMs.positive().default(10_000),
+  firstByteTimeoutMs: timerMs.positive().default(300_000),
+  idleTimeoutMs: timerMs.positive().default(300_000),
 };
 
 /** How an OpenAI-wire upstream takes its key and what every request's query carries; Azure OpenAI: `auth: "api-key"` and, for its dated APIs, `apiVersion` (providers/http-upstream.ts). */
@@ -88,7 +89,7 @@ const AnthropicProviderConfig = z.object({
   defaultMaxTokens: z.int().positive().default(8_192),
   /** `auto`: mark where Anthropic may cache the prompt (system or tools, and the conversation's end), as OpenAI caches by itself; `off`: send no marks. */
   promptCaching: z.enum(['auto', 'off']).default('auto'),
-  timeoutMs: z.int().positive().default(600_000),
+  timeoutMs: timerMs.positive().default(600_000),
   ...outboundLimits,
   ...upstreamConnectionConfig,
   ...providerModelDefaults,

@@ -322,6 +322,24 @@ describe('WebSocket transport: connection rules', () => {
     expect(upstream.requests).toHaveLength(0);
   });
 
+  it('more frames than may wait: each waiting one and the refused one get websocket_queue_full under their own stream_id, then the close', async () => {
+    const small = await startGateway(upstreamUrl, { server: { websocketMaxQueued: 2 } });
+    try {
+      upstream.setScript(() => slowText('busy for a while', 40));
+      const socket = new SocketClient(new OpenAI({ baseURL: small.baseURL, apiKey: 'k', maxRetries: 0 }));
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      socket.send({ model: 'm', input: 'running', store: false, stream_id: 'lane-run' });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      for (const lane of ['lane-0', 'lane-1', 'lane-2']) socket.send({ model: 'm', input: lane, store: false, stream_id: lane });
+      const closed = await socket.closed;
+      expect(closed.code).toBe(1008);
+      const refusals = socket.frames.filter((frame: any) => frame.type === 'error' && frame.error?.code === 'websocket_queue_full');
+      expect(refusals.map((frame: any) => frame.stream_id).sort()).toEqual(['lane-0', 'lane-1', 'lane-2']);
+    } finally {
+      await small.close();
+    }
+  });
+
   it('a plain GET /v1/responses (no upgrade) is a 426 in the error envelope', async () => {
     const response = await fetch(`${gateway.baseURL}/responses`);
     expect(response.status).toBe(426);

@@ -131,6 +131,13 @@ describe('loadConfig', () => {
     expect(problems[0]).not.toContain('long-password-4711');
   });
 
+  it('a duration longer than a Node timer keeps (a value meant as "never") is refused, where it fired at once and closed every socket', () => {
+    expect(problemsOf(resolveConfig({ WEBSOCKET_MAX_CONNECTION_MS: '2592000000', SSE_KEEPALIVE_MS: '2592000000' })).sort()).toEqual([
+      'SSE_KEEPALIVE_MS must be an integer from 1 to 2147483647, got "2592000000"',
+      'WEBSOCKET_MAX_CONNECTION_MS must be an integer from 1 to 2147483647, got "2592000000"',
+    ]);
+  });
+
   it('takes CORS origins as browsers send them, * for any; one that no Origin could ever equal is a problem naming the origin meant', () => {
     expect(loadConfig({ CORS_ORIGINS: '*' }).server.corsOrigins).toEqual(['*']);
     expect(loadConfig({ CORS_ORIGINS: 'http://localhost:3000,chrome-extension://abcdef' }).server.corsOrigins).toEqual(['http://localhost:3000', 'chrome-extension://abcdef']);
@@ -184,7 +191,7 @@ describe('start-up validation', () => {
       [
         'PORT must be an integer from 0 to 65535, got "abc"',
         'MAX_TURNS must be a positive integer, got "0"',
-        'SHUTDOWN_GRACE_MS must be an integer of at least 0, got "-5"',
+        'SHUTDOWN_GRACE_MS must be an integer from 0 to 2147483647, got "-5"',
         'STORE_TTL_SECONDS must be a positive integer, got "1.5"',
         'OPENAI_BASE_URL must be an absolute http:// or https:// URL such as http://localhost:11434/v1, got "localhost:11434/v1"',
         'REDIS_URL must be an absolute redis:// or rediss:// URL such as redis://localhost:6379, got "http://127.0.0.1:6379"',

@@ -101,7 +101,11 @@ export class ResponsesSocketSession {
   #enqueue(frame: Frame): void {
     if (this.#queue.length >= this.#options.maxQueuedFrames) {
       const error = new GatewayError({ status: 429, type: 'rate_limit_error', code: 'websocket_queue_full', message: `More than ${this.#options.maxQueuedFrames} response.create events are waiting on this connection; responses on one WebSocket run one at a time — open more connections to run them in parallel.` });
-      void this.#sendError(error, null).then(() => this.#socket.close(POLICY_VIOLATION, 'websocket_queue_full'));
+      // The connection closes: the refused frame and those still waiting each get the error under their own stream_id, so no client lane waits on a reply that cannot come.
+      const refused = [frame, ...this.#queue.splice(0)];
+      void (async () => {
+        for (const each of refused) await this.#sendError(error, parseClientFrame(each.data, each.isBinary).streamId);
+      })().then(() => this.#socket.close(POLICY_VIOLATION, 'websocket_queue_full'));
       return;
     }
     this.#queue.push(frame);
