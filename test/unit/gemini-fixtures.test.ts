@@ -107,6 +107,11 @@ describe('Gemini generateContent → OpenResponses events', () => {
     const limited = await provider.startTurn(turnRequest({ model: 'gemini-2.5-flash', stream: true }), new AbortController().signal).catch((error) => error);
     expect(limited).toBeInstanceOf(GatewayError);
     expect(limited).toMatchObject({ status: 429, code: 'resource_exhausted', message: 'Resource has been exhausted (e.g. check quota).' });
+    // Google says when to come back in the body's RetryInfo: passed on as the headers the SDKs wait by.
+    const quota = { error: { code: 429, message: 'You exceeded your current quota.', status: 'RESOURCE_EXHAUSTED', details: [{ '@type': 'type.googleapis.com/google.rpc.QuotaFailure', violations: [] }, { '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '37s' }] } };
+    upstream.setScript(() => ({ kind: 'json', status: 429, body: quota }));
+    const told = await provider.startTurn(turnRequest({ model: 'gemini-2.5-flash', stream: true }), new AbortController().signal).catch((error) => error);
+    expect(told).toMatchObject({ status: 429, headers: { 'retry-after': '37', 'retry-after-ms': '37000' } });
 
     upstream.setScript(() => ({ kind: 'json', status: 404, body: { error: { code: 404, message: 'models/gemini-nope is not found for API version v1beta, or is not supported for generateContent.', status: 'NOT_FOUND' } } }));
     const missing = await provider.startTurn(turnRequest({ model: 'gemini-nope', stream: true }), new AbortController().signal).catch((error) => error);
@@ -171,11 +176,26 @@ describe('TurnRequest → generateContent request', () => {
     });
   });
 
+  it('reasoning summaries asked for without an effort turn thoughts on; files are labelled by their kind, not all as PDF', () => {
+    expect(convertToGeminiRequest(turnRequest({ reasoningSummary: 'auto' })).generationConfig).toEqual({ thinkingConfig: { includeThoughts: true } });
+    const file = (part: Record<string, unknown>) => convertToGeminiRequest(turnRequest({ items: [{ type: 'message', role: 'user', content: [{ type: 'input_file', ...part }] }] as TurnRequest['items'], historyLength: 0 })).contents[0]!.parts[0];
+    expect(file({ filename: 'table.csv', file_data: 'YSxiCjEsMg==' })).toEqual({ inlineData: { mimeType: 'text/csv', data: 'YSxiCjEsMg==' } });
+    expect(file({ filename: 'notes.md', file_data: 'IyBUaXRsZQ==' })).toEqual({ inlineData: { mimeType: 'text/markdown', data: 'IyBUaXRsZQ==' } });
+    expect(file({ file_url: 'https://example.com/talk.mp3' })).toMatchObject({ fileData: { mimeType: 'audio/mpeg' } });
+    expect(file({ file_url: 'gs://bucket/data.csv' })).toMatchObject({ fileData: { mimeType: 'text/csv' } });
+    expect(file({ file_url: 'https://example.com/paper' })).toMatchObject({ fileData: { mimeType: 'application/pdf' } });
+  });
+
   it('tool_choice modes; an output whose call is unknown is a clear 400', () => {
     const tools = [{ type: 'function' as const, name: 'a', parameters: { type: 'object' }, strict: false }];
     expect(convertToGeminiRequest(turnRequest({ tools, toolChoice: 'none' })).toolConfig).toEqual({ functionCallingConfig: { mode: 'NONE' } });
     expect(convertToGeminiRequest(turnRequest({ tools, toolChoice: 'required' })).toolConfig).toEqual({ functionCallingConfig: { mode: 'ANY' } });
-    expect(convertToGeminiRequest(turnRequest({ tools, toolChoice: { type: 'allowed_tools', mode: 'auto', tools: [{ type: 'function', name: 'a' }] } })).toolConfig).toEqual({ functionCallingConfig: { mode: 'AUTO', allowedFunctionNames: ['a'] } });
+    // Google takes allowedFunctionNames only with ANY: allowed_tools under auto shows the model the allowed functions alone.
+    const both = [...tools, { type: 'function' as const, name: 'b', parameters: { type: 'object' }, strict: false }];
+    const auto = convertToGeminiRequest(turnRequest({ tools: both, toolChoice: { type: 'allowed_tools', mode: 'auto', tools: [{ type: 'function', name: 'a' }] } }));
+    expect(auto.toolConfig).toEqual({ functionCallingConfig: { mode: 'AUTO' } });
+    expect(auto.tools![0]!.functionDeclarations.map((declaration) => declaration.name)).toEqual(['a']);
+    expect(convertToGeminiRequest(turnRequest({ tools: both, toolChoice: { type: 'allowed_tools', mode: 'required', tools: [{ type: 'function', name: 'a' }] } })).toolConfig).toEqual({ functionCallingConfig: { mode: 'ANY', allowedFunctionNames: ['a'] } });
     expect(() => convertToGeminiRequest(turnRequest({ items: [{ type: 'function_call_output', call_id: 'call_x', output: 'x' }] as TurnRequest['items'], historyLength: 0 }))).toThrow(
       expect.objectContaining({ status: 400, param: 'input[0].call_id' }),
     );

@@ -14,6 +14,10 @@ const THINKING_BUDGET: Record<string, number> = { none: 0, minimal: 512, low: 2_
 const MIME_BY_EXTENSION: Record<string, string> = {
   png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', webp: 'image/webp', gif: 'image/gif', heic: 'image/heic',
   pdf: 'application/pdf', mp4: 'video/mp4', webm: 'video/webm', mov: 'video/quicktime', txt: 'text/plain',
+  // The documents and audio Gemini reads besides PDFs: labelled PDF, it would try to parse them as one.
+  csv: 'text/csv', md: 'text/markdown', markdown: 'text/markdown', html: 'text/html', htm: 'text/html', xml: 'text/xml', json: 'application/json',
+  js: 'text/javascript', py: 'text/x-python', css: 'text/css', rtf: 'text/rtf',
+  mp3: 'audio/mpeg', wav: 'audio/wav', ogg: 'audio/ogg', flac: 'audio/flac', aac: 'audio/aac', m4a: 'audio/mp4', aiff: 'audio/aiff',
 };
 
 /** Translates one turn into a `generateContent` request body. */
@@ -31,7 +35,9 @@ export function convertToGeminiRequest(request: TurnRequest): GeminiRequest {
     const named = typeof choice === 'object' && choice?.type === 'function' ? [choice.name] : allowed;
     if (mode || named) {
       const wire = mode === 'required' ? 'ANY' : mode === 'none' ? 'NONE' : named && mode === null ? 'ANY' : 'AUTO';
-      body.toolConfig = { functionCallingConfig: { mode: wire, ...(named && wire !== 'NONE' && { allowedFunctionNames: named }) } };
+      // Google takes allowedFunctionNames only with ANY: under AUTO the model is shown only the allowed functions instead.
+      if (wire === 'AUTO' && named) body.tools = [{ functionDeclarations: body.tools[0]!.functionDeclarations.filter((declaration) => named.includes(declaration.name)) }];
+      body.toolConfig = { functionCallingConfig: { mode: wire, ...(named && wire === 'ANY' && { allowedFunctionNames: named }) } };
     }
   }
 
@@ -53,6 +59,8 @@ export function convertToGeminiRequest(request: TurnRequest): GeminiRequest {
   }
   const budget = request.reasoningEffort ? THINKING_BUDGET[request.reasoningEffort] : undefined;
   if (budget !== undefined) generation.thinkingConfig = budget === 0 ? { thinkingBudget: 0 } : { includeThoughts: true, thinkingBudget: budget };
+  // Summaries asked for without an effort: the model thinks as it does by default, and says so.
+  else if (request.reasoningSummary !== null) generation.thinkingConfig = { includeThoughts: true };
   if (Object.keys(generation).length > 0) body.generationConfig = generation;
   return body;
 }
@@ -134,7 +142,7 @@ function userPart(part: UserContentPart | FunctionCallOutputPart, param: string)
         const data = parseDataUrl(part.file_data) ?? { mimeType: mimeOf(part.filename ?? '', 'application/pdf'), data: part.file_data };
         return [{ inlineData: data }];
       }
-      if (part.file_url) return [media(part.file_url, 'application/pdf')];
+      if (part.file_url) return [media(part.file_url, mimeOf(part.filename ?? '', 'application/pdf'))];
       throw invalidRequest('An input_file needs file_data or file_url.', param, 'missing_required_parameter');
     }
     case 'input_video':

@@ -16,7 +16,9 @@ export function errorFromGeminiStatus(provider: string, status: number, bodyText
   const tooLong = status === 400 && body?.message ? inputTooLong(body.message) : null;
   if (tooLong) return tooLong;
   const normalised = body ? JSON.stringify({ error: { message: body.message, code: body.status?.toLowerCase() ?? null } }) : bodyText;
-  return errorFromUpstreamStatus(provider, status, normalised, retry);
+  // Google says when to come back in the body (RetryInfo's retryDelay, "37s"), not in a header.
+  const delay = body?.retryDelayMs ?? null;
+  return errorFromUpstreamStatus(provider, status, normalised, delay !== null && !retry['retry-after'] && !retry['retry-after-ms'] ? { 'retry-after-ms': String(delay), 'retry-after': String(Math.ceil(delay / 1000)) } : retry);
 }
 
 /** An error inside the stream's first frame, after a 200. */
@@ -31,18 +33,26 @@ function inputTooLong(message: string): ContextLengthExceeded | null {
   return sizes ? new ContextLengthExceeded(message, { window: Number(sizes[2]), inputTokens: Number(sizes[1]), outputTokens: null }) : null;
 }
 
-function parseGoogleError(text: string): { message?: string; status?: string; reasons: string[] } | null {
+function parseGoogleError(text: string): { message?: string; status?: string; reasons: string[]; retryDelayMs?: number } | null {
   try {
     const parsed = JSON.parse(text) as unknown;
     // Some Google front ends answer with a one-element array of the error object.
     const body = (Array.isArray(parsed) ? parsed[0] : parsed) as { error?: { message?: unknown; status?: unknown; details?: unknown } } | null;
     const error = body?.error;
     if (!error || typeof error !== 'object') return null;
-    const reasons = Array.isArray(error.details) ? error.details.flatMap((detail: { reason?: unknown } | null) => (typeof detail?.reason === 'string' ? [detail.reason] : [])) : [];
-    return { ...(typeof error.message === 'string' && { message: error.message }), ...(typeof error.status === 'string' && { status: error.status }), reasons };
+    const details = (Array.isArray(error.details) ? error.details : []) as ({ reason?: unknown; retryDelay?: unknown } | null)[];
+    const reasons = details.flatMap((detail) => (typeof detail?.reason === 'string' ? [detail.reason] : []));
+    const retryDelayMs = details.map((detail) => durationMs(detail?.retryDelay)).find((delay) => delay !== null);
+    return { ...(typeof error.message === 'string' && { message: error.message }), ...(typeof error.status === 'string' && { status: error.status }), reasons, ...(retryDelayMs != null && { retryDelayMs }) };
   } catch {
     return null;
   }
+}
+
+/** A protobuf Duration as JSON writes it ("37s", "1.5s") in milliseconds; null for anything else. */
+function durationMs(value: unknown): number | null {
+  const match = typeof value === 'string' ? /^(\d+(?:\.\d+)?)s$/.exec(value) : null;
+  return match ? Math.ceil(Number(match[1]) * 1000) : null;
 }
 
 /** A body that is not the GenerateContentResponse it should be. */
