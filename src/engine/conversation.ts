@@ -86,6 +86,7 @@ function assembleConversation(conversationItems: readonly StoredItem[] | null, c
     if (item.type === 'tool_search_output') searchOutputs.push({ item, param: 'conversation' });
     if (item.type.startsWith('mcp_')) previousOutput.push(item as OutputItem);
   }
+  if (conversationItems) sayOrphanedOutputs(history);
   for (const turn of chain) {
     // A turn that compacted the conversation (compaction_trigger) answered with a summary that stands for everything before it, its own input included.
     const compacted = turn.output.some((item) => item.type === 'compaction');
@@ -112,6 +113,20 @@ function assembleConversation(conversationItems: readonly StoredItem[] | null, c
     if (item.type === 'tool_search_output') searchOutputs.push({ item, param: `input[${index}]` });
   });
   return { history, input, previous, previousOutput, loadedTools: loadedToolsOf(searchOutputs), turns: chain };
+}
+
+/**
+ * A conversation's items can be deleted one by one: a tool output whose call
+ * was deleted would be refused by every upstream (a result answering no
+ * call). It is shown to the model as what it is, in a message, instead.
+ */
+function sayOrphanedOutputs(history: InputItem[]): void {
+  const calls = new Set(history.flatMap((item) => (item.type === 'function_call' ? [item.call_id] : [])));
+  history.forEach((item, index) => {
+    if (item.type !== 'function_call_output' || calls.has(item.call_id)) return;
+    const text = typeof item.output === 'string' ? item.output : item.output.map((part) => (part.type === 'input_text' ? part.text : `[${part.type}]`)).join('\n');
+    history[index] = { type: 'message', role: 'user', content: `The output of a tool call no longer in this conversation (${item.call_id}):\n${text}` };
+  });
 }
 
 /** What the conversation's tool searches loaded, at most `maxTools` of them (each function of a namespace counted), like the request's own tools. */

@@ -146,6 +146,17 @@ for (const storeKind of ['memory', 'redis'] as const) {
       expect(types).toEqual(['message', 'function_call', 'function_call_output', 'function_call', 'function_call_output']);
     });
 
+    it("a tool output whose call was deleted from the conversation reaches the model as a message, never as a result answering no call (which upstreams refuse)", async () => {
+      const call = { type: 'function_call' as const, call_id: 'call_gone', name: 'weather', arguments: '{}' };
+      const conversation = await client.conversations.create({ items: [userMessage('Weather?'), call, { type: 'function_call_output', call_id: 'call_gone', output: 'sunny' }] });
+      const listed = (await client.conversations.items.list(conversation.id, { order: 'asc' })).data;
+      await client.conversations.items.delete(listed.find((item) => item.type === 'function_call')!.id!, { conversation_id: conversation.id });
+      await client.responses.create({ model: 'm', conversation: conversation.id, input: 'and tomorrow?' });
+      const messages = upstream.requests.at(-1)!.body.messages as { role: string; content: string }[];
+      expect(messages.map((message) => message.role)).toEqual(['user', 'user', 'user']);
+      expect(messages[1]!.content).toContain('sunny');
+    });
+
     it('keeps ids the client gives its items', async () => {
       const conversation = await client.conversations.create({ items: [{ id: 'msg_mine', type: 'message', role: 'user', content: [{ type: 'input_text', text: 'hi' }] } as OpenAI.Responses.ResponseInputItem] });
       expect(await client.conversations.items.retrieve('msg_mine', { conversation_id: conversation.id })).toMatchObject({ id: 'msg_mine', content: [{ type: 'input_text', text: 'hi' }] });

@@ -108,6 +108,8 @@ describe('launch contract: `npm start` entry point with environment variables', 
       const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 });
       // A model the SDK lists as deprecated: it warns with console.warn, whatever logger it was given.
       expect((await client.responses.create({ model: 'claude-sonnet-4-5', input: 'hi' })).output_text).toBe('still served');
+      // Said again on every call: logged once.
+      expect((await client.responses.create({ model: 'claude-sonnet-4-5', input: 'again' })).output_text).toBe('still served');
       await waitFor(() => gateway.logs.some((entry) => entry.source === 'console'));
       expect(gateway.logs.filter((entry) => entry.source === 'console')).toEqual([expect.objectContaining({ level: 40, msg: expect.stringContaining("The model 'claude-sonnet-4-5' is deprecated") })]);
       expect(gateway.stderr()).not.toContain('deprecated');
