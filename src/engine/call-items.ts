@@ -31,20 +31,6 @@ const FUNCTION_CALL_ITEMS: CallItems = {
   approvalRequest: () => null,
 };
 
-/**
- * The id the model gave an MCP call, kept on the live `mcp_call` item (whose
- * own id is the gateway's) for the rest of the response: the next model call
- * shows the model its call under that id, which an upstream may have tied
- * state to (Gemini's thought signature on the call). Not enumerable, so no
- * client and no store ever sees it; a stored item goes back under its own id.
- */
-const MODEL_CALL_ID = Symbol('loopgate.modelCallId');
-
-/** The model's own id for an MCP call of this response, where the item still carries it. */
-export function modelCallIdOf(item: object): string | undefined {
-  return (item as { [MODEL_CALL_ID]?: string })[MODEL_CALL_ID];
-}
-
 /** OpenAI's MCP items: one `mcp_call` holding arguments and output or error; `mcp_approval_request` to ask. */
 function mcpCallItems(presentation: Extract<CallPresentation, { kind: 'mcp' }>): CallItems {
   return {
@@ -54,7 +40,6 @@ function mcpCallItems(presentation: Extract<CallPresentation, { kind: 'mcp' }>):
         { type: 'mcp_call', id: newId('mcp'), server_label: presentation.serverLabel, name: presentation.toolName, arguments: call.arguments, status: 'in_progress', ...(approvalRequestId && { approval_request_id: approvalRequestId }) },
         emit,
       );
-      Object.defineProperty(slot.item, MODEL_CALL_ID, { value: call.callId, enumerable: false });
       return ({ output, isError, unfinished, images }) => {
         if (isError) slot.item.error = jsonStringField(output, 'error') ?? output;
         else slot.item.output = output;

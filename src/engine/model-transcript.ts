@@ -13,8 +13,6 @@ export class ModelTranscript {
   readonly #items: InputItem[] = [];
   /** How much of the output is already in `#items`. */
   #seen = 0;
-  /** The call ids the model has been shown, once an MCP call needs to know (#mcpCall). */
-  #callIds: Set<string> | null = null;
 
   constructor(before: readonly InputItem[]) {
     this.#before = before;
@@ -37,29 +35,10 @@ export class ModelTranscript {
     for (let index = this.#seen; index < output.length; index++) {
       const item = output[index]!;
       if (item.type !== 'mcp_call') this.#items.push(...storedItemToInput(item));
-      else for (const part of this.#mcpCall(item)) (part.type === 'function_call_output' ? (outputs ??= []) : this.#items).push(part);
+      else for (const part of storedItemToInput(item)) (part.type === 'function_call_output' ? (outputs ??= []) : this.#items).push(part);
     }
     if (outputs) this.#items.push(...outputs);
     this.#seen = output.length;
-  }
-
-  /**
-   * An MCP call of this response as the model made it, under its own call id
-   * (call-items.ts) — unless a call the model was already shown has that id
-   * (a server that numbers each turn's calls from 0): ids must stay unique in
-   * a conversation, so it goes under the item's own id then.
-   */
-  #mcpCall(item: Extract<OutputItem, { type: 'mcp_call' }>): InputItem[] {
-    const parts = storedItemToInput(item);
-    const taken = (this.#callIds ??= new Set([...this.#before, ...this.#items].flatMap((seen) => (seen.type === 'function_call' ? [seen.call_id] : []))));
-    const callId = parts[0]?.type === 'function_call' ? parts[0].call_id : null;
-    if (callId === null) return parts;
-    if (!taken.has(callId)) {
-      taken.add(callId);
-      return parts;
-    }
-    taken.add(item.id);
-    return parts.map((part) => ({ ...part, call_id: item.id }) as InputItem);
   }
 
   /** An answer taken out of the output, then what the gateway said to it: the model sees both, the client neither. */

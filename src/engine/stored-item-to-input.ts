@@ -3,7 +3,6 @@ import type { StoredItem } from '../store/response-store.ts';
 import { qualifiedToolName } from '../executors/mcp/mcp-executor.ts';
 import { modelCallOf, modelOutputOf } from './client-call-kinds.ts';
 import type { OutputTextAnnotations } from '../protocol/input-items.ts';
-import { modelCallIdOf } from './call-items.ts';
 
 /**
  * Reads a stored item — an earlier request's input or an earlier response's
@@ -52,11 +51,9 @@ export function storedItemToInput(item: StoredItem | InputItem): InputItem[] {
       // Images the tool answered with follow the text, as in a function_call_output.
       const images = item['loopgate:images'] ?? [];
       const output = images.length > 0 ? [{ type: 'input_text' as const, text }, ...images] : text;
-      // Within the response that made it, under the model's own id (call-items.ts); stored, under the item's.
-      const callId = modelCallIdOf(item) ?? item.id;
       return [
-        { type: 'function_call', call_id: callId, name, arguments: item.arguments },
-        { type: 'function_call_output', call_id: callId, output },
+        { type: 'function_call', call_id: item.id, name, arguments: item.arguments },
+        { type: 'function_call_output', call_id: item.id, output },
       ];
     }
     case 'mcp_list_tools':

@@ -62,7 +62,7 @@ describe('Gemini generateContent → OpenResponses events', () => {
     ]);
     expect(new Set(calls.map((call: any) => call.call_id)).size).toBe(2);
     const signed = response.output.find((item: any) => item.type === 'reasoning');
-    expect(decodeSignature(signed.encrypted_content)).toEqual({ part: 'call', callId: calls[0].call_id, signature: 'CiIBVKhc7sig-call-3PLg2yHBQ==' });
+    expect(decodeSignature(signed.encrypted_content)).toEqual({ part: 'call', callId: calls[0].call_id, signature: 'CiIBVKhc7sig-call-3PLg2yHBQ==', name: calls[0].name, arguments: calls[0].arguments });
     expect(response.usage.output_tokens_details.reasoning_tokens).toBe(60);
   });
 

@@ -69,6 +69,8 @@ function convertConversation(instructions: string | null, items: InputItem[], hi
   const contents: GeminiContent[] = [];
   const callNames = new Map<string, string>();
   const callSignatures = new Map<string, string>();
+  /** The same signatures by the call's name and arguments: an MCP call of the gateway's loop comes back under the gateway's item id. */
+  const signaturesByCall = new Map<string, string>();
   const push = (role: GeminiContent['role'], parts: GeminiPart[]) => {
     if (parts.length === 0) return;
     const last = contents.at(-1);
@@ -81,7 +83,10 @@ function convertConversation(instructions: string | null, items: InputItem[], hi
     if (item.type === 'function_call') callNames.set(item.call_id, item.name);
     if (item.type === 'reasoning' && item.encrypted_content) {
       const signed = decodeSignature(item.encrypted_content);
-      if (signed?.part === 'call') callSignatures.set(signed.callId, signed.signature);
+      if (signed?.part === 'call') {
+        callSignatures.set(signed.callId, signed.signature);
+        if (signed.name !== undefined && signed.arguments !== undefined) signaturesByCall.set(`${signed.name}\0${signed.arguments}`, signed.signature);
+      }
     }
   }
 
@@ -108,7 +113,7 @@ function convertConversation(instructions: string | null, items: InputItem[], hi
         const step = contents.at(-1)?.role === 'model' ? contents.at(-1)!.parts : [];
         // Only a step's first call carries a signature (parallel calls' others never do): that is the one a placeholder stands in for.
         const firstOfStep = !step.some((part) => part.functionCall);
-        const signature = callSignatures.get(item.call_id) ?? (placeholderSignatures && firstOfStep ? SKIP_SIGNATURE_VALIDATOR : undefined);
+        const signature = callSignatures.get(item.call_id) ?? takeSignature(signaturesByCall, `${item.name}\0${item.arguments}`) ?? (placeholderSignatures && firstOfStep ? SKIP_SIGNATURE_VALIDATOR : undefined);
         push('model', [{ functionCall: { id: item.call_id, name: item.name, args: parseArguments(item.arguments) }, ...(signature && { thoughtSignature: signature }) }]);
         break;
       }
@@ -123,6 +128,13 @@ function convertConversation(instructions: string | null, items: InputItem[], hi
     }
   });
   return { system, contents };
+}
+
+/** A signature found by its call's name and arguments, once: a later call that looks the same is another call. */
+function takeSignature(signatures: Map<string, string>, key: string): string | undefined {
+  const signature = signatures.get(key);
+  signatures.delete(key);
+  return signature;
 }
 
 /** Gemini rejects empty text parts. */

@@ -70,9 +70,10 @@ export class GeminiStreamTranslator {
     if (part.functionCall) {
       const callId = this.#uniqueId(part.functionCall.id);
       this.#hasToolCalls = true;
-      if (part.thoughtSignature) out.push({ type: 'reasoning.encrypted', value: encodeSignature({ part: 'call', callId, signature: part.thoughtSignature }) });
+      const args = callArgumentsText(part.functionCall.args ?? {});
+      if (part.thoughtSignature) out.push({ type: 'reasoning.encrypted', value: encodeSignature({ part: 'call', callId, signature: part.thoughtSignature, name: part.functionCall.name, arguments: args }) });
       out.push({ type: 'tool_call.start', callId, name: part.functionCall.name });
-      out.push({ type: 'tool_call.delta', callId, delta: callArgumentsText(part.functionCall.args ?? {}) });
+      out.push({ type: 'tool_call.delta', callId, delta: args });
       return;
     }
     if (part.text) out.push({ type: 'text.delta', delta: part.text });

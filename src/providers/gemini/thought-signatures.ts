@@ -7,7 +7,12 @@
 const PREFIX = 'gemini.signature.v1:';
 
 export type SignedPart =
-  | { part: 'call'; callId: string; signature: string }
+  /**
+   * A call's signature, by the id the model gave the call; and by its name
+   * and arguments (as their text), for a call the gateway shows the model
+   * under an id of its own (an MCP call, whose item id is the gateway's).
+   */
+  | { part: 'call'; callId: string; signature: string; name?: string; arguments?: string }
   | { part: 'text'; signature: string }
   | { part: 'thought'; text: string; signature: string };
 
@@ -20,7 +25,9 @@ export function decodeSignature(value: string): SignedPart | null {
   try {
     const signed = JSON.parse(Buffer.from(value.slice(PREFIX.length), 'base64').toString('utf8')) as Partial<SignedPart> & Record<string, unknown>;
     if (typeof signed.signature !== 'string') return null;
-    if (signed.part === 'call' && typeof signed.callId === 'string') return { part: 'call', callId: signed.callId, signature: signed.signature };
+    if (signed.part === 'call' && typeof signed.callId === 'string') {
+      return { part: 'call', callId: signed.callId, signature: signed.signature, ...(typeof signed.name === 'string' && { name: signed.name }), ...(typeof signed.arguments === 'string' && { arguments: signed.arguments }) };
+    }
     if (signed.part === 'text') return { part: 'text', signature: signed.signature };
     if (signed.part === 'thought' && typeof signed.text === 'string') return { part: 'thought', text: signed.text, signature: signed.signature };
     return null;
