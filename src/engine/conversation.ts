@@ -46,7 +46,8 @@ export async function buildConversation(
     const { turns, missing } = local ? { turns: local, missing: null } : await store.chain(tenant, previousId);
     chain = turns;
     if (missing !== null) {
-      const message = missing === previousId ? `Previous response with id '${previousId}' not found.` : `Previous response with id '${previousId}' continues response '${missing}', which is no longer stored.`;
+      // A link of the chain may never have been stored (store: false, continued on a WebSocket) or may have expired.
+      const message = missing === previousId ? `Previous response with id '${previousId}' not found.` : `Previous response with id '${previousId}' continues response '${missing}', which is not stored (it was created with store: false, deleted, or it expired).`;
       throw notFound(message, 'previous_response_not_found', 'previous_response_id');
     }
     // A background response still running has no answer yet: continuing it now would leave that answer out for good.

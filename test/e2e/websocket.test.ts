@@ -97,7 +97,7 @@ describe.each(flavors)('WebSocket transport through the SDK ResponsesWS, $name u
       { kind: 'user', text: 'what number?' },
     ]);
     // A third turn continues the second: the chain is kept whole, not just one step.
-    finalOf(await socket.create({ model: flavor.model, input: 'and again?', store: false, previous_response_id: second.id }));
+    const third = finalOf(await socket.create({ model: flavor.model, input: 'and again?', store: false, previous_response_id: second.id }));
     expect(flavor.seen(upstream.requests[2]!).filter((entry) => entry.kind === 'user').map((entry) => (entry as { text: string }).text)).toEqual(['remember 42', 'what number?', 'and again?']);
 
     // Not stored: another socket, and HTTP, cannot continue it.
@@ -105,6 +105,10 @@ describe.each(flavors)('WebSocket transport through the SDK ResponsesWS, $name u
     const [refused] = await other.create({ model: flavor.model, input: 'x', store: false, previous_response_id: second.id });
     expectErrorFrame(refused!, 404, 'previous_response_not_found', 'previous_response_id');
     await expect(client.responses.create({ model: flavor.model, input: 'x', previous_response_id: second.id })).rejects.toMatchObject({ status: 404, code: 'previous_response_not_found' });
+
+    // A stored turn continuing them is kept, but continued elsewhere the 404 says why its chain breaks.
+    const stored = finalOf(await socket.create({ model: flavor.model, input: 'keep this one', store: true, previous_response_id: third.id }));
+    await expect(client.responses.create({ model: flavor.model, input: 'x', previous_response_id: stored.id })).rejects.toMatchObject({ status: 404, message: expect.stringContaining('created with store: false') });
   });
 
   it('runs the agentic loop with a server-side tool over the socket', async () => {
