@@ -1,6 +1,6 @@
 import type { OutputItem } from '../protocol/output-items.ts';
 import type { ConversationTurn, StoredInputItem, StoredItem } from '../store/response-store.ts';
-import { CLIENT_ANSWER_TYPES, CLIENT_CALL_TYPES } from './client-call-kinds.ts';
+import { CLIENT_ANSWER_TYPES, CLIENT_CALL_TYPES, modelCallOf, modelOutputOf } from './client-call-kinds.ts';
 
 /** What the model produced in a turn (as a client resends it). */
 const MODEL_ITEMS = new Set<string>([...CLIENT_CALL_TYPES, 'mcp_approval_request', 'mcp_list_tools', 'mcp_call', 'reasoning']);
@@ -49,8 +49,8 @@ function movedOnTurnOf(input: readonly StoredInputItem[]): ConversationTurn | nu
   if (end === input.length || end === 0) return null;
   const turn = pausedTurnEndingAt(input, end, '(resent in the input)');
   if (!turn) return null;
-  const answered = new Set(input.flatMap((item) => (ANSWERS.has(item.type) && 'call_id' in item && typeof item.call_id === 'string' ? [item.call_id] : [])));
-  return turn.output.some((item) => 'call_id' in item && answered.has(item.call_id as string)) ? null : turn;
+  const answered = new Set(input.flatMap((item) => modelOutputOf(item)?.callId ?? []));
+  return turn.output.some((item) => answered.has(modelCallOf(item)?.callId ?? '')) ? null : turn;
 }
 
 function isNewMessage(item: StoredInputItem): boolean {

@@ -291,15 +291,16 @@ async function* runLoop(loop: ResponseLoop, tally: LoopTally): AsyncGenerator<Re
       const released = flush();
       if (released) yield released;
       // Calls that will not run: a function call's item is already out, but an MCP call's item comes with its result, so it gets one saying why.
-      const notRun = (why: string) => calls.filter((call) => itemsOf(call.name).hidesCall).map((call): PlannedCall => ({ call, route: 'rejected', error: `This call was not run: ${why}.` }));
+      const hidden = calls.filter((call) => itemsOf(call.name).hidesCall);
+      const showNotRun = (why: string) => runToolRound(scope, hidden.map((call): PlannedCall => ({ call, route: 'rejected', error: `This call was not run: ${why}.` })), [], turn);
       if (lastCall) {
         // Asked for an answer without tools, it called some anyway: they are not run.
-        yield* runToolRound(scope, notRun(`the response reached its ${lastCall} limit and asked for an answer without tools`), [], turn);
+        if (hidden.length > 0) yield* showNotRun(`the response reached its ${lastCall} limit and asked for an answer without tools`);
         ending = { status: 'incomplete', reason: lastCall };
         break;
       }
       if (loop.policy.toolChoiceNone || !loop.registry.serverSideAvailable(loop.toolContext)) {
-        yield* runToolRound(scope, notRun(loop.policy.toolChoiceNone ? 'tool_choice is "none"' : 'no tool server is available to run it'), [], turn);
+        if (hidden.length > 0) yield* showNotRun(loop.policy.toolChoiceNone ? 'tool_choice is "none"' : 'no tool server is available to run it');
         ending = { status: 'completed' };
         break;
       }

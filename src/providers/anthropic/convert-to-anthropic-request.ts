@@ -93,7 +93,7 @@ export function convertToAnthropicRequest(request: TurnRequest, options: Anthrop
   }
 
   if (request.textFormat?.type === 'json_schema' && request.textFormat.schema) body.output_config = { format: { type: 'json_schema', schema: claudeStrictSchema(request.textFormat.schema) } };
-  const budget = thinkingBudget(request, body, options);
+  const budget = thinkingBudget(request, body);
   if (budget !== null) {
     body.thinking = { type: 'enabled', budget_tokens: budget };
     // Without a client's cap, the budget must still leave the answer its room.
@@ -117,7 +117,7 @@ export function convertToAnthropicRequest(request: TurnRequest, options: Anthrop
  * OpenAI's reasoning models allow): the tool choice, which the client's
  * code relies on, wins.
  */
-function thinkingBudget(request: TurnRequest, body: AnthropicRequest, options: AnthropicRequestOptions): number | null {
+function thinkingBudget(request: TurnRequest, body: AnthropicRequest): number | null {
   const budget = request.reasoningEffort ? THINKING_BUDGET[request.reasoningEffort] : undefined;
   if (!budget) return null;
   if (body.tool_choice?.type === 'any' || body.tool_choice?.type === 'tool') return null;
