@@ -40,7 +40,9 @@ export async function streamBackgroundEvents(request: FastifyRequest, reply: Fas
         if (event.sequence > expected) {
           // The reader fell behind the log's bounds and the events it had yet to read are gone: a stream with a hole would
           // corrupt its view, so it ends here, saying so (no [DONE]: the response goes on without this reader).
-          const gone = { type: 'error', sequence_number: expected, code: 'stream_events_expired', message: `Events ${expected} to ${event.sequence - 1} of response '${id}' are no longer kept (the stream was read more slowly than it was written); retrieve the response for its state.`, param: null };
+          const error = { type: 'invalid_request_error', code: 'stream_events_expired', message: `Events ${expected} to ${event.sequence - 1} of response '${id}' are no longer kept (the stream was read more slowly than it was written); retrieve the response for its state.`, param: null };
+          // OpenResponses nests the error; OpenAI's SDKs read its fields at the top: both are there.
+          const gone = { type: 'error', sequence_number: expected, error, code: error.code, message: error.message, param: null };
           await writer.event('error', JSON.stringify(gone));
           connected = false;
           break;

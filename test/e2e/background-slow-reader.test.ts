@@ -2,6 +2,7 @@ import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseSseText } from '../support/event-invariants.ts';
 import { startGateway, type RunningGateway } from '../support/gateway.ts';
+import { assertValidEvent } from '../support/openresponses-schema.ts';
 import { chunk, ScriptedChatUpstream, sse, usageChunk } from '../support/scripted-chat-upstream.ts';
 import { waitFor } from '../support/wait-for.ts';
 
@@ -48,6 +49,7 @@ describe('a background stream whose reader fell behind the kept events', () => {
       request.end(JSON.stringify({ model: 'm', input: 'long', background: true, stream: true }));
     });
     const { events } = parseSseText(text);
+    for (const event of events) assertValidEvent(event);
     const sequences = events.filter((event) => event.type !== 'error').map((event) => event.sequence_number);
     // Whatever arrived is gapless; then the error says what is gone.
     expect(sequences).toEqual(sequences.map((_, index) => index));
