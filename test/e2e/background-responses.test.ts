@@ -156,7 +156,9 @@ for (const storeKind of ['memory', 'redis', 'redis-cluster'] as const satisfies 
       expect((early as InstanceType<typeof OpenAI.BadRequestError>).error).toMatchObject({ param: 'previous_response_id', code: 'previous_response_in_progress' });
       await waitFor(async () => (await clientOther.responses.retrieve(running.id)).status === 'completed', 10_000);
       upstream.setScript(textReply('later'));
-      expect((await clientOther.responses.create({ model: 'm', previous_response_id: running.id, input: 'and then?' })).output_text).toBe('later');
+      const later = await clientOther.responses.create({ model: 'm', previous_response_id: running.id, input: 'and then?' });
+      assertValidResponse(later);
+      expect(later.output_text).toBe('later');
     });
 
     it('cancel from the other replica stops a running tool (the MCP server sees the abort) and stores cancelled; cancelling again returns the same', async () => {

@@ -91,6 +91,7 @@ describe('reasoning from a Chat server goes back with its turn (DeepSeek thinkin
       // What such a client keeps of the reasoning: its id and the sealed value.
       input: [{ role: 'user', content: 'Add 40 and 2.' }, { type: 'reasoning', id: reasoning.id, summary: [], encrypted_content: reasoning.encrypted_content }, call, { type: 'function_call_output', call_id: call.call_id, output: '42' }],
     });
+    assertValidResponse(second);
     expect(second.status).toBe('completed');
     expect(assistantSent()[0]).toMatchObject({ reasoning_content: REASONING[0] });
 

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { COMPACTION_REQUEST, summaryMessageText, UNANSWERED_CALL_OUTPUT } from '../../src/engine/compaction/compaction-prompt.ts';
 import { startGateway, type RunningGateway } from '../support/gateway.ts';
 import { parseSseText } from '../support/event-invariants.ts';
-import { assertErrorEnvelope, assertValidCompaction, assertValidEvent, assertValidItem, assertValidResponse } from '../support/openresponses-schema.ts';
+import { assertErrorEnvelope, assertValidCompaction, assertValidEvent, assertValidItem, assertValidResponse, assertValidResponseWithOpenAIItems } from '../support/openresponses-schema.ts';
 import { flavors, type Seen } from '../support/provider-flavors.ts';
 import { ScriptedChatUpstream, textReply, type RecordedRequest } from '../support/scripted-chat-upstream.ts';
 
@@ -221,10 +221,12 @@ describe.each(flavors)('compaction over $name', (flavor) => {
       return seen.some((entry) => entry.kind === 'user' && entry.text === 'Ask me.') && !seen.some((entry) => entry.kind === 'call') ? flavor.render(request, { calls: [{ id: 'call_ask', name: 'ask_user', args: {} }] }) : flavor.render(request, { text: 'ok' });
     });
     const paused = await client.responses.create({ model: flavor.model, input: 'Ask me.', tools });
+    assertValidResponse(paused);
     expect(paused.output.map((item) => item.type)).toEqual(['function_call']);
     const compacted = await client.responses.create({ model: flavor.model, previous_response_id: paused.id, tools, input: [{ type: 'compaction_trigger' }] });
+    assertValidResponseWithOpenAIItems(compacted);
     expect(compacted.output.map((item) => item.type)).toEqual(['compaction']);
-    await client.responses.create({ model: flavor.model, previous_response_id: compacted.id, tools, input: 'Go on.' });
+    assertValidResponse(await client.responses.create({ model: flavor.model, previous_response_id: compacted.id, tools, input: 'Go on.' }));
     expect(lastSeen().filter((entry) => entry.kind === 'result' || entry.kind === 'call')).toEqual([]);
     expect(texts(lastSeen()).at(-1)).toBe('user: Go on.');
   });
@@ -234,8 +236,9 @@ describe.each(flavors)('compaction over $name', (flavor) => {
     await client.responses.create({ model: flavor.model, conversation: conversation.id, input: 'I am Ada.' });
     await client.responses.create({ model: flavor.model, conversation: conversation.id, input: 'I work on parser.ts.' });
     const compacted = await client.responses.create({ model: flavor.model, conversation: conversation.id, input: [{ type: 'compaction_trigger' }] });
+    assertValidResponseWithOpenAIItems(compacted);
     expect(compacted.output.map((item) => item.type)).toEqual(['compaction']);
-    await client.responses.create({ model: flavor.model, conversation: conversation.id, input: 'Who am I?' });
+    assertValidResponse(await client.responses.create({ model: flavor.model, conversation: conversation.id, input: 'Who am I?' }));
     expect(texts(lastSeen())).toEqual([`user: ${summaryMessageText(summaries[0]!)}`, 'user: Who am I?']);
     const listed = await client.conversations.items.list(conversation.id, { order: 'asc' });
     expect(listed.data.map((item) => item.type)).not.toContain('compaction_trigger');

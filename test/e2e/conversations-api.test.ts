@@ -3,7 +3,7 @@ import OpenAI from 'openai';
 import { RedisKeys } from '../../src/store/redis-keys.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../support/gateway.ts';
-import { assertErrorEnvelope, assertValidItem } from '../support/openresponses-schema.ts';
+import { assertErrorEnvelope, assertValidItem, assertValidResponse } from '../support/openresponses-schema.ts';
 import { acquireRedis, type TestRedis } from '../support/redis.ts';
 import { ScriptedChatUpstream, textReply } from '../support/scripted-chat-upstream.ts';
 
@@ -151,7 +151,7 @@ for (const storeKind of ['memory', 'redis'] as const) {
       const conversation = await client.conversations.create({ items: [userMessage('Weather?'), call, { type: 'function_call_output', call_id: 'call_gone', output: 'sunny' }] });
       const listed = (await client.conversations.items.list(conversation.id, { order: 'asc' })).data;
       await client.conversations.items.delete(listed.find((item) => item.type === 'function_call')!.id!, { conversation_id: conversation.id });
-      await client.responses.create({ model: 'm', conversation: conversation.id, input: 'and tomorrow?' });
+      assertValidResponse(await client.responses.create({ model: 'm', conversation: conversation.id, input: 'and tomorrow?' }));
       const messages = upstream.requests.at(-1)!.body.messages as { role: string; content: string }[];
       expect(messages.map((message) => message.role)).toEqual(['user', 'user', 'user']);
       expect(messages[1]!.content).toContain('sunny');

@@ -2,7 +2,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { assertEventStreamInvariants } from '../support/event-invariants.ts';
 import { startGateway, type RunningGateway } from '../support/gateway.ts';
-import { assertValidResponse } from '../support/openresponses-schema.ts';
+import { assertValidResponse, assertValidResponseWithMcpItems } from '../support/openresponses-schema.ts';
 import { gemini } from '../support/provider-flavors.ts';
 import { ScriptedChatUpstream, type RecordedRequest, type UpstreamReply } from '../support/scripted-chat-upstream.ts';
 import { McpTestServer } from '../support/mcp-test-server.ts';
@@ -193,6 +193,7 @@ describe('Gemini in the MCP loop', () => {
     });
     const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 });
     const response = await client.responses.create({ model: 'gemini-3-pro-preview', input: 'Add both.' });
+    assertValidResponseWithMcpItems(response);
     expect(response.output_text).toBe('Both sums are done.');
     const sent = (upstream.requests.at(-1)!.body.contents as any[]).flatMap((content) => content.parts.filter((part: any) => part.functionCall).map((part: any) => [part.functionCall.id, part.thoughtSignature ?? null]));
     // The calls go under the gateway's item ids (the history stays the same for every later call, which prompt caches need).

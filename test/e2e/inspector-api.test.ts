@@ -120,6 +120,7 @@ describe.each(flavors)('inspector data over $name', (flavor) => {
   it('a turn whose model call is refused at once (after the tools ran) is shown ended, not running', async () => {
     upstream.setScript((request) => (flavor.seen(request).some((seen) => seen.kind === 'result') ? flavor.refusal(500, 'The server had an error.') : flavor.render(request, { calls: [{ id: 'call_add', name: 'tools__add', args: { a: 1, b: 1 } }] })));
     const failed = await as(KEY_A).responses.create({ model: flavor.model, input: 'add' });
+    assertValidResponse(failed);
     expect(failed.status).toBe('failed');
     const { body: timeline } = await get(gateway, `/v1/inspector/responses/${failed.id}`, KEY_A);
     expect(timeline.turns.map((turn: any) => turn.turn)).toEqual([1, 2]);

@@ -225,6 +225,7 @@ describe('MCP faults: no operator server can stall unrelated requests', () => {
       await waitFor(() => healthy.calls.some((call) => (call.args as { label?: string }).label === 'dies'));
       await proxy.cut();
       const response = await pending;
+      assertValidResponseWithMcpItems(response);
       // The tool alone would take 5 s, its timeout 20 s.
       expect(performance.now() - started).toBeLessThan(4_000);
       expect(callResult(response)).toMatch(/Connection closed/);
@@ -244,6 +245,7 @@ describe('MCP faults: no operator server can stall unrelated requests', () => {
     const { client } = await start({ servers: [{ name: 'healthy', url: healthyUrl }] });
     const before = upstream.requests.length;
     const refused = await client.responses.create({ model: 'm', input: 'go', tool_choice: 'none' });
+    assertValidResponseWithMcpItems(refused);
     expect(refused.status).toBe('completed');
     expect(refused.output.filter((item: any) => item.type === 'mcp_call')).toEqual([expect.objectContaining({ name: 'add', server_label: 'healthy', error: expect.stringContaining('tool_choice is "none"') })]);
     expect(upstream.requests.length - before).toBe(1);
@@ -281,6 +283,7 @@ describe('MCP faults: no operator server can stall unrelated requests', () => {
     const { client } = await start({ servers: [{ name: 'healthy', url: healthyUrl }] });
     const before = upstream.requests.length;
     const response = await client.responses.create({ model: 'm', input: 'read it' });
+    assertValidResponseWithMcpItems(response);
     expect((upstream.requests[before]!.body.tools as any[]).map((tool) => tool.function.name)).toContain(offeredAs);
     expect(response.output.find((item: any) => item.type === 'mcp_call')).toMatchObject({ name: 'files.read', server_label: 'healthy', output: 'file body' });
     expect(response.output_text).toBe('saw: file body');

@@ -40,6 +40,7 @@ describe('upstream output beyond text and function calls', () => {
     const chunk = (delta: Record<string, unknown>, finish: string | null = null) => `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 0, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
     chat.setScript(() => ({ kind: 'sse', pieces: [chunk({ role: 'assistant', content: 'Hello' }), chunk({ content: ' world' }), chunk({ annotations: [citation] }, 'stop'), 'data: [DONE]\n\n'] }));
     const streamed = await post(overChat, openaiChat.model, { input: 'search', stream: true });
+    assertValidResponse(streamed);
     expect(streamed.output[0].content[0].annotations).toEqual(expected);
   });
 
@@ -63,6 +64,7 @@ describe('upstream output beyond text and function calls', () => {
     const message = { id: 'msg_1', type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'Here it is.', annotations: [] }] };
     responses.setScript((): UpstreamReply => ({ kind: 'json', body: body([unknown, message]) }));
     const answered = await post(overResponses, openaiResponses.model, { input: 'look' });
+    assertValidResponse(answered);
     expect(answered.status).toBe('completed');
     expect(answered.output.map((item: any) => item.type)).toEqual(['message']);
   });

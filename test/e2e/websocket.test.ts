@@ -338,6 +338,7 @@ describe('WebSocket transport: connection rules', () => {
       const closed = await socket.closed;
       expect(closed.code).toBe(1008);
       const refusals = socket.frames.filter((frame: any) => frame.type === 'error' && frame.error?.code === 'websocket_queue_full');
+      for (const refusal of refusals) expectErrorFrame(refusal, 429, 'websocket_queue_full');
       expect(refusals.map((frame: any) => frame.stream_id).sort()).toEqual(['lane-0', 'lane-1', 'lane-2']);
     } finally {
       await small.close();
