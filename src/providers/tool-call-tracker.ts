@@ -1,3 +1,4 @@
+import { freeformArguments } from '../protocol/freeform-call.ts';
 import { newId } from '../util/ids.ts';
 import type { TurnEvent } from './provider.ts';
 
@@ -8,6 +9,8 @@ export interface ToolCallFragment {
   id: string | null;
   name: string | null;
   arguments: string | null;
+  /** The fragment's text is a freeform call's raw input (OpenAI's `custom` tool calls), not JSON arguments. */
+  freeform?: boolean;
 }
 
 interface TrackedCall {
@@ -18,6 +21,8 @@ interface TrackedCall {
   buffered: string;
   /** Every argument fragment so far: a name arriving after a complete argument object starts another call. */
   arguments: string;
+  /** A freeform call's raw input so far: given as its one argument, `input`, once the call is whole (freeform-call.ts). */
+  freeformInput: string | null;
 }
 
 /**
@@ -41,7 +46,7 @@ export class ToolCallTracker {
   accept(fragment: ToolCallFragment, out: TurnEvent[]): void {
     let call = this.#bySlot.get(fragment.slot);
     if (!call || (fragment.id && call.upstreamId && fragment.id !== call.upstreamId) || startsAnother(call, fragment)) {
-      call = { callId: this.#uniqueId(fragment.id), upstreamId: fragment.id, name: null, buffered: '', arguments: '' };
+      call = { callId: this.#uniqueId(fragment.id), upstreamId: fragment.id, name: null, buffered: '', arguments: '', freeformInput: null };
       this.#bySlot.set(fragment.slot, call);
       this.#calls.push(call);
     } else if (fragment.id && !call.upstreamId) {
@@ -54,10 +59,26 @@ export class ToolCallTracker {
       if (call.buffered) out.push({ type: 'tool_call.delta', callId: call.callId, delta: call.buffered });
       call.buffered = '';
     }
+    if (fragment.freeform) {
+      call.freeformInput = (call.freeformInput ?? '') + (fragment.arguments ?? '');
+      return;
+    }
     if (fragment.arguments) {
       call.arguments += fragment.arguments;
       if (call.name === null) call.buffered += fragment.arguments;
       else out.push({ type: 'tool_call.delta', callId: call.callId, delta: fragment.arguments });
+    }
+  }
+
+  /**
+   * Gives each freeform call its input, whole: its pieces are raw text, and
+   * only the whole of it can be wrapped as the JSON argument the engine holds.
+   */
+  closeFreeform(out: TurnEvent[]): void {
+    for (const call of this.#calls) {
+      if (call.freeformInput === null || call.name === null) continue;
+      out.push({ type: 'tool_call.delta', callId: call.callId, delta: freeformArguments(call.freeformInput) });
+      call.freeformInput = null;
     }
   }
 

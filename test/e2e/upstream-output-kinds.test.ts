@@ -51,6 +51,20 @@ describe('upstream output beyond text and function calls', () => {
     expect(paused.output).toEqual([expect.objectContaining({ type: 'custom_tool_call', call_id: 'call_c', name: 'apply_patch', input: '*** Begin Patch\n*** End Patch' })]);
   });
 
+  it('a streamed Chat Completions freeform call whose raw input comes in pieces is one custom_tool_call with the whole input', async () => {
+    const chunk = (delta: Record<string, unknown>, finish: string | null = null) => `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 0, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+    const piece = (input: string, first = false) => chunk({ tool_calls: [{ index: 0, ...(first && { id: 'call_s', type: 'custom' }), custom: { ...(first && { name: 'apply_patch' }), input } }] });
+    const input = '*** Begin Patch\n*** Add File: "a.txt"\n+hi\n*** End Patch';
+    chat.setScript(() => ({ kind: 'sse', pieces: [chunk({ role: 'assistant', content: null }), piece(input.slice(0, 16), true), piece(input.slice(16, 40)), piece(input.slice(40)), chunk({}, 'tool_calls'), 'data: [DONE]\n\n'] }));
+    const response = await fetch(`${overChat.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: openaiChat.model, input: 'patch', stream: true, tools: [{ type: 'custom', name: 'apply_patch', description: 'Edits.' }] }) });
+    const { events } = parseSseText(await response.text());
+    const paused = events.at(-1)!.response;
+    assertValidResponseWithOpenAIItems(paused);
+    expect(paused.output).toEqual([expect.objectContaining({ type: 'custom_tool_call', call_id: 'call_s', name: 'apply_patch', input })]);
+    // Added whole once its input is: OpenAI's custom_tool_call_input events are not in the OpenResponses schema.
+    expect(events.filter((event: any) => event.type === 'response.output_item.done').map((event: any) => event.item.input)).toEqual([input]);
+  });
+
   it('a Responses answer made only of items the gateway cannot pass on fails naming them; beside an answer they do not hide it', async () => {
     const body = (output: unknown[]) => ({ id: 'resp_1', object: 'response', created_at: 0, status: 'completed', model: 'gpt-5', output, usage: { input_tokens: 3, output_tokens: 2, total_tokens: 5 }, error: null });
     const unknown = { id: 'cu_1', type: 'computer_call', call_id: 'call_cu', action: { type: 'screenshot' }, pending_safety_checks: [], status: 'completed' };

@@ -1,4 +1,3 @@
-import { freeformArguments } from '../../protocol/freeform-call.ts';
 import type { TokenLogprob, TurnEvent, TurnUsage } from '../provider.ts';
 import { ToolCallTracker } from '../tool-call-tracker.ts';
 import type { ChatAnnotation, ChatChunk, ChatDelta, ChatLogprobs, ChatUsage } from './chat-wire.ts';
@@ -53,9 +52,8 @@ export class ChatChunkTranslator {
           {
             slot: typeof call.index === 'number' ? call.index : position,
             id: call.id ?? null,
-            // A freeform call's raw input is the one argument, `input`, the engine knows such calls by.
             name: call.function?.name ?? call.custom?.name ?? null,
-            arguments: call.custom?.input != null ? freeformArguments(call.custom.input) : argumentsText(call.function?.arguments),
+            ...(call.custom ? { arguments: call.custom.input ?? null, freeform: true } : { arguments: argumentsText(call.function?.arguments) }),
           },
           out,
         );
@@ -105,6 +103,7 @@ export class ChatChunkTranslator {
 
   /** The closing events: usage, then the finish. */
   finish(out: TurnEvent[]): void {
+    this.#tools.closeFreeform(out);
     if (this.#usage) out.push({ type: 'usage', usage: this.#usage });
     out.push({ type: 'finish', finish: mapChatFinishReason(this.#finishReason, this.#tools.hasCalls) });
   }
