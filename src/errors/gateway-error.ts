@@ -20,6 +20,12 @@ export interface GatewayErrorOptions {
   param?: string | null;
   /** Extra response headers, e.g. `retry-after` copied from an upstream 429. */
   headers?: Record<string, string>;
+  /**
+   * The `retry-after` / `retry-after-ms` the upstream itself sent with a
+   * refusal, which routing waits for (providers/routing/); `headers` may
+   * also hold the gateway's own suggestion to the client, which it does not.
+   */
+  upstreamRetry?: Readonly<Record<string, string>>;
   cause?: unknown;
 }
 
@@ -29,6 +35,7 @@ export class GatewayError extends Error {
   readonly code: string | null;
   readonly param: string | null;
   readonly headers: Record<string, string>;
+  readonly upstreamRetry: Readonly<Record<string, string>> | null;
 
   constructor(options: GatewayErrorOptions) {
     super(options.message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -38,6 +45,7 @@ export class GatewayError extends Error {
     this.code = options.code;
     this.param = options.param ?? null;
     this.headers = options.headers ?? {};
+    this.upstreamRetry = options.upstreamRetry ?? null;
   }
 
   /** Whether a client retrying the same request could succeed. */

@@ -128,6 +128,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // The providers built (tests may hand in their own), with their configured types.
   const defaultProvider = effectiveDefaultProvider(config.defaultProvider, Object.fromEntries([...providers.keys()].map((name) => [name, config.providers[name] ?? null])));
   const backgroundStores = createBackgroundStores(config);
+  // Null when metrics are off: then nothing below measures anything.
+  const metrics = createGatewayMetrics(config, providers.keys(), DEFAULT_TENANT);
   const routingLog = app.log.child({ component: 'routing' });
   // Provider entries' own limits, counted where clients' are: shared across replicas when the store is Redis.
   const upstreamLimiter = new UpstreamLimiter({ limiter: backgroundStores.limiter, log: app.log.child({ component: 'upstream-limits' }) });
@@ -135,15 +137,17 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     policy: config.routing,
     // Cool-downs are shared across replicas when the store is Redis.
     health: backgroundStores.deploymentHealth ?? new MemoryDeploymentHealth(),
-    onFailover: (fields) => routingLog.warn(fields, 'model deployment failed before output; trying another'),
+    onFailover: (fields) => {
+      routingLog.warn(fields, 'model deployment failed before output; trying another');
+      // A dead deployment must show in metrics even while failover hides it from clients.
+      metrics?.upstreamError(fields.provider, fields.code ?? 'upstream_error');
+    },
     limits: {
       byProvider: Object.fromEntries(Object.entries(config.providers).map(([name, provider]) => [name, provider.limits])),
       limiter: upstreamLimiter,
       estimateInputTokens: async (request) => (await estimateTurnTokens(request)).total,
     },
   }, geminiProvider);
-  // Null when metrics are off: then nothing below measures anything.
-  const metrics = createGatewayMetrics(config, providers.keys(), DEFAULT_TENANT);
   const unmeteredStore = options.store ?? createStore(config.store, app.log.child({ component: 'store' }));
   const store = metrics ? new MeteredResponseStore(unmeteredStore, metrics.storeMeter('responses')) : unmeteredStore;
   const unmeteredConversations = options.conversations ?? createConversationStore(config.store);

@@ -46,10 +46,12 @@ export async function startFrameStream<Frame>(batches: AsyncGenerator<SseFrame[]
   const { provider, translator } = wire;
   const first: TurnEvent[] = [];
   let ended = false;
+  /** The wire's own end (`[DONE]`) came, rather than the connection's. */
+  let endMarker = false;
   let framesRead = 0;
   /** The frames of the last batch read that were not needed yet. */
   let rest: SseFrame[] = [];
-  const peeked = () => (wire.peek === 'one frame' ? framesRead > 0 : first.some((event) => event.type !== 'upstream.response'));
+  const peeked = () => (wire.peek === 'one frame' ? framesRead > 0 : first.some(isAnswer));
   try {
     reading: while (!peeked() && !translator.finished) {
       const next = await batches.next();
@@ -66,7 +68,7 @@ export async function startFrameStream<Frame>(batches: AsyncGenerator<SseFrame[]
         framesRead += 1;
         const frame = frames[index]!;
         if (wire.isEndMarker(frame.data)) {
-          ended = true;
+          ended = endMarker = true;
           break reading;
         }
         const parsed = wire.parse(frame.data);
@@ -87,7 +89,16 @@ export async function startFrameStream<Frame>(batches: AsyncGenerator<SseFrame[]
     await batches.return(undefined);
     throw wire.errorFromFrame(failure.code, failure.message);
   }
+  // Ended before the model said anything: nothing is committed yet, so this is the call's refusal (routing may go elsewhere).
+  if (ended && !translator.finished && !first.some(isAnswer)) throw new GatewayError({ status: 502, type: 'upstream_error', ...noAnswer(provider, endMarker) });
   return continueFrameStream(batches, wire, { first, rest, ended }, signal);
+}
+
+/** A stream that ended without the model's answer: its wire's end came (`upstream_no_answer`), or only the connection's. */
+function noAnswer(provider: string, endMarker: boolean): { code: string; message: string } {
+  return endMarker
+    ? { code: 'upstream_no_answer', message: `The upstream '${provider}' ended its stream without an answer.` }
+    : { code: 'upstream_stream_truncated', message: `The upstream '${provider}' closed the stream before the model finished.` };
 }
 
 async function* continueFrameStream<Frame>(batches: AsyncGenerator<SseFrame[]>, wire: StreamWire<Frame>, start: { first: TurnEvent[]; rest: SseFrame[]; ended: boolean }, signal: AbortSignal): AsyncGenerator<TurnEvent> {
@@ -138,9 +149,7 @@ async function* continueFrameStream<Frame>(batches: AsyncGenerator<SseFrame[]>, 
   }
   // A stream its wire ended properly without a finish reason (some servers leave it out) is read as the same answer unstreamed would be.
   if (!translator.finished && !(complete && answered)) {
-    yield complete
-      ? { type: 'error', code: 'upstream_no_answer', message: `The upstream '${provider}' ended its stream without an answer.` }
-      : { type: 'error', code: 'upstream_stream_truncated', message: `The upstream '${provider}' closed the stream before the model finished.` };
+    yield { type: 'error', ...noAnswer(provider, complete) };
     return;
   }
   translator.finish(batch);

@@ -57,6 +57,7 @@ export function errorFromUpstreamStatus(provider: string, status: number, bodyTe
     message: `The upstream '${provider}' failed with status ${status}${parsed.message ? `: ${parsed.message}` : '.'}`,
     // When the upstream says when to come back (a 503 in maintenance), the client and routing wait that long.
     headers: { ...retry },
+    upstreamRetry: retry,
   });
 }
 

@@ -4,12 +4,15 @@ import { assertEventStreamInvariants } from '../support/event-invariants.ts';
 import { startGateway, type RunningGateway } from '../support/gateway.ts';
 import { assertValidExtension, assertValidResponse } from '../support/openresponses-schema.ts';
 import { flavors, gemini, openaiResponses, type FlavorName, type ProviderFlavor } from '../support/provider-flavors.ts';
+import { delta, parsePrometheusText } from '../support/prometheus-text.ts';
 import { freePort } from '../support/redis.ts';
 import { startReplicaPair } from '../support/replica-pair.ts';
 import { ScriptedChatUpstream, type RecordedRequest, type UpstreamReply } from '../support/scripted-chat-upstream.ts';
 
 const NAMES = ['a', 'b', 'c'] as const;
 type Name = (typeof NAMES)[number];
+
+const ROLE_CHUNK = `data: ${JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 0, model: 'm', choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] })}\n\n`;
 
 /**
  * How each upstream refuses before any content, in its own words: what routing must fail over from.
@@ -20,6 +23,9 @@ const refusalsBeforeContent: Record<FlavorName, { label: string; reply: Upstream
     { label: '500', reply: { kind: 'json', status: 500, body: { error: { message: 'boom', type: 'server_error' } } } },
     { label: '503', reply: { kind: 'json', status: 503, body: { error: { message: 'unavailable', type: 'server_error' } } } },
     { label: 'connection reset', reply: { kind: 'destroy' } },
+    // Servers open with a chunk holding only the role: a stream that breaks after it has shown the client nothing yet.
+    { label: 'connection reset after the role chunk', reply: { kind: 'sse', pieces: [ROLE_CHUNK], destroyAfter: true }, streamedOnly: true },
+    { label: 'stream ended after the role chunk', reply: { kind: 'sse', pieces: [ROLE_CHUNK] }, streamedOnly: true },
   ],
   anthropic: [
     { label: 'overloaded event before content', reply: { kind: 'sse', pieces: [`event: error\ndata: ${JSON.stringify({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } })}\n\n`] } },
@@ -132,6 +138,8 @@ describe.each(flavors)('routing over deployments: $name', (flavor) => {
     for (const refusal of refusalsBeforeContent[flavor.name].filter((candidate) => stream || !candidate.streamedOnly)) {
       it(`${refusal.label} before content → another deployment serves (stream: ${stream})`, async () => {
         deployments.failNext(refusal.reply);
+        const scrape = async () => parsePrometheusText(await (await fetch(`${gateway.baseURL.replace(/\/v1$/, '')}/metrics`)).text());
+        const before = await scrape();
         const { response, events, deployment } = await ask(client, stream);
         // Exactly two calls: the refusing deployment, then a different one that served.
         expect(deployments.calls).toHaveLength(2);
@@ -149,7 +157,11 @@ describe.each(flavors)('routing over deployments: $name', (flavor) => {
         // The log line says which deployment served; the failover was logged.
         const line = logLines.findLast((candidate) => candidate.response_id === response.id);
         expect(line).toMatchObject({ deployment: `${served}/model-${served}`, provider: served, upstream_model: `model-${served}` });
-        expect(logLines.findLast((candidate) => candidate.component === 'routing')).toMatchObject({ alias: 'routed', deployment: `${refused}/model-${refused}` });
+        expect(logLines.findLast((candidate) => candidate.component === 'routing')).toMatchObject({ alias: 'routed', deployment: `${refused}/model-${refused}`, provider: refused });
+        // The refusal failover hid from the client still counts as the refusing provider's upstream error.
+        const after = await scrape();
+        expect(delta(before, after, 'loopgate_upstream_errors_total', { provider: refused })).toBe(1);
+        expect(delta(before, after, 'loopgate_upstream_errors_total')).toBe(1);
       });
     }
   }

@@ -9,7 +9,8 @@ import type { AddressInfo } from 'node:net';
 export type UpstreamReply =
   | { kind: 'json'; status?: number; body: unknown; headers?: Record<string, string>; delayMs?: number }
   /** Raw SSE text, written in the given pieces with an optional pause between them. */
-  | { kind: 'sse'; pieces: string[]; pauseMs?: number; status?: number; endAfter?: boolean }
+  /** `endAfter: false` leaves the stream open after the pieces; `destroyAfter` resets the connection instead of ending it. */
+  | { kind: 'sse'; pieces: string[]; pauseMs?: number; status?: number; endAfter?: boolean; destroyAfter?: boolean }
   | { kind: 'hang' }
   | { kind: 'destroy' };
 
@@ -84,7 +85,8 @@ export class ScriptedChatUpstream {
           if (!res.write(piece)) await drainOrClose(res);
           if (reply.pauseMs) await new Promise((resolve) => setTimeout(resolve, reply.pauseMs));
         }
-        if (reply.endAfter !== false) res.end();
+        if (reply.destroyAfter) res.socket?.destroy();
+        else if (reply.endAfter !== false) res.end();
         return;
       case 'hang':
         return;

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decideFailover } from '../../src/providers/routing/failover-decision.ts';
 import { GatewayError } from '../../src/errors/gateway-error.ts';
 import { AnthropicProvider } from '../../src/providers/anthropic/anthropic-provider.ts';
 import { decodeReasoning } from '../../src/providers/anthropic/reasoning-blocks.ts';
@@ -95,12 +96,16 @@ describe('Anthropic Messages streams → OpenResponses events', () => {
     const error = await provider.startTurn(baseRequest, new AbortController().signal).catch((caught) => caught);
     expect(error).toBeInstanceOf(GatewayError);
     expect(error).toMatchObject({ status: 503, code: 'upstream_overloaded', headers: { 'retry-after': '2' } });
+    // The 2 s is the gateway's suggestion to the client; routing waits only for what the upstream said.
+    expect(decideFailover(error)).toEqual({ kind: 'retry', retryAfterMs: null });
   });
 
   it("a 529 that says when to come back keeps its retry-after (2 s only when it says nothing)", async () => {
     upstream.setScript(() => ({ kind: 'json', status: 529, headers: { 'retry-after': '9' }, body: { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } } }));
     const error = await provider.startTurn(baseRequest, new AbortController().signal).catch((caught) => caught);
     expect(error).toMatchObject({ status: 503, code: 'upstream_overloaded', headers: { 'retry-after': '9' } });
+    // Routing cools the deployment down that long, as it does for a 429.
+    expect(decideFailover(error)).toEqual({ kind: 'retry', retryAfterMs: 9000 });
   });
 
   it('an error after content ends the response failed, keeping the partial output', async () => {

@@ -62,6 +62,22 @@ describe('convertToAnthropicRequest', () => {
     ]);
   });
 
+  it("call ids other upstreams made (Kimi's functions.f:0) are made what Claude takes, the same on the call and its result, and every time", () => {
+    const body = convertToAnthropicRequest(
+      turn({ items: items([{ role: 'user', content: 'go' }, { type: 'function_call', call_id: 'functions.f:0', name: 'f', arguments: '{}' }, { type: 'function_call_output', call_id: 'functions.f:0', output: '42' }]) }),
+      options,
+    );
+    const [, call, result] = body.messages as any[];
+    const id = call.content[0].id;
+    expect(id).toMatch(/^[a-zA-Z0-9_-]+$/);
+    expect(id).toMatch(/^functions_f_0_/);
+    expect(result.content[0].tool_use_id).toBe(id);
+    // Ids that differ only where they were unsafe stay apart.
+    const other = convertToAnthropicRequest(turn({ items: items([{ role: 'user', content: 'go' }, { type: 'function_call', call_id: 'functions_f:0', name: 'f', arguments: '{}' }]) }), options);
+    expect((other.messages[1]!.content[0] as any).id).not.toBe(id);
+    expect(convertToAnthropicRequest(turn({ items: items([{ role: 'user', content: 'go' }, { type: 'function_call', call_id: 'functions.f:0', name: 'f', arguments: '{}' }]) }), options).messages[1]!.content[0]).toMatchObject({ id });
+  });
+
   it('images from data URLs and URLs, files as documents', () => {
     const body = convertToAnthropicRequest(
       turn({

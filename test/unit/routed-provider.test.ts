@@ -6,7 +6,7 @@ import { ContextLengthExceeded } from '../../src/errors/context-length-exceeded.
 import { GatewayError } from '../../src/errors/gateway-error.ts';
 import { loadConfig } from '../../src/config/load-config.ts';
 import { ModelRouter } from '../../src/providers/model-router.ts';
-import type { Provider, TurnRequest } from '../../src/providers/provider.ts';
+import type { Provider, TurnEvent, TurnRequest } from '../../src/providers/provider.ts';
 import { MemoryDeploymentHealth } from '../../src/providers/routing/deployment-health.ts';
 import { DeploymentAtLimit } from '../../src/providers/routing/deployment-limits.ts';
 import { decideFailover, retryAfterMs } from '../../src/providers/routing/failover-decision.ts';
@@ -80,6 +80,26 @@ describe('RoutedProvider', () => {
     expect(a.models).toHaveLength(1);
   });
 
+  it('a retry-after beyond maxRetryAfterMs ends that deployment\'s tries only: another is still tried again', async () => {
+    const a = scripted('a', [rateLimited('60')]);
+    const b = scripted('b', [serverError()]);
+    const routed = new RoutedProvider({ alias: 'x', deployments: [deployment(a), deployment(b)], policy, health: new MemoryDeploymentHealth(), random: first });
+    await routed.startTurn(turnRequest(), new AbortController().signal);
+    expect([a.models, b.models]).toEqual([['m-a'], ['m-b', 'm-b']]);
+    expect(routed.servedBy?.deployment).toBe('b/m-b');
+  });
+
+  it('an overloaded or 5xx answer that says when to come back cools its deployment down at once, as a 429 does', async () => {
+    const health = new MemoryDeploymentHealth();
+    const overloaded = () => new GatewayError({ status: 503, type: 'server_error', code: 'upstream_overloaded', message: 'busy', headers: { 'retry-after': '20' }, upstreamRetry: { 'retry-after': '20' } });
+    const a = scripted('a', [overloaded(), overloaded()]);
+    const b = scripted('b');
+    const routed = new RoutedProvider({ alias: 'x', deployments: [deployment(a), deployment(b)], policy: { ...policy, maxRetryAfterMs: 30_000 }, health, random: first });
+    for (let index = 0; index < 3; index++) await routed.startTurn(turnRequest(), new AbortController().signal);
+    // Cooled down by the first refusal, below failuresBeforeCooldown: the next requests go straight to b.
+    expect([a.models.length, b.models.length]).toEqual([1, 3]);
+  });
+
   it('failures in a row cool a deployment down; cooled ones are skipped while another is healthy', async () => {
     const health = new MemoryDeploymentHealth();
     const a = scripted('a', [serverError(), serverError()]);
@@ -89,6 +109,30 @@ describe('RoutedProvider', () => {
     expect(a.models).toHaveLength(2);
     expect(b.models).toHaveLength(4);
     expect(await health.coolingDown(['a/m-a', 'b/m-b'])).toEqual(new Set(['a/m-a']));
+  });
+
+  it('a deployment whose streams break off inside is cooled down as one refusing is; a finished call resets its count', async () => {
+    const health = new MemoryDeploymentHealth();
+    async function* breaking(): AsyncGenerator<TurnEvent> {
+      yield { type: 'text.delta', delta: 'par' };
+      yield { type: 'error', code: 'upstream_connection_error', message: 'reset' };
+    }
+    async function* finishing(): AsyncGenerator<TurnEvent> {
+      yield { type: 'text.delta', delta: 'ok' };
+      yield { type: 'finish', finish: { reason: 'stop' } as never };
+    }
+    const outcomes = [breaking, finishing, breaking, breaking, finishing];
+    const a: Provider & { models: string[] } = { ...scripted('a'), async startTurn(request: TurnRequest) { a.models.push(request.model); return outcomes.shift()!(); } };
+    const b = scripted('b');
+    const routed = new RoutedProvider({ alias: 'x', deployments: [deployment(a), deployment(b)], policy, health, random: first });
+    const readAll = async () => {
+      for await (const _event of (await routed.startTurn(turnRequest(), new AbortController().signal)) as AsyncIterable<TurnEvent>);
+    };
+    // broken, finished (the count starts again), broken, broken: two in a row cool it down.
+    for (let index = 0; index < 4; index++) await readAll();
+    expect(await health.coolingDown(['a/m-a'])).toEqual(new Set(['a/m-a']));
+    await routed.startTurn(turnRequest(), new AbortController().signal);
+    expect([a.models.length, b.models.length]).toEqual([4, 1]);
   });
 
   it('context-length refusal: served by the fallback, which is named', async () => {
@@ -157,6 +201,9 @@ describe('routing pieces', () => {
     // retry-after-ms, where an upstream sends it, is the finer of the two.
     expect(decideFailover(new GatewayError({ status: 429, type: 'rate_limit_error', code: null, message: 'slow', headers: { 'retry-after': '2', 'retry-after-ms': '1250' } }))).toEqual({ kind: 'retry', retryAfterMs: 1250 });
     expect(decideFailover(serverError())).toEqual({ kind: 'retry', retryAfterMs: null });
+    expect(decideFailover(new GatewayError({ status: 503, type: 'server_error', code: 'upstream_overloaded', message: 'busy', headers: { 'retry-after': '3' }, upstreamRetry: { 'retry-after': '3' } }))).toEqual({ kind: 'retry', retryAfterMs: 3000 });
+    // The gateway's own suggestion to the client (Anthropic's overload without a retry-after) is not the upstream's word.
+    expect(decideFailover(new GatewayError({ status: 503, type: 'server_error', code: 'upstream_overloaded', message: 'busy', headers: { 'retry-after': '2' }, upstreamRetry: {} }))).toEqual({ kind: 'retry', retryAfterMs: null });
     expect(decideFailover(new GatewayError({ status: 404, type: 'x', code: null, message: 'm' }))).toEqual({ kind: 'give-up' });
     expect(decideFailover(new ContextLengthExceeded('too long'))).toEqual({ kind: 'context-length' });
     expect(decideFailover(new Error('a bug'))).toEqual({ kind: 'give-up' });

@@ -47,7 +47,7 @@ export function errorFromAnthropicType(provider: string, type: string | null, me
   if (misconfigured) return misconfigured;
   if (status === 404) return modelNotFound(provider, message);
   if (status === 529 || type === 'overloaded_error') {
-    return new GatewayError({ status: 503, type: 'server_error', code: 'upstream_overloaded', message: `The upstream '${provider}' is overloaded: ${message}`, headers: { 'retry-after': '2', ...retry } });
+    return new GatewayError({ status: 503, type: 'server_error', code: 'upstream_overloaded', message: `The upstream '${provider}' is overloaded: ${message}`, headers: { 'retry-after': '2', ...retry }, upstreamRetry: retry });
   }
   const tooLong = status === 400 || status === 413 ? contextLengthError(message, [type]) : null;
   if (tooLong) return tooLong;

@@ -8,6 +8,7 @@ import { assistantTexts, separateInstructions } from '../wire-items.ts';
 import { clearCacheBreakpoints, markCacheBreakpoints } from './cache-breakpoints.ts';
 import { decodeReasoning } from './reasoning-blocks.ts';
 import { claudeStrictSchema } from './strict-schema.ts';
+import { claudeToolUseId } from './tool-use-id.ts';
 
 /** Where Anthropic may cache the prompt up to (cache-breakpoints.ts). */
 export interface CacheControl {
@@ -207,7 +208,7 @@ function convertConversation(instructions: string | null, items: InputItem[], hi
         break;
       }
       case 'function_call':
-        push('assistant', [{ type: 'tool_use', id: item.call_id, name: item.name, input: parseArguments(item.arguments) }]);
+        push('assistant', [{ type: 'tool_use', id: claudeToolUseId(item.call_id), name: item.name, input: parseArguments(item.arguments) }]);
         break;
       case 'function_call_output':
         push('user', [toolResult(item.call_id, item.output, `${param}.output`)]);
@@ -270,9 +271,9 @@ function fileBlock(file: { mediaType: string; data: string }, title: { title?: s
 
 function toolResult(callId: string, output: string | FunctionCallOutputPart[], param: string): AnthropicBlock {
   if (typeof output === 'string') {
-    return { type: 'tool_result', tool_use_id: callId, content: output, ...(isErrorOutput(output) && { is_error: true }) };
+    return { type: 'tool_result', tool_use_id: claudeToolUseId(callId), content: output, ...(isErrorOutput(output) && { is_error: true }) };
   }
-  return { type: 'tool_result', tool_use_id: callId, content: output.flatMap((part, index) => userBlock(part, `${param}[${index}]`)) };
+  return { type: 'tool_result', tool_use_id: claudeToolUseId(callId), content: output.flatMap((part, index) => userBlock(part, `${param}[${index}]`)) };
 }
 
 /** The gateway's own error outputs are `{"error": …}` objects. */

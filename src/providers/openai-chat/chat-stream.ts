@@ -7,9 +7,12 @@ import type { ChatChunk } from './chat-wire.ts';
 import { invalidUpstreamBody } from '../invalid-upstream-body.ts';
 
 /**
- * Starts reading a streamed Chat Completion: the first chunk is read before
- * this resolves (see `startFrameStream`). The stream is read to `[DONE]`, past
- * the finish reason, because usage comes in a chunk of its own after it.
+ * Starts reading a streamed Chat Completion: chunks are read up to the first
+ * with content before this resolves (see `startFrameStream`) — servers open
+ * with a chunk holding only the role, and a stream that breaks after it has
+ * still shown the client nothing, so routing may yet hand the call to
+ * another deployment. The stream is read to `[DONE]`, past the finish
+ * reason, because usage comes in a chunk of its own after it.
  */
 export function startChatStream(frames: AsyncGenerator<SseFrame[]>, provider: string, signal: AbortSignal): Promise<TurnStream> {
   return startFrameStream(
@@ -19,7 +22,7 @@ export function startChatStream(frames: AsyncGenerator<SseFrame[]>, provider: st
       translator: new ChatChunkTranslator(),
       parse: parseChunk,
       isEndMarker: (data) => data === '[DONE]',
-      peek: 'one frame',
+      peek: 'until content',
       stopWhenFinished: false,
       unparsable: 'not JSON',
       invalidFirstFrame: () => invalidUpstreamBody(provider, 'the first stream frame is not JSON'),

@@ -13,18 +13,21 @@ export type FailoverDecision =
 /**
  * Connection errors, timeouts, 429, 5xx and an overloaded answer are the
  * upstream's trouble, and another deployment may serve the call; a 4xx is
- * the request's, and would be refused everywhere.
+ * the request's, and would be refused everywhere. A 5xx that says when to
+ * come back (a 503 in maintenance, Anthropic's overload) is waited for as a
+ * 429's `retry-after` is.
  */
 export function decideFailover(error: unknown): FailoverDecision {
   if (error instanceof ContextLengthExceeded) return { kind: 'context-length' };
   if (!(error instanceof GatewayError)) return { kind: 'give-up' };
-  if (error.status === 429) return { kind: 'retry', retryAfterMs: waitAskedFor(error.headers) };
-  if (error.status >= 500) return { kind: 'retry', retryAfterMs: null };
+  // A 429's headers are the upstream's; beside a 5xx they may be the gateway's own suggestion to the client.
+  if (error.status === 429) return { kind: 'retry', retryAfterMs: waitAskedFor(error.upstreamRetry ?? error.headers) };
+  if (error.status >= 500) return { kind: 'retry', retryAfterMs: error.upstreamRetry ? waitAskedFor(error.upstreamRetry) : null };
   return { kind: 'give-up' };
 }
 
-/** How long an upstream's 429 asked to wait: `retry-after-ms`, else `retry-after`; null when it did not say. */
-function waitAskedFor(headers: Readonly<Record<string, string>>): number | null {
+/** How long an upstream's refusal asked to wait: `retry-after-ms`, else `retry-after`; null when it did not say. */
+function waitAskedFor(headers: Readonly<Record<string, string | undefined>>): number | null {
   const milliseconds = Number(headers['retry-after-ms']);
   if (headers['retry-after-ms'] && Number.isFinite(milliseconds) && milliseconds >= 0) return Math.round(milliseconds);
   return retryAfterMs(headers['retry-after']);

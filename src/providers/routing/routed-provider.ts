@@ -1,5 +1,5 @@
 import type { UpstreamHostedToolType } from '../../protocol/hosted-tools.ts';
-import type { ModelInfo, Provider, TurnRequest, TurnStream } from '../provider.ts';
+import type { ModelInfo, Provider, TurnEvent, TurnRequest, TurnStream } from '../provider.ts';
 import type { DeploymentHealth } from './deployment-health.ts';
 import { DeploymentAtLimit } from './deployment-limits.ts';
 import { decideFailover } from './failover-decision.ts';
@@ -47,8 +47,8 @@ export interface RoutedProviderOptions {
   policy: RoutingPolicy;
   health: DeploymentHealth;
   contextFallback?: () => ContextFallback;
-  /** Told of every refused attempt that routing moves past, for the operator's log. */
-  onFailover?: (fields: { alias: string; deployment: string; status: number | null; code: string | null }) => void;
+  /** Told of every refused attempt that routing moves past, for the operator's log and metrics (the attempt that ends the call is reported as the call's failure). */
+  onFailover?: (fields: { alias: string; deployment: string; provider: string; status: number | null; code: string | null }) => void;
   random?: () => number;
 }
 
@@ -100,19 +100,28 @@ export class RoutedProvider implements Provider {
     let lastError: unknown = null;
     // Upstream calls left: a deployment at its own limit is skipped without using one.
     let calls = policy.retries + 1;
+    /** The latest refusal, told once routing moves past it: the one that ends the call is the caller's to report. */
+    let refused: { deployment: Deployment; error: unknown } | null = null;
     rounds: for (let round = 0; calls > 0 && order.length > 0; round++) {
       for (const deployment of [...order]) {
         if (calls === 0) break rounds;
         if (round > 0) {
           const asked = retryAfter.get(deployment.id) ?? 0;
-          if (asked > policy.maxRetryAfterMs) break rounds;
+          // Not waited for: that deployment is done for this call, the others may still be tried again.
+          if (asked > policy.maxRetryAfterMs) {
+            order = order.filter((candidate) => candidate !== deployment);
+            continue;
+          }
           await pause(Math.max(asked, policy.backoffMs * 2 ** (round - 1)), signal);
+        }
+        if (refused) {
+          this.#reportFailover(refused.deployment, refused.error);
+          refused = null;
         }
         try {
           const stream = await deployment.provider.startTurn({ ...request, model: deployment.upstreamModel }, signal);
           this.servedBy = this.calledBy = servedByOf(deployment);
-          void health.recordSuccess(deployment.id);
-          return stream;
+          return this.#judged(stream, deployment);
         } catch (error) {
           if (signal.aborted) throw error;
           if (error instanceof DeploymentAtLimit) {
@@ -126,7 +135,7 @@ export class RoutedProvider implements Provider {
           if (decision.kind === 'context-length') return this.#onContextLength(request, signal, error);
           calls--;
           lastError = error;
-          this.#reportFailover(deployment, error);
+          refused = { deployment, error };
           if (decision.retryAfterMs !== null) {
             retryAfter.set(deployment.id, decision.retryAfterMs);
             await health.coolDown(deployment.id, Math.min(decision.retryAfterMs, policy.maxRetryAfterMs));
@@ -137,6 +146,26 @@ export class RoutedProvider implements Provider {
       }
     }
     throw lastError ?? DeploymentAtLimit.ofAll(this.#options.alias, atLimit);
+  }
+
+  /**
+   * The served call's stream, its end told to the deployment's health: a
+   * call that broke off inside its stream (a reset, an idle timeout, an
+   * in-band error) is a failure in a row as a refused one is, so a
+   * deployment whose streams always break is cooled down too; only a call
+   * the model finished counts as served.
+   */
+  #judged(stream: TurnStream, deployment: Deployment): TurnStream {
+    const { health, policy } = this.#options;
+    const judge = (events: { failed: boolean; finished: boolean }) => {
+      if (events.failed) void health.recordFailure(deployment.id, policy.failuresBeforeCooldown, policy.cooldownMs);
+      else if (events.finished) void health.recordSuccess(deployment.id);
+    };
+    if (Array.isArray(stream)) {
+      judge({ failed: stream.some((event) => event.type === 'error'), finished: stream.some((event) => event.type === 'finish') });
+      return stream;
+    }
+    return judgedEvents(stream, judge);
   }
 
   /**
@@ -186,6 +215,7 @@ export class RoutedProvider implements Provider {
     this.#options.onFailover?.({
       alias: this.#options.alias,
       deployment: deployment.id,
+      provider: deployment.providerName,
       status: typeof failure.status === 'number' ? failure.status : null,
       code: typeof failure.code === 'string' ? failure.code : null,
     });
@@ -201,6 +231,20 @@ export class RoutedProvider implements Provider {
 
 function servedByOf(deployment: Deployment): ServedBy {
   return { deployment: deployment.id, providerName: deployment.providerName, upstreamModel: deployment.upstreamModel };
+}
+
+/** The events as they come, judged once the consumer stops reading (a consumer that stops early leaves no verdict). */
+async function* judgedEvents(stream: TurnStream, judge: (events: { failed: boolean; finished: boolean }) => void): AsyncGenerator<TurnEvent> {
+  const seen = { failed: false, finished: false };
+  try {
+    for await (const event of stream) {
+      if (event.type === 'error') seen.failed = true;
+      else if (event.type === 'finish') seen.finished = true;
+      yield event;
+    }
+  } finally {
+    judge(seen);
+  }
 }
 
 function pause(ms: number, signal: AbortSignal): Promise<void> {
