@@ -23,6 +23,10 @@ export interface RecordedRequest {
 
 export class ScriptedChatUpstream {
   readonly requests: RecordedRequest[] = [];
+  /** Models API lookups (`GET …/models/{id}`), kept apart from the model calls in `requests`. */
+  readonly modelLookups: string[] = [];
+  /** What `GET …/models/{id}` answers, by model; any other model is a 404. */
+  readonly modelInfos = new Map<string, unknown>();
   /** Requests whose connection the gateway closed before the reply finished. */
   abortedRequests = 0;
   #server: Server | null = null;
@@ -43,6 +47,15 @@ export class ScriptedChatUpstream {
       req.setEncoding('utf8');
       req.on('data', (piece: string) => (raw += piece));
       req.on('end', () => {
+        const lookup = req.method === 'GET' ? /\/models\/([^/?]+)/.exec(req.url ?? '') : null;
+        if (lookup) {
+          const model = decodeURIComponent(lookup[1]!);
+          this.modelLookups.push(model);
+          const info = this.modelInfos.get(model);
+          res.writeHead(info ? 200 : 404, { 'content-type': 'application/json' });
+          res.end(JSON.stringify(info ?? { type: 'error', error: { type: 'not_found_error', message: `model: ${model}` } }));
+          return;
+        }
         const recorded: RecordedRequest = { method: req.method ?? 'GET', path: req.url ?? '/', headers: req.headers, body: raw ? JSON.parse(raw) : null };
         this.requests.push(recorded);
         this.#open.add(res);

@@ -149,6 +149,30 @@ describe('convertToAnthropicRequest', () => {
     }
   });
 
+  it('a model that thinks adaptively (Claude 4.6 and later) gets thinking {type: adaptive} and reasoning.effort as the nearest effort it takes, never a budget', () => {
+    const adaptive = { ...options, thinking: { adaptive: true, efforts: ['low', 'medium', 'high', 'xhigh'] as const, maxTokens: 20_000 } };
+    const body = convertToAnthropicRequest(turn({ model: 'claude-opus-4-7', reasoningEffort: 'max' }), adaptive);
+    expect(body.thinking).toEqual({ type: 'adaptive' });
+    expect(body.output_config).toEqual({ effort: 'xhigh' });
+    // Room for thinking beside the answer, as the budget would have left, within the model's own ceiling.
+    expect(body.max_tokens).toBe(20_000);
+    expect(convertToAnthropicRequest(turn({ reasoningEffort: 'minimal' }), adaptive)).toMatchObject({ output_config: { effort: 'low' }, max_tokens: 1024 + 4096 });
+    // A summary asked for: its thinking is shown summarized (newer models omit it otherwise).
+    expect(convertToAnthropicRequest(turn({ reasoningEffort: 'low', reasoningSummary: 'auto' }), adaptive).thinking).toEqual({ type: 'adaptive', display: 'summarized' });
+    // Beside structured output, one output_config holds both.
+    const structured = convertToAnthropicRequest(turn({ reasoningEffort: 'high', textFormat: { type: 'json_schema', name: 'p', schema: { type: 'object' } } }), adaptive);
+    expect(structured.output_config).toEqual({ format: { type: 'json_schema', schema: { type: 'object', additionalProperties: false } }, effort: 'high' });
+    // The client's cap stands; a forced tool or no effort goes without thinking, as with a budget.
+    expect(convertToAnthropicRequest(turn({ reasoningEffort: 'high', maxOutputTokens: 9000 }), adaptive)).toMatchObject({ max_tokens: 9000, thinking: { type: 'adaptive' } });
+    const forced = convertToAnthropicRequest(turn({ tools, toolChoice: 'required', reasoningEffort: 'high' }), adaptive);
+    expect(forced).not.toHaveProperty('thinking');
+    expect(forced).not.toHaveProperty('output_config');
+    expect(convertToAnthropicRequest(turn(), adaptive)).not.toHaveProperty('thinking');
+    // A model that takes no effort parameter gets adaptive thinking alone.
+    expect(convertToAnthropicRequest(turn({ reasoningEffort: 'high' }), { ...options, thinking: { adaptive: true, efforts: [], maxTokens: null } })).not.toHaveProperty('output_config');
+    expect(() => convertToAnthropicRequest(turn({ reasoningEffort: 'high', temperature: 0.2 }), adaptive)).toThrow(/temperature/);
+  });
+
   it('a forced tool (required, a named function, allowed_tools required) goes without thinking, which Claude cannot do while forced; auto keeps it', () => {
     for (const toolChoice of ['required', { type: 'function', name: 'g' }, { type: 'allowed_tools', mode: 'required', tools: [{ type: 'function', name: 'g' }] }] as TurnRequest['toolChoice'][]) {
       const body = convertToAnthropicRequest(turn({ tools, toolChoice, reasoningEffort: 'high' }), options);

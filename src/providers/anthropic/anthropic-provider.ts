@@ -5,6 +5,8 @@ import type { ModelInfo, Provider, TurnEvent, TurnRequest, TurnStream } from '..
 import { reportMisconfiguration, upstreamTimedOut, type ProviderLogger } from '../upstream-errors.ts';
 import { errorFromAnthropic, errorFromAnthropicType } from './anthropic-errors.ts';
 import { AnthropicStreamTranslator, type AnthropicStreamEvent } from './anthropic-stream-translator.ts';
+import { ClaudeModelCatalog } from './claude-model-catalog.ts';
+import type { ClaudeModelInfo, ClaudeThinkingSupport } from './claude-thinking-support.ts';
 import { convertToAnthropicRequest, toAnthropicCountRequest, type AnthropicBlock, type AnthropicRequest, type AnthropicRequestOptions } from './convert-to-anthropic-request.ts';
 
 export interface AnthropicProviderOptions {
@@ -49,6 +51,7 @@ export class AnthropicProvider implements Provider {
   readonly #options: AnthropicProviderOptions;
   readonly #client: Anthropic;
   readonly #agent: Agent;
+  readonly #models: ClaudeModelCatalog;
 
   constructor(options: AnthropicProviderOptions) {
     this.name = options.name;
@@ -71,17 +74,18 @@ export class AnthropicProvider implements Provider {
       logger: sdkLogger(options.log),
       fetch: ((input: string | URL | Request, init?: RequestInit) => undiciFetch(input as string, { ...(init as object), dispatcher: this.#agent } as never)) as unknown as typeof fetch,
     });
+    this.#models = new ClaudeModelCatalog({ lookup: (model, lookupSignal) => this.#client.models.retrieve(model, null, { signal: lookupSignal }) as Promise<ClaudeModelInfo> });
   }
 
   async startTurn(request: TurnRequest, signal: AbortSignal): Promise<TurnStream> {
-    const body = convertToAnthropicRequest(request, this.#requestOptions());
+    const body = convertToAnthropicRequest(request, this.#requestOptions(await this.#thinkingOf(request)));
     const opened = await this.#open(body, signal, request.trace);
     return this.#events(body, opened, signal, request.trace);
   }
 
   /** Messages' `count_tokens`, sent the body `startTurn` would send (less what only sampling reads). */
   async countInputTokens(request: TurnRequest, signal: AbortSignal): Promise<number> {
-    const body = toAnthropicCountRequest(convertToAnthropicRequest(request, this.#requestOptions()));
+    const body = toAnthropicCountRequest(convertToAnthropicRequest(request, this.#requestOptions(await this.#thinkingOf(request))));
     try {
       const counted = await this.#client.messages.countTokens(body as unknown as Anthropic.MessageCountTokensParams, { signal });
       return counted.input_tokens;
@@ -106,8 +110,13 @@ export class AnthropicProvider implements Provider {
     await this.#agent.close();
   }
 
-  #requestOptions(): AnthropicRequestOptions {
-    return { defaultMaxTokens: this.#options.defaultMaxTokens, promptCaching: this.#options.promptCaching ?? 'auto' };
+  #requestOptions(thinking: ClaudeThinkingSupport | null): AnthropicRequestOptions {
+    return { defaultMaxTokens: this.#options.defaultMaxTokens, promptCaching: this.#options.promptCaching ?? 'auto', ...(thinking && { thinking }) };
+  }
+
+  /** How the model takes thinking, for a call that asks for reasoning (no other call waits on the Models API). */
+  async #thinkingOf(request: TurnRequest): Promise<ClaudeThinkingSupport | null> {
+    return request.reasoningEffort && request.reasoningEffort !== 'none' ? await this.#models.thinkingSupport(request.model) : null;
   }
 
   /**

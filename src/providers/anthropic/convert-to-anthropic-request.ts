@@ -7,6 +7,7 @@ import type { TurnRequest } from '../provider.ts';
 import { assistantTexts, separateInstructions } from '../wire-items.ts';
 import { clearCacheBreakpoints, markCacheBreakpoints } from './cache-breakpoints.ts';
 import { decodeReasoning } from './reasoning-blocks.ts';
+import { BUDGET_THINKING, claudeEffortFor, type ClaudeThinkingSupport } from './claude-thinking-support.ts';
 import { claudeStrictSchema } from './strict-schema.ts';
 import { claudeToolUseId } from './tool-use-id.ts';
 
@@ -38,7 +39,7 @@ export interface AnthropicRequest {
   stream: true;
   tools?: ({ name: string; description?: string; input_schema: Record<string, unknown>; strict?: boolean } & CacheControl)[];
   tool_choice?: { type: 'auto' | 'any' | 'none'; disable_parallel_tool_use?: boolean } | { type: 'tool'; name: string; disable_parallel_tool_use?: boolean };
-  thinking?: { type: 'enabled'; budget_tokens: number };
+  thinking?: { type: 'enabled'; budget_tokens: number } | { type: 'adaptive'; display?: 'summarized' };
   output_config?: { format?: { type: 'json_schema'; schema: Record<string, unknown> }; effort?: string };
   temperature?: number;
   top_p?: number;
@@ -50,6 +51,8 @@ export interface AnthropicRequestOptions {
   defaultMaxTokens: number;
   /** `auto`: mark where Anthropic may cache the prompt, as OpenAI caches by itself (cache-breakpoints.ts); `off`: no marks. */
   promptCaching?: 'auto' | 'off';
+  /** How the model takes thinking (claude-model-catalog.ts); unset: a budget. */
+  thinking?: ClaudeThinkingSupport;
 }
 
 /** What `text.format: json_object` becomes for Claude. */
@@ -96,9 +99,13 @@ export function convertToAnthropicRequest(request: TurnRequest, options: Anthrop
   if (request.textFormat?.type === 'json_schema' && request.textFormat.schema) body.output_config = { format: { type: 'json_schema', schema: claudeStrictSchema(request.textFormat.schema) } };
   const budget = thinkingBudget(request, body);
   if (budget !== null) {
-    body.thinking = { type: 'enabled', budget_tokens: budget };
-    // Without a client's cap, the budget must still leave the answer its room.
-    if (body.max_tokens <= budget) body.max_tokens = budget + options.defaultMaxTokens;
+    const support = options.thinking ?? BUDGET_THINKING;
+    if (support.adaptive) thinkAdaptively(request, body, support, budget, options.defaultMaxTokens);
+    else {
+      body.thinking = { type: 'enabled', budget_tokens: budget };
+      // Without a client's cap, the budget must still leave the answer its room.
+      if (body.max_tokens <= budget) body.max_tokens = budget + options.defaultMaxTokens;
+    }
     checkSamplingWithThinking(request);
   }
   if (request.temperature !== null) body.temperature = request.temperature;
@@ -128,6 +135,20 @@ function thinkingBudget(request: TurnRequest, body: AnthropicRequest): number | 
   if (request.maxOutputTokens === null) return budget;
   const fitting = Math.min(budget, Math.floor(request.maxOutputTokens / 2));
   return fitting >= MIN_THINKING_BUDGET ? fitting : null;
+}
+
+/**
+ * Thinking for a model that decides itself how much to think: `reasoning.effort`
+ * is its `output_config.effort` (the nearest level it takes), and the budget
+ * the effort would have had is the room left for thinking beside the answer
+ * when the client set no cap. Its thinking is shown summarized when the
+ * client asked for a summary (newer models omit it otherwise).
+ */
+function thinkAdaptively(request: TurnRequest, body: AnthropicRequest, support: ClaudeThinkingSupport, budget: number, defaultMaxTokens: number): void {
+  body.thinking = request.reasoningSummary !== null ? { type: 'adaptive', display: 'summarized' } : { type: 'adaptive' };
+  const effort = claudeEffortFor(request.reasoningEffort!, support.efforts);
+  if (effort) body.output_config = { ...body.output_config, effort };
+  if (request.maxOutputTokens === null) body.max_tokens = Math.min(Math.max(body.max_tokens, budget + defaultMaxTokens), support.maxTokens ?? Number.POSITIVE_INFINITY);
 }
 
 /** Whether the conversation ends inside a tool turn (tool results answering the last assistant message) that did not start with thinking. */
