@@ -167,11 +167,15 @@ export class BackgroundRunner {
     const startedAt = performance.now();
     /** Events the log has not taken yet (the store was away): sent again, first, with the next batch. */
     let unsent: LoggedEvent[] = [];
+    /** Whether the stored record surely holds the ending (see `#release`). */
+    let settled = false;
     try {
       for await (const batch of events) {
         const last = batch.at(-1)!;
         if (last.type === 'response.completed' || last.type === 'response.failed' || last.type === 'response.incomplete') {
           const final = last.response;
+          // Any other ending was stored before its terminal event was made; a failure may be the store's own.
+          settled = final.status !== 'failed';
           this.#options.log.info(
             // The request that created it, so this line (the one saying why it failed) ties to that request's lines.
             { ...(requestId && { request_id: requestId }), response_id: ref.id, tenant: ref.tenant, model: final.model, status: final.status, ...(final.incomplete_details && { reason: final.incomplete_details.reason }), ...(final.error && { error_code: final.error.code }), background: true, input_tokens: final.usage?.input_tokens ?? 0, output_tokens: final.usage?.output_tokens ?? 0, duration_ms: Math.round(performance.now() - startedAt) },
@@ -198,11 +202,36 @@ export class BackgroundRunner {
         }
       }
     } catch (error) {
+      settled = false;
       this.#options.log.error({ response_id: ref.id, err: error }, 'background response failed outside its event stream');
     } finally {
       this.#owned.delete(keyOf(ref));
-      await this.#options.registry.unregister(ref).catch(() => {});
+      await this.#release(ref, settled);
       if (this.#owned.size === 0) for (const wake of [...this.#idleWaiters]) wake();
+    }
+  }
+
+  /**
+   * Gives up the lease of a response this replica stopped running. One
+   * whose ending may not be stored (its last write failed: the store was
+   * away, a slot moving) keeps its lease, no longer renewed: it lapses and
+   * a reaper ends the response as failed once the store answers, so it
+   * never stays `in_progress`. Its record is asked first, in case the
+   * ending was stored after all.
+   */
+  async #release(ref: BackgroundRef, settled: boolean): Promise<void> {
+    const { store, registry, log } = this.#options;
+    try {
+      if (!settled) {
+        const record = await store.get(ref.tenant, ref.id);
+        if (record && !isFinished(record.response)) {
+          log.warn({ response_id: ref.id }, 'background response: its ending could not be stored; its lease is left to lapse, and a reaper ends it as failed');
+          return;
+        }
+      }
+      await registry.unregister(ref);
+    } catch {
+      // The store or registry is away: the lease lapses, and a reaper ends the response if it is unfinished.
     }
   }
 
