@@ -58,6 +58,11 @@ export function loadTokenCounter(): Promise<TextMeasure> {
   return tokenizer;
 }
 
+/** Whether the tokenizer's tables are loaded (or loading). */
+export function tokenCounterLoading(): boolean {
+  return tokenizer !== null;
+}
+
 /** The estimate of a turn's input tokens (the tokenizer is loaded on first use). */
 export async function estimateTurnTokens(request: TurnRequest): Promise<TurnMeasure> {
   return measureTurn(request, await loadTokenCounter());

@@ -9,7 +9,8 @@ import { Compactor } from '../engine/compaction/compactor.ts';
 import { ContextWindows } from '../engine/context-windows.ts';
 import { InputTokenCounter } from '../engine/count-input-tokens.ts';
 import { ResponseEngine } from '../engine/response-engine.ts';
-import { estimateTurnTokens } from '../engine/token-estimate.ts';
+import { estimateTurnTokens, loadTokenCounter } from '../engine/token-estimate.ts';
+import { measuresTokensUpFront } from '../config/measures-tokens.ts';
 import { UsageRecorder } from '../engine/usage-recorder.ts';
 import { createProviders } from '../providers/create-providers.ts';
 import { ModelRouter } from '../providers/model-router.ts';
@@ -286,5 +287,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // Last: the spans of responses the shutdown ended are exported too.
     await tracing?.shutdown();
   });
+  if (measuresTokensUpFront(config)) await loadTokenCounter();
   return app;
 }
