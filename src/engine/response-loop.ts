@@ -309,7 +309,9 @@ async function* runLoop(loop: ResponseLoop, tally: LoopTally): AsyncGenerator<Re
       const serverCalls = planned.filter((entry) => entry.route === 'server').length;
       if (loop.policy.maxToolCalls !== null && counters.run + serverCalls > loop.policy.maxToolCalls) {
         if (controls.atLimit !== 'final_answer') {
-          ending = { status: 'incomplete', reason: 'max_tool_calls' };
+          // The turn's calls end with it, each answered saying why (an MCP call shown, a function call not left dangling for a continuation).
+          const round = yield* runToolRound(scope, notRunAtLimit(planned, 'max_tool_calls'), [], turn);
+          ending = round.stop ?? { status: 'incomplete', reason: 'max_tool_calls' };
           break;
         }
         lastCall = 'max_tool_calls';

@@ -316,6 +316,10 @@ describe('mixed turns, resumption and policy', () => {
     expect(executor.calls.map((call) => call.callId)).toEqual(['c1', 'c2']);
     expect(response.status).toBe('incomplete');
     expect(response.incomplete_details).toEqual({ reason: 'max_tool_calls' });
+    // The calls past the limit are answered saying so: none is left without its output for a continuation to trip on.
+    const outputs = new Map(response.output.filter((item: any) => item.type === 'function_call_output').map((item: any) => [item.call_id, item.output]));
+    expect([...outputs.keys()].sort()).toEqual(['c1', 'c2', 'c3', 'c4']);
+    expect(outputs.get('c3')).toMatch(/not run: the response reached its limit \(max_tool_calls\)/);
   });
 
   it('a call past its executor timeout becomes an error result', async () => {
