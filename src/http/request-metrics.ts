@@ -3,6 +3,8 @@ import type { GatewayMetrics } from '../observability/gateway-metrics.ts';
 
 /** The status a request is counted with when its client left before any answer began (nginx's word for it). */
 const CLIENT_CLOSED_REQUEST = 499;
+/** A WebSocket upgrade's answer, written on the socket the connection took over (never through `reply.raw`, which stays unsent). */
+const SWITCHING_PROTOCOLS = 101;
 
 /**
  * Counts the request by method, route pattern (`/v1/responses/:id`, never
@@ -13,5 +15,5 @@ const CLIENT_CLOSED_REQUEST = 499;
 export function countRequest(metrics: GatewayMetrics, request: FastifyRequest, reply: FastifyReply): void {
   const raw = reply.raw;
   // `close` comes once; `on` spares the wrapper `once` makes for every request.
-  raw.on('close', () => metrics.request(request.method, request.routeOptions.url, raw.headersSent ? raw.statusCode : CLIENT_CLOSED_REQUEST));
+  raw.on('close', () => metrics.request(request.method, request.routeOptions.url, raw.headersSent ? raw.statusCode : request.ws ? SWITCHING_PROTOCOLS : CLIENT_CLOSED_REQUEST));
 }

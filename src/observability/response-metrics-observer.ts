@@ -25,8 +25,10 @@ export class ResponseMetricsObserver implements LoopObserver {
     this.#firstOutputAt ??= performance.now();
   }
 
-  modelCallFailed(event: { provider: string; code: string }): void {
+  modelCallFailed(event: { turn: number; provider: string; code: string }): void {
     this.#metrics.upstreamError(event.provider, event.code);
+    // A first call refused at once is started outside the loop, with no turnStarted: it was a model call all the same, as a background response's is.
+    if (event.turn > this.#turns) this.#turns = event.turn;
   }
 
   toolCallEnded(event: { name: string; executor: string; durationMs: number; error: string | null }): void {

@@ -190,8 +190,9 @@ describe.each(flavors)('metrics over $name', (flavor: ProviderFlavor) => {
     expect(delta(before, after, 'loopgate_upstream_errors_total', { code: 'other' })).toBe(0);
     expect(delta(before, after, 'loopgate_responses_total', { model: 'fast', provider, status: 'failed' })).toBe(2);
     expect(delta(before, after, 'loopgate_http_requests_total', { method: 'POST', route: '/v1/responses', status: String(refused.status) })).toBe(1);
-    // The refused one ran no turn and sent no token; the other's first token came before its failure.
-    expect(delta(before, after, 'loopgate_response_turns_count', { model: 'fast' })).toBe(1);
+    // Each made one model call (the refused one too, as a background response's refused call counts); only the other's first token came, before its failure.
+    expect(delta(before, after, 'loopgate_response_turns_count', { model: 'fast' })).toBe(2);
+    expect(delta(before, after, 'loopgate_response_turns_sum', { model: 'fast' })).toBe(2);
     expect(delta(before, after, 'loopgate_response_time_to_first_token_seconds_count', { model: 'fast' })).toBe(1);
     expect(delta(before, after, 'loopgate_response_duration_seconds_count', { model: 'fast' })).toBe(2);
   });
@@ -225,6 +226,10 @@ describe.each(flavors)('metrics over $name', (flavor: ProviderFlavor) => {
       socket.close();
     }
     await waitFor(async () => sumOf(await scrape(), 'loopgate_websocket_connections') === 0);
+    // The connection counts as the upgrade it was, not as a client that left before an answer.
+    const closed = await scrape();
+    expect(delta(before, closed, 'loopgate_http_requests_total', { method: 'GET', route: '/v1/responses', status: '101' })).toBe(1);
+    expect(delta(before, closed, 'loopgate_http_requests_total', { status: '499' })).toBe(0);
 
     const queued = await client.responses.create({ model: 'fast', input: 'held', background: true });
     expect(sumOf(await scrape(), 'loopgate_background_responses', { state: 'in_progress' })).toBe(1);
