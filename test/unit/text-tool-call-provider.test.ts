@@ -89,6 +89,14 @@ describe('TextToolCallProvider', () => {
     expect(events.filter((event) => event.type === 'usage')).toHaveLength(2);
   });
 
+  it('a good call beside a broken one is not made either: the feedback asks for every call of the reply again', async () => {
+    const good = '{"tool": "get_weather", "parameters": {"city": "Oslo"}}';
+    const inner = new ScriptedProvider((turn) => (turn === 1 ? says(`${good}\n{"tool": "get_weather", "parameters": {"city": "Rome"`) : says(`${good}\n{"tool": "get_weather", "parameters": {"city": "Rome"}}`)));
+    const events = await collect(new TextToolCallProvider(inner, { retries: 2 }), turnRequest({ tools: [weather] }));
+    expect(inner.requests[1]!.items.at(-1)).toMatchObject({ content: expect.stringContaining('None of its calls was made, not even the one that could be read: write every call of that reply again') });
+    expect(callsOf(events).map((call) => call.arguments)).toEqual(['{"city":"Oslo"}', '{"city":"Rome"}']);
+  });
+
   it('still broken after every retry: the turn ends with an invalid_tool_call error, and nothing of the broken call is shown', async () => {
     const inner = new ScriptedProvider(() => says('{"tool": "fly", "parameters": {}}'));
     const events = await collect(new TextToolCallProvider(inner, { retries: 1 }), turnRequest({ tools: [weather, echo] }));

@@ -89,6 +89,19 @@ describe('text tool calls: scanning and reading the model\'s text', () => {
     expect(scanBothWays('{"temperature": 21, "unit": "C"}\nThat is all.')).toEqual([{ text: '{"temperature": 21, "unit": "C"}\nThat is all.' }]);
     expect(scanBothWays('```json\n{"a": [1, 2]}\n```')).toEqual([{ text: '```json\n{"a": [1, 2]}\n```' }]);
     expect(scanBothWays('{ not json at all }')).toEqual([{ text: '{ not json at all }' }]);
+    // An answer whose own fields include a "tool" (a structured answer's schema may ask for one) is an answer, unless it names a tool.
+    expect(scanBothWays('{"tool": "hand saw", "reason": "it cuts"}')).toEqual([{ text: '{"tool": "hand saw", "reason": "it cuts"}' }]);
+    expect((scanBothWays('{"tool": "echo", "reason": "x"}')[0] as { reading: CandidateReading }).reading.kind).toBe('invalid');
+  });
+
+  it('prose, a fenced call, prose: the line break after the fence stays with the prose after it, as after a bare call', () => {
+    const fenced = scanBothWays('Let me check the forecast.\n```json\n{"tool":"echo","parameters":{"text":"x"}}\n```\nParis is usually mild in May.');
+    const bare = scanBothWays('Let me check the forecast.\n{"tool":"echo","parameters":{"text":"x"}}\nParis is usually mild in May.');
+    const shown = (pieces: Piece[]) => pieces.filter((piece): piece is { text: string } => 'text' in piece).map((piece) => piece.text).join('');
+    expect(shown(fenced)).toBe('Let me check the forecast.\nParis is usually mild in May.');
+    expect(shown(bare)).toBe(shown(fenced));
+    // Nothing after the fence: nothing shown for its line break.
+    expect(scanBothWays('```json\n{"tool":"echo","parameters":{}}\n```\n')).toHaveLength(1);
   });
 
   it('a call followed by prose: the call is read, the prose shown', () => {
@@ -120,6 +133,7 @@ describe('text tool calls: scanning and reading the model\'s text', () => {
     expect(problem('```json\n{"tool": "echo", "parameters": {}}')).toBe('calls');
     expect(problem('{"tool": "launch_rockets", "parameters": {}}')).toBe('there is no tool named "launch_rockets"; the tools are: get_weather, echo.');
     expect(problem('{"parameters": {"city": "Paris"}}')).toBe('"tool" must be the name of a tool (the tools are: get_weather, echo).');
+    expect(problem('{"tool": "launch_rockets"}')).toBe('there is no tool named "launch_rockets"; the tools are: get_weather, echo.');
     expect(problem('{"tool": "echo"}')).toBe('"parameters" of the call to echo must be a JSON object (use {} when the tool takes no arguments).');
     expect(problem('{"tool": "echo", "parameters": "text=hi"}')).toMatch(/"parameters" of the call to echo must be a JSON object/);
     expect(problem('{"tool": "echo", "parameters": {}, "terminate": "yes"}')).toBe('"terminate" must be true or false.');

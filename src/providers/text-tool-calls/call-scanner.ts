@@ -49,6 +49,8 @@ export class CallScanner {
   /** The candidate, or the undecided start of one, so far (without its lead). */
   #held = '';
   #text = '';
+  /** The line break that ended a fenced call's closing line: the prose's own, shown before whatever prose comes next (as after a bare call). */
+  #breakOwed = false;
   #segments: ScannedSegment[] = [];
 
   push(delta: string): ScannedSegment[] {
@@ -163,7 +165,9 @@ export class CallScanner {
         if (char !== '\n') {
           mode.line += char;
         } else if (isFenceCloser(mode.line, mode.ticks)) {
+          this.#held = this.#held.slice(0, -1);
           this.#candidate(mode.content, true, true);
+          this.#breakOwed = true;
         } else {
           mode.content += mode.line + '\n';
           mode.line = '';
@@ -214,6 +218,7 @@ export class CallScanner {
   }
 
   #candidate(body: string, fenced: boolean, complete: boolean): void {
+    this.#breakOwed = false;
     this.#flushText();
     this.#segments.push({ kind: 'candidate', lead: this.#lead, raw: this.#held, body, fenced, complete });
     this.#lead = '';
@@ -224,6 +229,9 @@ export class CallScanner {
   }
 
   #show(text: string): void {
+    if (text === '') return;
+    if (this.#breakOwed) this.#text += '\n';
+    this.#breakOwed = false;
     this.#text += text;
   }
 

@@ -23,7 +23,7 @@ const CALL_KEY = /"(tool|parameters)"\s*:/;
 
 /**
  * Decides what a held-back candidate (call-scanner.ts) is. JSON that parses
- * into objects with a `tool` or `parameters` key is a call attempt: each
+ * into objects meant as calls (`isCallAttempt`) is a call attempt: each
  * object must then name one of `tools`, carry `parameters` as an object and,
  * if it has one, a boolean `terminate`. An array, or several objects one
  * after another, is several calls. Text that does not parse is a broken call
@@ -35,10 +35,11 @@ export function readCandidate(body: string, complete: boolean, tools: readonly s
   const values = parseValues(body);
   if (!values.ok) return looksLikeCall ? { kind: 'invalid', problem: `the tool call is not valid JSON (${values.error}).` } : { kind: 'text' };
   const entries = values.values.flatMap((value) => (Array.isArray(value) ? value : [value]));
-  if (!entries.some(isCallAttempt)) return { kind: 'text' };
+  const attempts = (entry: unknown) => isCallAttempt(entry, tools);
+  if (!entries.some(attempts)) return { kind: 'text' };
   const calls: TextToolCall[] = [];
   for (const entry of entries) {
-    if (!isCallAttempt(entry)) return { kind: 'invalid', problem: 'every entry of a list of tool calls must be a call object with "tool" and "parameters".' };
+    if (!attempts(entry)) return { kind: 'invalid', problem: 'every entry of a list of tool calls must be a call object with "tool" and "parameters".' };
     const call = readCall(entry, tools);
     if (typeof call === 'string') return { kind: 'invalid', problem: call };
     calls.push(call);
@@ -67,9 +68,20 @@ function parseJson(text: string): unknown {
   return parseJsonWithinDepth(text, REQUEST_LIMITS.maxJsonDepth);
 }
 
-function isCallAttempt(value: unknown): value is Record<string, unknown> {
-  return isObject(value) && ('tool' in value || 'parameters' in value);
+/**
+ * Whether an object is meant as a call: it carries `parameters`, or names a
+ * tool as its `tool`, or holds nothing but the protocol's keys. An answer
+ * that merely has a `tool` field among others (a structured answer whose
+ * schema asks for one: `{"tool": "hand saw", "reason": …}`) is an answer.
+ */
+function isCallAttempt(value: unknown, tools: readonly string[]): value is Record<string, unknown> {
+  if (!isObject(value)) return false;
+  if ('parameters' in value) return true;
+  if (!('tool' in value)) return false;
+  return (typeof value.tool === 'string' && tools.includes(value.tool)) || Object.keys(value).every((key) => PROTOCOL_KEYS.has(key));
 }
+
+const PROTOCOL_KEYS = new Set(['tool', 'parameters', 'terminate']);
 
 /** The call, or what is wrong with it. */
 function readCall(entry: Record<string, unknown>, tools: readonly string[]): TextToolCall | string {

@@ -67,7 +67,7 @@ export async function* textToolCallTurn(first: TurnStream, options: TextToolCall
       }
       request = {
         ...request,
-        items: [...request.items, { type: 'message', role: 'assistant', content: result.text }, { type: 'message', role: 'user', content: retryFeedback(problem, plan) }],
+        items: [...request.items, { type: 'message', role: 'assistant', content: result.text }, { type: 'message', role: 'user', content: retryFeedback(problem, plan, result.calls.length) }],
       };
       stream = await options.restart(request);
       continue;

@@ -49,8 +49,12 @@ export function resultHeader(callId: string, name: string | null): string {
   return name === null ? `Result of tool call ${callId}:` : `Result of tool call ${callId} (${name}):`;
 }
 
-/** The user message that follows a reply whose call could not be read. */
-export function retryFeedback(problem: string, plan: ToolUsePlan): string {
+/**
+ * The user message that follows a reply whose call could not be read.
+ * `readable`: calls of that reply that could be read; none of them was made
+ * either (a reply's calls are made together), so all are asked for again.
+ */
+export function retryFeedback(problem: string, plan: ToolUsePlan, readable = 0): string {
   if (plan.forbidden) return `Your last reply could not be used: ${problem} Answer in plain text, without tool call JSON. Whatever you wrote before the call has already been shown, so do not repeat it.`;
   const otherwise =
     plan.mustCall === null
@@ -58,9 +62,13 @@ export function retryFeedback(problem: string, plan: ToolUsePlan): string {
       : plan.mustCall.kind === 'named'
         ? `You must call the tool ${JSON.stringify(plan.mustCall.name)}.`
         : 'You must call a tool.';
+  const again =
+    readable === 0
+      ? 'Write the call again'
+      : `None of its calls was made, not even the ${readable === 1 ? 'one' : readable} that could be read: write every call of that reply again, each`;
   return [
     `Your last reply could not be used: ${problem}`,
-    'Write the call again as a JSON object in exactly this form, on its own or in a ```json fenced block:',
+    `${again} as a JSON object in exactly this form, on its own or in a \`\`\`json fenced block:`,
     CALL_SHAPE,
     `Whatever you wrote before the call has already been shown, so do not repeat it. ${otherwise}`,
   ].join('\n');
