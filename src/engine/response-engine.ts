@@ -37,6 +37,8 @@ import { CompactingProvider } from './compaction/compacting-provider.ts';
 import { asksForCompaction } from './compaction/compaction-trigger.ts';
 import { TruncatingProvider } from './truncating-provider.ts';
 import { controlsOff, resolveLoopControls, type LoopControls, type OperatorLoopControls } from './controls/loop-controls.ts';
+import { terminalRunWhilePaused } from './controls/terminal-tools.ts';
+import { modelCallOf, modelOutputOf } from './client-call-kinds.ts';
 
 export interface ResponseEngineOptions {
   router: ModelRouter;
@@ -271,6 +273,8 @@ export class ResponseEngine {
     const policy: LoopPolicy = { ...prepared.policy, allowed: allowedToolNames(toolChoice) };
     // A compaction does not go on with a paused turn: its summary stands for that turn, open calls included (the compactor closes them in its window).
     const resume = compacting ? null : planResume(previous, input, executors, toolContext, policy);
+    // A terminal tool that ran while the response waited for the client ends it once the client has answered, with no model call.
+    const terminalRan = !compacting && previous && !resume?.closed.length && answersCallOf(previous, input) ? terminalRunWhilePaused(previous.output, controls.terminalTools) : null;
 
     const turnRequest = toTurnRequest(request, route.upstreamModel, modelInput, history.length, tools, declared.hosted, toolChoice);
     // Every model call of the loop fits the context window, or learns it from the upstream's refusal.
@@ -304,7 +308,7 @@ export class ResponseEngine {
     }, () => calledTarget(route));
     // A background response starts its model call inside the loop: a refusal then ends it as `failed`.
     let firstTurn: TurnStream | null = null;
-    if (!resume && !request.background) {
+    if (!resume && !terminalRan && !request.background) {
       try {
         firstTurn = await startFirstTurn(provider, turnRequest, deadline);
       } catch (error) {
@@ -335,6 +339,7 @@ export class ResponseEngine {
       request: turnRequest,
       firstTurn,
       resume,
+      terminalRan,
       announcements: offers.items,
       registry: executors,
       toolContext,
@@ -450,4 +455,10 @@ class StartedRun implements ResponseRun {
   get deployment(): string | null {
     return this.#route.servedBy?.()?.deployment ?? null;
   }
+}
+
+/** Whether the input answers a call the previous response left open (the client continuing its paused turn). */
+function answersCallOf(previous: ConversationTurn, input: readonly StoredInputItem[]): boolean {
+  const answered = new Set(input.flatMap((item) => modelOutputOf(item)?.callId ?? []));
+  return answered.size > 0 && previous.output.some((item) => answered.has(modelCallOf(item)?.callId ?? ''));
 }

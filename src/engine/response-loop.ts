@@ -11,7 +11,7 @@ import { callItemsFor } from './call-items.ts';
 import { AnswerGate } from './controls/answer-gate.ts';
 import { capCallsPerTurn, finalAnswerPrompt, notRunAtLimit, type LoopLimit } from './controls/limit-controls.ts';
 import type { LoopControls } from './controls/loop-controls.ts';
-import { terminalCall } from './controls/terminal-tools.ts';
+import { terminalCall, type TerminalRunWhilePaused } from './controls/terminal-tools.ts';
 import type { ClientToolName } from './declared-tools.ts';
 import { finishResponse, type Ending } from './finish-response.ts';
 import type { LoopObserver } from './loop-observer.ts';
@@ -63,6 +63,8 @@ export interface ResponseLoop {
   /** The first turn, already started (so an immediate upstream failure became an HTTP status); null to start it here. */
   firstTurn: TurnStream | null;
   resume: ResumePlan | null;
+  /** A terminal tool's call that ran while the response this one continues waited for the client: it ends this one. */
+  terminalRan: TerminalRunWhilePaused | null;
   /** Items announcing what executors offered (`mcp_list_tools`), added before the first turn. */
   announcements: readonly OutputItem[];
   registry: ExecutorRegistry;
@@ -179,9 +181,10 @@ async function* runLoop(loop: ResponseLoop, tally: LoopTally): AsyncGenerator<Re
    */
   const endIfTerminal = (planned: readonly PlannedCall[], round: ToolRoundResult): Ending | null => {
     const call = terminalCall(planned, round.failed, controls.terminalTools);
-    if (!call) return null;
-    endedBy = { type: 'terminal_tool', name: call.name, call_id: call.callId };
-    const answer = round.outputs.get(call.callId);
+    return call ? endWithTerminal(call.name, call.callId, round.outputs.get(call.callId)) : null;
+  };
+  const endWithTerminal = (name: string, callId: string, answer: string | undefined): Ending => {
+    endedBy = { type: 'terminal_tool', name, call_id: callId };
     if (answer) {
       builder.apply({ type: 'text.delta', delta: answer }, emit);
       builder.closeAll('completed', emit);
@@ -197,6 +200,7 @@ async function* runLoop(loop: ResponseLoop, tally: LoopTally): AsyncGenerator<Re
       const round = yield* runToolRound(scope, loop.resume.calls, loop.resume.closed, 0);
       ending = round.stop ?? endIfTerminal(loop.resume.calls, round);
     }
+    if (ending === null && loop.terminalRan) ending = endWithTerminal(loop.terminalRan.call.name, loop.terminalRan.shownAs, loop.terminalRan.output);
     for (let turn = 1; ending === null && !loop.signal.aborted; turn++) {
       if (lastCall === null && turn - retries > controls.maxTurns) {
         if (controls.atLimit !== 'final_answer') {

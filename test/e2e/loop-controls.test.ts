@@ -6,7 +6,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { assertEventStreamInvariants } from '../support/event-invariants.ts';
 import { startGateway, type RunningGateway } from '../support/gateway.ts';
 import { McpTestServer } from '../support/mcp-test-server.ts';
-import { assertValidExtension, assertValidResponse } from '../support/openresponses-schema.ts';
+import { assertValidExtension, assertValidResponse, assertValidResponseWithMcpItems } from '../support/openresponses-schema.ts';
 import { flavors, type ModelTurn, type ProviderFlavor, type Seen } from '../support/provider-flavors.ts';
 import { ScriptedChatUpstream, type RecordedRequest } from '../support/scripted-chat-upstream.ts';
 
@@ -30,6 +30,8 @@ describe.each(flavors)('loop controls over $name', (flavor: ProviderFlavor) => {
   let validated: RunningGateway;
   let client: OpenAI;
   let model: (seen: Seen[], request: RecordedRequest) => ModelTurn = () => ({ text: 'Hello' });
+  let base: Record<string, any>;
+  let upstreamBase = '';
 
   mcp.extraTools.push((server) =>
     server.registerTool('judge', { description: 'Judges an answer.', inputSchema: { answer: z.string(), text_format: z.any() } }, async ({ answer }) => {
@@ -52,7 +54,8 @@ describe.each(flavors)('loop controls over $name', (flavor: ProviderFlavor) => {
     validatorUrl = `http://127.0.0.1:${(validatorServer.address() as AddressInfo).port}/judge`;
     const [upstreamUrl, mcpUrl] = await Promise.all([upstream.start(), mcp.start()]);
     upstream.setScript((request) => flavor.render(request, model(flavor.seen(request), request)));
-    const base = { ...flavor.config(upstreamUrl), mcp: { callItems: 'function', servers: [{ name: 'tools', url: mcpUrl, allowedTools: ['add', 'fail', 'judge'] }] } };
+    upstreamBase = upstreamUrl;
+    base = { ...flavor.config(upstreamUrl), mcp: { callItems: 'function', servers: [{ name: 'tools', url: mcpUrl, allowedTools: ['add', 'fail', 'judge'] }] } };
     gateway = await startGateway(upstreamUrl, { ...base, loop: { maxTurns: 4, requestLimits: { maxTurns: 6, maxValidationAttempts: 3 } } });
     validated = await startGateway(upstreamUrl, { ...base, loop: { outputValidation: { enabled: true, maxAttempts: 2, validator: { type: 'http', url: validatorUrl } } } });
     client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 });
@@ -97,6 +100,32 @@ describe.each(flavors)('loop controls over $name', (flavor: ProviderFlavor) => {
       expect(response['loopgate:loop']).toEqual({ ended_by: { type: 'terminal_tool', name: 'tools__add', call_id: 'c1' } });
     }
     expect(mcp.calls).toHaveLength(4);
+  });
+
+  it("terminal tools: a terminal call beside a client's call runs while the response waits; the client's answer then ends it without another model call", async () => {
+    model = (seen) => (results(seen).length > 0 ? { text: 'Called again.' } : { calls: [{ id: 't1', name: 'tools__add', args: { a: 1, b: 2 } }, { id: 'w1', name: 'get_weather', args: { city: 'Oslo' } }] });
+    const tools = [{ type: 'function' as const, name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } }, strict: false }];
+    const loop = { terminal_tools: ['tools__add'] };
+    // MCP calls shown as mcp_call items run at once, while the response waits for the client's call.
+    const shownAsMcp = await startGateway(upstreamBase, { ...base, mcp: { ...base.mcp, callItems: 'mcp' } });
+    const client = new OpenAI({ baseURL: shownAsMcp.baseURL, apiKey: 'k', maxRetries: 0 });
+    const paused: any = await client.responses.create({ model: flavor.model, input: 'Add, and the weather', tools, 'loopgate:loop': loop } as any);
+    assertValidResponseWithMcpItems(paused);
+    expect(paused.output.filter((item: any) => item.type === 'mcp_call').map((item: any) => item.output)).toEqual(['3']);
+    for (const stream of [false, true]) {
+      const body = { model: flavor.model, previous_response_id: paused.id, input: [{ type: 'function_call_output', call_id: 'w1', output: 'sunny' }], tools, 'loopgate:loop': loop } as any;
+      const events: any[] = [];
+      if (stream) for await (const event of (await client.responses.create({ ...body, stream: true })) as any) events.push(event);
+      const response: any = stream ? assertEventStreamInvariants(events) : await client.responses.create(body);
+      assertValidResponse(response);
+      expect(response.status).toBe('completed');
+      expect(response.output).toEqual([expect.objectContaining({ type: 'message', role: 'assistant', content: [expect.objectContaining({ type: 'output_text', text: '3' })] })]);
+      // The call as the client saw it: its mcp_call.
+      expect(response['loopgate:loop']).toEqual({ ended_by: { type: 'terminal_tool', name: 'tools__add', call_id: paused.output.find((item: any) => item.type === 'mcp_call').id } });
+    }
+    // The one model call that made the calls: neither continuation called the model.
+    expect(upstream.requests).toHaveLength(1);
+    await shownAsMcp.close();
   });
 
   it('terminal tools: a terminal call that fails goes back to the model like any error', async () => {

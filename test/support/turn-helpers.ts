@@ -46,6 +46,7 @@ export async function collectLoopEvents(firstTurn: TurnStream, request: CreateRe
     request: { items: [] } as unknown as TurnRequest,
     firstTurn,
     resume: null,
+    terminalRan: null,
     announcements: [],
     registry: new ExecutorRegistry([]),
     toolContext: { tenant: 't', tools: [], mcpServers: [], previousOutput: [], offered: new Map() },

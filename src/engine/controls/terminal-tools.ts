@@ -1,4 +1,6 @@
+import { qualifiedToolName } from '../../executors/mcp/mcp-executor.ts';
 import type { ToolCall } from '../../executors/tool-executor.ts';
+import type { OutputItem } from '../../protocol/output-items.ts';
 import type { PlannedCall } from '../plan-tool-calls.ts';
 
 /**
@@ -12,6 +14,37 @@ export function terminalCall(planned: readonly PlannedCall[], failed: ReadonlySe
   for (const entry of planned) {
     if (entry.route !== 'server' || failed.has(entry.call.callId)) continue;
     if (entry.call.terminal || terminalTools.has(entry.call.name)) return entry.call;
+  }
+  return null;
+}
+
+/** A terminal tool's call the gateway ran, successfully, while its response waited for the client: what ends the continuation. */
+export interface TerminalRunWhilePaused {
+  call: ToolCall;
+  /** The item id the call's output shows under (its `call_id`, or an `mcp_call`'s id). */
+  shownAs: string;
+  output: string;
+}
+
+/**
+ * A paused turn ran its server-side calls at once and waited only for the
+ * client's: a terminal tool among those that ran and succeeded ends the
+ * response once the client has answered, without another model call, as it
+ * would have had the turn had no client call.
+ */
+export function terminalRunWhilePaused(output: readonly OutputItem[], terminalTools: ReadonlySet<string>): TerminalRunWhilePaused | null {
+  if (terminalTools.size === 0) return null;
+  // The paused turn's calls come after any text of the response (an earlier turn's calls could not have been terminal and succeeded: they would have ended it).
+  const paused = output.slice(output.findLastIndex((item) => item.type === 'message') + 1);
+  const outputs = new Map(paused.flatMap((item) => (item.type === 'function_call_output' ? [[item.call_id, item.output] as const] : [])));
+  for (const item of paused) {
+    if (item.type === 'mcp_call') {
+      const name = qualifiedToolName(item.server_label, item.name);
+      if (terminalTools.has(name) && !item.error && typeof item.output === 'string') return { call: { callId: item.id, name, arguments: item.arguments }, shownAs: item.id, output: item.output };
+    } else if (item.type === 'function_call' && terminalTools.has(item.name)) {
+      const output = outputs.get(item.call_id);
+      if (typeof output === 'string' && !output.startsWith('{"error"')) return { call: { callId: item.call_id, name: item.name, arguments: item.arguments }, shownAs: item.call_id, output };
+    }
   }
   return null;
 }
