@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { invalidRequest } from '../errors/gateway-error.ts';
+import { GatewayError, invalidRequest } from '../errors/gateway-error.ts';
 import { isFinished } from '../engine/background-runner.ts';
 import { eventsExpired, type ResponseEventLog } from '../store/response-event-log.ts';
 import type { ResponseStore, StoredResponse } from '../store/response-store.ts';
@@ -40,10 +40,7 @@ export async function streamBackgroundEvents(request: FastifyRequest, reply: Fas
         if (event.sequence > expected) {
           // The reader fell behind the log's bounds and the events it had yet to read are gone: a stream with a hole would
           // corrupt its view, so it ends here, saying so (no [DONE]: the response goes on without this reader).
-          const error = { type: 'invalid_request_error', code: 'stream_events_expired', message: `Events ${expected} to ${event.sequence - 1} of response '${id}' are no longer kept (the stream was read more slowly than it was written); retrieve the response for its state.`, param: null };
-          // OpenResponses nests the error; OpenAI's SDKs read its fields at the top: both are there.
-          const gone = { type: 'error', sequence_number: expected, error, code: error.code, message: error.message, param: null };
-          await writer.event('error', JSON.stringify(gone));
+          await writer.event('error', errorEvent(expected, { type: 'invalid_request_error', code: 'stream_events_expired', message: `Events ${expected} to ${event.sequence - 1} of response '${id}' are no longer kept (the stream was read more slowly than it was written); retrieve the response for its state.` }));
           connected = false;
           break;
         }
@@ -59,8 +56,12 @@ export async function streamBackgroundEvents(request: FastifyRequest, reply: Fas
     }
     if (connected && !controller.signal.aborted) await writer.write('data: [DONE]\n\n');
   } catch (error) {
-    // Headers are out; ending the stream is all that is left (the client resumes from its last sequence number).
+    // Headers are out: the stream ends saying why, and the client resumes from its last sequence number (or retrieves the response).
     request.log.error({ err: error, response_id: id }, 'background event stream failed');
+    if (connected && !controller.signal.aborted) {
+      const failure = error instanceof GatewayError ? error : null;
+      await writer.event('error', errorEvent(expected, { type: failure?.type ?? 'server_error', code: failure?.code ?? 'server_error', message: `The stream of response '${id}' broke off: ${failure?.message ?? 'the event log could not be read'}. Resume it with starting_after=${expected - 1}, or retrieve the response.` }));
+    }
   } finally {
     controller.abort();
     writer.end();
@@ -77,4 +78,10 @@ export async function streamStoredResponse(request: FastifyRequest, reply: Fasti
   if (!response.background) throw invalidRequest('This response cannot be streamed: it was not created with background=true. Retrieve it without stream=true.', 'stream', 'invalid_value');
   if (isFinished(response) && (await source.events.lastSequence(tenant, response.id)) < 0) throw eventsExpired(response.id, null);
   await streamBackgroundEvents(request, reply, source, response.id, after, tenant);
+}
+
+/** An `error` event: OpenResponses nests the error, OpenAI's SDKs read its fields at the top, so both are there. */
+function errorEvent(sequence: number, error: { type: string; code: string; message: string }): string {
+  const nested = { ...error, param: null };
+  return JSON.stringify({ type: 'error', sequence_number: sequence, error: nested, code: nested.code, message: nested.message, param: null });
 }

@@ -47,6 +47,14 @@ return length
 const BLOCK_MS = 5_000;
 /** Most entries one read returns. */
 const READ_COUNT = 1_000;
+/**
+ * How long a follower keeps reading again through an outage (a failover
+ * unblocks or cuts its read; a hung node never answers it) before its
+ * stream ends saying the store is unavailable. Longer than a failover.
+ */
+const FOLLOW_OUTAGE_MS = 15_000;
+/** The pause before reading again after a failed read, doubled up to the most. */
+const REREAD_PAUSE_MS = { first: 100, most: 2_000 };
 
 type StreamEntry = [id: string, fields: string[]];
 
@@ -94,26 +102,44 @@ export class RedisEventLog implements ResponseEventLog {
     if (first && sequenceOf(first[0]) > Math.max(0, after + 1)) throw eventsExpired(id, sequenceOf(first[0]));
   }
 
+  /**
+   * Follows the stream from `after`. A read that fails (a failover unblocks
+   * it, a connection drops) or never returns (a hung node: blocked reads
+   * have no command timeout) is read again from where it stood, on a new
+   * connection, for up to FOLLOW_OUTAGE_MS; only then does the follower end
+   * with the store's unavailability, so no reader is cut off without a word
+   * nor waits without a bound.
+   */
   async *follow(tenant: string, id: string, options: FollowOptions): AsyncGenerator<LoggedEvent[]> {
     const stream = this.#keys.events(tenant, id);
     let cursor = `${Math.max(options.after, 0)}-${options.after < 0 ? 0 : 1}`;
-    const reader = duplicateForBlocking(this.#client);
-    reader.on('error', () => {});
-    this.#readers.add(reader);
+    let reader = this.#openReader();
     const stop = () => reader.disconnect();
     options.signal.addEventListener('abort', stop, { once: true });
+    let failingSince: number | null = null;
+    let pause = REREAD_PAUSE_MS.first;
     try {
       while (!options.signal.aborted) {
-        let reply: [string, StreamEntry[]][] | null;
+        let entries: StreamEntry[];
+        let running = true;
         try {
-          reply = (await reader.xread('COUNT', READ_COUNT, 'BLOCK', BLOCK_MS, 'STREAMS', stream, cursor)) as [string, StreamEntry[]][] | null;
+          const reply = (await withDeadline(reader.xread('COUNT', READ_COUNT, 'BLOCK', BLOCK_MS, 'STREAMS', stream, cursor), BLOCK_MS + this.#readyWaitMs + 1_000)) as [string, StreamEntry[]][] | null;
+          entries = reply?.[0]?.[1] ?? [];
+          if (entries.length === 0) running = await options.stillRunning();
         } catch (error) {
           if (options.signal.aborted) return;
-          throw storeUnavailable(error);
+          failingSince ??= Date.now();
+          if (Date.now() - failingSince > FOLLOW_OUTAGE_MS) throw storeUnavailable(error);
+          await new Promise((resolve) => setTimeout(resolve, pause));
+          pause = Math.min(pause * 2, REREAD_PAUSE_MS.most);
+          this.#closeReader(reader);
+          reader = this.#openReader();
+          continue;
         }
-        const entries = reply?.[0]?.[1] ?? [];
+        failingSince = null;
+        pause = REREAD_PAUSE_MS.first;
         if (entries.length === 0) {
-          if (!(await options.stillRunning())) return;
+          if (!running) return;
           continue;
         }
         cursor = entries.at(-1)![0];
@@ -123,9 +149,20 @@ export class RedisEventLog implements ResponseEventLog {
       }
     } finally {
       options.signal.removeEventListener('abort', stop);
-      this.#readers.delete(reader);
-      reader.disconnect();
+      this.#closeReader(reader);
     }
+  }
+
+  #openReader(): RedisClient {
+    const reader = duplicateForBlocking(this.#client);
+    reader.on('error', () => {});
+    this.#readers.add(reader);
+    return reader;
+  }
+
+  #closeReader(reader: RedisClient): void {
+    this.#readers.delete(reader);
+    reader.disconnect();
   }
 
   async close(): Promise<void> {
@@ -145,4 +182,13 @@ function sequenceOf(entryId: string): number {
 function toLoggedEvent([entryId, fields]: StreamEntry): LoggedEvent {
   // Fields are written as t, <type>, d, <json>.
   return { sequence: sequenceOf(entryId), type: fields[1]!, json: fields[3]! };
+}
+
+/** The command's answer, or a rejection once `ms` pass without one (the connection is then replaced by the caller). */
+function withDeadline<T>(command: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer from Redis within ${ms} ms`)), ms);
+  });
+  return Promise.race([command, late]).finally(() => clearTimeout(timer));
 }
