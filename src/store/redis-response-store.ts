@@ -103,6 +103,13 @@ export class RedisResponseStore implements ResponseStore {
   #readyWait: Promise<void> | null = null;
   /** Why the last connection attempt failed; null once connected. */
   #lastFailure: ConnectionFailureReason | null = null;
+  /**
+   * Why the last command failed, while no command has succeeded since: a
+   * connection can stay `ready` while commands fail (a Cluster whose slots
+   * a hung master and replica hold, a server that stopped answering).
+   */
+  #commandsFailing: ConnectionFailureReason | null = null;
+  #probing = false;
 
   constructor(options: RedisStoreOptions) {
     this.#options = options;
@@ -186,8 +193,28 @@ export class RedisResponseStore implements ResponseStore {
   }
 
   health(): StoreHealth {
-    if (this.isReady()) return { state: 'ready' };
-    return { state: 'unavailable', reason: this.#lastFailure ?? 'connecting' };
+    if (!this.isReady()) return { state: 'unavailable', reason: this.#lastFailure ?? 'connecting' };
+    if (this.#commandsFailing === null) return { state: 'ready' };
+    // Asked again in the background, so a replica taken out of traffic for it comes back without a request to find out.
+    this.#probe();
+    return { state: 'unavailable', reason: this.#commandsFailing };
+  }
+
+  /** One command that needs the store whole: a Cluster's own state (`CLUSTER INFO`), a single server's PING. */
+  #probe(): void {
+    if (this.#probing) return;
+    this.#probing = true;
+    const redis = this.redis;
+    const check = async (): Promise<unknown> => {
+      if (!(redis instanceof Cluster)) return redis.ping();
+      const info = (await redis.cluster('INFO')) as string;
+      if (!/cluster_state:ok/.test(info)) throw new Error('the cluster reports cluster_state:fail');
+      return info;
+    };
+    void this.#run(check).then(
+      () => {},
+      () => {},
+    ).finally(() => (this.#probing = false));
   }
 
   async ensureWritable(): Promise<void> {
@@ -225,8 +252,11 @@ export class RedisResponseStore implements ResponseStore {
   async #run<T>(command: () => Promise<T>): Promise<T> {
     try {
       await this.#whenReady();
-      return await command();
+      const answer = await command();
+      this.#commandsFailing = null;
+      return answer;
     } catch (error) {
+      this.#commandsFailing = connectionFailureReason(error instanceof Error ? error : new Error(String(error)));
       throw storeUnavailable(error);
     }
   }

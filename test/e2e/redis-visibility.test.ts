@@ -56,6 +56,29 @@ describe('Redis problems are visible', () => {
     for (const secret of ['wrong-horse-staple', 'right-horse-battery']) expect(JSON.stringify(lines)).not.toContain(secret);
   });
 
+  it('a server that stops answering (SIGSTOP): /readyz says so once commands fail, and ready again once it answers', async () => {
+    const server = await startRedisServer(await freePort());
+    running.push({ close: server.stop });
+    const { gateway } = await startWith(server.url);
+    const readyz = async () => {
+      const response = await fetch(`${gateway.origin}/readyz`);
+      return { status: response.status, body: (await response.json()) as any };
+    };
+    await waitFor(async () => (await readyz()).status === 200);
+    process.kill(server.process.pid!, 'SIGSTOP');
+    try {
+      // The connection stays open (ioredis says ready): only a command that times out tells.
+      const refused = await fetch(`${gateway.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', input: 'x' }) });
+      expect(refused.status).toBe(503);
+      const down = await readyz();
+      expect(down).toMatchObject({ status: 503, body: { reason: 'response store unavailable', dependencies: { store: { state: 'unavailable', reason: 'timeout' } } } });
+    } finally {
+      process.kill(server.process.pid!, 'SIGCONT');
+    }
+    // Asked again in the background: ready without a request to find out.
+    await waitFor(async () => (await readyz()).status === 200, 5_000, 100);
+  });
+
   it('dropped and back: a lost line, a few lines while down, a back line; requests work again', async () => {
     const port = await freePort();
     let server = await startRedisServer(port);
