@@ -166,10 +166,28 @@ export class RedisResponseStore implements ResponseStore {
     return data ? (JSON.parse(data) as StoredResponse) : null;
   }
 
+  /**
+   * Walks the chain in one script. On a Cluster a script reads the keys it
+   * did not declare on its own node only, so while the tenant's slot is
+   * being resharded an older response may be on the other node: the walk
+   * goes on from the one it did not find, as a script of its own (which
+   * Redis routes to wherever that key is). Only a response that is not
+   * where its own script looks is missing.
+   */
   async chain(tenant: string, id: string): Promise<{ turns: ConversationTurn[]; missing: string | null }> {
-    const [newestFirst, missing] = await this.#run(() => this.redis.loopgateChain(this.#keys.response(tenant, id), this.#keys.responsePrefix(tenant), id, MAX_CHAIN_DEPTH));
-    const turns = newestFirst.map((turn) => JSON.parse(turn) as ConversationTurn).reverse();
-    return { turns, missing: missing || null };
+    const prefix = this.#keys.responsePrefix(tenant);
+    const newestFirst: string[] = [];
+    let from = id;
+    let missing: string | null = null;
+    while (newestFirst.length < MAX_CHAIN_DEPTH) {
+      const start = from;
+      const [read, notFound] = await this.#run(() => this.redis.loopgateChain(this.#keys.response(tenant, start), prefix, start, MAX_CHAIN_DEPTH - newestFirst.length));
+      newestFirst.push(...read);
+      missing = notFound || null;
+      if (missing === null || missing === start || !(this.redis instanceof Cluster)) break;
+      from = missing;
+    }
+    return { turns: newestFirst.map((turn) => JSON.parse(turn) as ConversationTurn).reverse(), missing };
   }
 
   async items(tenant: string, ids: string[]): Promise<Map<string, StoredItem>> {
