@@ -1,5 +1,6 @@
 import type { TokenLogprob, TurnEvent, TurnUsage } from '../provider.ts';
 import { ToolCallTracker } from '../tool-call-tracker.ts';
+import { InlineThinking, type ContentPiece } from './inline-thinking.ts';
 import type { ChatAnnotation, ChatChunk, ChatDelta, ChatLogprobs, ChatUsage } from './chat-wire.ts';
 import { mapChatFinishReason } from './map-chat-finish-reason.ts';
 
@@ -10,6 +11,7 @@ import { mapChatFinishReason } from './map-chat-finish-reason.ts';
  */
 export class ChatChunkTranslator {
   readonly #tools = new ToolCallTracker();
+  readonly #thinking = new InlineThinking();
   #finishReason: string | null = null;
   #sawFinish = false;
   #usage: TurnUsage | null = null;
@@ -41,7 +43,9 @@ export class ChatChunkTranslator {
     if (reasoning) out.push({ type: 'reasoning.delta', delta: reasoning });
     if (delta.content) {
       const tokens = logprobs?.content;
-      out.push(tokens?.length ? { type: 'text.delta', delta: delta.content, logprobs: tokens.map(mapLogprob) } : { type: 'text.delta', delta: delta.content });
+      if (this.#thinking.passesThrough) out.push(tokens?.length ? { type: 'text.delta', delta: delta.content, logprobs: tokens.map(mapLogprob) } : { type: 'text.delta', delta: delta.content });
+      // Log probabilities no longer line up with content split into thinking and text: left out of such a chunk.
+      else for (const piece of this.#thinking.accept(delta.content)) out.push(contentEvent(piece));
     }
     if (delta.refusal) out.push({ type: 'refusal.delta', delta: delta.refusal });
     const calls = delta.tool_calls;
@@ -103,10 +107,15 @@ export class ChatChunkTranslator {
 
   /** The closing events: usage, then the finish. */
   finish(out: TurnEvent[]): void {
+    for (const piece of this.#thinking.end()) out.push(contentEvent(piece));
     this.#tools.closeFreeform(out);
     if (this.#usage) out.push({ type: 'usage', usage: this.#usage });
     out.push({ type: 'finish', finish: mapChatFinishReason(this.#finishReason, this.#tools.hasCalls) });
   }
+}
+
+function contentEvent(piece: ContentPiece): TurnEvent {
+  return piece.kind === 'reasoning' ? { type: 'reasoning.delta', delta: piece.text } : { type: 'text.delta', delta: piece.text };
 }
 
 /** Arguments as the text they are on the wire; some servers (llama.cpp for a while, and with a flag) send them as a JSON object. */
