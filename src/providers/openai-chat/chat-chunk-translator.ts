@@ -43,9 +43,13 @@ export class ChatChunkTranslator {
     if (reasoning) out.push({ type: 'reasoning.delta', delta: reasoning });
     if (delta.content) {
       const tokens = logprobs?.content;
-      if (this.#thinking.passesThrough) out.push(tokens?.length ? { type: 'text.delta', delta: delta.content, logprobs: tokens.map(mapLogprob) } : { type: 'text.delta', delta: delta.content });
-      // Log probabilities no longer line up with content split into thinking and text: left out of such a chunk.
-      else for (const piece of this.#thinking.accept(delta.content)) out.push(contentEvent(piece));
+      const pieces = this.#thinking.passesThrough ? null : this.#thinking.accept(delta.content);
+      if (pieces === null || (pieces.length === 1 && pieces[0]!.kind === 'text' && pieces[0]!.text === delta.content)) {
+        out.push(tokens?.length ? { type: 'text.delta', delta: delta.content, logprobs: tokens.map(mapLogprob) } : { type: 'text.delta', delta: delta.content });
+      } else {
+        // Log probabilities no longer line up with content split into thinking and text: left out of such a chunk.
+        for (const piece of pieces) out.push(contentEvent(piece));
+      }
     }
     if (delta.refusal) out.push({ type: 'refusal.delta', delta: delta.refusal });
     const calls = delta.tool_calls;
