@@ -37,7 +37,7 @@ import { CompactingProvider } from './compaction/compacting-provider.ts';
 import { asksForCompaction } from './compaction/compaction-trigger.ts';
 import { TruncatingProvider } from './truncating-provider.ts';
 import { controlsOff, resolveLoopControls, type LoopControls, type OperatorLoopControls } from './controls/loop-controls.ts';
-import { terminalRunWhilePaused } from './controls/terminal-tools.ts';
+import { fitsTextFormat, terminalRunWhilePaused } from './controls/terminal-tools.ts';
 import { modelCallOf, modelOutputOf } from './client-call-kinds.ts';
 
 export interface ResponseEngineOptions {
@@ -274,7 +274,8 @@ export class ResponseEngine {
     // A compaction does not go on with a paused turn: its summary stands for that turn, open calls included (the compactor closes them in its window).
     const resume = compacting ? null : planResume(previous, input, executors, toolContext, policy);
     // A terminal tool that ran while the response waited for the client ends it once the client has answered, with no model call.
-    const terminalRan = !compacting && previous && !resume?.closed.length && answersCallOf(previous, input) ? terminalRunWhilePaused(previous.output, controls.terminalTools) : null;
+    const ranWhilePaused = !compacting && previous && !resume?.closed.length && answersCallOf(previous, input) ? terminalRunWhilePaused(previous.output, controls.terminalTools) : null;
+    const terminalRan = ranWhilePaused && (await fitsTextFormat(ranWhilePaused.output, request.text?.format ?? null, { toolContext, signal })) ? ranWhilePaused : null;
 
     const turnRequest = toTurnRequest(request, route.upstreamModel, modelInput, history.length, tools, declared.hosted, toolChoice);
     // Every model call of the loop fits the context window, or learns it from the upstream's refusal.

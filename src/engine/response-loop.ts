@@ -11,7 +11,7 @@ import { callItemsFor } from './call-items.ts';
 import { AnswerGate } from './controls/answer-gate.ts';
 import { capCallsPerTurn, finalAnswerPrompt, notRunAtLimit, type LoopLimit } from './controls/limit-controls.ts';
 import type { LoopControls } from './controls/loop-controls.ts';
-import { terminalCall, type TerminalRunWhilePaused } from './controls/terminal-tools.ts';
+import { fitsTextFormat, terminalCall, type TerminalRunWhilePaused } from './controls/terminal-tools.ts';
 import type { ClientToolName } from './declared-tools.ts';
 import { finishResponse, type Ending } from './finish-response.ts';
 import type { LoopObserver } from './loop-observer.ts';
@@ -179,9 +179,12 @@ async function* runLoop(loop: ResponseLoop, tally: LoopTally): AsyncGenerator<Re
    * model again), as its `stop_on_first_tool` makes the tool's output the
    * final output.
    */
-  const endIfTerminal = (planned: readonly PlannedCall[], round: ToolRoundResult): Ending | null => {
+  const endIfTerminal = async (planned: readonly PlannedCall[], round: ToolRoundResult): Promise<Ending | null> => {
     const call = terminalCall(planned, round.failed, controls.terminalTools);
-    return call ? endWithTerminal(call.name, call.callId, round.outputs.get(call.callId)) : null;
+    if (!call) return null;
+    const answer = round.outputs.get(call.callId);
+    if (answer !== undefined && !(await fitsTextFormat(answer, loop.request.textFormat, { toolContext: loop.toolContext, signal: loop.signal }))) return null;
+    return endWithTerminal(call.name, call.callId, answer);
   };
   const endWithTerminal = (name: string, callId: string, answer: string | undefined): Ending => {
     endedBy = { type: 'terminal_tool', name, call_id: callId };
@@ -198,7 +201,7 @@ async function* runLoop(loop: ResponseLoop, tally: LoopTally): AsyncGenerator<Re
     if (announced) yield announced;
     if (loop.resume) {
       const round = yield* runToolRound(scope, loop.resume.calls, loop.resume.closed, 0);
-      ending = round.stop ?? endIfTerminal(loop.resume.calls, round);
+      ending = round.stop ?? (await endIfTerminal(loop.resume.calls, round));
     }
     if (ending === null && loop.terminalRan) ending = endWithTerminal(loop.terminalRan.call.name, loop.terminalRan.shownAs, loop.terminalRan.output);
     for (let turn = 1; ending === null && !loop.signal.aborted; turn++) {
@@ -346,7 +349,7 @@ async function* runLoop(loop: ResponseLoop, tally: LoopTally): AsyncGenerator<Re
         break;
       }
       const round = yield* runToolRound(scope, planned, [], turn);
-      ending = round.stop ?? endIfTerminal(planned, round);
+      ending = round.stop ?? (await endIfTerminal(planned, round));
     }
   } catch (error) {
     if (!loop.signal.aborted) {

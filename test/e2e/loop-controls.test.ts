@@ -128,6 +128,19 @@ describe.each(flavors)('loop controls over $name', (flavor: ProviderFlavor) => {
     await shownAsMcp.close();
   });
 
+  it("terminal tools under a JSON text.format: an output that is no answer in that format is an ordinary call's, and the model answers in the format", async () => {
+    model = (seen) => (results(seen).length > 0 ? { text: '{"answer": 3}' } : { calls: [{ id: 'c1', name: 'tools__add', args: { a: 1, b: 2 } }] });
+    const text = { format: { type: 'json_schema', name: 'answer', schema: ANSWER_SCHEMA, strict: true } };
+    const { json, streamed, calls } = await both({ input: 'Add', text, 'loopgate:loop': { terminal_tools: ['tools__add'] } });
+    expect(calls).toBe(2);
+    for (const response of [json, streamed]) {
+      expect(response.status).toBe('completed');
+      // What responses.parse() reads: the model's answer, not the tool's bare "3".
+      expect(JSON.parse(response.output.at(-1).content[0].text)).toEqual({ answer: 3 });
+      expect(response['loopgate:loop']).toBeUndefined();
+    }
+  });
+
   it('terminal tools: a terminal call that fails goes back to the model like any error', async () => {
     model = (seen) => (results(seen).length > 0 ? { text: 'It failed, sorry.' } : { calls: [{ id: 'f1', name: 'tools__fail', args: {} }] });
     const { json, calls } = await both({ input: 'Go', 'loopgate:loop': { terminal_tools: ['tools__fail'] } });

@@ -1,7 +1,10 @@
 import { qualifiedToolName } from '../../executors/mcp/mcp-executor.ts';
 import type { ToolCall } from '../../executors/tool-executor.ts';
+import type { TextFormatParam } from '../../protocol/create-response-request.ts';
 import type { OutputItem } from '../../protocol/output-items.ts';
 import type { PlannedCall } from '../plan-tool-calls.ts';
+import type { AnswerUnderCheck } from './answer-check.ts';
+import { schemaAnswerCheck } from './schema-answer-check.ts';
 
 /**
  * Seed 001's terminal tools: the call (if any) that ends the response once
@@ -47,4 +50,16 @@ export function terminalRunWhilePaused(output: readonly OutputItem[], terminalTo
     }
   }
   return null;
+}
+
+/**
+ * Whether a terminal call's output can be the answer under the request's
+ * `text.format`: a JSON format's answer must parse (and match its schema),
+ * or `responses.parse()` and the agent frameworks' typed outputs fail on
+ * it. One that cannot leaves the call an ordinary one: the model reads its
+ * output and answers in the format.
+ */
+export async function fitsTextFormat(output: string, format: TextFormatParam | null, context: Omit<AnswerUnderCheck, 'text'>): Promise<boolean> {
+  const check = schemaAnswerCheck(format);
+  return check === null || (await check.problems({ ...context, text: output })).length === 0;
 }
