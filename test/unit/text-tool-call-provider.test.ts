@@ -97,6 +97,19 @@ describe('TextToolCallProvider', () => {
     expect(callsOf(events).map((call) => call.arguments)).toEqual(['{"city":"Oslo"}', '{"city":"Rome"}']);
   });
 
+  it('a JSON answer (text.format json_schema or json_object): the model is told to write only calls in a calling reply, and prose it writes beside calls is its reasoning, never a message', async () => {
+    const format = { type: 'json_schema', name: 'w', schema: { type: 'object', properties: { temp: { type: 'number' } } } } as TurnRequest['textFormat'];
+    const inner = new ScriptedProvider((turn) => (turn === 1 ? says('Let me check the weather.\n{"tool": "get_weather", "parameters": {"city": "Oslo"}}') : says('{"temp": 21}')));
+    const calling = await collect(new TextToolCallProvider(inner, { retries: 2 }), turnRequest({ tools: [weather], textFormat: format }));
+    expect(inner.requests[0]!.instructions).toContain('Write nothing but the calls in a reply that calls tools');
+    expect(textOf(calling)).toBe('');
+    expect(calling.filter((event) => event.type === 'reasoning.delta').map((event: any) => event.delta).join('')).toBe('Let me check the weather.');
+    expect(callsOf(calling)).toHaveLength(1);
+    // The answer itself is text, as it comes.
+    const answering = await collect(new TextToolCallProvider(inner, { retries: 2 }), turnRequest({ tools: [weather], textFormat: format }));
+    expect(textOf(answering)).toBe('{"temp": 21}');
+  });
+
   it('still broken after every retry: the turn ends with an invalid_tool_call error, and nothing of the broken call is shown', async () => {
     const inner = new ScriptedProvider(() => says('{"tool": "fly", "parameters": {}}'));
     const events = await collect(new TextToolCallProvider(inner, { retries: 1 }), turnRequest({ tools: [weather, echo] }));

@@ -30,6 +30,8 @@ interface Attempt {
   problem: string | null;
   /** The broken calls' text, shown only if the turn ends without a retry (cut short). */
   unread: string;
+  /** Text held to the end of the attempt (a JSON answer: prose beside calls is reasoning, see ToolUsePlan). */
+  held: string;
   finish: TurnFinish | null;
   failed: boolean;
 }
@@ -55,7 +57,7 @@ export async function* textToolCallTurn(first: TurnStream, options: TextToolCall
   let stream = first;
   for (let attempt = 0; ; attempt++) {
     shown.startAttempt();
-    const result = yield* readAttempt(stream, tools, shown);
+    const result = yield* readAttempt(stream, tools, shown, plan.answersInJson);
     if (result.failed || !result.finish) return;
     const cutShort = result.finish.reason === 'length' || result.finish.reason === 'content_filter';
     const problem = cutShort ? null : plan.forbidden ? (result.problem || result.calls.length > 0 ? FORBIDDEN_CALL : null) : (result.problem ?? (result.calls.length === 0 && plan.mustCall ? missingCallProblem(plan) : null));
@@ -72,6 +74,7 @@ export async function* textToolCallTurn(first: TurnStream, options: TextToolCall
       stream = await options.restart(request);
       continue;
     }
+    if (result.held) yield result.calls.length > 0 && !cutShort ? { type: 'reasoning.delta', delta: result.held } : { type: 'text.delta', delta: result.held };
     const unread = shown.next(result.unread);
     if (unread) yield { type: 'text.delta', delta: unread };
     for (const call of result.calls) {
@@ -84,9 +87,9 @@ export async function* textToolCallTurn(first: TurnStream, options: TextToolCall
   }
 }
 
-async function* readAttempt(stream: TurnStream, tools: readonly string[], shown: ShownText): AsyncGenerator<TurnEvent, Attempt> {
+async function* readAttempt(stream: TurnStream, tools: readonly string[], shown: ShownText, holdText: boolean): AsyncGenerator<TurnEvent, Attempt> {
   const scanner = new CallScanner();
-  const attempt: Attempt = { text: '', calls: [], problem: null, unread: '', finish: null, failed: false };
+  const attempt: Attempt = { text: '', calls: [], problem: null, unread: '', held: '', finish: null, failed: false };
 
   function* take(segments: ScannedSegment[], atEnd: boolean): Generator<TurnEvent> {
     for (const segment of segments) {
@@ -109,7 +112,8 @@ async function* readAttempt(stream: TurnStream, tools: readonly string[], shown:
         text = segment.lead + segment.raw;
       }
       const delta = shown.next(text);
-      if (delta) yield { type: 'text.delta', delta };
+      if (delta && holdText) attempt.held += delta;
+      else if (delta) yield { type: 'text.delta', delta };
     }
   }
 

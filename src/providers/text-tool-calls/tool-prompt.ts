@@ -24,7 +24,7 @@ export function toolInstructions(plan: ToolUsePlan): string {
     '- "tool" is the name of one of the tools below; "parameters" is a JSON object ({} when the tool takes no arguments).',
     '- "terminate": true says this call is your final action: once it has run, the conversation ends without another reply from you. Leave it false when you need to see the result.',
     plan.parallel ? '- To call several tools at once, write one call object after another.' : '- Call at most one tool per reply.',
-    '- You may write a short sentence before a call, but nothing after it.',
+    plan.answersInJson ? '- Write nothing but the calls in a reply that calls tools: your answer, in the required format, comes in a reply without calls.' : '- You may write a short sentence before a call, but nothing after it.',
     `- Each result comes back to you in a user message that begins with "${resultHeader('<call id>', '<tool name>')}".`,
     '- When you need no tool, answer in plain text, without tool call JSON.',
   ];

@@ -11,6 +11,12 @@ export interface ToolUsePlan {
   parallel: boolean;
   /** Tools were declared but `tool_choice` rules them out for this reply: the model is told so. */
   forbidden: boolean;
+  /**
+   * The answer is JSON (`text.format` json_schema or json_object): a reply is
+   * calls or the answer, and any prose the model writes beside its calls is
+   * its reasoning, never a message `responses.parse()` would read as the answer.
+   */
+  answersInJson: boolean;
 }
 
 /**
@@ -21,17 +27,18 @@ export interface ToolUsePlan {
  */
 export function planToolUse(request: TurnRequest): ToolUsePlan {
   const parallel = request.parallelToolCalls !== false;
-  const none: ToolUsePlan = { tools: [], mustCall: null, parallel, forbidden: request.tools.length > 0 };
+  const answersInJson = request.textFormat?.type === 'json_schema' || request.textFormat?.type === 'json_object';
+  const none: ToolUsePlan = { tools: [], mustCall: null, parallel, forbidden: request.tools.length > 0, answersInJson };
   const choice = request.toolChoice;
   if (request.tools.length === 0 || choice === 'none') return none;
-  if (choice === null || choice === 'auto') return { tools: request.tools, mustCall: null, parallel, forbidden: false };
-  if (choice === 'required') return { tools: request.tools, mustCall: { kind: 'any' }, parallel, forbidden: false };
+  if (choice === null || choice === 'auto') return { tools: request.tools, mustCall: null, parallel, forbidden: false, answersInJson };
+  if (choice === 'required') return { tools: request.tools, mustCall: { kind: 'any' }, parallel, forbidden: false, answersInJson };
   if (choice.type === 'function') {
     const tools = request.tools.filter((tool) => tool.name === choice.name);
-    return tools.length === 0 ? none : { tools, mustCall: { kind: 'named', name: choice.name }, parallel, forbidden: false };
+    return tools.length === 0 ? none : { tools, mustCall: { kind: 'named', name: choice.name }, parallel, forbidden: false, answersInJson };
   }
   const allowed = new Set(choice.tools.map((tool) => tool.name));
   const tools = request.tools.filter((tool) => allowed.has(tool.name));
   if (tools.length === 0 || choice.mode === 'none') return none;
-  return { tools, mustCall: choice.mode === 'required' ? { kind: 'any' } : null, parallel, forbidden: false };
+  return { tools, mustCall: choice.mode === 'required' ? { kind: 'any' } : null, parallel, forbidden: false, answersInJson };
 }
