@@ -81,8 +81,9 @@ function assembleConversation(conversationItems: readonly StoredItem[] | null, c
   // A conversation's items come first, as they were added (`conversation` excludes previous_response_id).
   for (const item of conversationItems ?? []) {
     stored.push(item);
-    // A compaction's summary stands for everything before it, as in a chain.
-    if (item.type === 'compaction') history.length = 0;
+    // A compaction's summary stands for everything before it, as in a chain — but for the user messages just before it:
+    // the compacted window `/v1/responses/compact` hands back keeps them verbatim, and a client may add that window whole.
+    if (item.type === 'compaction') history.splice(0, history.length - keptUserMessages(history));
     history.push(...storedItemToInput(item));
     if (item.type === 'tool_search_output') searchOutputs.push({ item, param: 'conversation' });
     if (item.type.startsWith('mcp_')) previousOutput.push(item as OutputItem);
@@ -219,4 +220,15 @@ function toolsLoadedBy(item: StoredInputItem, param: string): LoadableToolParam[
     if (!parsed.success) throw invalidRequest(`A tool search loaded a tool this gateway cannot offer (only function, namespace and custom tools): ${parsed.error.issues[0]?.message ?? 'invalid'}.`, `${param}.tools[${index}]`, 'unsupported_tool');
     return parsed.data;
   });
+}
+
+/** How many user messages end the history: those a compacted window kept before its compaction item. */
+function keptUserMessages(history: readonly InputItem[]): number {
+  let kept = 0;
+  while (kept < history.length) {
+    const item = history[history.length - 1 - kept]!;
+    if (item.type !== 'message' || item.role !== 'user') break;
+    kept++;
+  }
+  return kept;
 }

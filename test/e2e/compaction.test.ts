@@ -244,6 +244,15 @@ describe.each(flavors)('compaction over $name', (flavor) => {
     expect(listed.data.map((item) => item.type)).not.toContain('compaction_trigger');
   });
 
+  it("a compacted window added to a Conversation whole keeps the user messages the window kept: the model sees them, then the summary", async () => {
+    const compacted = await client.responses.compact({ model: flavor.model, input: [{ role: 'user', content: 'I am Ada.' }, { role: 'assistant', content: 'Hello Ada.' }, { role: 'user', content: 'I work on parser.ts.' }] } as any);
+    expect(compacted.output.map((item: any) => item.type)).toEqual(['message', 'message', 'compaction']);
+    const conversation = await client.conversations.create({ items: [{ role: 'user', content: 'An old question.' }, { role: 'assistant', content: 'An old answer.' }, ...(compacted.output as any[])] });
+    assertValidResponse(await client.responses.create({ model: flavor.model, conversation: conversation.id, input: 'Who am I?' }));
+    // As the same window sent as input shows it; what came before the window is gone.
+    expect(texts(lastSeen())).toEqual(['user: I am Ada.', 'user: I work on parser.ts.', `user: ${summaryMessageText(summaries.at(-1)!)}`, 'user: Who am I?']);
+  });
+
   it('an upstream failure is the error envelope with the status POST /v1/responses gives it', async () => {
     const { reply, status } = flavor.failAtOnce();
     upstream.setScript(() => reply);
