@@ -13,16 +13,17 @@ const adaptiveOnly = {
 
 describe('how a Claude model takes thinking', () => {
   it("the Models API's capabilities: adaptive thinking, the effort levels taken, the max_tokens ceiling", () => {
-    expect(thinkingSupportOf(adaptiveOnly)).toEqual({ adaptive: true, efforts: ['low', 'medium', 'high', 'xhigh'], maxTokens: 128_000 });
+    expect(thinkingSupportOf(adaptiveOnly)).toEqual({ thinks: true, adaptive: true, efforts: ['low', 'medium', 'high', 'xhigh'], maxTokens: 128_000 });
     const budgetOnly = { capabilities: { thinking: { supported: true, types: { adaptive: { supported: false }, enabled: { supported: true } } }, effort: { supported: false } } };
-    expect(thinkingSupportOf(budgetOnly)).toEqual({ adaptive: false, efforts: [], maxTokens: null });
+    expect(thinkingSupportOf(budgetOnly)).toEqual({ thinks: true, adaptive: false, efforts: [], maxTokens: null });
+    expect(thinkingSupportOf({ max_tokens: 8192, capabilities: { thinking: { supported: false, types: { adaptive: { supported: false } } }, effort: { supported: false } } })).toEqual({ thinks: false, adaptive: false, efforts: [], maxTokens: 8192 });
     // A proxy's reduced answer says nothing about thinking: not an answer.
     expect(thinkingSupportOf({ max_tokens: 8192 })).toBeNull();
   });
 
   it('by name where the API cannot say: 4.6 and later adaptive with low/medium/high, older models and names without a version a budget', () => {
-    const adaptive = { adaptive: true, efforts: ['low', 'medium', 'high'], maxTokens: null };
-    const budget = { adaptive: false, efforts: [], maxTokens: null };
+    const adaptive = { thinks: true, adaptive: true, efforts: ['low', 'medium', 'high'], maxTokens: null };
+    const budget = { thinks: true, adaptive: false, efforts: [], maxTokens: null };
     for (const name of ['claude-opus-4-7', 'claude-sonnet-4-6', 'claude-opus-5', 'claude-sonnet-5-5', 'us.anthropic.claude-opus-4-7-v1:0', 'anthropic/claude-fable-5-1']) expect(thinkingSupportByName(name), name).toEqual(adaptive);
     for (const name of ['claude-opus-4-5-20251101', 'claude-sonnet-4-20250514', 'claude-3-7-sonnet-20250219', 'claude-haiku-4-5', 'claude-test', 'claude-mythos-preview', 'gpt-5']) expect(thinkingSupportByName(name), name).toEqual(budget);
   });
@@ -49,11 +50,11 @@ describe('how a Claude model takes thinking', () => {
       now: () => now,
     });
     const [first, second] = await Promise.all([catalog.thinkingSupport('claude-opus-4-7'), catalog.thinkingSupport('claude-opus-4-7')]);
-    expect(first).toEqual({ adaptive: true, efforts: ['low', 'medium', 'high', 'xhigh'], maxTokens: 128_000 });
+    expect(first).toEqual({ thinks: true, adaptive: true, efforts: ['low', 'medium', 'high', 'xhigh'], maxTokens: 128_000 });
     expect(second).toBe(first);
     // Known from then on, without asking (nor waiting).
     expect(catalog.thinkingSupport('claude-opus-4-7')).toBe(first);
-    expect(await catalog.thinkingSupport('claude-sonnet-4-6')).toEqual({ adaptive: true, efforts: ['low', 'medium', 'high'], maxTokens: null });
+    expect(await catalog.thinkingSupport('claude-sonnet-4-6')).toEqual({ thinks: true, adaptive: true, efforts: ['low', 'medium', 'high'], maxTokens: null });
     await catalog.thinkingSupport('claude-sonnet-4-6');
     expect(asked).toEqual(['claude-opus-4-7', 'claude-sonnet-4-6']);
     now = 1_001;

@@ -149,8 +149,27 @@ describe('convertToAnthropicRequest', () => {
     }
   });
 
+  it("a budget that would take max_tokens past the model's own ceiling (the Models API's, else Opus 4's 32,000) gives way to the answer's room", () => {
+    for (const [maxTokens, ceiling] of [[null, 32_000], [64_000, 64_000], [20_000, 20_000]] as const) {
+      const body = convertToAnthropicRequest(turn({ reasoningEffort: 'max' }), { ...options, thinking: { thinks: true, adaptive: false, efforts: [], maxTokens } });
+      expect(body.max_tokens).toBe(Math.min(48_000 + 4096, ceiling));
+      const thinking = body.thinking as { budget_tokens: number };
+      expect(thinking.budget_tokens).toBeLessThan(body.max_tokens);
+      expect(thinking.budget_tokens).toBe(Math.min(48_000, body.max_tokens - 4096));
+    }
+    // Below the ceiling, nothing changes.
+    expect(convertToAnthropicRequest(turn({ reasoningEffort: 'high' }), { ...options, thinking: { thinks: true, adaptive: false, efforts: [], maxTokens: 32_000 } })).toMatchObject({ max_tokens: 16_384 + 4096, thinking: { budget_tokens: 16_384 } });
+  });
+
+  it("reasoning.effort for a model the Models API says does not think is a 400 naming it, as OpenAI answers it for a model that does not reason", () => {
+    const none = { ...options, thinking: { thinks: false, adaptive: false, efforts: [], maxTokens: 8192 } };
+    expect(() => convertToAnthropicRequest(turn({ reasoningEffort: 'low' }), none)).toThrow(expect.objectContaining({ status: 400, param: 'reasoning.effort', code: 'unsupported_parameter' }));
+    expect(convertToAnthropicRequest(turn({ reasoningEffort: 'none' }), none)).not.toHaveProperty('thinking');
+    expect(convertToAnthropicRequest(turn(), none)).not.toHaveProperty('thinking');
+  });
+
   it('a model that thinks adaptively (Claude 4.6 and later) gets thinking {type: adaptive} and reasoning.effort as the nearest effort it takes, never a budget', () => {
-    const adaptive = { ...options, thinking: { adaptive: true, efforts: ['low', 'medium', 'high', 'xhigh'] as const, maxTokens: 20_000 } };
+    const adaptive = { ...options, thinking: { thinks: true, adaptive: true, efforts: ['low', 'medium', 'high', 'xhigh'] as const, maxTokens: 20_000 } };
     const body = convertToAnthropicRequest(turn({ model: 'claude-opus-4-7', reasoningEffort: 'max' }), adaptive);
     expect(body.thinking).toEqual({ type: 'adaptive' });
     expect(body.output_config).toEqual({ effort: 'xhigh' });
@@ -169,7 +188,7 @@ describe('convertToAnthropicRequest', () => {
     expect(forced).not.toHaveProperty('output_config');
     expect(convertToAnthropicRequest(turn(), adaptive)).not.toHaveProperty('thinking');
     // A model that takes no effort parameter gets adaptive thinking alone.
-    expect(convertToAnthropicRequest(turn({ reasoningEffort: 'high' }), { ...options, thinking: { adaptive: true, efforts: [], maxTokens: null } })).not.toHaveProperty('output_config');
+    expect(convertToAnthropicRequest(turn({ reasoningEffort: 'high' }), { ...options, thinking: { thinks: true, adaptive: true, efforts: [], maxTokens: null } })).not.toHaveProperty('output_config');
     expect(() => convertToAnthropicRequest(turn({ reasoningEffort: 'high', temperature: 0.2 }), adaptive)).toThrow(/temperature/);
   });
 

@@ -9,6 +9,8 @@ export type ClaudeEffort = (typeof CLAUDE_EFFORTS)[number];
  * is the only kind (a budget is a 400).
  */
 export interface ClaudeThinkingSupport {
+  /** The model thinks at all (Claude 3.5 Haiku does not: asking it to is a 400 naming `reasoning.effort`). */
+  thinks: boolean;
   /** `thinking: {type: "adaptive"}` is taken (preferred where it is). */
   adaptive: boolean;
   /** The `output_config.effort` levels taken; none: the parameter is not sent. */
@@ -18,7 +20,7 @@ export interface ClaudeThinkingSupport {
 }
 
 /** What a budget-thinking model takes: the gateway's long-standing request shape. */
-export const BUDGET_THINKING: ClaudeThinkingSupport = { adaptive: false, efforts: [], maxTokens: null };
+export const BUDGET_THINKING: ClaudeThinkingSupport = { thinks: true, adaptive: false, efforts: [], maxTokens: null };
 
 /** The slice of Anthropic's Models API answer (`GET /v1/models/{id}`) read here. */
 export interface ClaudeModelInfo {
@@ -35,6 +37,7 @@ export function thinkingSupportOf(info: ClaudeModelInfo): ClaudeThinkingSupport 
   if (!capabilities?.thinking) return null;
   const effort = capabilities.effort;
   return {
+    thinks: capabilities.thinking.supported !== false,
     adaptive: capabilities.thinking.types?.adaptive?.supported === true,
     efforts: effort?.supported ? CLAUDE_EFFORTS.filter((level) => effort[level]?.supported === true) : [],
     maxTokens: typeof info.max_tokens === 'number' && info.max_tokens > 0 ? info.max_tokens : null,
@@ -50,7 +53,7 @@ export function thinkingSupportOf(info: ClaudeModelInfo): ClaudeThinkingSupport 
 export function thinkingSupportByName(model: string): ClaudeThinkingSupport {
   const version = claudeVersion(model);
   if (version === null || version < 4.6) return BUDGET_THINKING;
-  return { adaptive: true, efforts: ['low', 'medium', 'high'], maxTokens: null };
+  return { thinks: true, adaptive: true, efforts: ['low', 'medium', 'high'], maxTokens: null };
 }
 
 /**

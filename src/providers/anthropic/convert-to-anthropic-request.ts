@@ -97,15 +97,15 @@ export function convertToAnthropicRequest(request: TurnRequest, options: Anthrop
   }
 
   if (request.textFormat?.type === 'json_schema' && request.textFormat.schema) body.output_config = { format: { type: 'json_schema', schema: claudeStrictSchema(request.textFormat.schema) } };
+  const support = options.thinking ?? BUDGET_THINKING;
+  if (!support.thinks && request.reasoningEffort && THINKING_BUDGET[request.reasoningEffort]) {
+    // As OpenAI answers reasoning.effort for a model that does not reason.
+    throw invalidRequest("Unsupported parameter: 'reasoning.effort' is not supported with this model (it does not think).", 'reasoning.effort', 'unsupported_parameter');
+  }
   const budget = thinkingBudget(request, body);
   if (budget !== null) {
-    const support = options.thinking ?? BUDGET_THINKING;
     if (support.adaptive) thinkAdaptively(request, body, support, budget, options.defaultMaxTokens);
-    else {
-      body.thinking = { type: 'enabled', budget_tokens: budget };
-      // Without a client's cap, the budget must still leave the answer its room.
-      if (body.max_tokens <= budget) body.max_tokens = budget + options.defaultMaxTokens;
-    }
+    else thinkOnBudget(request, body, support, budget, options.defaultMaxTokens);
     checkSamplingWithThinking(request);
   }
   if (request.temperature !== null) body.temperature = request.temperature;
@@ -135,6 +135,31 @@ function thinkingBudget(request: TurnRequest, body: AnthropicRequest): number | 
   if (request.maxOutputTokens === null) return budget;
   const fitting = Math.min(budget, Math.floor(request.maxOutputTokens / 2));
   return fitting >= MIN_THINKING_BUDGET ? fitting : null;
+}
+
+/**
+ * What a budget-thinking model's `max_tokens` may be when the Models API did
+ * not say: Claude Opus 4 and 4.1's 32,000 (the smallest of the models that
+ * think on a budget with effort above `high`).
+ */
+const ASSUMED_MAX_TOKENS = 32_000;
+
+/**
+ * Thinking on a budget: without a client's cap, the budget must still leave
+ * the answer its room, within the model's own `max_tokens`; where both do not
+ * fit, thinking gives way to the answer's room (and none below Anthropic's
+ * least budget).
+ */
+function thinkOnBudget(request: TurnRequest, body: AnthropicRequest, support: ClaudeThinkingSupport, budget: number, defaultMaxTokens: number): void {
+  if (body.max_tokens > budget) {
+    body.thinking = { type: 'enabled', budget_tokens: budget };
+    return;
+  }
+  const ceiling = support.maxTokens ?? ASSUMED_MAX_TOKENS;
+  body.max_tokens = Math.min(budget + defaultMaxTokens, ceiling);
+  const fitting = Math.min(budget, body.max_tokens - Math.min(defaultMaxTokens, Math.floor(body.max_tokens / 2)));
+  if (fitting >= MIN_THINKING_BUDGET) body.thinking = { type: 'enabled', budget_tokens: fitting };
+  else body.max_tokens = request.maxOutputTokens ?? defaultMaxTokens;
 }
 
 /**
