@@ -39,7 +39,7 @@ import { ResponseMetricsObserver } from '../observability/response-metrics-obser
 import { REQUEST_LIMITS } from '../protocol/request-limits.ts';
 import { DEFAULT_TENANT, registerAuthentication } from './authenticate.ts';
 import { requestTimeoutOptions } from './request-timeouts.ts';
-import { replyToClientError } from './client-error-reply.ts';
+import { clientErrorReplier } from './client-error-reply.ts';
 import { BrowserOrigins } from './browser-origins.ts';
 import { frameworkErrorReplier, registerErrorHandling } from './error-handler.ts';
 import { registerGracefulDrain } from './graceful-drain.ts';
@@ -94,7 +94,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // An upstream or server echoing a configured credential back must not carry it into logs, errors or stored responses.
   const secrets = new SecretRedactor(configuredSecrets(config));
   // x-should-retry: the SDKs read it before the status, in browsers too (a refusal no retry can pass).
-  const browsers = config.server.corsOrigins.length > 0 ? new BrowserOrigins(config.server.corsOrigins, ['x-request-id', 'x-loopgate-omitted-tools', 'idempotent-replayed', 'x-should-retry', ...RATE_LIMIT_HEADERS]) : null;
+  const browsers = config.server.corsOrigins.length > 0 ? new BrowserOrigins(config.server.corsOrigins, ['x-request-id', 'x-loopgate-omitted-tools', 'x-loopgate-deployment', 'idempotent-replayed', 'x-should-retry', ...RATE_LIMIT_HEADERS]) : null;
   const app = Fastify({
     logger: {
       level: config.logLevel,
@@ -117,7 +117,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // A path the router refuses before any route runs answers in the error envelope too.
     frameworkErrors: frameworkErrorReplier(secrets, browsers),
     // And so does a request Node's HTTP parser refuses (headers too large, not HTTP at all).
-    clientErrorHandler: replyToClientError,
+    clientErrorHandler: clientErrorReplier(browsers),
     // Ids in paths are as long as ids may be: a client-chosen item id can be 256 characters (Fastify's default stops at 100).
     // `//responses` is what a base URL ending in `/` becomes in clients that join with one: the same route.
     routerOptions: { maxParamLength: REQUEST_LIMITS.maxIdChars, ignoreDuplicateSlashes: true },

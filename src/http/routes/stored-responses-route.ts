@@ -52,11 +52,13 @@ export function registerStoredResponsesRoutes(app: FastifyInstance, store: Respo
       if (query.starting_after !== undefined) throw invalidRequest("'starting_after' applies only with stream=true.", 'starting_after', 'invalid_value');
       return record.response;
     }
-    // A browser's EventSource cannot say starting_after: reconnecting, it sends the last event's id (its sequence number).
-    const lastEventId = query.starting_after === undefined ? lastEventIdOf(request.headers['last-event-id']) : null;
+    // A browser's EventSource cannot change its URL: reconnecting, it sends the last event's id (its sequence number),
+    // which is later than the URL's own starting_after once it has read past it.
+    const lastEventId = lastEventIdOf(request.headers['last-event-id']);
+    const resumeAfter = lastEventId !== null && lastEventId > (query.starting_after ?? -1) ? lastEventId : null;
     // It reconnects whenever a stream ends; once a finished response has nothing more, 204 is how it is told to stop.
-    if (lastEventId !== null && isFinished(record.response) && lastEventId >= (await background.events.lastSequence(record.tenant, record.response.id))) return reply.code(204).send();
-    await streamStoredResponse(request, reply, background, record, query.starting_after ?? lastEventId ?? -1);
+    if (resumeAfter !== null && isFinished(record.response) && resumeAfter >= (await background.events.lastSequence(record.tenant, record.response.id))) return reply.code(204).send();
+    await streamStoredResponse(request, reply, background, record, resumeAfter ?? query.starting_after ?? -1);
     return reply;
   });
 
