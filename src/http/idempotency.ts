@@ -18,6 +18,8 @@ export interface IdempotencyOptions {
 
 /** Longest `Idempotency-Key` taken (Stripe's bound). */
 const MAX_KEY_CHARS = 255;
+/** How long a running request's hold on its key outlives the replica running it (renewed every third of it while it runs). */
+const PENDING_LEASE_SECONDS = 30;
 
 /** A request holding its `Idempotency-Key`: it says which response the key stands for, or lets go. */
 export interface IdempotencyHold {
@@ -45,16 +47,22 @@ export async function takeIdempotencyKey(request: FastifyRequest, reply: Fastify
   if (key.length > MAX_KEY_CHARS) throw invalidRequest(`The Idempotency-Key header is longer than ${MAX_KEY_CHARS} characters.`, null, 'invalid_idempotency_key');
   const fingerprint = createHash('sha256').update(JSON.stringify(request.body ?? null)).digest('base64url');
   const tenant = request.tenant;
-  const held = await options.keys.begin(tenant, key, fingerprint, options.ttlSeconds);
+  const held = await options.keys.begin(tenant, key, fingerprint, PENDING_LEASE_SECONDS);
   if (held.kind === 'new') {
+    const renewal = setInterval(() => void options.keys.renew(tenant, key, PENDING_LEASE_SECONDS).catch(() => {}), (PENDING_LEASE_SECONDS * 1000) / 3);
+    renewal.unref();
     return {
       complete: async (response) => {
+        clearInterval(renewal);
         // A response that was not stored cannot be handed to a retry, nor one cut off because its client went away
         // (a foreground response is cancelled only so): the retry, which is what a lost connection calls for, runs again.
         if (response.store && response.status !== 'cancelled') await options.keys.complete(tenant, key, fingerprint, response.id, options.ttlSeconds);
         else await options.keys.release(tenant, key);
       },
-      release: () => options.keys.release(tenant, key),
+      release: () => {
+        clearInterval(renewal);
+        return options.keys.release(tenant, key);
+      },
     };
   }
   if (held.fingerprint !== fingerprint) throw invalidRequest('This Idempotency-Key was already used with a different request body; use a new key for a new request.', null, 'idempotency_key_reused');

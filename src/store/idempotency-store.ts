@@ -14,8 +14,14 @@ export type IdempotencyRecord =
  * request is told apart.
  */
 export interface IdempotencyStore {
-  /** Takes the key for this request, or reports what holds it. */
-  begin(tenant: string, key: string, fingerprint: string, ttlSeconds: number): Promise<IdempotencyRecord>;
+  /**
+   * Takes the key for this request, or reports what holds it. The hold lasts
+   * `leaseSeconds` unless renewed: a replica that dies holding a key (killed,
+   * out of memory) lets it go within that, so the retry it was kept for runs.
+   */
+  begin(tenant: string, key: string, fingerprint: string, leaseSeconds: number): Promise<IdempotencyRecord>;
+  /** The request holding the key still runs: its hold lasts `leaseSeconds` more (a finished key is left as it is). */
+  renew(tenant: string, key: string, leaseSeconds: number): Promise<void>;
   /** The request under the key produced this stored response. */
   complete(tenant: string, key: string, fingerprint: string, responseId: string, ttlSeconds: number): Promise<void>;
   /** The request under the key failed before there was a response to return: a retry runs again. */

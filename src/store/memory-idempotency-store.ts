@@ -15,16 +15,21 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     this.#maxEntries = options.maxEntries;
   }
 
-  async begin(tenant: string, key: string, fingerprint: string, ttlSeconds: number): Promise<IdempotencyRecord> {
+  async begin(tenant: string, key: string, fingerprint: string, leaseSeconds: number): Promise<IdempotencyRecord> {
     const id = keyOf(tenant, key);
     const entry = this.#entries.get(id);
     if (entry && entry.expiresAt > Date.now()) {
       return entry.responseId === null ? { kind: 'pending', fingerprint: entry.fingerprint } : { kind: 'done', fingerprint: entry.fingerprint, responseId: entry.responseId };
     }
     this.#entries.delete(id);
-    this.#entries.set(id, { fingerprint, responseId: null, expiresAt: Date.now() + ttlSeconds * 1000 });
+    this.#entries.set(id, { fingerprint, responseId: null, expiresAt: Date.now() + leaseSeconds * 1000 });
     while (this.#entries.size > this.#maxEntries) this.#entries.delete(this.#entries.keys().next().value as string);
     return { kind: 'new' };
+  }
+
+  async renew(tenant: string, key: string, leaseSeconds: number): Promise<void> {
+    const entry = this.#entries.get(keyOf(tenant, key));
+    if (entry && entry.responseId === null) entry.expiresAt = Date.now() + leaseSeconds * 1000;
   }
 
   async complete(tenant: string, key: string, fingerprint: string, responseId: string, ttlSeconds: number): Promise<void> {

@@ -1,4 +1,7 @@
+import { createHash } from 'node:crypto';
+import { Redis } from 'ioredis';
 import OpenAI from 'openai';
+import { RedisKeys } from '../../src/store/redis-keys.ts';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { assertEventStreamInvariants, parseSseText } from '../support/event-invariants.ts';
 import { assertValidResponse } from '../support/openresponses-schema.ts';
@@ -64,6 +67,26 @@ for (const storeKind of ['memory', 'redis'] as const) {
       expect(reused).toBeInstanceOf(OpenAI.BadRequestError);
       expect((reused as InstanceType<typeof OpenAI.BadRequestError>).code).toBe('idempotency_key_reused');
       expect((await running).output_text).toBe('slow');
+    });
+
+    it("while a request runs its key is held on a lease it renews, not for the whole window: a replica that dies holding it lets it go within 30 s (its retry then runs)", async () => {
+      if (storeKind !== 'redis') return;
+      const headers = key();
+      upstream.setScript(() => ({ ...(textCompletion('slow') as Extract<UpstreamReply, { kind: 'json' }>), delayMs: 800 }));
+      const running = clientOne.responses.create({ model: 'm', input: 'held' }, { headers });
+      const redis = new Redis(replicas.store.redisUrl as string);
+      try {
+        const redisKey = new RedisKeys(replicas.store.keyPrefix as string).idempotency('default', createHash('sha256').update(headers['Idempotency-Key']).digest('hex'));
+        await waitFor(async () => (await redis.exists(redisKey)) === 1, 5_000);
+        const whileRunning = await redis.ttl(redisKey);
+        expect(whileRunning).toBeGreaterThan(0);
+        expect(whileRunning).toBeLessThanOrEqual(30);
+        await running;
+        // Finished: the key keeps its response for the whole window.
+        expect(await redis.ttl(redisKey)).toBeGreaterThan(3_600);
+      } finally {
+        redis.disconnect();
+      }
     });
 
     it('a request that failed lets its key go: the retry runs', async () => {

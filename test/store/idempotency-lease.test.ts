@@ -1,0 +1,45 @@
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { IdempotencyStore } from '../../src/store/idempotency-store.ts';
+import { MemoryIdempotencyStore } from '../../src/store/memory-idempotency-store.ts';
+import { RedisIdempotencyStore } from '../../src/store/redis-idempotency-store.ts';
+import { RedisKeys } from '../../src/store/redis-keys.ts';
+import { acquireRedis, type TestRedis } from '../support/redis.ts';
+import { sleep } from '../support/wait-for.ts';
+
+let redis: TestRedis;
+let client: Redis;
+beforeAll(async () => {
+  redis = await acquireRedis();
+  client = new Redis(redis.url);
+});
+afterAll(async () => {
+  client.disconnect();
+  await redis.cleanup();
+  await redis.stop();
+});
+
+const stores: [string, () => IdempotencyStore][] = [
+  ['memory', () => new MemoryIdempotencyStore({ maxEntries: 100 })],
+  ['redis', () => new RedisIdempotencyStore({ client, keys: new RedisKeys(redis.prefix()), readyWaitMs: 1_000 })],
+];
+
+/** A running request holds its key on a lease it renews: a holder that dies lets the key go; a finished key keeps its window. */
+describe.each(stores)('idempotency holds on the %s store', (_name, open) => {
+  it('a hold nobody renews lapses after its lease; one renewed stays; renewing a finished key leaves its window', async () => {
+    const store = open();
+    expect(await store.begin('t', 'lapses', 'f', 1)).toEqual({ kind: 'new' });
+    expect(await store.begin('t', 'lapses', 'f', 1)).toEqual({ kind: 'pending', fingerprint: 'f' });
+    expect(await store.begin('t', 'renewed', 'f', 1)).toEqual({ kind: 'new' });
+    await sleep(600);
+    await store.renew('t', 'renewed', 2);
+    expect(await store.begin('t', 'done', 'f', 1)).toEqual({ kind: 'new' });
+    await store.complete('t', 'done', 'f', 'resp_1', 60);
+    await store.renew('t', 'done', 1);
+    await sleep(1_300);
+    // The dead holder's key is free again; the renewed one still held; the finished one still answers.
+    expect(await store.begin('t', 'lapses', 'f', 1)).toEqual({ kind: 'new' });
+    expect(await store.begin('t', 'renewed', 'f', 1)).toEqual({ kind: 'pending', fingerprint: 'f' });
+    expect(await store.begin('t', 'done', 'f', 1)).toEqual({ kind: 'done', fingerprint: 'f', responseId: 'resp_1' });
+  });
+});
