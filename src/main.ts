@@ -12,8 +12,19 @@ const { routeConsoleToLog } = await import('./observability/console-to-log.ts');
 routeConsoleToLog(app.log);
 for (const warning of warnings) app.log.warn({ source: warning.source }, `configuration: ${warning.message}`);
 
+let draining = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
+  process.on(signal, () => {
+    // A repeated SIGTERM (an operator or a supervisor saying it again) leaves the drain to finish; a second Ctrl-C means now.
+    if (draining) {
+      if (signal === 'SIGINT') {
+        app.log.warn({ signal }, 'shutting down: a second SIGINT stops the drain; exiting now (responses still in flight are not stored)');
+        process.exit(130);
+      }
+      app.log.info({ signal }, 'shutting down: already draining; the drain goes on (SIGINT again to stop it)');
+      return;
+    }
+    draining = true;
     app.log.info({ signal, grace_ms: config.server.shutdownGraceMs }, 'shutting down: draining responses in flight');
     // The drain ends every response within the grace (plus a few seconds to store them); a close that still hangs is a bug, not a reason to stay up.
     setTimeout(() => {

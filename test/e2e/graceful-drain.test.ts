@@ -81,7 +81,7 @@ describe('graceful drain', () => {
     if (later[1]) expect(later[1]).toMatch(/^HTTP\/1\.1 503[^]*not_ready/);
   });
 
-  it('SIGTERM: new connections are refused at once, a stream in flight finishes, exit 0', async () => {
+  it('SIGTERM: new connections are refused at once, a stream in flight finishes, exit 0 (a SIGTERM repeated meanwhile changes nothing)', async () => {
     upstream.setScript((request) => (request.body?.stream ? slowText('drained in time', 60) : textCompletion('ok')));
     const gateway = await startGatewayProcess({ OPENAI_BASE_URL: upstreamUrl, SHUTDOWN_GRACE_MS: '20000' });
     running.push(gateway);
@@ -99,6 +99,8 @@ describe('graceful drain', () => {
         return (error as { cause?: { code?: string } }).cause?.code === 'ECONNREFUSED';
       }
     }, 500);
+    // An operator or supervisor saying it again: the drain goes on.
+    gateway.child.kill('SIGTERM');
 
     const { events, done } = parseSseText(await stream.rest);
     expect(done).toBe(true);
@@ -110,6 +112,7 @@ describe('graceful drain', () => {
     expect(code).toBe(0);
     // It exits when the work is done, not when the grace is over.
     expect(at - signalledAt).toBeLessThan(10_000);
+    expect(gateway.logs.some((line) => /already draining/.test(line.msg))).toBe(true);
   });
 
   it('after the grace, what still runs ends as incomplete (server_shutdown), is stored as such, and the process exits 0', async () => {
