@@ -11,6 +11,12 @@ export interface BackgroundStreamSource {
   keepAliveIntervalMs: number;
   /** Told of every stream opened and closed (metrics). */
   streams?: StreamWatcher | null;
+  /**
+   * Aborted when this replica starts shutting down, where other replicas
+   * serve the same streams (a shared store): readers are then told to resume
+   * there at once, rather than held through the drain and cut.
+   */
+  shutdown?: AbortSignal;
 }
 
 /**
@@ -25,6 +31,9 @@ export async function streamBackgroundEvents(request: FastifyRequest, reply: Fas
   await events.checkReplayable(tenant, id, after);
   const controller = new AbortController();
   reply.raw.once('close', () => controller.abort());
+  const leaving = source.shutdown;
+  const onShutdown = () => controller.abort();
+  leaving?.addEventListener('abort', onShutdown, { once: true });
   reply.hijack();
   const writer = new SseWriter(reply.raw, reply.getHeaders() as Record<string, string>, source.keepAliveIntervalMs, source.streams);
   const stillRunning = async () => {
@@ -54,7 +63,9 @@ export async function streamBackgroundEvents(request: FastifyRequest, reply: Fas
       }
       if (!connected) break;
     }
-    if (connected && !controller.signal.aborted) await writer.write('data: [DONE]\n\n');
+    if (connected && leaving?.aborted && !reply.raw.destroyed) {
+      await writer.event('error', errorEvent(expected, { type: 'server_error', code: 'server_shutting_down', message: `This gateway instance is shutting down; resume the stream of response '${id}' with starting_after=${expected - 1} (another instance serves it).` }));
+    } else if (connected && !controller.signal.aborted) await writer.write('data: [DONE]\n\n');
   } catch (error) {
     // Headers are out: the stream ends saying why, and the client resumes from its last sequence number (or retrieves the response).
     request.log.error({ err: error, response_id: id }, 'background event stream failed');
@@ -63,6 +74,7 @@ export async function streamBackgroundEvents(request: FastifyRequest, reply: Fas
       await writer.event('error', errorEvent(expected, { type: failure?.type ?? 'server_error', code: failure?.code ?? 'server_error', message: `The stream of response '${id}' broke off: ${failure?.message ?? 'the event log could not be read'}. Resume it with starting_after=${expected - 1}, or retrieve the response.` }));
     }
   } finally {
+    leaving?.removeEventListener('abort', onShutdown);
     controller.abort();
     writer.end();
   }

@@ -247,10 +247,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   metrics?.watch({ websocketConnections: () => sockets.size, backgroundRunning: () => runner.running, mcpServers: () => mcp.status() });
   registerAuthentication(app, config.auth.apiKeys);
   registerErrorHandling(app, secrets);
-  const drain = registerGracefulDrain(app, { graceMs: config.server.shutdownGraceMs, stopResponses: () => engine.shutDown(), cutUpgradedConnections: () => sockets.terminate() });
+  const shuttingDown = new AbortController();
+  const drain = registerGracefulDrain(app, { graceMs: config.server.shutdownGraceMs, stopResponses: () => engine.shutDown(), cutUpgradedConnections: () => sockets.terminate(), onDrainStart: () => shuttingDown.abort() });
   registerHealthRoutes(app, () => readiness({ draining: () => drain.draining, providers, providerTypes: config.providers, store, mcpServers: () => mcp.status() }));
   registerModelsRoute(app, router, config.defaultModel);
-  const backgroundSource = { events: backgroundStores.events, store, keepAliveIntervalMs: config.server.keepAliveIntervalMs, streams: metrics };
+  // With a shared store, a reader of a background response is sent on at once when this replica shuts down: any other replica serves its stream.
+  const sharedStore = Boolean(config.store.redisUrl) || config.store.clusterNodes.length > 0;
+  const backgroundSource = { events: backgroundStores.events, store, keepAliveIntervalMs: config.server.keepAliveIntervalMs, streams: metrics, ...(sharedStore && { shutdown: shuttingDown.signal }) };
   registerResponsesRoute(app, {
     engine,
     keepAliveIntervalMs: config.server.keepAliveIntervalMs,

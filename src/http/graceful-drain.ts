@@ -8,6 +8,8 @@ export interface GracefulDrainOptions {
   stopResponses(): void;
   /** Cuts connections Node's HTTP server no longer tracks (upgraded WebSockets), with the rest. */
   cutUpgradedConnections?(): void;
+  /** Told the moment shutdown begins. */
+  onDrainStart?(): void;
 }
 
 export interface DrainState {
@@ -48,6 +50,7 @@ export function registerGracefulDrain(app: FastifyInstance, options: GracefulDra
 
   app.addHook('preClose', async () => {
     state.draining = true;
+    options.onDrainStart?.();
     // Node closes the connections idle at close time, not those that become idle later (a finished
     // stream on a kept-alive connection): without this, close would wait out every keep-alive timeout.
     timers.push(setInterval(() => app.server.closeIdleConnections(), IDLE_SWEEP_MS).unref());

@@ -167,5 +167,40 @@ describe('graceful drain', () => {
       await replica.close();
     }
   });
+
+  it("a replica shutting down sends the readers of other replicas' background responses on at once, saying where to resume, and does not wait on them", async () => {
+    const prefix = redis.prefix();
+    upstream.setScript(() => slowText('a long background answer', 150));
+    const env = { OPENAI_BASE_URL: upstreamUrl, SHUTDOWN_GRACE_MS: '20000', REDIS_URL: redis.url, REDIS_KEY_PREFIX: prefix };
+    const [runner, reader] = await Promise.all([startGatewayProcess(env), startGatewayProcess(env)]);
+    running.push(runner, reader);
+    const queued = (await (await fetch(`${runner.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', input: 'go', background: true }) })).json()) as { id: string };
+    const response = await fetch(`${reader.baseURL}/responses/${queued.id}?stream=true`);
+    const body = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let text = '';
+    while (!text.includes('response.output_text.delta')) text += (await body.read()).value ?? '';
+    const exited = exitOf(reader);
+    const signalledAt = Date.now();
+    reader.child.kill('SIGTERM');
+    for (;;) {
+      const { value, done } = await body.read();
+      if (done) break;
+      text += value;
+    }
+    const { events, done } = parseSseText(text);
+    expect(done).toBe(false);
+    events.forEach(assertValidEvent);
+    const last = events.at(-1)!;
+    expect(last).toMatchObject({ type: 'error', error: { code: 'server_shutting_down' } });
+    expect(last.error.message).toContain(`starting_after=${events.at(-2)!.sequence_number}`);
+    const { code, at } = await exited;
+    expect(code).toBe(0);
+    // Nothing of its own ran: it exits at once, not after the grace.
+    expect(at - signalledAt).toBeLessThan(5_000);
+    // The response runs on where it ran; its stream resumes on the other replica from where the reader stood.
+    const resumed = await fetch(`${runner.baseURL}/responses/${queued.id}?stream=true&starting_after=${events.at(-2)!.sequence_number}`);
+    const rest = parseSseText(await resumed.text());
+    expect(rest.events.at(-1)!.type).toBe('response.completed');
+  });
 });
 
