@@ -274,7 +274,7 @@ export class ResponseEngine {
     // A compaction does not go on with a paused turn: its summary stands for that turn, open calls included (the compactor closes them in its window).
     const resume = compacting ? null : planResume(previous, input, executors, toolContext, policy);
     // A terminal tool that ran while the response waited for the client ends it once the client has answered, with no model call.
-    const ranWhilePaused = !compacting && previous && !resume?.closed.length && answersCallOf(previous, input) ? terminalRunWhilePaused(previous.output, controls.terminalTools) : null;
+    const ranWhilePaused = controls.terminalTools.size > 0 && !compacting && previous && !resume?.closed.length && answersCallOf(previous, input) ? terminalRunWhilePaused(previous.output, controls.terminalTools) : null;
     const terminalRan = ranWhilePaused && (await fitsTextFormat(ranWhilePaused.output, request.text?.format ?? null, { toolContext, signal })) ? ranWhilePaused : null;
 
     const turnRequest = toTurnRequest(request, route.upstreamModel, modelInput, history.length, tools, declared.hosted, toolChoice);
