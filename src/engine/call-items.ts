@@ -15,9 +15,15 @@ export interface CallItems {
   /** The model's call is not shown as a `function_call`: the result item stands for it. */
   readonly hidesCall: boolean;
   /** Adds the item the result goes into; the returned function completes it (with the images the tool answered with, where the item holds them). */
-  openResult(builder: OutputBuilder, call: ToolCall, emit: Emit, approvalRequestId?: string): (result: ToolResult) => void;
+  openResult(builder: OutputBuilder, call: ToolCall, emit: Emit, approvalRequestId?: string): OpenedResult;
   /** The item that pauses the response until the client approves the call, for kinds that ask. */
   approvalRequest(call: ToolCall): OutputItem | null;
+}
+
+/** A call's result item, begun: `finish` completes it; `shownAs` is the id a client finds the call by (its `call_id`, or its `mcp_call`'s id). */
+export interface OpenedResult {
+  finish(result: ToolResult): void;
+  shownAs: string;
 }
 
 /** Seed 004's shape: `function_call` + `function_call_output`. */
@@ -25,8 +31,11 @@ const FUNCTION_CALL_ITEMS: CallItems = {
   hidesCall: false,
   openResult(builder, call, emit) {
     const slot = builder.beginToolOutput(call.callId, emit);
-    // Images go as parts after the text, as OpenAI's function_call_output holds them.
-    return ({ output, images }) => builder.finishToolOutput(slot, images?.length ? [{ type: 'input_text', text: output }, ...images] : output, emit);
+    return {
+      // Images go as parts after the text, as OpenAI's function_call_output holds them.
+      finish: ({ output, images }) => builder.finishToolOutput(slot, images?.length ? [{ type: 'input_text', text: output }, ...images] : output, emit),
+      shownAs: call.callId,
+    };
   },
   approvalRequest: () => null,
 };
@@ -40,7 +49,7 @@ function mcpCallItems(presentation: Extract<CallPresentation, { kind: 'mcp' }>):
         { type: 'mcp_call', id: newId('mcp'), server_label: presentation.serverLabel, name: presentation.toolName, arguments: call.arguments, status: 'in_progress', ...(approvalRequestId && { approval_request_id: approvalRequestId }) },
         emit,
       );
-      return ({ output, isError, unfinished, images }) => {
+      const finish = ({ output, isError, unfinished, images }: ToolResult) => {
         if (isError) slot.item.error = jsonStringField(output, 'error') ?? output;
         else slot.item.output = output;
         if (images?.length) slot.item['loopgate:images'] = images.map((image) => ({ type: 'input_image', image_url: image.image_url! }));
@@ -48,6 +57,7 @@ function mcpCallItems(presentation: Extract<CallPresentation, { kind: 'mcp' }>):
         slot.item.status = unfinished ? 'incomplete' : 'completed';
         builder.finishItem(slot, emit);
       };
+      return { finish, shownAs: slot.item.id };
     },
     approvalRequest: (call) => ({ type: 'mcp_approval_request', id: newId('mcpr'), server_label: presentation.serverLabel, name: presentation.toolName, arguments: call.arguments }),
   };

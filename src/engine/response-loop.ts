@@ -184,7 +184,8 @@ async function* runLoop(loop: ResponseLoop, tally: LoopTally): AsyncGenerator<Re
     if (!call) return null;
     const answer = round.outputs.get(call.callId);
     if (answer !== undefined && !(await fitsTextFormat(answer, loop.request.textFormat, { toolContext: loop.toolContext, signal: loop.signal }))) return null;
-    return endWithTerminal(call.name, call.callId, answer);
+    // Named as the client sees the call: its call_id, or its mcp_call's id.
+    return endWithTerminal(call.name, round.shownAs(call.callId), answer);
   };
   const endWithTerminal = (name: string, callId: string, answer: string | undefined): Ending => {
     endedBy = { type: 'terminal_tool', name, call_id: callId };

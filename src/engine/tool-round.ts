@@ -1,6 +1,6 @@
 import type { CallPresentation, ToolCall, ToolExecutor, ToolResult } from '../executors/tool-executor.ts';
 import type { ResponseStreamEvent } from '../protocol/stream-events.ts';
-import { callItemsFor, type CallItems } from './call-items.ts';
+import { callItemsFor, type CallItems, type OpenedResult } from './call-items.ts';
 import type { Ending } from './finish-response.ts';
 import type { Emit, OutputBuilder } from './output-builder.ts';
 import { errorOutput, type PlannedCall } from './plan-tool-calls.ts';
@@ -26,6 +26,8 @@ export interface ToolRoundResult {
   failed: ReadonlySet<string>;
   /** Each call's output text, by call id. */
   outputs: ReadonlyMap<string, string>;
+  /** The id a call is shown under (see `OpenedResult.shownAs`). */
+  shownAs(callId: string): string;
   /** Set when too many calls in a row failed (`loop.maxConsecutiveToolFailures`): the loop ends with it. */
   stop: Ending | null;
 }
@@ -40,13 +42,14 @@ export async function* runToolRound(scope: ToolRoundScope, planned: readonly Pla
   const { loop, builder, emit, counters } = scope;
   const failed = new Set<string>();
   const outputs = new Map<string, string>();
-  const handles = new Map<string, ReturnType<CallItems['openResult']>>();
+  const handles = new Map<string, OpenedResult>();
+  const shownAs = (callId: string) => handles.get(callId)?.shownAs ?? callId;
   const open = (call: ToolCall, approvalRequestId?: string, presentation?: CallPresentation) =>
     (presentation ? callItemsFor(presentation) : scope.itemsOf(call.name)).openResult(builder, call, emit, approvalRequestId);
   for (const entry of planned) handles.set(entry.call.callId, open(entry.call, 'approvalRequestId' in entry ? entry.approvalRequestId : undefined, 'presentation' in entry ? entry.presentation : undefined));
   for (const call of closed) handles.set(call.callId, open(call));
   const finish = (call: ToolCall, result: ToolResult): void => {
-    handles.get(call.callId)!(result);
+    handles.get(call.callId)!.finish(result);
     outputs.set(call.callId, result.output);
     if (result.isError) failed.add(call.callId);
     counters.consecutiveFailures = result.isError ? counters.consecutiveFailures + 1 : 0;
@@ -86,7 +89,7 @@ export async function* runToolRound(scope: ToolRoundScope, planned: readonly Pla
   await all;
   const limit = loop.limits.maxConsecutiveToolFailures;
   if (limit > 0 && counters.consecutiveFailures >= limit) {
-    return { failed, outputs, stop: { status: 'failed', code: 'tool_failure_limit', message: `${counters.consecutiveFailures} tool calls in a row failed; the limit is ${limit}.` } };
+    return { failed, outputs, shownAs, stop: { status: 'failed', code: 'tool_failure_limit', message: `${counters.consecutiveFailures} tool calls in a row failed; the limit is ${limit}.` } };
   }
-  return { failed, outputs, stop: null };
+  return { failed, outputs, shownAs, stop: null };
 }

@@ -102,6 +102,20 @@ describe.each(flavors)('loop controls over $name', (flavor: ProviderFlavor) => {
     expect(mcp.calls).toHaveLength(4);
   });
 
+  it('terminal tools shown as mcp_call items: ended_by.call_id names the mcp_call a client can find', async () => {
+    model = () => ({ calls: [{ id: 'c1', name: 'tools__add', args: { a: 1, b: 2 } }] });
+    const shownAsMcp = await startGateway(upstreamBase, { ...base, mcp: { ...base.mcp, callItems: 'mcp' } });
+    try {
+      const client = new OpenAI({ baseURL: shownAsMcp.baseURL, apiKey: 'k', maxRetries: 0 });
+      const response: any = await client.responses.create({ model: flavor.model, input: 'Add', 'loopgate:loop': { terminal_tools: ['tools__add'] } } as any);
+      assertValidResponseWithMcpItems(response);
+      const call = response.output.find((item: any) => item.type === 'mcp_call');
+      expect(response['loopgate:loop']).toEqual({ ended_by: { type: 'terminal_tool', name: 'tools__add', call_id: call.id } });
+    } finally {
+      await shownAsMcp.close();
+    }
+  });
+
   it("terminal tools: a terminal call beside a client's call runs while the response waits; the client's answer then ends it without another model call", async () => {
     model = (seen) => (results(seen).length > 0 ? { text: 'Called again.' } : { calls: [{ id: 't1', name: 'tools__add', args: { a: 1, b: 2 } }, { id: 'w1', name: 'get_weather', args: { city: 'Oslo' } }] });
     const tools = [{ type: 'function' as const, name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } }, strict: false }];
