@@ -214,6 +214,15 @@ describe('OpenAI Responses streams → OpenResponses events', () => {
     expect(error).toMatchObject({ status: 429, type: 'rate_limit_error', code: 'rate_limit_exceeded' });
   });
 
+  it("OpenAI's own error events, their error nested, keep their code and message: a rate limit is a 429, a context-length refusal the 400 truncation reads", async () => {
+    serve('rate-limited-nested-error.sse');
+    const limited = await provider.startTurn(streamed, new AbortController().signal).catch((caught) => caught);
+    expect(limited).toMatchObject({ status: 429, code: 'rate_limit_exceeded', message: expect.stringContaining('Rate limit reached for gpt-5-mini') });
+    serve('context-length-nested-error.sse');
+    const tooLong = await provider.startTurn(streamed, new AbortController().signal).catch((caught) => caught);
+    expect(tooLong).toMatchObject({ status: 400, code: 'context_length_exceeded', message: expect.stringContaining('exceeds the context window') });
+  });
+
   it('an error event after content ends the response failed, keeping the partial output', async () => {
     const { events, response } = await run('error-midstream.sse');
     expect(events.at(-1).type).toBe('response.failed');

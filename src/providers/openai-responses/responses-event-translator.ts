@@ -138,8 +138,9 @@ export class ResponsesEventTranslator {
         return;
       }
       case 'error': {
-        const { code, message } = event as { code?: string | null; message?: string };
-        out.push(errorEvent(code, message));
+        // OpenAI's own stream nests the error (`{"type": "error", "error": {type, code, message, param}}`); older servers put its fields at the top.
+        const { code, message, error } = event as { code?: string | null; message?: string; error?: { code?: string | null; type?: string | null; message?: string } | null };
+        out.push(errorEvent(code ?? error?.code ?? error?.type, message ?? error?.message));
         return;
       }
       default:

@@ -66,7 +66,7 @@ export type ResponsesStreamEvent =
   | { type: 'response.custom_tool_call_input.done'; item_id: string; input: string }
   | { type: 'response.reasoning_summary_text.delta' | 'response.reasoning_text.delta'; item_id: string; delta: string }
   | { type: 'response.output_text.annotation.added'; item_id: string; annotation: unknown }
-  | { type: 'error'; code?: string | null; message?: string }
+  | { type: 'error'; code?: string | null; message?: string; error?: { code?: string | null; type?: string | null; message?: string } | null }
   | { type: string & {} };
 
 /** One input item as the Responses API takes it. */
@@ -89,6 +89,7 @@ export interface ResponsesRequest {
   top_logprobs?: number;
   reasoning?: { effort?: string; summary?: string; context?: string; mode?: string };
   safety_identifier?: string;
+  truncation?: 'auto';
   prompt_cache_key?: string;
   prompt_cache_options?: { mode?: 'explicit'; ttl?: '30m' | '12h' };
   prompt_cache_retention?: 'in_memory' | '24h';
