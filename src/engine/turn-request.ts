@@ -41,6 +41,7 @@ export function toTurnRequest(
     topP: request.top_p ?? null,
     presencePenalty: request.presence_penalty ?? null,
     frequencyPenalty: request.frequency_penalty ?? null,
+    ...(request.truncation === 'auto' && { truncation: 'auto' as const }),
     reasoningEffort: request.reasoning?.effort ?? null,
     reasoningSummary: reasoningSummaryOf(request),
     reasoningContext: request.reasoning?.context ?? null,

@@ -54,6 +54,8 @@ export interface TurnRequest {
   serviceTier: string | null;
   /** Whether the client streams. A provider may still stream upstream either way. */
   stream: boolean;
+  /** `truncation: "auto"`: an upstream that truncates itself (OpenAI's Responses API) is asked to, beside the gateway's own (engine/truncating-provider.ts). */
+  truncation?: 'auto';
   /** The model call's trace context, sent upstream as `traceparent`/`tracestate` headers; absent while tracing is off. */
   trace?: TraceContext;
 }

@@ -22,6 +22,11 @@ describe('convertToResponsesRequest', () => {
     });
   });
 
+  it('truncation: auto goes upstream too (OpenAI truncates by itself; its refusal names no sizes to learn a window from)', () => {
+    expect(convertToResponsesRequest(turn({ truncation: 'auto' }), stateless).truncation).toBe('auto');
+    expect(convertToResponsesRequest(turn(), stateless)).not.toHaveProperty('truncation');
+  });
+
   it('upstreamStore lets the upstream keep its answers and then needs no encrypted reasoning', () => {
     const body = convertToResponsesRequest(turn(), { upstreamStore: true, encryptedReasoning: true, nativeCustomTools: true });
     expect(body.store).toBe(true);

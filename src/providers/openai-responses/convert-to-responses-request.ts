@@ -86,6 +86,8 @@ export function convertToResponsesRequest(request: TurnRequest, options: Respons
   if (!implicit || ttl !== null) body.prompt_cache_options = { ...(!implicit && { mode: 'explicit' }), ...(ttl !== null && { ttl }) };
   if (retention !== null) body.prompt_cache_retention = retention;
   if (request.serviceTier !== null) body.service_tier = request.serviceTier;
+  // OpenAI truncates by itself too: its refusal names no token counts for the gateway's own truncation to learn a window from.
+  if (request.truncation === 'auto') body.truncation = 'auto';
   // presence_penalty and frequency_penalty have no Responses API counterpart and are left out.
   return body;
 }
