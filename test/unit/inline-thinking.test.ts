@@ -42,6 +42,13 @@ describe('thinking written inline as <think>…</think> (models served without a
     expect(everyWay('<think>cut off mid-thought </thi')).toEqual([{ kind: 'reasoning', text: 'cut off mid-thought </thi' }]);
   });
 
+  it('blank content before a tool call keeps its place before the call (a history with the call first is one OpenAI refuses)', async () => {
+    const frame = (delta: Record<string, unknown>, finish: string | null = null) => `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 0, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+    const stream = [frame({ role: 'assistant', content: '\n\n' }), frame({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'f', arguments: '{}' } }] }), frame({}, 'tool_calls'), 'data: [DONE]\n\n'].join('');
+    const response = assertEventStreamInvariants(await responseEventsOf(stream, { model: 'm', tools: [{ type: 'function', name: 'f', parameters: { type: 'object', properties: {} } }] } as any));
+    expect(response.output.map((item: any) => item.type).at(-1)).toBe('function_call');
+  });
+
   it('through a Chat Completions stream: a reasoning item, then the message; a call drafted while thinking is no call', async () => {
     const frame = (content: string, finish: string | null = null) => `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 0, model: 'm', choices: [{ index: 0, delta: { content }, finish_reason: finish }] })}\n\n`;
     const stream = [frame('<thi'), frame('nk>I could send {"tool": "send_email"} but no.</th'), frame('ink>\n\nNo email'), frame(' needed.', 'stop'), 'data: [DONE]\n\n'].join('');

@@ -54,6 +54,8 @@ export class ChatChunkTranslator {
     if (delta.refusal) out.push({ type: 'refusal.delta', delta: delta.refusal });
     const calls = delta.tool_calls;
     if (calls) {
+      // Blank content held while it might still open <think> came before the call: it goes first, as the model wrote it.
+      if (!this.#thinking.passesThrough) for (const piece of this.#thinking.settle()) out.push(contentEvent(piece));
       for (let position = 0; position < calls.length; position++) {
         const call = calls[position]!;
         this.#tools.accept(

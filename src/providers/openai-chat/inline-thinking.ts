@@ -69,6 +69,17 @@ export class InlineThinking {
     return [{ kind: 'text', text }];
   }
 
+  /**
+   * What is held, given up now that something else came (a tool call): it
+   * keeps its place before that, and content that had not yet begun with
+   * `<think>` now never does.
+   */
+  settle(): ContentPiece[] {
+    const held = this.end();
+    if (this.#state === 'undecided' || this.#state === 'answer') this.#state = 'text';
+    return held;
+  }
+
   /** What is still held when the content ends: a tag that never completed is the text it was. */
   end(): ContentPiece[] {
     const held = this.#held;
