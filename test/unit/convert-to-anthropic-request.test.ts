@@ -78,6 +78,25 @@ describe('convertToAnthropicRequest', () => {
     expect(convertToAnthropicRequest(turn({ items: items([{ role: 'user', content: 'go' }, { type: 'function_call', call_id: 'functions.f:0', name: 'f', arguments: '{}' }]) }), options).messages[1]!.content[0]).toMatchObject({ id });
   });
 
+  it('call ids a server repeats across turns (every first call call_0) are told apart, each result going to its own call', () => {
+    const body = convertToAnthropicRequest(
+      turn({
+        items: items([
+          { role: 'user', content: 'go' },
+          { type: 'function_call', call_id: 'call_0', name: 'f', arguments: '{}' },
+          { type: 'function_call_output', call_id: 'call_0', output: 'one' },
+          { type: 'function_call', call_id: 'call_0', name: 'f', arguments: '{}' },
+          { type: 'function_call_output', call_id: 'call_0', output: 'two' },
+        ]),
+      }),
+      options,
+    );
+    const uses = body.messages.flatMap((message) => message.content.filter((block) => block.type === 'tool_use').map((block: any) => block.id));
+    const results = body.messages.flatMap((message) => message.content.filter((block) => block.type === 'tool_result').map((block: any) => [block.tool_use_id, block.content]));
+    expect(uses).toEqual(['call_0', 'call_0_2']);
+    expect(results).toEqual([['call_0', 'one'], ['call_0_2', 'two']]);
+  });
+
   it('images from data URLs and URLs, files as documents', () => {
     const body = convertToAnthropicRequest(
       turn({

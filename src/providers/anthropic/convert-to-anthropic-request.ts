@@ -9,7 +9,7 @@ import { clearCacheBreakpoints, markCacheBreakpoints } from './cache-breakpoints
 import { decodeReasoning } from './reasoning-blocks.ts';
 import { BUDGET_THINKING, claudeEffortFor, type ClaudeThinkingSupport } from './claude-thinking-support.ts';
 import { claudeStrictSchema } from './strict-schema.ts';
-import { claudeToolUseId } from './tool-use-id.ts';
+import { ToolUseIds } from './tool-use-id.ts';
 
 /** Where Anthropic may cache the prompt up to (cache-breakpoints.ts). */
 export interface CacheControl {
@@ -220,6 +220,7 @@ function convertToolChoice(choice: TurnRequest['toolChoice']): AnthropicRequest[
 
 function convertConversation(instructions: string | null, items: InputItem[], historyLength: number): { system: string; messages: AnthropicMessage[] } {
   const messages: AnthropicMessage[] = [];
+  const toolUseIds = new ToolUseIds();
   const push = (role: AnthropicMessage['role'], blocks: AnthropicBlock[]) => {
     if (blocks.length === 0) return;
     const last = messages.at(-1);
@@ -254,10 +255,10 @@ function convertConversation(instructions: string | null, items: InputItem[], hi
         break;
       }
       case 'function_call':
-        push('assistant', [{ type: 'tool_use', id: claudeToolUseId(item.call_id), name: item.name, input: parseArguments(item.arguments) }]);
+        push('assistant', [{ type: 'tool_use', id: toolUseIds.call(item.call_id), name: item.name, input: parseArguments(item.arguments) }]);
         break;
       case 'function_call_output':
-        push('user', [toolResult(item.call_id, item.output, `${param}.output`)]);
+        push('user', [toolResult(toolUseIds.result(item.call_id), item.output, `${param}.output`)]);
         break;
       default:
         assertNever(item);
@@ -315,11 +316,11 @@ function fileBlock(file: { mediaType: string; data: string }, title: { title?: s
   throw invalidRequest(`Claude reads PDF, text and image files; this file is '${file.mediaType}', which it cannot read. Send it as PDF or text.`, param, 'unsupported_file_type');
 }
 
-function toolResult(callId: string, output: string | FunctionCallOutputPart[], param: string): AnthropicBlock {
+function toolResult(toolUseId: string, output: string | FunctionCallOutputPart[], param: string): AnthropicBlock {
   if (typeof output === 'string') {
-    return { type: 'tool_result', tool_use_id: claudeToolUseId(callId), content: output, ...(isErrorOutput(output) && { is_error: true }) };
+    return { type: 'tool_result', tool_use_id: toolUseId, content: output, ...(isErrorOutput(output) && { is_error: true }) };
   }
-  return { type: 'tool_result', tool_use_id: claudeToolUseId(callId), content: output.flatMap((part, index) => userBlock(part, `${param}[${index}]`)) };
+  return { type: 'tool_result', tool_use_id: toolUseId, content: output.flatMap((part, index) => userBlock(part, `${param}[${index}]`)) };
 }
 
 /** The gateway's own error outputs are `{"error": …}` objects. */
