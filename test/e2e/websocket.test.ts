@@ -345,6 +345,15 @@ describe('WebSocket transport: connection rules', () => {
     }
   });
 
+  it("an upstream's 429 reaches the socket with the headers an HTTP answer would carry (retry-after), as Codex's socket client reads them", async () => {
+    upstream.setScript(() => ({ kind: 'json', status: 429, headers: { 'retry-after': '7' }, body: { error: { message: 'Slow down', type: 'rate_limit_error', code: 'rate_limit_exceeded' } } }));
+    const socket = open();
+    const [frame] = await socket.create({ model: 'm', input: 'hi' });
+    expectErrorFrame(frame!, 429, 'rate_limit_exceeded');
+    expect(frame!.headers).toMatchObject({ 'retry-after': '7' });
+    upstream.setScript(textReply('Hello'));
+  });
+
   it('a plain GET /v1/responses (no upgrade) is a 426 in the error envelope', async () => {
     const response = await fetch(`${gateway.baseURL}/responses`);
     expect(response.status).toBe(426);

@@ -183,11 +183,15 @@ export class ResponsesSocketSession {
     if (previousResponseId !== null) this.#connection.evict(previousResponseId);
   }
 
-  /** `{type: "error", status, error: {type, code, message, param}}` (OpenResponses' `WebSocketErrorEvent`). */
+  /**
+   * `{type: "error", status, error: {type, code, message, param}}` (OpenResponses' `WebSocketErrorEvent`), with the
+   * headers an HTTP answer would carry (`retry-after`, `x-should-retry`) as `headers`, where Codex's socket client reads them.
+   */
   async #sendError(error: GatewayError, streamId: string | null): Promise<void> {
     const body = error.toBody();
     body.error.message = this.#options.secrets.redact(body.error.message);
-    const frame = { type: 'error', status: error.status, error: body.error, ...(streamId !== null && { stream_id: streamId }) };
+    const headers = Object.keys(error.headers).length > 0 ? { headers: error.headers } : null;
+    const frame = { type: 'error', status: error.status, error: body.error, ...headers, ...(streamId !== null && { stream_id: streamId }) };
     const written = this.#writer.send(JSON.stringify(frame));
     if (written !== true) await written;
   }
