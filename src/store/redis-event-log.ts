@@ -1,3 +1,4 @@
+import { withinTime } from '../util/within-time.ts';
 import { duplicateForBlocking, runCommand, type RedisClient } from './redis-client.ts';
 import type { RedisKeys } from './redis-keys.ts';
 import { storeUnavailable } from './response-store.ts';
@@ -123,7 +124,7 @@ export class RedisEventLog implements ResponseEventLog {
         let entries: StreamEntry[];
         let running = true;
         try {
-          const reply = (await withDeadline(reader.xread('COUNT', READ_COUNT, 'BLOCK', BLOCK_MS, 'STREAMS', stream, cursor), BLOCK_MS + this.#readyWaitMs + 1_000)) as [string, StreamEntry[]][] | null;
+          const reply = (await withinTime(reader.xread('COUNT', READ_COUNT, 'BLOCK', BLOCK_MS, 'STREAMS', stream, cursor), BLOCK_MS + this.#readyWaitMs + 1_000, () => new Error('no answer from Redis to a blocked read'))) as [string, StreamEntry[]][] | null;
           entries = reply?.[0]?.[1] ?? [];
           if (entries.length === 0) running = await options.stillRunning();
         } catch (error) {
@@ -184,11 +185,3 @@ function toLoggedEvent([entryId, fields]: StreamEntry): LoggedEvent {
   return { sequence: sequenceOf(entryId), type: fields[1]!, json: fields[3]! };
 }
 
-/** The command's answer, or a rejection once `ms` pass without one (the connection is then replaced by the caller). */
-function withDeadline<T>(command: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer from Redis within ${ms} ms`)), ms);
-  });
-  return Promise.race([command, late]).finally(() => clearTimeout(timer));
-}

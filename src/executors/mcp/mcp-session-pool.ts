@@ -9,6 +9,7 @@ import { headerSecrets, SecretRedactor, urlSecrets } from '../../util/secret-red
 import type { TraceContext } from '../../util/trace-context.ts';
 import type { ToolResult } from '../tool-executor.ts';
 import { toolResultOutput } from './tool-result-output.ts';
+import { withinTime } from '../../util/within-time.ts';
 
 /** Where an MCP server is and how to reach it. */
 export interface McpServerTarget {
@@ -259,7 +260,7 @@ export class McpSession {
     const deadline = Date.now() + timeoutMs;
     const client = this.#newClient();
     try {
-      await withinTime(client.connect(new StreamableHTTPClientTransport(url, { requestInit, ...(fetch && { fetch }) })), timeoutMs, () => client.close());
+      await connectedWithin(client.connect(new StreamableHTTPClientTransport(url, { requestInit, ...(fetch && { fetch }) })), timeoutMs, () => client.close());
       return (this.#live = client);
     } catch (streamableError) {
       // A server that did not answer at all will not answer the older transport either.
@@ -268,7 +269,7 @@ export class McpSession {
       const legacy = this.#newClient();
       const remainingMs = Math.max(1, deadline - Date.now());
       try {
-        await withinTime(legacy.connect(new SSEClientTransport(url, { requestInit, ...(fetch && { fetch, eventSourceInit: { fetch } }) })), remainingMs, () => legacy.close());
+        await connectedWithin(legacy.connect(new SSEClientTransport(url, { requestInit, ...(fetch && { fetch, eventSourceInit: { fetch } }) })), remainingMs, () => legacy.close());
         return (this.#live = legacy);
       } catch (legacyError) {
         throw legacyError instanceof McpTimeoutError ? legacyError : streamableError;
@@ -308,15 +309,11 @@ export class McpSession {
 }
 
 /** `work`, or an `McpTimeoutError` once `timeoutMs` passed (then `abandon` releases what `work` holds). */
-function withinTime<T>(work: Promise<T>, timeoutMs: number, abandon: () => Promise<void>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      abandon().catch(() => {});
-      reject(new McpTimeoutError(`no answer within ${timeoutMs} ms`));
-    }, timeoutMs);
+function connectedWithin<T>(work: Promise<T>, timeoutMs: number, abandon: () => Promise<void>): Promise<T> {
+  return withinTime(work, timeoutMs, () => {
+    abandon().catch(() => {});
+    return new McpTimeoutError(`no answer within ${timeoutMs} ms`);
   });
-  return Promise.race([work, expired]).finally(() => clearTimeout(timer));
 }
 
 function truncate(text: string, max: number): string {
