@@ -8,6 +8,9 @@ import { assertNever } from '../util/assert-never.ts';
 import { newId } from '../util/ids.ts';
 import { sealReasoningText } from '../protocol/sealed-reasoning-text.ts';
 
+/** How a turn ended, for the items it left open (closeAll). */
+export type TurnEnd = 'finished' | 'cut_short' | 'broken';
+
 /** Where the builder's events go; null when nobody reads them (a JSON reply), and then they are not even built. */
 export type Emit = ((event: ResponseStreamEventBody) => void) | null;
 
@@ -192,8 +195,17 @@ export class OutputBuilder {
     }
   }
 
-  /** Closes every open item, marking unfinished text `incomplete` when the turn was cut short. */
-  closeAll(status: ItemStatus, emit: Emit): void {
+  /**
+   * Closes every open item: `completed` when the model ended its turn,
+   * `incomplete` when it stopped at a limit (`cut_short`) or the turn broke
+   * off (`broken`: the upstream failed, the response was stopped). A call
+   * whose arguments broke off is never done: clients act on a call's
+   * `output_item.done` (Codex and the AI SDK run it), so it stays in the
+   * output `incomplete`, announced and never finished. A call cut by the
+   * model's own limit is done `incomplete`, as OpenAI ends it.
+   */
+  closeAll(end: TurnEnd, emit: Emit): void {
+    const status: ItemStatus = end === 'finished' ? 'completed' : 'incomplete';
     this.#closeReasoning(emit);
     this.#closeMessage(status, emit);
     // A hosted call the upstream never finished (the turn was cut short) ends as it stood, marked incomplete.
@@ -202,9 +214,10 @@ export class OutputBuilder {
       emit?.({ type: 'response.output_item.done', output_index: open.index, item: open.item });
     }
     this.#hosted.clear();
-    this.#addCustomCalls(status, emit);
+    this.#addCustomCalls(status, end !== 'broken', emit);
     for (const call of this.#calls.values()) {
       call.item.status = status;
+      if (end === 'broken') continue;
       emit?.({ type: 'response.function_call_arguments.done', item_id: call.item.id, output_index: call.index, arguments: call.item.arguments });
       emit?.({ type: 'response.output_item.done', output_index: call.index, item: call.item });
     }
@@ -212,7 +225,7 @@ export class OutputBuilder {
   }
 
   /** The turn's calls of tools that are not functions for the client, added whole once their arguments are complete (client-call-kinds.ts). */
-  #addCustomCalls(status: ItemStatus, emit: Emit): void {
+  #addCustomCalls(status: ItemStatus, finished: boolean, emit: Emit): void {
     for (const call of this.#turnCalls) {
       const shown = call.item === null ? this.#clientName(call.name) : null;
       const collected = this.#hidden.get(call.callId);
@@ -220,7 +233,7 @@ export class OutputBuilder {
       this.#customAdded.add(call.callId);
       const item = clientCallItem({ ...shown, kind: shown.kind }, collected, status);
       const index = this.#add(item, emit);
-      emit?.({ type: 'response.output_item.done', output_index: index, item });
+      if (finished) emit?.({ type: 'response.output_item.done', output_index: index, item });
     }
   }
 

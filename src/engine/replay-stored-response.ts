@@ -1,3 +1,4 @@
+import { CLIENT_CALL_TYPES } from './client-call-kinds.ts';
 import type { OutputItem } from '../protocol/output-items.ts';
 import type { ResponseResource } from '../protocol/response-resource.ts';
 import type { ResponseStreamEvent, ResponseStreamEventBody } from '../protocol/stream-events.ts';
@@ -12,10 +13,26 @@ import type { ResponseStreamEvent, ResponseStreamEventBody } from '../protocol/s
 export function replayStoredResponse(response: ResponseResource): ResponseStreamEvent[] {
   const start = { ...response, status: 'in_progress' as const, output: [], usage: null, completed_at: null, error: null, incomplete_details: null };
   const bodies: ResponseStreamEventBody[] = [{ type: 'response.created', response: start }, { type: 'response.in_progress', response: start }];
-  response.output.forEach((item, index) => bodies.push(...itemEvents(item, index)));
+  response.output.forEach((item, index) => {
+    const events = itemEvents(item, index);
+    bodies.push(...(brokeOff(item, response) ? events.filter((event) => !DONE_EVENTS.has(event.type)) : events));
+  });
   const terminal = response.status === 'failed' ? 'response.failed' : response.status === 'completed' || response.status === 'requires_action' ? 'response.completed' : 'response.incomplete';
   bodies.push({ type: terminal, response });
   return bodies.map((body, sequence) => ({ ...body, sequence_number: sequence }) as ResponseStreamEvent);
+}
+
+const DONE_EVENTS: ReadonlySet<string> = new Set(['response.function_call_arguments.done', 'response.output_item.done']);
+
+/**
+ * A client's call whose arguments broke off (its turn failed or was stopped)
+ * was announced live and never done (output-builder.ts closeAll): so in the
+ * replay too, or a client would run it. One cut by the model's own limit was done.
+ */
+function brokeOff(item: OutputItem, response: ResponseResource): boolean {
+  if (!CLIENT_CALL_TYPES.has(item.type) || (item as { status?: string }).status !== 'incomplete') return false;
+  const reason = response.incomplete_details?.reason;
+  return !(response.status === 'incomplete' && (reason === 'max_output_tokens' || reason === 'content_filter'));
 }
 
 function itemEvents(item: OutputItem, outputIndex: number): ResponseStreamEventBody[] {

@@ -191,7 +191,7 @@ async function* runLoop(loop: ResponseLoop, tally: LoopTally): AsyncGenerator<Re
     endedBy = { type: 'terminal_tool', name, call_id: callId };
     if (answer) {
       builder.apply({ type: 'text.delta', delta: answer }, emit);
-      builder.closeAll('completed', emit);
+      builder.closeAll('finished', emit);
     }
     return { status: 'completed' };
   };
@@ -264,8 +264,7 @@ async function* runLoop(loop: ResponseLoop, tally: LoopTally): AsyncGenerator<Re
         if (!held && pending.length > 0) yield drain();
       }
       const { finish, failure } = read;
-      const cutShort = failure !== null || finish === null || finish.reason === 'length' || finish.reason === 'content_filter';
-      builder.closeAll(cutShort ? 'incomplete' : 'completed', emit);
+      builder.closeAll(failure !== null || finish === null ? 'broken' : finish.reason === 'length' || finish.reason === 'content_filter' ? 'cut_short' : 'finished', emit);
       const calls = builder.turnCalls();
       observer.turnEnded({ turn, toolCalls: calls.length, finish: finish?.raw ?? finish?.reason ?? null, durationMs: performance.now() - started });
 
@@ -366,7 +365,8 @@ async function* runLoop(loop: ResponseLoop, tally: LoopTally): AsyncGenerator<Re
     else ending = { status: 'incomplete', reason: cause };
   }
   const final = ending ?? { status: 'failed', code: 'server_error', message: 'The response ended unexpectedly.' };
-  builder.closeAll(final.status === 'completed' || final.status === 'requires_action' ? 'completed' : 'incomplete', emit);
+  // Open items here are a turn's that broke off (an error thrown mid-turn) or the answer a terminal tool gave.
+  builder.closeAll(final.status === 'completed' || final.status === 'requires_action' ? 'finished' : 'broken', emit);
   const report = gate.report(endedBy);
   if (report) response['loopgate:loop'] = report;
   yield await finishResponse({ response, pausedStatus: loop.limits.pausedStatus, hooks: loop.hooks, signal: loop.signal }, builder, usage, final, stamp);
