@@ -83,6 +83,16 @@ export function modelOutputOf(item: Item): ModelOutput | null {
 }
 
 /**
+ * A call the model never finished: its turn broke off or stopped at the
+ * token limit, leaving it `incomplete`. It was never run and its arguments
+ * may be cut mid-way: clients are never told it is done, and the model's
+ * history leaves it out unless the client answered it.
+ */
+export function isUnfinishedCall(item: { type: string }): boolean {
+  return CLIENT_CALL_TYPES.has(item.type) && (item as { status?: string | null }).status === 'incomplete';
+}
+
+/**
  * The item the client gets for a finished call of a tool that is not a
  * function for it — a freeform tool's `custom_tool_call` (its text from the
  * `input` argument) or a `tool_search_call` — added whole once the model's

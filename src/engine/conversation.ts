@@ -7,7 +7,7 @@ import type { ConversationTurn, ResponseStore, StoredInputItem, StoredItem } fro
 import { newId } from '../util/ids.ts';
 import { checkToolOutputs } from './check-tool-outputs.ts';
 import type { ConnectionResponses } from './connection-responses.ts';
-import { CLIENT_CALL_TYPES } from './client-call-kinds.ts';
+import { CLIENT_CALL_TYPES, isUnfinishedCall, modelCallOf, modelOutputOf } from './client-call-kinds.ts';
 import { openTurnOf, pausedTurnOf } from './open-turn.ts';
 import { storedItemToInput } from './stored-item-to-input.ts';
 
@@ -78,9 +78,11 @@ function assembleConversation(conversationItems: readonly StoredItem[] | null, c
   const searchOutputs: { item: StoredInputItem; param: string }[] = [];
   let previous: ConversationTurn | null = null;
   const previousOutput: OutputItem[] = [];
+  const unfinished = conversationItems || chain.length > 0 ? unfinishedCalls(conversationItems ?? [], chain, input) : NO_CALLS;
   // A conversation's items come first, as they were added (`conversation` excludes previous_response_id).
   for (const item of conversationItems ?? []) {
     stored.push(item);
+    if (unfinished.has(item)) continue;
     // A compaction's summary stands for everything before it, as in a chain — but for the user messages just before it:
     // the compacted window `/v1/responses/compact` hands back keeps them verbatim, and a client may add that window whole.
     if (item.type === 'compaction') history.splice(0, history.length - keptUserMessages(history));
@@ -98,7 +100,7 @@ function assembleConversation(conversationItems: readonly StoredItem[] | null, c
       if (!compacted) history.push(...storedItemToInput(item));
       if (item.type === 'tool_search_output') searchOutputs.push({ item, param: 'previous_response_id' });
     }
-    for (const item of turn.output) history.push(...storedItemToInput(item));
+    for (const item of turn.output) if (!unfinished.has(item)) history.push(...storedItemToInput(item));
     stored.push(...turn.output);
     previousOutput.push(...turn.output);
   }
@@ -115,6 +117,21 @@ function assembleConversation(conversationItems: readonly StoredItem[] | null, c
     if (item.type === 'tool_search_output') searchOutputs.push({ item, param: `input[${index}]` });
   });
   return { history, input, previous, previousOutput, loadedTools: loadedToolsOf(searchOutputs), turns: chain };
+}
+
+const NO_CALLS: ReadonlySet<object> = new Set();
+
+/**
+ * Calls the model never finished (isUnfinishedCall) that nobody answered
+ * since: left out of what the model sees, which starts afresh. No upstream
+ * takes a call without its result. (A client that answers one keeps it.)
+ */
+function unfinishedCalls(conversationItems: readonly StoredItem[], chain: readonly ConversationTurn[], input: readonly StoredInputItem[]): ReadonlySet<object> {
+  // Those the model made: the responses' outputs, and a conversation's items (appended from them, mostly).
+  const unfinished = [conversationItems, ...chain.map((turn) => turn.output)].flatMap((list: readonly StoredItem[]) => list.filter(isUnfinishedCall));
+  if (unfinished.length === 0) return NO_CALLS;
+  const answered = new Set([conversationItems, ...chain.flatMap((turn) => [turn.inputItems, turn.output]), input].flatMap((list: readonly StoredItem[]) => list.flatMap((item) => modelOutputOf(item)?.callId ?? [])));
+  return new Set(unfinished.filter((item) => !answered.has(modelCallOf(item)!.callId)));
 }
 
 /**

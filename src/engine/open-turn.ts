@@ -1,6 +1,6 @@
 import type { OutputItem } from '../protocol/output-items.ts';
 import type { ConversationTurn, StoredInputItem, StoredItem } from '../store/response-store.ts';
-import { CLIENT_ANSWER_TYPES, CLIENT_CALL_TYPES, modelCallOf, modelOutputOf } from './client-call-kinds.ts';
+import { CLIENT_ANSWER_TYPES, CLIENT_CALL_TYPES, isUnfinishedCall, modelCallOf, modelOutputOf } from './client-call-kinds.ts';
 
 /** What the model produced in a turn (as a client resends it). */
 const MODEL_ITEMS = new Set<string>([...CLIENT_CALL_TYPES, 'mcp_approval_request', 'mcp_list_tools', 'mcp_call', 'reasoning']);
@@ -82,7 +82,8 @@ function modelItemsBefore(items: readonly StoredInputItem[], end: number): numbe
 }
 
 function turnOf(items: readonly StoredInputItem[], responseId: string): ConversationTurn | null {
-  const output = items as unknown as OutputItem[];
+  // A call the model never finished is not waiting on anyone: the model's history leaves it out (conversation.ts).
+  const output = (items.some(isUnfinishedCall) ? items.filter((item) => !isUnfinishedCall(item)) : items) as unknown as OutputItem[];
   if (!output.some((item) => CLIENT_CALL_TYPES.has(item.type) || item.type === 'mcp_approval_request')) return null;
   return { responseId, status: 'requires_action', inputItems: [], output };
 }

@@ -1,4 +1,4 @@
-import { CLIENT_CALL_TYPES } from './client-call-kinds.ts';
+import { isUnfinishedCall } from './client-call-kinds.ts';
 import type { OutputItem } from '../protocol/output-items.ts';
 import type { ResponseResource } from '../protocol/response-resource.ts';
 import type { ResponseStreamEvent, ResponseStreamEventBody } from '../protocol/stream-events.ts';
@@ -30,7 +30,7 @@ const DONE_EVENTS: ReadonlySet<string> = new Set(['response.function_call_argume
  * replay too, or a client would run it. One cut by the model's own limit was done.
  */
 function brokeOff(item: OutputItem, response: ResponseResource): boolean {
-  if (!CLIENT_CALL_TYPES.has(item.type) || (item as { status?: string }).status !== 'incomplete') return false;
+  if (!isUnfinishedCall(item)) return false;
   const reason = response.incomplete_details?.reason;
   return !(response.status === 'incomplete' && (reason === 'max_output_tokens' || reason === 'content_filter'));
 }
