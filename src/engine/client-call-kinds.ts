@@ -92,6 +92,20 @@ export function isUnfinishedCall(item: { type: string }): boolean {
   return CLIENT_CALL_TYPES.has(item.type) && (item as { status?: string | null }).status === 'incomplete';
 }
 
+const NONE: ReadonlySet<Item> = new Set();
+
+/**
+ * The unfinished calls among `made` that no item of `answerLists` answers:
+ * left out of what the model sees, which starts afresh. No upstream takes a
+ * call without its result. (A client that answers one keeps it.)
+ */
+export function unansweredUnfinishedCalls(made: readonly Item[], answerLists: readonly (readonly Item[])[]): ReadonlySet<Item> {
+  const unfinished = made.filter(isUnfinishedCall);
+  if (unfinished.length === 0) return NONE;
+  const answered = new Set(answerLists.flatMap((list) => list.flatMap((item) => modelOutputOf(item)?.callId ?? [])));
+  return new Set(unfinished.filter((item) => !answered.has(modelCallOf(item)!.callId)));
+}
+
 /**
  * The item the client gets for a finished call of a tool that is not a
  * function for it — a freeform tool's `custom_tool_call` (its text from the

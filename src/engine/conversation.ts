@@ -7,7 +7,7 @@ import type { ConversationTurn, ResponseStore, StoredInputItem, StoredItem } fro
 import { newId } from '../util/ids.ts';
 import { checkToolOutputs } from './check-tool-outputs.ts';
 import type { ConnectionResponses } from './connection-responses.ts';
-import { CLIENT_CALL_TYPES, isUnfinishedCall, modelCallOf, modelOutputOf } from './client-call-kinds.ts';
+import { CLIENT_CALL_TYPES, unansweredUnfinishedCalls } from './client-call-kinds.ts';
 import { openTurnOf, pausedTurnOf } from './open-turn.ts';
 import { storedItemToInput } from './stored-item-to-input.ts';
 
@@ -78,7 +78,8 @@ function assembleConversation(conversationItems: readonly StoredItem[] | null, c
   const searchOutputs: { item: StoredInputItem; param: string }[] = [];
   let previous: ConversationTurn | null = null;
   const previousOutput: OutputItem[] = [];
-  const unfinished = conversationItems || chain.length > 0 ? unfinishedCalls(conversationItems ?? [], chain, input) : NO_CALLS;
+  // Calls the model never finished, as stored: left out here; the request's own (a client resending them) in modelInputOf.
+  const unfinished = conversationItems || chain.length > 0 ? unansweredUnfinishedCalls([...(conversationItems ?? []), ...chain.flatMap((turn) => turn.output)], [conversationItems ?? [], ...chain.flatMap((turn) => [turn.inputItems, turn.output]), input]) : NOTHING_STORED;
   // A conversation's items come first, as they were added (`conversation` excludes previous_response_id).
   for (const item of conversationItems ?? []) {
     stored.push(item);
@@ -119,21 +120,6 @@ function assembleConversation(conversationItems: readonly StoredItem[] | null, c
   return { history, input, previous, previousOutput, loadedTools: loadedToolsOf(searchOutputs), turns: chain };
 }
 
-const NO_CALLS: ReadonlySet<object> = new Set();
-
-/**
- * Calls the model never finished (isUnfinishedCall) that nobody answered
- * since: left out of what the model sees, which starts afresh. No upstream
- * takes a call without its result. (A client that answers one keeps it.)
- */
-function unfinishedCalls(conversationItems: readonly StoredItem[], chain: readonly ConversationTurn[], input: readonly StoredInputItem[]): ReadonlySet<object> {
-  // Those the model made: the responses' outputs, and a conversation's items (appended from them, mostly).
-  const unfinished = [conversationItems, ...chain.map((turn) => turn.output)].flatMap((list: readonly StoredItem[]) => list.filter(isUnfinishedCall));
-  if (unfinished.length === 0) return NO_CALLS;
-  const answered = new Set([conversationItems, ...chain.flatMap((turn) => [turn.inputItems, turn.output]), input].flatMap((list: readonly StoredItem[]) => list.flatMap((item) => modelOutputOf(item)?.callId ?? [])));
-  return new Set(unfinished.filter((item) => !answered.has(modelCallOf(item)!.callId)));
-}
-
 /**
  * A conversation's items can be deleted one by one: a tool output whose call
  * was deleted would be refused by every upstream (a result answering no
@@ -171,6 +157,7 @@ async function resolveInput(store: ResponseStore, tenant: string, input: CreateR
 }
 
 const NO_ITEMS: ReadonlyMap<string, StoredItem> = new Map();
+const NOTHING_STORED: ReadonlySet<object> = new Set();
 
 /** Whether the input names stored items: references, or MCP calls resent without their result. */
 function needsStoredItems(input: CreateResponseRequest['input']): boolean {

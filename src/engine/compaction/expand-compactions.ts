@@ -1,6 +1,7 @@
 import { invalidRequest } from '../../errors/gateway-error.ts';
 import type { InputItem } from '../../protocol/input-items.ts';
 import type { StoredInputItem } from '../../store/response-store.ts';
+import { unansweredUnfinishedCalls } from '../client-call-kinds.ts';
 import { storedItemToInput } from '../stored-item-to-input.ts';
 import type { CompactionCodec } from './compaction-codec.ts';
 import { summaryMessageText } from './compaction-prompt.ts';
@@ -20,15 +21,17 @@ export interface CompactionScope {
  * item (`input[3].encrypted_content`), or `inherited` for one in the history.
  */
 export function modelInputOf(history: readonly InputItem[], input: readonly StoredInputItem[], scope: CompactionScope & { inherited: 'previous_response_id' | 'conversation' }): InputItem[] {
+  // A call the model never finished that a stateless client resent unanswered is not shown, as in a stored history (conversation.ts).
+  const unfinished = unansweredUnfinishedCalls(input, [history, input]);
   // No compaction item anywhere (the usual case): the items as they are, with no copy made per item.
   if (!history.some(isCompaction) && !input.some(isCompaction)) {
     const items = history.slice();
-    for (const item of input) items.push(...storedItemToInput(item));
+    for (const item of input) if (!unfinished.has(item)) items.push(...storedItemToInput(item));
     return items;
   }
   return [
     ...history.map((item) => expandCompaction(item, scope, scope.inherited, `an earlier turn of this conversation ('${scope.inherited}')`)),
-    ...input.flatMap((item, index) => storedItemToInput(expandCompaction(item, scope, `input[${index}].encrypted_content`))),
+    ...input.flatMap((item, index) => (unfinished.has(item) ? [] : storedItemToInput(expandCompaction(item, scope, `input[${index}].encrypted_content`)))),
   ];
 }
 

@@ -87,6 +87,22 @@ describe('a tool call whose stream broke off, as real clients meet it', () => {
     expect(JSON.stringify(upstream.requests.at(-1)!.body.messages)).toContain('"tool_call_id":"call_broken"');
   });
 
+  it('a stateless client resending the unfinished call unanswered (its own history, then a new message): the model starts afresh without it', async () => {
+    const tools = [{ type: 'function' as const, name: 'shell', parameters: { type: 'object' }, strict: false }];
+    const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 });
+    upstream.setScript(() => brokenAfterCall('shell', { cmd: 'ls' }));
+    const failed = await client.responses.create({ model: 'm', input: 'list the files', tools, stream: true, store: false });
+    let output: any[] = [];
+    for await (const event of failed) if (event.type === 'response.failed') output = event.response.output;
+    expect(output).toEqual([expect.objectContaining({ type: 'function_call', call_id: 'call_broken', status: 'incomplete' })]);
+
+    upstream.setScript(refusingDanglingCalls(textReply('Here they are.')));
+    const again = await client.responses.create({ model: 'm', input: [{ role: 'user', content: 'list the files' }, ...output, { role: 'user', content: 'go on' }], tools, store: false });
+    assertValidResponse(again);
+    expect(again.output_text).toBe('Here they are.');
+    expect(upstream.requests.at(-1)!.body.messages).toEqual([{ role: 'user', content: 'list the files' }, { role: 'user', content: 'go on' }]);
+  });
+
   it("a call cut by the model's token limit, continued (previous_response_id, and in a Conversation): the model starts afresh without it", async () => {
     const tools = [{ type: 'function' as const, name: 'shell', parameters: { type: 'object' }, strict: false }];
     const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 });
