@@ -365,7 +365,7 @@ async function* runLoop(loop: ResponseLoop, tally: LoopTally): AsyncGenerator<Re
     else ending = { status: 'incomplete', reason: cause };
   }
   const final = ending ?? { status: 'failed', code: 'server_error', message: 'The response ended unexpectedly.' };
-  // Open items here are a turn's that broke off (an error thrown mid-turn) or the answer a terminal tool gave.
+  // Anything still open here is a turn's that broke off: an error thrown mid-turn, or the response stopped.
   builder.closeAll(final.status === 'completed' || final.status === 'requires_action' ? 'finished' : 'broken', emit);
   const report = gate.report(endedBy);
   if (report) response['loopgate:loop'] = report;
