@@ -30,19 +30,31 @@ type AssistantMessage = Extract<MessageInputItem, { role: 'assistant' }>;
 /** What is left of a conversation once its system and developer messages are taken out. */
 export type TurnItem = Exclude<WireItem, InstructionMessage>;
 
+/** A piece of the instructions: the request's own, or one system or developer message, and whether the client marked it a prompt-cache breakpoint. */
+export interface InstructionPiece {
+  text: string;
+  cacheBreakpoint: boolean;
+}
+
 /**
  * For upstreams that take instructions apart from the turns (Anthropic's
  * `system`, Gemini's `systemInstruction`): walks the conversation as
  * `forEachWireItem` does, but gathers its system and developer messages,
- * after the request's own instructions, into the text it returns.
+ * after the request's own instructions, into the pieces it returns.
  */
-export function separateInstructions(instructions: string | null, items: readonly InputItem[], historyLength: number, visit: (item: TurnItem, param: string) => void): string {
-  const system: string[] = instructions ? [instructions] : [];
+export function separateInstructions(instructions: string | null, items: readonly InputItem[], historyLength: number, visit: (item: TurnItem, param: string) => void): InstructionPiece[] {
+  const pieces: InstructionPiece[] = instructions ? [{ text: instructions, cacheBreakpoint: false }] : [];
   forEachWireItem(items, historyLength, (item, param) => {
-    if (isInstruction(item)) system.push(typeof item.content === 'string' ? item.content : item.content.map((part) => part.text).join('\n'));
-    else visit(item, param);
+    if (!isInstruction(item)) return visit(item, param);
+    if (typeof item.content === 'string') pieces.push({ text: item.content, cacheBreakpoint: false });
+    else pieces.push({ text: item.content.map((part) => part.text).join('\n'), cacheBreakpoint: item.content.some((part) => part.prompt_cache_breakpoint) });
   });
-  return system.join('\n\n');
+  return pieces;
+}
+
+/** The instructions as one text. */
+export function instructionsText(pieces: readonly InstructionPiece[]): string {
+  return pieces.map((piece) => piece.text).join('\n\n');
 }
 
 function isInstruction(item: WireItem): item is InstructionMessage {

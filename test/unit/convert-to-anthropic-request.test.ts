@@ -423,6 +423,26 @@ describe('convertToAnthropicRequest', () => {
       expect(crowded.system).toBe('sys');
     });
 
+    it("a breakpoint the client set on a system or developer message marks the system prompt there (an explicit-only client's static prompt is cached); unmarked, the system prompt stays one text", () => {
+      const conversation = items([
+        { role: 'developer', content: [{ type: 'input_text', text: 'a long static prompt', prompt_cache_breakpoint: { mode: 'explicit' } }] },
+        { role: 'developer', content: 'today is Friday' },
+        { role: 'user', content: 'q' },
+      ]);
+      const explicitOnly = convertToAnthropicRequest(turn({ instructions: 'sys', items: conversation, promptCache: { implicit: false, ttl: null, retention: null } }), cached);
+      expect(explicitOnly.system).toEqual([
+        { type: 'text', text: 'sys' },
+        { type: 'text', text: 'a long static prompt', cache_control: { type: 'ephemeral' } },
+        { type: 'text', text: 'today is Friday' },
+      ]);
+      expect(marked(explicitOnly)).toEqual([]);
+      // The automatic marks fill in beside it: the last message, and the end of the system prompt.
+      const implicit = convertToAnthropicRequest(turn({ instructions: 'sys', items: conversation }), cached);
+      expect((implicit.system as { cache_control?: unknown }[]).map((block) => 'cache_control' in block)).toEqual([false, true, true]);
+      expect(marked(implicit)).toEqual(['0.0:text']);
+      expect(convertToAnthropicRequest(turn({ instructions: 'sys', items: conversation }), { defaultMaxTokens: 4096, promptCaching: 'off' }).system).toEqual([{ type: 'text', text: 'sys' }, { type: 'text', text: 'a long static prompt' }, { type: 'text', text: 'today is Friday' }]);
+    });
+
     it("the client's prompt_cache_options: mode explicit leaves only its own marks; a lifetime asked for makes every mark Anthropic's hour", () => {
       const conversation = items([{ role: 'user', content: [{ type: 'input_text', text: 'doc', prompt_cache_breakpoint: { mode: 'explicit' } }, { type: 'input_text', text: 'q' }] }]);
       const explicitOnly = convertToAnthropicRequest(turn({ instructions: 'sys', items: conversation, promptCache: { implicit: false, ttl: null, retention: null } }), cached);

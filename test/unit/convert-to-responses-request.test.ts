@@ -77,11 +77,12 @@ describe('convertToResponsesRequest', () => {
     ]);
   });
 
-  it("a client's explicit prompt-cache breakpoints go on as they came, in messages and function outputs", () => {
+  it("a client's explicit prompt-cache breakpoints go on as they came, in messages (developer and system ones too) and function outputs", () => {
     const breakpoint = { mode: 'explicit', ttl: '30m' };
     const body = convertToResponsesRequest(
       turn({
         items: items([
+          { role: 'developer', content: [{ type: 'input_text', text: 'static prompt', prompt_cache_breakpoint: breakpoint }] },
           { role: 'user', content: [{ type: 'input_text', text: 'doc', prompt_cache_breakpoint: breakpoint }, { type: 'input_image', image_url: 'https://x/1.png', prompt_cache_breakpoint: { mode: 'explicit' } }] },
           { type: 'function_call', call_id: 'c', name: 'f', arguments: '{}' },
           { type: 'function_call_output', call_id: 'c', output: [{ type: 'input_file', file_url: 'https://x/a.pdf', prompt_cache_breakpoint: breakpoint }] },
@@ -90,6 +91,7 @@ describe('convertToResponsesRequest', () => {
       stateless,
     );
     expect(body.input).toMatchObject([
+      { role: 'developer', content: [{ type: 'input_text', text: 'static prompt', prompt_cache_breakpoint: breakpoint }] },
       { content: [{ type: 'input_text', text: 'doc', prompt_cache_breakpoint: breakpoint }, { type: 'input_image', prompt_cache_breakpoint: { mode: 'explicit' } }] },
       { type: 'function_call' },
       { type: 'function_call_output', output: [{ type: 'input_file', prompt_cache_breakpoint: breakpoint }] },

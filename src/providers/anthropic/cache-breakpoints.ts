@@ -80,14 +80,12 @@ function markPrefix(body: AnthropicRequest): void {
 
 /** Every mark: tools, system and messages. */
 function allMarked(body: AnthropicRequest): CacheControl[] {
-  const system = typeof body.system === 'string' ? [] : (body.system ?? []);
-  const prefix: CacheControl[] = [...(body.tools ?? []), ...system];
-  return [...prefix.filter((entry) => entry.cache_control), ...markedBlocks(body)];
+  return [...(body.tools ?? []).filter((tool) => tool.cache_control), ...markedBlocks(body)];
 }
 
-/** The blocks of the messages that carry a mark, in prompt order, those inside tool results included. */
+/** The blocks of the system prompt and the messages that carry a mark, in prompt order, those inside tool results included. */
 function markedBlocks(body: AnthropicRequest): CacheControl[] {
-  const marked: CacheControl[] = [];
+  const marked: CacheControl[] = typeof body.system === 'string' ? [] : (body.system ?? []).filter((block) => block.cache_control);
   const visit = (block: AnthropicBlock) => {
     if (block.type === 'tool_result' && Array.isArray(block.content)) block.content.forEach(visit);
     if ('cache_control' in block && block.cache_control) marked.push(block);

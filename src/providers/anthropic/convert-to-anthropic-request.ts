@@ -4,7 +4,7 @@ import { parseJsonWithinDepth } from '../../protocol/json-depth.ts';
 import { REQUEST_LIMITS } from '../../protocol/request-limits.ts';
 import { assertNever } from '../../util/assert-never.ts';
 import type { TurnRequest } from '../provider.ts';
-import { assistantTexts, separateInstructions } from '../wire-items.ts';
+import { assistantTexts, instructionsText, separateInstructions, type InstructionPiece } from '../wire-items.ts';
 import { clearCacheBreakpoints, markCacheBreakpoints } from './cache-breakpoints.ts';
 import { decodeReasoning } from './reasoning-blocks.ts';
 import { BUDGET_THINKING, claudeEffortFor, type ClaudeThinkingSupport } from './claude-thinking-support.ts';
@@ -70,12 +70,12 @@ export function convertToAnthropicRequest(request: TurnRequest, options: Anthrop
     const param = request.topLogprobs ? 'top_logprobs' : 'include';
     throw invalidRequest(`Unsupported parameter: Claude models give no token log probabilities; leave out ${param === 'top_logprobs' ? 'top_logprobs' : '"message.output_text.logprobs" from include'}.`, param, 'unsupported_parameter');
   }
-  const { system, messages } = convertConversation(request.instructions, request.items, request.historyLength);
+  const { instructions, messages } = convertConversation(request.instructions, request.items, request.historyLength);
   const body: AnthropicRequest = { model: request.model, max_tokens: request.maxOutputTokens ?? options.defaultMaxTokens, messages, stream: true };
   const wantsJsonObject = request.textFormat?.type === 'json_object' || (request.textFormat?.type === 'json_schema' && !request.textFormat.schema);
   // JSON mode has no native form (structured outputs need a closed schema): the model is told instead.
-  const fullSystem = wantsJsonObject ? [system, JSON_OBJECT_INSTRUCTION].filter(Boolean).join('\n\n') : system;
-  if (fullSystem) body.system = fullSystem;
+  const system = systemOf(wantsJsonObject ? [...instructions, { text: JSON_OBJECT_INSTRUCTION, cacheBreakpoint: false }] : instructions);
+  if (system) body.system = system;
 
   const allowed = typeof request.toolChoice === 'object' && request.toolChoice?.type === 'allowed_tools' ? new Set(request.toolChoice.tools.map((tool) => tool.name)) : null;
   // allowed_tools has no native form: the model is only shown the allowed tools.
@@ -218,7 +218,18 @@ function convertToolChoice(choice: TurnRequest['toolChoice']): AnthropicRequest[
   return null;
 }
 
-function convertConversation(instructions: string | null, items: InputItem[], historyLength: number): { system: string; messages: AnthropicMessage[] } {
+/**
+ * The system prompt: one text, or, where the client marked a system or
+ * developer message as a prompt-cache breakpoint, one block per piece with
+ * Anthropic's cache mark on those it marked (cache-breakpoints.ts).
+ */
+function systemOf(pieces: readonly InstructionPiece[]): AnthropicRequest['system'] {
+  const written = pieces.filter((piece) => piece.text !== '');
+  if (!written.some((piece) => piece.cacheBreakpoint)) return instructionsText(written) || undefined;
+  return written.map((piece) => ({ type: 'text', text: piece.text, ...(piece.cacheBreakpoint && { cache_control: { type: 'ephemeral' } }) }));
+}
+
+function convertConversation(instructions: string | null, items: InputItem[], historyLength: number): { instructions: InstructionPiece[]; messages: AnthropicMessage[] } {
   const messages: AnthropicMessage[] = [];
   const toolUseIds = new ToolUseIds();
   const push = (role: AnthropicMessage['role'], blocks: AnthropicBlock[]) => {
@@ -239,7 +250,7 @@ function convertConversation(instructions: string | null, items: InputItem[], hi
     }
   };
 
-  const system = separateInstructions(instructions, items, historyLength, (item, param) => {
+  const pieces = separateInstructions(instructions, items, historyLength, (item, param) => {
     switch (item.type) {
       case 'message':
         if (item.role === 'user') {
@@ -264,7 +275,7 @@ function convertConversation(instructions: string | null, items: InputItem[], hi
         assertNever(item);
     }
   });
-  return { system, messages };
+  return { instructions: pieces, messages };
 }
 
 /** Anthropic rejects empty text blocks. */

@@ -4,7 +4,7 @@ import { parseJsonWithinDepth } from '../../protocol/json-depth.ts';
 import { REQUEST_LIMITS } from '../../protocol/request-limits.ts';
 import { assertNever } from '../../util/assert-never.ts';
 import type { TurnRequest } from '../provider.ts';
-import { assistantTexts, separateInstructions } from '../wire-items.ts';
+import { assistantTexts, instructionsText, separateInstructions } from '../wire-items.ts';
 import { checksCallSignatures, decodeSignature, SKIP_SIGNATURE_VALIDATOR } from './thought-signatures.ts';
 import type { GeminiContent, GeminiPart, GeminiRequest } from './gemini-wire.ts';
 
@@ -90,7 +90,7 @@ function convertConversation(instructions: string | null, items: InputItem[], hi
     }
   }
 
-  const system = separateInstructions(instructions, items, historyLength, (item, param) => {
+  const pieces = separateInstructions(instructions, items, historyLength, (item, param) => {
     switch (item.type) {
       case 'message':
         if (item.role === 'user') {
@@ -127,7 +127,8 @@ function convertConversation(instructions: string | null, items: InputItem[], hi
         assertNever(item);
     }
   });
-  return { system, contents };
+  // Gemini's context cache is an object made ahead, not a mark in the prompt: the pieces are one text.
+  return { system: instructionsText(pieces), contents };
 }
 
 /** A signature found by its call's name and arguments, once: a later call that looks the same is another call. */

@@ -110,7 +110,7 @@ function convertItems(items: InputItem[], historyLength: number, upstreamStore: 
         if (item.role === 'user') converted.push({ type: 'message', role: 'user', content: convertUserContent(item.content, `${param}.content`) });
         // An assistant message keeps its phase: OpenAI asks that it be sent back (a model that uses it does worse without).
         else if (item.role === 'assistant') converted.push({ type: 'message', role: 'assistant', content: convertAssistantContent(item.content), ...(item.phase && { phase: item.phase }) });
-        else converted.push({ type: 'message', role: item.role, content: typeof item.content === 'string' ? item.content : item.content.map((part) => ({ type: 'input_text', text: part.text })) });
+        else converted.push({ type: 'message', role: item.role, content: typeof item.content === 'string' ? item.content : item.content.map((part) => ({ type: 'input_text', text: part.text, ...breakpointOf(part) })) });
         return;
       case 'function_call':
         if (freeform.has(item.name)) {
