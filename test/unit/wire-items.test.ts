@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors/gateway-error.ts';
 import { CreateResponseRequest } from '../../src/protocol/create-response-request.ts';
 import type { InputItem } from '../../src/protocol/input-items.ts';
-import { forEachWireItem, separateInstructions } from '../../src/providers/wire-items.ts';
+import { forEachWireItem, instructionsText, separateInstructions } from '../../src/providers/wire-items.ts';
 
 const items = (input: unknown[]): InputItem[] => CreateResponseRequest.parse({ input }).input as InputItem[];
 const walked = (list: InputItem[], historyLength: number) => {
@@ -62,16 +62,21 @@ describe('separateInstructions', () => {
     const list = items([
       { role: 'system', content: 'sys' },
       { role: 'user', content: 'hi' },
-      { role: 'developer', content: [{ type: 'input_text', text: 'dev a' }, { type: 'input_text', text: 'dev b' }] },
+      { role: 'developer', content: [{ type: 'input_text', text: 'dev a' }, { type: 'input_text', text: 'dev b', prompt_cache_breakpoint: { mode: 'explicit' } }] },
       { role: 'assistant', content: 'hello' },
     ]);
     const rest: string[] = [];
-    const system = separateInstructions('Be brief.', list, 0, (item, param) => rest.push(`${item.type === 'message' ? item.role : item.type} ${param}`));
-    expect(system).toBe('Be brief.\n\nsys\n\ndev a\ndev b');
+    const pieces = separateInstructions('Be brief.', list, 0, (item, param) => rest.push(`${item.type === 'message' ? item.role : item.type} ${param}`));
+    expect(pieces).toEqual([
+      { text: 'Be brief.', cacheBreakpoint: false },
+      { text: 'sys', cacheBreakpoint: false },
+      { text: 'dev a\ndev b', cacheBreakpoint: true },
+    ]);
+    expect(instructionsText(pieces)).toBe('Be brief.\n\nsys\n\ndev a\ndev b');
     expect(rest).toEqual(['user input[1]', 'assistant input[3]']);
   });
 
   it('is empty without instructions or instruction messages', () => {
-    expect(separateInstructions(null, items([{ role: 'user', content: 'hi' }]), 0, () => {})).toBe('');
+    expect(instructionsText(separateInstructions(null, items([{ role: 'user', content: 'hi' }]), 0, () => {}))).toBe('');
   });
 });
