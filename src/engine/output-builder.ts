@@ -78,6 +78,11 @@ export class OutputBuilder {
     this.#customAdded.clear();
   }
 
+  /** Whether the current turn made any call, shown or hidden. */
+  get turnMadeCalls(): boolean {
+    return this.#turnCalls.length > 0;
+  }
+
   /** Every call the current turn produced, shown or hidden, in the order the model made them. */
   turnCalls(): ToolCall[] {
     return this.#turnCalls.map((call) => ({

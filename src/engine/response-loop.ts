@@ -264,7 +264,10 @@ async function* runLoop(loop: ResponseLoop, tally: LoopTally): AsyncGenerator<Re
         if (!held && pending.length > 0) yield drain();
       }
       const { finish, failure } = read;
-      builder.closeAll(failure !== null || finish === null ? 'broken' : finish.reason === 'length' || finish.reason === 'content_filter' ? 'cut_short' : 'finished', emit);
+      // A finish no known reason names, with calls made (a server's `abort`, a Responses upstream's unknown incomplete reason, Gemini's
+      // UNEXPECTED_TOOL_CALL), ended the turn mid-call: its calls are not the model's finished ones, and nothing runs them.
+      const unknownMidCall = finish?.reason === 'other' && builder.turnMadeCalls;
+      builder.closeAll(failure !== null || finish === null || unknownMidCall ? 'broken' : finish.reason === 'length' || finish.reason === 'content_filter' ? 'cut_short' : 'finished', emit);
       const calls = builder.turnCalls();
       observer.turnEnded({ turn, toolCalls: calls.length, finish: finish?.raw ?? finish?.reason ?? null, durationMs: performance.now() - started });
 
@@ -273,6 +276,7 @@ async function* runLoop(loop: ResponseLoop, tally: LoopTally): AsyncGenerator<Re
       else if (!finish) ending = { status: 'failed', code: 'upstream_stream_truncated', message: 'The model call ended without a finish reason.' };
       else if (finish.reason === 'length') ending = { status: 'incomplete', reason: 'max_output_tokens' };
       else if (finish.reason === 'content_filter') ending = { status: 'incomplete', reason: 'content_filter' };
+      else if (unknownMidCall) ending = { status: 'failed', code: 'upstream_error', message: `The model's turn ended in the middle of its tool calls (finish reason ${JSON.stringify(finish.raw ?? 'unknown')}); they were not run.` };
       // A finish the gateway does not know (Gemini's MALFORMED_FUNCTION_CALL, say) that left nothing but reasoning is no answer to complete with.
       else if (finish.reason === 'other' && calls.length === 0 && builder.output.slice(mark).every((item) => item.type === 'reasoning')) {
         ending = { status: 'failed', code: 'upstream_no_answer', message: `The model stopped without an answer (finish reason ${JSON.stringify(finish.raw ?? 'unknown')}).` };

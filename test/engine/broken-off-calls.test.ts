@@ -4,7 +4,7 @@ import type { TurnEvent } from '../../src/providers/provider.ts';
 import { CreateResponseRequest } from '../../src/protocol/create-response-request.ts';
 import { assertEventStreamInvariants } from '../support/event-invariants.ts';
 import { assertValidEvent, assertValidResponseWithOpenAIItems } from '../support/openresponses-schema.ts';
-import { ScriptedProvider, sleep, usage } from '../support/scripted-provider.ts';
+import { MockExecutor, ScriptedProvider, sleep, usage } from '../support/scripted-provider.ts';
 import { fn, harness } from './loop-harness.ts';
 
 const DONE = ['response.function_call_arguments.done', 'response.output_item.done'];
@@ -64,6 +64,25 @@ describe('calls whose turn broke off', () => {
     const { events, response } = await running;
     expect(response).toMatchObject({ status: 'incomplete', incomplete_details: { reason: 'server_shutdown' } });
     expect(response.output[0]).toMatchObject({ type: 'function_call', arguments: '{"cmd":', status: 'incomplete' });
+    expect(doneEventsOf(events, response.output[0].id)).toEqual([]);
+  });
+
+  it("a finish no known reason names, with calls made (a server's `abort`): the turn broke off; nothing runs its calls, a server-side tool's included", async () => {
+    const executor = new MockExecutor(['lookup']);
+    const provider = new ScriptedProvider(() => ({
+      events: [
+        { type: 'tool_call.start', callId: 'call_1', name: 'shell' },
+        { type: 'tool_call.delta', callId: 'call_1', delta: '{"cmd":"ls"}' },
+        { type: 'tool_call.start', callId: 'call_2', name: 'lookup' },
+        { type: 'tool_call.delta', callId: 'call_2', delta: '{}' },
+        { type: 'finish', finish: { reason: 'other', raw: 'abort' } },
+      ],
+    }));
+    const { events, response } = await harness(provider, [executor]).run({ model: 'm', input: 'x', tools: [fn('shell'), fn('lookup')], stream: true });
+    expect(response).toMatchObject({ status: 'failed', error: { code: 'upstream_error', message: expect.stringContaining('"abort"') } });
+    expect(executor.calls).toEqual([]);
+    expect(provider.requests).toHaveLength(1);
+    expect(response.output[0]).toMatchObject({ type: 'function_call', call_id: 'call_1', status: 'incomplete' });
     expect(doneEventsOf(events, response.output[0].id)).toEqual([]);
   });
 

@@ -1,5 +1,8 @@
 import type { TurnFinish } from '../provider.ts';
 
+/** Finish reasons servers give a turn they stopped before the model finished it. */
+const BROKEN_OFF = new Set(['abort', 'aborted', 'error', 'cancelled', 'canceled', 'interrupted']);
+
 /**
  * Tool calls are recognised by whether any were streamed, never by the finish
  * reason: OpenAI says `stop` for a forced tool choice, Gemini streams `stop`
@@ -17,6 +20,7 @@ export function mapChatFinishReason(raw: string | null, hasToolCalls: boolean): 
     case 'function_call':
       return { reason: hasToolCalls ? 'tool_calls' : 'stop', raw };
     default:
-      return { reason: hasToolCalls ? 'tool_calls' : 'other', raw };
+      // A server that stopped the turn itself (vLLM's `abort`, a router's `error`) broke off the model's calls; any other reason (TGI's `eos_token`) ended them.
+      return { reason: hasToolCalls && !BROKEN_OFF.has(raw) ? 'tool_calls' : 'other', raw };
   }
 }
