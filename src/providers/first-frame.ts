@@ -1,5 +1,5 @@
 import { GatewayError } from '../errors/gateway-error.ts';
-import type { TurnEvent, TurnStream } from './provider.ts';
+import type { TurnEvent, TurnStream, TurnUsage } from './provider.ts';
 import type { SseFrame } from './sse-frames.ts';
 import { invalidUpstreamBody } from './invalid-upstream-body.ts';
 import { errorFromTransport } from './upstream-errors.ts';
@@ -9,6 +9,8 @@ export interface FrameTranslator<Frame> {
   accept(frame: Frame, out: TurnEvent[]): void;
   finish(out: TurnEvent[]): void;
   readonly finished: boolean;
+  /** The usage the upstream reported so far, where it reports it as it goes (Gemini, in every chunk); null before any. */
+  usageSoFar?(): TurnUsage | null;
 }
 
 /** What one upstream's streaming wire format adds to the shared reading of its SSE frames. */
@@ -103,6 +105,11 @@ function noAnswer(provider: string, endMarker: boolean): { code: string; message
 
 async function* continueFrameStream<Frame>(batches: AsyncGenerator<SseFrame[]>, wire: StreamWire<Frame>, start: { first: TurnEvent[]; rest: SseFrame[]; ended: boolean }, signal: AbortSignal): AsyncGenerator<TurnEvent> {
   const { provider, translator } = wire;
+  /** The usage reported so far, then the failure: a turn that fails is charged all the same. */
+  const failing = (error: Extract<TurnEvent, { type: 'error' }>): TurnEvent[] => {
+    const spent = translator.usageSoFar?.() ?? null;
+    return spent ? [{ type: 'usage', usage: spent }, error] : [error];
+  };
   yield* start.first;
   const batch: TurnEvent[] = [];
   let frames = start.rest;
@@ -125,13 +132,13 @@ async function* continueFrameStream<Frame>(batches: AsyncGenerator<SseFrame[]>, 
       }
       const parsed = wire.parse(frame.data);
       if (!parsed) {
-        yield { type: 'error', code: 'upstream_invalid_response', message: `The upstream '${provider}' sent a stream frame that is ${wire.unparsable}.` };
+        yield* failing({ type: 'error', code: 'upstream_invalid_response', message: `The upstream '${provider}' sent a stream frame that is ${wire.unparsable}.` });
         return;
       }
       translator.accept(parsed, batch);
       for (const event of batch) {
         if (event.type === 'error') {
-          yield { ...event, message: `The upstream '${provider}' reported: ${event.message}` };
+          yield* failing({ ...event, message: `The upstream '${provider}' reported: ${event.message}` });
           return;
         }
         answered ||= isAnswer(event);
@@ -142,14 +149,14 @@ async function* continueFrameStream<Frame>(batches: AsyncGenerator<SseFrame[]>, 
   } catch (error) {
     if (signal.aborted) throw error;
     const mapped = errorFromTransport(provider, error);
-    yield { type: 'error', code: mapped.code ?? 'upstream_error', message: mapped.message };
+    yield* failing({ type: 'error', code: mapped.code ?? 'upstream_error', message: mapped.message });
     return;
   } finally {
     await batches.return(undefined);
   }
   // A stream its wire ended properly without a finish reason (some servers leave it out) is read as the same answer unstreamed would be.
   if (!translator.finished && !(complete && answered)) {
-    yield { type: 'error', ...noAnswer(provider, complete) };
+    yield* failing({ type: 'error', ...noAnswer(provider, complete) });
     return;
   }
   translator.finish(batch);

@@ -157,6 +157,12 @@ export class AnthropicProvider implements Provider {
 
   async *#events(body: AnthropicRequest, first: OpenedCall, signal: AbortSignal, trace: TraceContext | undefined): AsyncGenerator<TurnEvent> {
     const usage = { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, reasoningTokens: 0 };
+    /** What the upstream reported it spent (this message's part included), then the failure: a turn that fails is charged all the same. */
+    const failing = (translator: AnthropicStreamTranslator | null, code: string, message: string): TurnEvent[] => {
+      if (translator) addUsage(usage, translator.usage());
+      const error: TurnEvent = { type: 'error', code, message };
+      return usage.inputTokens > 0 || usage.outputTokens > 0 ? [{ type: 'usage', usage }, error] : [error];
+    };
     let opened = first;
     let request = body;
     let hasToolCalls = false;
@@ -172,7 +178,7 @@ export class AnthropicProvider implements Provider {
           translator.accept(result.value, out);
           for (const event of out) {
             if (event.type === 'error') {
-              yield { ...event, message: `The upstream '${this.name}' reported: ${event.message}` };
+              yield* failing(translator, event.code, `The upstream '${this.name}' reported: ${event.message}`);
               return;
             }
             if (event.type === 'tool_call.start') hasToolCalls = true;
@@ -184,22 +190,19 @@ export class AnthropicProvider implements Provider {
       } catch (error) {
         if (signal.aborted) throw error;
         const mapped = opened.deadline.aborted ? this.#timedOut(error) : errorFromAnthropic(this.name, error);
-        yield { type: 'error', code: mapped.code ?? 'upstream_error', message: mapped.message };
+        yield* failing(translator, mapped.code ?? 'upstream_error', mapped.message);
         return;
       }
       if (opened.deadline.aborted && !signal.aborted) {
         const timedOut = this.#timedOut();
-        yield { type: 'error', code: timedOut.code ?? 'upstream_timeout', message: timedOut.message };
+        yield* failing(translator, timedOut.code ?? 'upstream_timeout', timedOut.message);
         return;
       }
-      const messageUsage = translator.usage();
-      usage.inputTokens += messageUsage.inputTokens;
-      usage.outputTokens += messageUsage.outputTokens;
-      usage.cachedInputTokens += messageUsage.cachedInputTokens;
       if (!translator.stopped) {
-        yield { type: 'error', code: 'upstream_stream_truncated', message: `The upstream '${this.name}' closed the stream before the model finished.` };
+        yield* failing(translator, 'upstream_stream_truncated', `The upstream '${this.name}' closed the stream before the model finished.`);
         return;
       }
+      addUsage(usage, translator.usage());
       if (translator.stopReason === 'pause_turn' && continuation < MAX_CONTINUATIONS) {
         request = { ...request, messages: [...request.messages, { role: 'assistant', content: content.blocks() }] };
         try {
@@ -207,7 +210,7 @@ export class AnthropicProvider implements Provider {
         } catch (error) {
           if (signal.aborted) throw error;
           const mapped = errorFromAnthropic(this.name, error);
-          yield { type: 'error', code: mapped.code ?? 'upstream_error', message: mapped.message };
+          yield* failing(null, mapped.code ?? 'upstream_error', mapped.message);
           return;
         }
         continue;
@@ -217,6 +220,12 @@ export class AnthropicProvider implements Provider {
       return;
     }
   }
+}
+
+function addUsage(total: { inputTokens: number; outputTokens: number; cachedInputTokens: number }, part: { inputTokens: number; outputTokens: number; cachedInputTokens: number }): void {
+  total.inputTokens += part.inputTokens;
+  total.outputTokens += part.outputTokens;
+  total.cachedInputTokens += part.cachedInputTokens;
 }
 
 /** Serves the events read while opening first, then the rest of the stream. */

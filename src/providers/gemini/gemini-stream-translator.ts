@@ -47,6 +47,10 @@ export class GeminiStreamTranslator {
     if (candidate?.finishReason) this.#finishRaw = candidate.finishReason;
   }
 
+  usageSoFar(): TurnUsage | null {
+    return this.#usage.inputTokens > 0 || this.#usage.outputTokens > 0 ? this.#usage : null;
+  }
+
   /** The closing events, once the stream ended with the model finished. */
   finish(out: TurnEvent[]): void {
     if (this.#textSignature) out.push({ type: 'reasoning.encrypted', value: encodeSignature({ part: 'text', signature: this.#textSignature }) });
