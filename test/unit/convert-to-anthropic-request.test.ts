@@ -255,6 +255,12 @@ describe('convertToAnthropicRequest', () => {
     expect(() => convertToAnthropicRequest(turn({ logprobs: true, topLogprobs: null }), options)).toThrow(expect.objectContaining({ status: 400, param: 'include', code: 'unsupported_parameter' }));
   });
 
+  it('repetition penalties, which Claude has none of, are a 400 naming the one asked for; 0 (the default) asks nothing', () => {
+    expect(() => convertToAnthropicRequest(turn({ presencePenalty: 1.5 }), options)).toThrow(expect.objectContaining({ status: 400, param: 'presence_penalty', code: 'unsupported_parameter' }));
+    expect(() => convertToAnthropicRequest(turn({ frequencyPenalty: -0.5 }), options)).toThrow(expect.objectContaining({ status: 400, param: 'frequency_penalty', code: 'unsupported_parameter' }));
+    expect(convertToAnthropicRequest(turn({ presencePenalty: 0, frequencyPenalty: 0 }), options)).not.toHaveProperty('presence_penalty');
+  });
+
   it("schemas Claude enforces (structured output, strict tools) carry only what it can enforce; the rest moves into the description, objects are closed; other tools' schemas go as they are", () => {
     // What the OpenAI SDK's zodTextFormat makes of z.object({ qty: z.number().int(), sku: z.string().min(3), tags: z.array(z.string()).min(2), at: z.string().datetime() }).
     const zodSchema = {

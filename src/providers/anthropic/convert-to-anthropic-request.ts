@@ -70,6 +70,10 @@ export function convertToAnthropicRequest(request: TurnRequest, options: Anthrop
     const param = request.topLogprobs ? 'top_logprobs' : 'include';
     throw invalidRequest(`Unsupported parameter: Claude models give no token log probabilities; leave out ${param === 'top_logprobs' ? 'top_logprobs' : '"message.output_text.logprobs" from include'}.`, param, 'unsupported_parameter');
   }
+  // Claude has no repetition penalties: one asked for is refused rather than ignored (0, every schema's default, asks nothing).
+  for (const [param, value] of [['presence_penalty', request.presencePenalty], ['frequency_penalty', request.frequencyPenalty]] as const) {
+    if (value) throw invalidRequest(`Unsupported parameter: '${param}' is not supported by Claude models.`, param, 'unsupported_parameter');
+  }
   const { instructions, messages } = convertConversation(request.instructions, request.items, request.historyLength);
   const body: AnthropicRequest = { model: request.model, max_tokens: request.maxOutputTokens ?? options.defaultMaxTokens, messages, stream: true };
   const wantsJsonObject = request.textFormat?.type === 'json_object' || (request.textFormat?.type === 'json_schema' && !request.textFormat.schema);
