@@ -148,6 +148,9 @@ describe('convertToAnthropicRequest', () => {
 
   it('json_schema output, max_output_tokens, effort → thinking with room for the answer', () => {
     expect(convertToAnthropicRequest(turn({ textFormat: { type: 'json_schema', name: 'p', schema: { type: 'object' } } }), options).output_config).toEqual({ format: { type: 'json_schema', schema: { type: 'object', additionalProperties: false } } });
+    // The format's description, which output_config has no field for, goes in the schema (one of the schema's own stays).
+    expect(convertToAnthropicRequest(turn({ textFormat: { type: 'json_schema', name: 'p', description: 'A person.', schema: { type: 'object' } } }), options).output_config).toEqual({ format: { type: 'json_schema', schema: { description: 'A person.', type: 'object', additionalProperties: false } } });
+    expect(convertToAnthropicRequest(turn({ textFormat: { type: 'json_schema', name: 'p', description: 'A person.', schema: { type: 'object', description: 'Own.' } } }), options).output_config).toMatchObject({ format: { schema: { description: 'Own.' } } });
     expect(convertToAnthropicRequest(turn({ maxOutputTokens: 300 }), options).max_tokens).toBe(300);
     // Without a cap of the client's, the budget gets the default room for the answer on top.
     const uncapped = convertToAnthropicRequest(turn({ reasoningEffort: 'medium' }), options);

@@ -86,11 +86,12 @@ describe('Gemini generateContent → OpenResponses events', () => {
   });
 
   it('non-streamed turns call generateContent and read the whole answer', async () => {
-    const response = await run({ kind: 'json', body: JSON.parse(fixture('generate-content.json')) }, { stream: false, textFormat: { type: 'json_schema', name: 'answer', schema: { type: 'object', properties: { answer: { type: 'number' } }, required: ['answer'], additionalProperties: false }, strict: true } });
+    const response = await run({ kind: 'json', body: JSON.parse(fixture('generate-content.json')) }, { stream: false, textFormat: { type: 'json_schema', name: 'answer', description: 'The sum asked for.', schema: { type: 'object', properties: { answer: { type: 'number' } }, required: ['answer'], additionalProperties: false }, strict: true } });
     expect(response.output[0].content[0].text).toBe('{"answer": 42}');
     const sent = upstream.requests.at(-1)!;
     expect(sent.path).toBe('/v1beta/models/gemini-2.5-flash:generateContent');
-    expect(sent.body.generationConfig).toEqual({ responseMimeType: 'application/json', responseJsonSchema: { type: 'object', properties: { answer: { type: 'number' } }, required: ['answer'], additionalProperties: false } });
+    // The format's description, which Gemini has no field for, goes in the schema, where the model reads it.
+    expect(sent.body.generationConfig).toEqual({ responseMimeType: 'application/json', responseJsonSchema: { description: 'The sum asked for.', type: 'object', properties: { answer: { type: 'number' } }, required: ['answer'], additionalProperties: false } });
   });
 
   it('counts input tokens with countTokens, sent the request a turn would send', async () => {

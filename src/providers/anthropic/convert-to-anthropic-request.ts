@@ -5,6 +5,7 @@ import { REQUEST_LIMITS } from '../../protocol/request-limits.ts';
 import { assertNever } from '../../util/assert-never.ts';
 import type { TurnRequest } from '../provider.ts';
 import { assistantTexts, instructionsText, separateInstructions, type InstructionPiece } from '../wire-items.ts';
+import { describedSchema } from '../described-schema.ts';
 import { clearCacheBreakpoints, markCacheBreakpoints } from './cache-breakpoints.ts';
 import { decodeReasoning } from './reasoning-blocks.ts';
 import { BUDGET_THINKING, claudeEffortFor, type ClaudeThinkingSupport } from './claude-thinking-support.ts';
@@ -100,7 +101,7 @@ export function convertToAnthropicRequest(request: TurnRequest, options: Anthrop
     if (choice || noParallel) body.tool_choice = { ...(choice ?? { type: 'auto' }), ...(noParallel && { disable_parallel_tool_use: true }) };
   }
 
-  if (request.textFormat?.type === 'json_schema' && request.textFormat.schema) body.output_config = { format: { type: 'json_schema', schema: claudeStrictSchema(request.textFormat.schema) } };
+  if (request.textFormat?.type === 'json_schema' && request.textFormat.schema) body.output_config = { format: { type: 'json_schema', schema: claudeStrictSchema(describedSchema(request.textFormat.schema, request.textFormat.description)) } };
   const support = options.thinking ?? BUDGET_THINKING;
   if (!support.thinks && request.reasoningEffort && THINKING_BUDGET[request.reasoningEffort]) {
     // As OpenAI answers reasoning.effort for a model that does not reason.

@@ -5,6 +5,7 @@ import { REQUEST_LIMITS } from '../../protocol/request-limits.ts';
 import { assertNever } from '../../util/assert-never.ts';
 import type { TurnRequest } from '../provider.ts';
 import { assistantTexts, instructionsText, separateInstructions } from '../wire-items.ts';
+import { describedSchema } from '../described-schema.ts';
 import { checksCallSignatures, decodeSignature, SKIP_SIGNATURE_VALIDATOR } from './thought-signatures.ts';
 import type { GeminiContent, GeminiPart, GeminiRequest } from './gemini-wire.ts';
 
@@ -55,7 +56,7 @@ export function convertToGeminiRequest(request: TurnRequest): GeminiRequest {
   if (format?.type === 'json_object' || format?.type === 'json_schema') {
     generation.responseMimeType = 'application/json';
     // Full JSON Schema goes in `responseJsonSchema` (`responseSchema` takes only an OpenAPI subset and rejects `additionalProperties`).
-    if (format.type === 'json_schema' && format.schema) generation.responseJsonSchema = format.schema;
+    if (format.type === 'json_schema' && format.schema) generation.responseJsonSchema = describedSchema(format.schema, format.description);
   }
   const budget = request.reasoningEffort ? THINKING_BUDGET[request.reasoningEffort] : undefined;
   if (budget !== undefined) generation.thinkingConfig = budget === 0 ? { thinkingBudget: 0 } : { includeThoughts: true, thinkingBudget: budget };
