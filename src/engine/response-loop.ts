@@ -168,9 +168,19 @@ async function* runLoop(loop: ResponseLoop, tally: LoopTally): AsyncGenerator<Re
   // A client's own tool loop continues with its tools' outputs: that response has used tools too.
   const continuesTools = sendsToolOutputs(loop.request);
   const usedTools = () => continuesTools || counters.run > 0;
+  /** Calls of hosted tools the upstream ran itself in this response: they count toward `max_tool_calls` too. */
+  let hostedCalls = 0;
   const nextRequest = (): TurnRequest => {
-    if (!lastCall) return { ...loop.request, items: transcript.next(builder.output) };
+    if (!lastCall) return withHostedBudget({ ...loop.request, items: transcript.next(builder.output) });
     return { ...loop.request, items: transcript.next(builder.output, [userMessage(finalAnswerPrompt(lastCall))]), toolChoice: 'none', hostedToolChoice: null };
+  };
+  /** The upstream's hosted tools bounded by what is left of `max_tool_calls`; none offered once it is spent. */
+  const withHostedBudget = (request: TurnRequest): TurnRequest => {
+    if (request.hostedToolCallBudget === undefined || loop.policy.maxToolCalls === null) return request;
+    const left = loop.policy.maxToolCalls - counters.run - hostedCalls;
+    if (left > 0) return { ...request, hostedToolCallBudget: left };
+    // A hosted tool the client forced (its choice made `required`) is not there to force any more.
+    return { ...request, hostedTools: [], hostedInclude: [], hostedToolChoice: null, hostedToolCallBudget: 0, ...(request.hostedToolChoice && { toolChoice: 'auto' as const }) };
   };
   /**
    * Ends the loop when a terminal tool of the round succeeded. Its output is
@@ -249,6 +259,7 @@ async function* runLoop(loop: ResponseLoop, tally: LoopTally): AsyncGenerator<Re
             read.output = true;
             observer.modelCallFirstOutput({ turn });
           }
+          if (event.type === 'hosted_item.done') hostedCalls++;
           builder.apply(event, emit);
         }
         return false;
@@ -318,7 +329,7 @@ async function* runLoop(loop: ResponseLoop, tally: LoopTally): AsyncGenerator<Re
 
       let planned = capCallsPerTurn(planToolCalls(calls, loop.registry, loop.toolContext, loop.policy), controls.maxToolCallsPerTurn);
       const serverCalls = planned.filter((entry) => entry.route === 'server').length;
-      if (loop.policy.maxToolCalls !== null && counters.run + serverCalls > loop.policy.maxToolCalls) {
+      if (loop.policy.maxToolCalls !== null && counters.run + hostedCalls + serverCalls > loop.policy.maxToolCalls) {
         if (controls.atLimit !== 'final_answer') {
           // The turn's calls end with it, each answered saying why (an MCP call shown, a function call not left dangling for a continuation).
           const round = yield* runToolRound(scope, notRunAtLimit(planned, 'max_tool_calls'), [], turn);

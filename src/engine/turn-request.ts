@@ -33,6 +33,7 @@ export function toTurnRequest(
     // The engine has checked that a hosted choice names a tool among hostedTools (response-engine: checkHostedToolChoice).
     toolChoice: isHostedToolChoice(toolChoice) ? 'required' : toolChoice,
     hostedToolChoice: isHostedToolChoice(toolChoice) ? toolChoice : null,
+    ...(hostedTools.length > 0 && request.max_tool_calls != null && { hostedToolCallBudget: request.max_tool_calls }),
     parallelToolCalls: request.parallel_tool_calls ?? null,
     textFormat: request.text?.format ?? null,
     verbosity: request.text?.verbosity ?? null,

@@ -28,6 +28,8 @@ export interface TurnRequest {
   toolChoice: FunctionToolChoice | null;
   /** A hosted tool the model must use, in place of `toolChoice` (which is then `required`): only ever among `hostedTools`. */
   hostedToolChoice: HostedToolChoice | null;
+  /** How many hosted calls the upstream may still make in this response (`max_tool_calls`, less the tool calls made so far); absent for no limit. */
+  hostedToolCallBudget?: number;
   parallelToolCalls: boolean | null;
   textFormat: TextFormatParam | null;
   verbosity: 'low' | 'medium' | 'high' | null;

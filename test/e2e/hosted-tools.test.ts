@@ -260,6 +260,37 @@ describe('hosted tools over an OpenAI Responses upstream', () => {
     ]);
   });
 
+  it("max_tool_calls bounds the upstream's hosted calls too: it is sent what is left of it, counting the hosted and the gateway's calls made so far, and nothing hosted once it is spent", async () => {
+    const calc = { type: 'mcp', server_label: 'calc', server_url: mcpUrl, require_approval: 'never', allowed_tools: ['add'] };
+    const call = (n: number) => ({ id: `fc_${n}`, type: 'function_call', status: 'completed', call_id: `call_add_${n}`, name: 'calc__add', arguments: '{"a":2,"b":5}' });
+    let turn = 0;
+    reply = () => {
+      turn++;
+      if (turn === 1) return { kind: 'json', body: { ...recordedResponse, output: [searchCall, call(1)] } };
+      if (turn === 2) return { kind: 'json', body: { ...recordedResponse, output: [call(2)] } };
+      return { kind: 'json', body: responsesText('Done.') };
+    };
+    const response: any = await client.responses.create({ model: 'gpt-5-mini', input: 'Search, then add twice.', tools: [webSearch, calc] as any, max_tool_calls: 4 });
+    assertValidResponseWithMcpItems(response);
+    assertValidResponseWithHostedItems(response);
+    expect(response.output_text).toBe('Done.');
+    const sent = upstream.requests.map((request) => request.body);
+    // 4 at first; then 4 less the search and the first add; then less the second add too.
+    expect(sent.map((body) => body.max_tool_calls)).toEqual([4, 2, 1]);
+
+    // Spent (a search and an add of 2): the last call is offered no hosted tool, and a hosted choice no longer forces one.
+    turn = 0;
+    upstream.requests.length = 0;
+    const preview = { type: 'web_search_preview' } as const;
+    await client.responses.create({ model: 'gpt-5-mini', input: 'Search, then add.', tools: [preview, calc] as any, max_tool_calls: 2, tool_choice: preview });
+    expect(upstream.requests[0]!.body).toMatchObject({ tool_choice: preview, max_tool_calls: 2 });
+    const spent = upstream.requests.at(-1)!.body;
+    expect(upstream.requests.length).toBe(2);
+    expect(spent.tools.map((tool: any) => tool.type)).toEqual(['function']);
+    expect(spent).not.toHaveProperty('max_tool_calls');
+    expect(spent.tool_choice).toBe('auto');
+  });
+
   it('streamed across two turns, hosted and gateway items keep one output_index sequence', async () => {
     const calc = { type: 'mcp', server_label: 'calc', server_url: mcpUrl, require_approval: 'never', allowed_tools: ['add'] };
     const call = { id: 'fc_68c1f0b2', type: 'function_call', status: 'completed', call_id: 'call_add_2', name: 'calc__add', arguments: '{"a":1,"b":1}' };

@@ -88,6 +88,8 @@ export function convertToResponsesRequest(request: TurnRequest, options: Respons
   if (request.serviceTier !== null) body.service_tier = request.serviceTier;
   // OpenAI truncates by itself too: its refusal names no token counts for the gateway's own truncation to learn a window from.
   if (request.truncation === 'auto') body.truncation = 'auto';
+  // The upstream runs its hosted tools itself: the client's max_tool_calls bounds them there, less what the response already called.
+  if (request.hostedToolCallBudget !== undefined && request.hostedTools.length > 0) body.max_tool_calls = request.hostedToolCallBudget;
   // presence_penalty and frequency_penalty have no Responses API counterpart and are left out.
   return body;
 }

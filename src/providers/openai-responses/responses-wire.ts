@@ -82,6 +82,7 @@ export interface ResponsesRequest {
   tools?: unknown[];
   tool_choice?: unknown;
   parallel_tool_calls?: boolean;
+  max_tool_calls?: number;
   text?: { format?: unknown; verbosity?: string };
   max_output_tokens?: number;
   temperature?: number;
