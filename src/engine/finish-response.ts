@@ -17,6 +17,8 @@ export interface Finishing {
   pausedStatus: 'requires_action' | 'completed';
   hooks: ResponseEventHooks;
   signal: AbortSignal;
+  /** Whether tools ran on the server side (the gateway's, or hosted ones the upstream ran): what a retry of the request would repeat. */
+  toolsRan: boolean;
 }
 
 /**
@@ -63,7 +65,7 @@ export async function finishResponse(
   try {
     await loop.hooks.beforeTerminal(response);
   } catch (error) {
-    if (loop.hooks.onHookFailure === 'throw' && !loop.signal.aborted) throw error;
+    if (loop.hooks.onHookFailure === 'throw' && !loop.signal.aborted) throw loop.toolsRan ? notToRetry(error) : error;
     terminal = 'response.failed';
     // It may have been stored (and serialized) before a later hook failed: the JSON made of it then no longer says what it is.
     forgetResponseJson(response);
@@ -73,4 +75,24 @@ export async function finishResponse(
     response.error = error instanceof GatewayError ? { code: error.code ?? 'server_error', message: error.message } : { code: 'server_error', message: 'The response could not be finished.' };
   }
   return stamp({ type: terminal, response });
+}
+
+/**
+ * A response that could not be kept after its tools ran (the store refused
+ * the final write) is still an HTTP error for a JSON client, but not one to
+ * retry: the SDKs would send the request again on a 503 and run its tools a
+ * second time (`x-should-retry: false`, which the OpenAI SDKs read first).
+ */
+function notToRetry(error: unknown): unknown {
+  if (!(error instanceof GatewayError)) return error;
+  const { 'retry-after': _after, 'retry-after-ms': _afterMs, ...headers } = error.headers;
+  return new GatewayError({
+    status: error.status,
+    type: error.type,
+    code: error.code,
+    param: error.param,
+    message: `${error.message} Its tool calls had already run: sending the request again runs them again.`,
+    headers: { ...headers, 'x-should-retry': 'false' },
+    cause: error,
+  });
 }
