@@ -203,28 +203,30 @@ export class OutputBuilder {
   /**
    * Closes every open item: `completed` when the model ended its turn,
    * `incomplete` when it stopped at a limit (`cut_short`) or the turn broke
-   * off (`broken`: the upstream failed, the response was stopped). A call
-   * whose arguments broke off is never done: clients act on a call's
-   * `output_item.done` (Codex and the AI SDK run it), so it stays in the
-   * output `incomplete`, announced and never finished. A call cut by the
-   * model's own limit is done `incomplete`, as OpenAI ends it.
+   * off (`broken`: the upstream failed, the response was stopped). What the
+   * model was still writing when its turn broke off is never done: clients
+   * take a done item for the model's own (Codex and the AI SDK run a done
+   * call; Codex keeps a done message in the history it resends when it
+   * retries), so it stays in the output as it stood, `incomplete`, announced
+   * and never finished. What the model's own limit cut is done `incomplete`,
+   * as OpenAI ends it.
    */
   closeAll(end: TurnEnd, emit: Emit): void {
     const status: ItemStatus = end === 'finished' ? 'completed' : 'incomplete';
-    this.#closeReasoning(emit);
-    this.#closeMessage(status, emit);
+    const closing = end === 'broken' ? null : emit;
+    this.#closeReasoning(closing);
+    this.#closeMessage(status, closing);
     // A hosted call the upstream never finished (the turn was cut short) ends as it stood, marked incomplete.
     for (const open of this.#hosted.values()) {
       open.item.status = 'incomplete';
-      emit?.({ type: 'response.output_item.done', output_index: open.index, item: open.item });
+      closing?.({ type: 'response.output_item.done', output_index: open.index, item: open.item });
     }
     this.#hosted.clear();
     this.#addCustomCalls(status, end !== 'broken', emit);
     for (const call of this.#calls.values()) {
       call.item.status = status;
-      if (end === 'broken') continue;
-      emit?.({ type: 'response.function_call_arguments.done', item_id: call.item.id, output_index: call.index, arguments: call.item.arguments });
-      emit?.({ type: 'response.output_item.done', output_index: call.index, item: call.item });
+      closing?.({ type: 'response.function_call_arguments.done', item_id: call.item.id, output_index: call.index, arguments: call.item.arguments });
+      closing?.({ type: 'response.output_item.done', output_index: call.index, item: call.item });
     }
     this.#calls.clear();
   }

@@ -1,4 +1,5 @@
 import { isUnfinishedCall } from './client-call-kinds.ts';
+import { isHostedCallItemType } from '../protocol/hosted-tools.ts';
 import type { OutputItem } from '../protocol/output-items.ts';
 import type { ResponseResource } from '../protocol/response-resource.ts';
 import type { ResponseStreamEvent, ResponseStreamEventBody } from '../protocol/stream-events.ts';
@@ -22,15 +23,17 @@ export function replayStoredResponse(response: ResponseResource): ResponseStream
   return bodies.map((body, sequence) => ({ ...body, sequence_number: sequence }) as ResponseStreamEvent);
 }
 
-const DONE_EVENTS: ReadonlySet<string> = new Set(['response.function_call_arguments.done', 'response.output_item.done']);
+const DONE_EVENTS: ReadonlySet<string> = new Set(['response.output_text.done', 'response.refusal.done', 'response.content_part.done', 'response.function_call_arguments.done', 'response.output_item.done']);
 
 /**
- * A client's call whose arguments broke off (its turn failed or was stopped)
- * was announced live and never done (output-builder.ts closeAll): so in the
- * replay too, or a client would run it. One cut by the model's own limit was done.
+ * What the model was writing when its turn broke off (it failed or was
+ * stopped: a client's call, a message, a hosted call left `incomplete`) was
+ * announced live and never done (output-builder.ts closeAll): so in the
+ * replay too, or a client would run the call or keep the text as the model's
+ * own. What the model's own limit cut was done.
  */
 function brokeOff(item: OutputItem, response: ResponseResource): boolean {
-  if (!isUnfinishedCall(item)) return false;
+  if (!isUnfinishedCall(item) && !((item.type === 'message' || isHostedCallItemType(item.type)) && (item as { status?: string }).status === 'incomplete')) return false;
   const reason = response.incomplete_details?.reason;
   return !(response.status === 'incomplete' && (reason === 'max_output_tokens' || reason === 'content_filter'));
 }

@@ -33,6 +33,32 @@ describe('calls whose turn broke off', () => {
     expect((await gateway.store.get('t', response.id))?.response.output[0]).toMatchObject({ id: call.id, status: 'incomplete' });
   });
 
+  it('text (or reasoning) the model was writing when its turn broke off is never done either; what it finished before is', async () => {
+    const provider = new ScriptedProvider(() => ({
+      events: [
+        { type: 'text.delta', delta: 'Finished.' },
+        { type: 'tool_call.start', callId: 'call_1', name: 'shell' },
+        { type: 'tool_call.delta', callId: 'call_1', delta: '{}' },
+        { type: 'message.start' },
+        { type: 'text.delta', delta: 'Partial answer' },
+        { type: 'error', code: 'server_error', message: 'overloaded' },
+      ],
+    }));
+    const { events, response } = await harness(provider).run({ model: 'm', input: 'x', tools: [fn('shell')], stream: true });
+    expect(response.status).toBe('failed');
+    const [finished, call, partial] = response.output;
+    expect(finished).toMatchObject({ type: 'message', status: 'completed', content: [{ text: 'Finished.' }] });
+    expect(doneEventsOf(events, finished.id)).toHaveLength(1);
+    expect(partial).toMatchObject({ type: 'message', status: 'incomplete', content: [{ text: 'Partial answer' }] });
+    for (const item of [call, partial]) expect(doneEventsOf(events, item.id)).toEqual([]);
+    expect(events.filter((event) => event.type === 'response.output_text.done' || event.type === 'response.content_part.done').map((event) => event.item_id)).toEqual([finished.id, finished.id]);
+
+    const thinking = new ScriptedProvider(() => ({ events: [{ type: 'reasoning.delta', delta: 'Thinking about' }, { type: 'error', code: 'server_error', message: 'overloaded' }] }));
+    const stopped = await harness(thinking).run({ model: 'm', input: 'x', stream: true });
+    expect(stopped.response.output).toEqual([expect.objectContaining({ type: 'reasoning', content: [{ type: 'reasoning_text', text: 'Thinking about' }] })]);
+    expect(doneEventsOf(stopped.events, stopped.response.output[0].id)).toEqual([]);
+  });
+
   it('a stream that ended without a finish reason: the same', async () => {
     const gateway = harness(new ScriptedProvider(() => ({ events: callThen('shell', '{"cmd":"ls"}', { type: 'usage', usage: usage(5, 5) }) })));
     const { events, response } = await gateway.run({ model: 'm', input: 'x', tools: [fn('shell')], stream: true });
@@ -94,7 +120,7 @@ describe('calls whose turn broke off', () => {
     expect(events.find((event) => event.type === 'response.output_item.done').item.status).toBe('incomplete');
   });
 
-  it('a stored response told again (an Idempotency-Key replay) leaves a broken-off call undone too, and a call the token limit cut done', async () => {
+  it('a stored response told again (an Idempotency-Key replay) leaves a broken-off call or text undone too, and a call the token limit cut done', async () => {
     const call = { type: 'function_call', id: 'fc_1', call_id: 'call_1', name: 'shell', arguments: '{"cmd":"ls"}', status: 'incomplete' };
     const base = { id: 'resp_1', object: 'response', created_at: 1, completed_at: null, model: 'm', output: [call], error: null, usage: null } as any;
     const stopped = replayStoredResponse({ ...base, status: 'incomplete', incomplete_details: { reason: 'server_shutdown' } });
@@ -102,5 +128,9 @@ describe('calls whose turn broke off', () => {
     expect(doneEventsOf(stopped, 'fc_1')).toEqual([]);
     const cut = replayStoredResponse({ ...base, status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } });
     expect(doneEventsOf(cut, 'fc_1').map((event) => event.type)).toEqual(DONE);
+    const message = { type: 'message', id: 'msg_1', role: 'assistant', status: 'incomplete', content: [{ type: 'output_text', text: 'Partial', annotations: [] }] };
+    const stoppedText = replayStoredResponse({ ...base, output: [message], status: 'incomplete', incomplete_details: { reason: 'deadline_exceeded' } });
+    assertEventStreamInvariants(JSON.parse(JSON.stringify(stoppedText)), () => {});
+    expect(stoppedText.map((event) => event.type)).not.toContain('response.output_item.done');
   });
 });

@@ -4,7 +4,7 @@ import { assertValidEvent } from './openresponses-schema.ts';
 type AnyEvent = Record<string, any> & { type: string; sequence_number: number };
 
 const TERMINAL = new Set(['response.completed', 'response.failed', 'response.incomplete']);
-const BROKEN_OFF_CALLS = new Set(['function_call', 'custom_tool_call']);
+const BROKEN_OFF_ITEMS = new Set(['function_call', 'custom_tool_call', 'message', 'reasoning', 'web_search_call', 'file_search_call', 'code_interpreter_call', 'image_generation_call']);
 const LIFECYCLE = new Set(['response.created', 'response.in_progress', ...TERMINAL]);
 
 /**
@@ -94,11 +94,13 @@ export function assertEventStreamInvariants(events: AnyEvent[], validate: (event
   expect(final.output, 'terminal event carries every item added').toHaveLength(added.size);
   final.output.forEach((item: any, index: number) => {
     if (done.has(index)) return expect(item, 'terminal event carries the items as done').toEqual(done.get(index));
-    // A call whose arguments broke off is never done, so that no client runs it: it ends incomplete, its response not completed.
-    expect(BROKEN_OFF_CALLS.has(item.type), `item ${index} (${item.type}) is done`).toBe(true);
-    expect(item.status).toBe('incomplete');
+    // What the model was writing when its turn broke off is never done, so that no client takes it for finished: it ends
+    // incomplete (reasoning has no status), its response not completed.
+    expect(BROKEN_OFF_ITEMS.has(item.type), `item ${index} (${item.type}) is done`).toBe(true);
+    if (item.type !== 'reasoning') expect(item.status).toBe('incomplete');
     expect(terminal.type).not.toBe('response.completed');
     if (item.type === 'function_call') expect(item.arguments).toBe(args.get(item.id) ?? '');
+    if (item.type === 'message') item.content.forEach((part: any, contentIndex: number) => expect(part.text ?? part.refusal).toBe(parts.get(`${item.id}:${contentIndex}`)?.text));
   });
   return final;
 }

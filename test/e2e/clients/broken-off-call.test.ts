@@ -143,7 +143,8 @@ describe('a tool call whose stream broke off, as real clients meet it', () => {
     expect(parts).toContain('error');
   });
 
-  it('the Codex CLI: the broken-off shell command is not run; Codex retries the turn and prints the answer', async () => {
+  /** Runs `codex exec` once against the gateway, in a fresh home and work directory (its workdir is handed to `check`). */
+  async function withCodex(prompt: string, check: (run: Awaited<ReturnType<CodexCli['exec']>>, workdir: string) => void): Promise<void> {
     const codex = new CodexCli({ LOOPGATE_KEY: 'k' });
     await codex.start();
     const home = mkdtempSync(join(tmpdir(), 'loopgate-codex-home-'));
@@ -153,19 +154,39 @@ describe('a tool call whose stream broke off, as real clients meet it', () => {
         join(home, 'config.toml'),
         ['model = "m"', 'model_provider = "loopgate"', 'check_for_update_on_startup = false', '[features]', 'plugins = false', '[analytics]', 'enabled = false', '[model_providers.loopgate]', 'name = "loopgate"', `base_url = "${gateway.baseURL}"`, 'wire_api = "responses"', 'env_key = "LOOPGATE_KEY"', ''].join('\n'),
       );
-      let calls = 0;
-      const recovered = textReply('Recovered.');
-      upstream.setScript((request) => (++calls === 1 ? brokenAfterCall('exec_command', { cmd: 'echo ran > broken.txt' }) : recovered(request)));
-      const run = await codex.exec(home, workdir, 'Write the file.');
-      expect(run.code, run.stderr).toBe(0);
-      expect(run.stdout).toContain('Recovered.');
-      expect(existsSync(join(workdir, 'broken.txt'))).toBe(false);
-      // The retry resent the turn as it was: no output for a call Codex never ran.
-      expect(JSON.stringify(upstream.requests.at(-1)!.body.messages)).not.toContain('call_broken');
+      check(await codex.exec(home, workdir, prompt), workdir);
     } finally {
       await codex.close();
       rmSync(home, { recursive: true, force: true });
       rmSync(workdir, { recursive: true, force: true });
     }
+  }
+
+  it('the Codex CLI: the broken-off shell command is not run; Codex retries the turn and prints the answer', async () => {
+    let calls = 0;
+    const recovered = textReply('Recovered.');
+    upstream.setScript((request) => (++calls === 1 ? brokenAfterCall('exec_command', { cmd: 'echo ran > broken.txt' }) : recovered(request)));
+    await withCodex('Write the file.', (run, workdir) => {
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout).toContain('Recovered.');
+      expect(existsSync(join(workdir, 'broken.txt'))).toBe(false);
+      // The retry resent the turn as it was: no output for a call Codex never ran.
+      expect(JSON.stringify(upstream.requests.at(-1)!.body.messages)).not.toContain('call_broken');
+    });
+  }, 90_000);
+
+  it('the Codex CLI: an answer cut off mid-stream is not done, so Codex does not keep it and resend it on each retry', async () => {
+    let calls = 0;
+    const recovered = textReply('Recovered.');
+    const cutOff: UpstreamReply = { kind: 'sse', pieces: sse([chunk({ role: 'assistant', content: 'Partial answer before the ' })], false), pauseMs: 50, destroyAfter: true };
+    upstream.setScript((request) => (++calls <= 2 ? cutOff : recovered(request)));
+    const before = upstream.requests.length;
+    await withCodex('Answer me.', (run) => {
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout).toContain('Recovered.');
+      expect(upstream.requests.length - before).toBe(3);
+      // Each retry sent the user's turn as it was, with no copy of the text the failed attempts had begun.
+      for (const request of upstream.requests.slice(before)) expect(JSON.stringify(request.body.messages)).not.toContain('Partial answer');
+    });
   }, 90_000);
 });
