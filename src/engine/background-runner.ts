@@ -1,4 +1,5 @@
 import { invalidRequest } from '../errors/gateway-error.ts';
+import { responseError } from '../protocol/response-error.ts';
 import type { ResponseResource } from '../protocol/response-resource.ts';
 import type { ResponseStreamEvent } from '../protocol/stream-events.ts';
 import type { BackgroundRef, BackgroundRegistry } from '../store/background-registry.ts';
@@ -270,7 +271,7 @@ export class BackgroundRunner {
     const { store, events, registry } = this.#options;
     const record = await store.get(ref.tenant, ref.id);
     if (record && !isFinished(record.response)) {
-      const response: ResponseResource = { ...record.response, status: 'failed', completed_at: null, error: { code: 'response_owner_lost', message: OWNER_LOST_MESSAGE } };
+      const response: ResponseResource = { ...record.response, status: 'failed', completed_at: null, error: responseError('response_owner_lost', OWNER_LOST_MESSAGE) };
       await store.put({ ...record, response });
       const sequence = (await events.lastSequence(ref.tenant, ref.id)) + 1;
       await events.append(ref.tenant, ref.id, [toLoggedEvent({ type: 'response.failed', response, sequence_number: sequence })]);

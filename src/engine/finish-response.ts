@@ -5,6 +5,7 @@ import type { ResponseEventHooks } from './response-loop.ts';
 import type { UsageTotal } from './usage-total.ts';
 import type { ResponseResource } from '../protocol/response-resource.ts';
 import { forgetResponseJson } from '../protocol/response-json.ts';
+import { responseError } from '../protocol/response-error.ts';
 
 /** How a response ended, before it is written into the response object. */
 export type Ending =
@@ -58,7 +59,7 @@ export async function finishResponse(
       break;
     case 'failed':
       response.status = 'failed';
-      response.error = { code: ending.code, message: ending.message };
+      response.error = responseError(ending.code, ending.message);
       terminal = 'response.failed';
       break;
   }
@@ -72,7 +73,7 @@ export async function finishResponse(
     response.status = 'failed';
     response.completed_at = null;
     response.incomplete_details = null;
-    response.error = error instanceof GatewayError ? { code: error.code ?? 'server_error', message: error.message } : { code: 'server_error', message: 'The response could not be finished.' };
+    response.error = error instanceof GatewayError ? responseError(error.code ?? 'server_error', error.message, error.type) : responseError('server_error', 'The response could not be finished.');
   }
   return stamp({ type: terminal, response });
 }

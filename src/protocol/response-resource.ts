@@ -62,7 +62,8 @@ export interface ResponseResource {
   conversation?: { id: string };
   instructions: string | null;
   output: OutputItem[];
-  error: { code: string; message: string } | null;
+  /** `type` as in an error envelope (response-error.ts). */
+  error: { code: string; message: string; type?: string } | null;
   tools: EchoedFunctionTool[];
   tool_choice: EchoedToolChoice;
   truncation: 'auto' | 'disabled';

@@ -333,7 +333,7 @@ describe('upstream failures', () => {
     const final = assertEventStreamInvariants(events);
     expect(done).toBe(true);
     expect(events.at(-1)!.type).toBe('response.failed');
-    expect(final.error).toEqual({ code: 'server_error', message: "The upstream 'openai' reported: overloaded" });
+    expect(final.error).toEqual({ code: 'server_error', message: "The upstream 'openai' reported: overloaded", type: 'server_error' });
     expect(final.output[0].content[0].text).toBe('Hel');
   });
 

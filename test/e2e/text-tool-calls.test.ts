@@ -205,7 +205,7 @@ describe.each(flavors)('text tool calls over $name, to an upstream without tool 
     for await (const event of stream) events.push(event);
     const final = assertEventStreamInvariants(events);
     expect(final.status).toBe('failed');
-    expect(final.error).toEqual({ code: 'invalid_tool_call', message: 'The model\'s tool call could not be read (3 attempts): "parameters" of the call to tools__add must be a JSON object (use {} when the tool takes no arguments).' });
+    expect(final.error).toEqual({ code: 'invalid_tool_call', message: 'The model\'s tool call could not be read (3 attempts): "parameters" of the call to tools__add must be a JSON object (use {} when the tool takes no arguments).', type: 'server_error' });
     expect(upstream.requests).toHaveLength(3);
     expect(mcp.calls).toEqual([]);
     assertNoCallText(events);

@@ -192,7 +192,7 @@ describe('US5: safety limits and termination', () => {
     );
     const { events, response } = await harness(provider, [executor]).run({ ...userAsks('x'), tools: [fn('lookup')], stream: true });
     expect(events.at(-1).type).toBe('response.failed');
-    expect(response.error).toEqual({ code: 'upstream_error', message: 'The upstream failed.' });
+    expect(response.error).toEqual({ code: 'upstream_error', message: 'The upstream failed.', type: 'upstream_error' });
     expect(types(response)).toEqual(['function_call', 'function_call_output']);
   });
 });

@@ -82,7 +82,7 @@ describe('Gemini generateContent → OpenResponses events', () => {
     const malformed = await run(streamed('malformed-function-call.sse'));
     expect(malformed.status).toBe('failed');
     expect(malformed.output).toEqual([]);
-    expect(malformed.error).toEqual({ code: 'upstream_no_answer', message: 'The model stopped without an answer (finish reason "MALFORMED_FUNCTION_CALL").' });
+    expect(malformed.error).toEqual({ code: 'upstream_no_answer', message: 'The model stopped without an answer (finish reason "MALFORMED_FUNCTION_CALL").', type: 'upstream_error' });
   });
 
   it('non-streamed turns call generateContent and read the whole answer', async () => {
