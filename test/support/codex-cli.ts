@@ -34,6 +34,26 @@ export class CodexCli {
     return this.outbound.close();
   }
 
+  /** A CODEX_HOME `config.toml` whose model provider is the gateway at `baseURL` (its key in LOOPGATE_KEY). */
+  static gatewayConfig(baseURL: string, model: string): string {
+    return [
+      `model = "${model}"`,
+      'model_provider = "loopgate"',
+      // No update check, no plugin sync from GitHub and ChatGPT, no analytics: only the gateway is reached.
+      'check_for_update_on_startup = false',
+      '[features]',
+      'plugins = false',
+      '[analytics]',
+      'enabled = false',
+      '[model_providers.loopgate]',
+      'name = "loopgate"',
+      `base_url = "${baseURL}"`,
+      'wire_api = "responses"',
+      'env_key = "LOOPGATE_KEY"',
+      '',
+    ].join('\n');
+  }
+
   exec(home: string, workdir: string, prompt: string, extra: { before?: string[]; options?: string[]; env?: Record<string, string> } = {}): Promise<CodexRun> {
     return new Promise((resolve, reject) => {
       const args = ['exec', ...(extra.before ?? []), '--skip-git-repo-check', '--dangerously-bypass-approvals-and-sandbox', ...(extra.options ?? []), prompt];

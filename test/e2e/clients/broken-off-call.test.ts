@@ -150,10 +150,7 @@ describe('a tool call whose stream broke off, as real clients meet it', () => {
     const home = mkdtempSync(join(tmpdir(), 'loopgate-codex-home-'));
     const workdir = mkdtempSync(join(tmpdir(), 'loopgate-codex-work-'));
     try {
-      writeFileSync(
-        join(home, 'config.toml'),
-        ['model = "m"', 'model_provider = "loopgate"', 'check_for_update_on_startup = false', '[features]', 'plugins = false', '[analytics]', 'enabled = false', '[model_providers.loopgate]', 'name = "loopgate"', `base_url = "${gateway.baseURL}"`, 'wire_api = "responses"', 'env_key = "LOOPGATE_KEY"', ''].join('\n'),
-      );
+      writeFileSync(join(home, 'config.toml'), CodexCli.gatewayConfig(gateway.baseURL, 'm'));
       check(await codex.exec(home, workdir, prompt), workdir);
     } finally {
       await codex.close();

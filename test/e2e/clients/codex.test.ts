@@ -30,25 +30,7 @@ describe.each(flavors)('Codex CLI over $name', (flavor) => {
     gateway = await startGateway(upstreamUrl, { ...flavor.config(upstreamUrl), logLevel: 'info', mcp: { servers: [{ name: 'ops', url: operatorUrl, allowedTools: ['add'] }] } }, {}, [], { write: (line) => void logLines.push(line) });
     home = mkdtempSync(join(tmpdir(), 'loopgate-codex-home-'));
     workdir = mkdtempSync(join(tmpdir(), 'loopgate-codex-work-'));
-    writeFileSync(
-      join(home, 'config.toml'),
-      [
-        `model = "${flavor.model}"`,
-        'model_provider = "loopgate"',
-        // No update check, no plugin sync from GitHub and ChatGPT, no analytics: only the gateway is reached.
-        'check_for_update_on_startup = false',
-        '[features]',
-        'plugins = false',
-        '[analytics]',
-        'enabled = false',
-        '[model_providers.loopgate]',
-        'name = "loopgate"',
-        `base_url = "${gateway.baseURL}"`,
-        'wire_api = "responses"',
-        'env_key = "LOOPGATE_KEY"',
-        '',
-      ].join('\n'),
-    );
+    writeFileSync(join(home, 'config.toml'), CodexCli.gatewayConfig(gateway.baseURL, flavor.model));
   });
   afterAll(async () => {
     await gateway.close();
