@@ -126,11 +126,15 @@ export class ResponseEngine {
   readonly #inFlight = new InFlightResponses();
   readonly #windows: ContextWindows;
   readonly #toolErrors: ToolErrorSanitizer;
+  /** Blanks configured credentials out of a message (an upstream may echo its key). */
+  readonly #redactSecrets: (text: string) => string;
 
   constructor(options: ResponseEngineOptions) {
     this.#options = options;
     this.#windows = options.contextWindows ?? new ContextWindows();
     this.#toolErrors = options.toolErrors ?? (options.secrets ? new ToolErrorSanitizer({ servers: [], secrets: options.secrets }) : ToolErrorSanitizer.basic);
+    const secrets = options.secrets;
+    this.#redactSecrets = secrets ? (text) => secrets.redact(text) : (text) => text;
   }
 
   /** How many responses are running. */
@@ -306,7 +310,7 @@ export class ResponseEngine {
       conversationId: claim?.conversationId ?? null,
       previousResponseId: request.previous_response_id ?? null,
       startedAt,
-    }, () => calledTarget(route));
+    }, () => calledTarget(route), this.#redactSecrets);
     // A background response starts its model call inside the loop: a refusal then ends it as `failed`.
     let firstTurn: TurnStream | null = null;
     if (!resume && !terminalRan && !request.background) {
@@ -355,7 +359,7 @@ export class ResponseEngine {
       observer,
       hooks: {
         beforeTerminal: async (final) => {
-          if (final.error && this.#options.secrets) final.error.message = this.#options.secrets.redact(final.error.message);
+          if (final.error) final.error.message = this.#redactSecrets(final.error.message);
           if (truncating?.report) final['loopgate:truncation'] = truncating.report;
           // A background response's first call runs inside the loop: its deployment is known only now.
           const deployment = route.servedBy?.()?.deployment;

@@ -24,13 +24,20 @@ export class ResponseLifecycle {
   readonly #observer: Required<LoopObserver>;
   readonly #started: ResponseStartedEvent;
   readonly #target: () => { provider: string; upstreamModel: string };
+  readonly #redact: (text: string) => string;
   #over = false;
 
-  /** `target`: where its latest model call went, read when it ends (a routed alias's deployment is known only then). */
-  constructor(observer: Required<LoopObserver>, started: ResponseStartedEvent, target: () => { provider: string; upstreamModel: string } = () => started) {
+  /**
+   * `target`: where its latest model call went, read when it ends (a routed
+   * alias's deployment is known only then). `redact` blanks configured
+   * credentials out of an error's message, as the client's answer has them
+   * blanked: observers show it (the inspector, to the tenant).
+   */
+  constructor(observer: Required<LoopObserver>, started: ResponseStartedEvent, target: () => { provider: string; upstreamModel: string } = () => started, redact: (text: string) => string = (text) => text) {
     this.#observer = observer;
     this.#started = started;
     this.#target = target;
+    this.#redact = redact;
     observer.responseStarted(started);
   }
 
@@ -47,7 +54,7 @@ export class ResponseLifecycle {
 
   /** Its stream threw, after spending `spent`: it ends failed. */
   failed(error: unknown, spent: Spent = NOTHING_SPENT): void {
-    this.#end({ status: 'failed', error: { code: describeFailure(error).code, message: messageOf(error) }, incompleteReason: null }, spent);
+    this.#end({ status: 'failed', error: { code: describeFailure(error).code, message: this.#redact(messageOf(error)) }, incompleteReason: null }, spent);
   }
 
   /** It never ran: the request is answered with `error` (an HTTP error) instead. */
@@ -56,7 +63,7 @@ export class ResponseLifecycle {
     this.#over = true;
     const { code, status } = describeFailure(error);
     const { provider, upstreamModel } = this.#target();
-    this.#observer.responseRefused({ ...this.#started, provider, upstreamModel, error: { code, message: messageOf(error) }, errorCode: code, httpStatus: status ?? 500, durationMs: performance.now() - this.#started.startedAt });
+    this.#observer.responseRefused({ ...this.#started, provider, upstreamModel, error: { code, message: this.#redact(messageOf(error)) }, errorCode: code, httpStatus: status ?? 500, durationMs: performance.now() - this.#started.startedAt });
   }
 
   /** The client went away before its stream began. */

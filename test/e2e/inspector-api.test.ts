@@ -12,6 +12,7 @@ const KEY_A = 'sk-inspector-team-a-0123';
 const KEY_B = 'sk-inspector-team-b-0123';
 const KEY_ADMIN = 'sk-inspector-operator-0123';
 const MCP_SECRET = 'mcp-header-secret-4711';
+const UPSTREAM_KEY = 'sk-inspector-upstream-0123';
 const apiKeys = [
   { key: KEY_A, tenant: 'team-a' },
   { key: KEY_B, tenant: 'team-b' },
@@ -39,8 +40,11 @@ describe.each(flavors)('inspector data over $name', (flavor) => {
   beforeAll(async () => {
     let upstreamUrl: string;
     [upstreamUrl, mcpUrl] = await Promise.all([upstream.start(), mcp.start()]);
+    // The upstream key a refusal may echo (long enough to count as a secret).
+    const configured = flavor.config(upstreamUrl) as { providers: Record<string, { apiKey: string }> };
+    for (const provider of Object.values(configured.providers)) provider.apiKey = UPSTREAM_KEY;
     gateway = await startGateway(upstreamUrl, {
-      ...flavor.config(upstreamUrl),
+      ...configured,
       auth: { apiKeys },
       inspector: { enabled: true },
       // The same server once more, as a request names it (on loopback, so allowed by prefix).
@@ -126,6 +130,19 @@ describe.each(flavors)('inspector data over $name', (flavor) => {
     expect(timeline.turns.map((turn: any) => turn.turn)).toEqual([1, 2]);
     // Both ended: each has its duration (the page shows a turn without one as still running).
     for (const turn of timeline.turns) expect(turn.duration_ms).toEqual(expect.any(Number));
+  });
+
+  it("a first model call refused at once with the gateway's own upstream key in its message: the inspector shows it blanked, as the client got it", async () => {
+    upstream.setScript(() => flavor.refusal(429, `Rate limit reached for key ${UPSTREAM_KEY}`));
+    const refused = await as(KEY_A).responses.create({ model: flavor.model, input: 'hi' }).then(
+      () => null,
+      (error: unknown) => error as InstanceType<typeof OpenAI.APIError>,
+    );
+    expect(refused?.message).toContain('[redacted]');
+    const { body } = await get(gateway, '/v1/inspector/responses?limit=100', KEY_A);
+    const entry = (body.data as any[]).find((candidate) => candidate.error?.message?.startsWith('Rate limit reached'));
+    expect(entry.error.message).not.toContain(UPSTREAM_KEY);
+    expect(entry.error.message).toContain('[redacted]');
   });
 
   it('needs a key for every data call; another tenant\'s response is a 404 for tenant keys and visible to the admin key', async () => {
