@@ -52,6 +52,8 @@ export class ConversationClaim {
         code: 'conversation_locked',
         param: 'conversation',
         message: `Another response is in progress in conversation '${conversationId}'; retry once it has finished.`,
+        // Not retried by the SDKs on their own: a double submit would otherwise run once the first ends, adding its turn twice.
+        headers: { 'x-should-retry': 'false' },
       });
     }
     return new ConversationClaim(store, tenant, conversationId, holder);

@@ -33,6 +33,7 @@ import { planResume } from './resume-paused-turn.ts';
 import { InFlightResponses, LeaseLost, ResponseDeadline } from './response-deadline.ts';
 import type { CompactionCodec } from './compaction/compaction-codec.ts';
 import { modelInputOf } from './compaction/expand-compactions.ts';
+import { checkNewItemIds } from './check-new-item-ids.ts';
 import { CompactingProvider } from './compaction/compacting-provider.ts';
 import { asksForCompaction } from './compaction/compaction-trigger.ts';
 import { TruncatingProvider } from './truncating-provider.ts';
@@ -213,6 +214,7 @@ export class ResponseEngine {
     const { store, limits } = this.#options;
     const { model, route, responseId, claim, controls, compacting, startedAt } = taken;
     const conversationItems = claim ? await this.#conversations().items(options.tenant, claim.conversationId) : null;
+    if (conversationItems && typeof request.input !== 'string') checkNewItemIds(conversationItems, request.input ?? [], 'input');
     if (claim && conversationItems === null) throw conversationNotFound(claim.conversationId);
     const { history, input, previous, previousOutput, loadedTools, turns } = conversationAtHand(request, conversationItems) ?? (await buildConversation(store, options.tenant, request, conversationItems, options.connection ?? null));
     if (history.length === 0 && input.length === 0 && !request.instructions) {

@@ -67,10 +67,27 @@ for (const storeKind of ['memory', 'redis', 'redis-cluster'] as const) {
       const refused = await clientOther.responses.create({ model: 'm', conversation: conversation.id, input: 'second question' }).catch((error: unknown) => error);
       expect(refused).toBeInstanceOf(OpenAI.ConflictError);
       expect((refused as InstanceType<typeof OpenAI.ConflictError>).code).toBe('conversation_locked');
+      // Not for the SDKs to retry on their own: a double submit would run once the first ended, its turn added twice.
+      expect((refused as InstanceType<typeof OpenAI.ConflictError>).headers?.get('x-should-retry')).toBe('false');
       expect((await running).status).toBe('completed');
       upstream.setScript(textReply('second answer'));
       await clientOther.responses.create({ model: 'm', conversation: conversation.id, input: 'second question' });
       expect(await itemTexts(clientOne, conversation.id)).toEqual(['user: first question', 'assistant: first answer', 'user: second question', 'assistant: second answer']);
+    });
+
+    it("an item the conversation holds, given again with its id (a response's output resent), is a 400 duplicate_item naming it, by either way of adding items; nothing is appended", async () => {
+      const conversation = await clientOne.conversations.create();
+      const first = await clientOne.responses.create({ model: 'm', conversation: conversation.id, input: 'Capital of France?' });
+      const before = await itemTexts(clientOne, conversation.id);
+      const resent = first.output as unknown as OpenAI.Responses.ResponseInputItem[];
+      const refused = await clientOne.responses.create({ model: 'm', conversation: conversation.id, input: [...resent, { role: 'user', content: 'Second city?' }] }).catch((error: unknown) => error as InstanceType<typeof OpenAI.BadRequestError>);
+      expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
+      expect(refused).toMatchObject({ code: 'duplicate_item', param: 'input[0].id' });
+      const added = await clientOne.conversations.items.create(conversation.id, { items: [{ type: 'message', role: 'user', content: 'new' }, ...resent] as any }).catch((error: unknown) => error);
+      expect(added).toMatchObject({ status: 400, code: 'duplicate_item', param: 'items[1].id' });
+      expect(await itemTexts(clientOne, conversation.id)).toEqual(before);
+      // Free again: the refusal released the conversation.
+      expect((await clientOne.responses.create({ model: 'm', conversation: conversation.id, input: 'Second city?' })).status).toBe('completed');
     });
 
     it('many racing responses on one conversation: each either completes with its items appended whole, or is refused with nothing appended', async () => {

@@ -6,6 +6,7 @@ import { CLIENT_ANSWER_TYPES } from '../../engine/client-call-kinds.ts';
 import { idPrefix } from '../../engine/conversation.ts';
 import { invalidRequest, notFound } from '../../errors/gateway-error.ts';
 import { duplicateItemId } from '../../protocol/duplicate-item-id.ts';
+import { checkNewItemIds } from '../../engine/check-new-item-ids.ts';
 import { InputItem } from '../../protocol/input-items.ts';
 import { parseRequest } from '../../protocol/parse-request.ts';
 import type { StoredConversation } from '../../store/conversation-store.ts';
@@ -138,10 +139,11 @@ export function registerConversationsRoutes(app: FastifyInstance, store: Convers
     parseRequest(IncludeQuery, gatherInclude(request.query));
     const body = parseRequest(AddItemsBody, request.body);
     const items = toStoredItems(body.items);
-    // Outputs answer calls the conversation holds (read only when some are added).
-    if (items.some((item) => CLIENT_ANSWER_TYPES.has(item.type))) {
+    // Outputs answer calls the conversation holds, and ids given are new to it (read only when either is asked).
+    if (items.some((item) => CLIENT_ANSWER_TYPES.has(item.type)) || body.items.some((item) => 'id' in item && item.id != null)) {
       const held = await store.items(request.tenant, request.params.id);
       if (!held) throw conversationNotFound(request.params.id);
+      checkNewItemIds(held, body.items, 'items');
       checkToolOutputs(held, items, 'items');
     }
     if (!(await store.append(request.tenant, request.params.id, items))) throw conversationNotFound(request.params.id);
