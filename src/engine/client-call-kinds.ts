@@ -100,8 +100,9 @@ const NONE: ReadonlySet<Item> = new Set();
  * call without its result. (A client that answers one keeps it.)
  */
 export function unansweredUnfinishedCalls(made: readonly Item[], answerLists: readonly (readonly Item[])[]): ReadonlySet<Item> {
+  // Most requests hold none: nothing made, nothing read.
+  if (!made.some(isUnfinishedCall)) return NONE;
   const unfinished = made.filter(isUnfinishedCall);
-  if (unfinished.length === 0) return NONE;
   const answered = new Set(answerLists.flatMap((list) => list.flatMap((item) => modelOutputOf(item)?.callId ?? [])));
   return new Set(unfinished.filter((item) => !answered.has(modelCallOf(item)!.callId)));
 }

@@ -9,6 +9,7 @@ import type { ResponseStreamEvent, ResponseStreamEventBody } from '../protocol/s
 import type { Provider, TurnEvent, TurnFinish, TurnRequest, TurnStream } from '../providers/provider.ts';
 import { callItemsFor } from './call-items.ts';
 import { AnswerGate } from './controls/answer-gate.ts';
+import { HostedCallBudget } from './controls/hosted-call-budget.ts';
 import { capCallsPerTurn, finalAnswerPrompt, notRunAtLimit, type LoopLimit } from './controls/limit-controls.ts';
 import type { LoopControls } from './controls/loop-controls.ts';
 import { fitsTextFormat, terminalCall, type TerminalRunWhilePaused } from './controls/terminal-tools.ts';
@@ -168,19 +169,10 @@ async function* runLoop(loop: ResponseLoop, tally: LoopTally): AsyncGenerator<Re
   // A client's own tool loop continues with its tools' outputs: that response has used tools too.
   const continuesTools = sendsToolOutputs(loop.request);
   const usedTools = () => continuesTools || counters.run > 0;
-  /** Calls of hosted tools the upstream ran itself in this response: they count toward `max_tool_calls` too. */
-  let hostedCalls = 0;
+  const hosted = new HostedCallBudget(loop.policy.maxToolCalls);
   const nextRequest = (): TurnRequest => {
-    if (!lastCall) return withHostedBudget({ ...loop.request, items: transcript.next(builder.output) });
+    if (!lastCall) return hosted.bound({ ...loop.request, items: transcript.next(builder.output) }, counters.run);
     return { ...loop.request, items: transcript.next(builder.output, [userMessage(finalAnswerPrompt(lastCall))]), toolChoice: 'none', hostedToolChoice: null };
-  };
-  /** The upstream's hosted tools bounded by what is left of `max_tool_calls`; none offered once it is spent. */
-  const withHostedBudget = (request: TurnRequest): TurnRequest => {
-    if (request.hostedToolCallBudget === undefined || loop.policy.maxToolCalls === null) return request;
-    const left = loop.policy.maxToolCalls - counters.run - hostedCalls;
-    if (left > 0) return { ...request, hostedToolCallBudget: left };
-    // A hosted tool the client forced (its choice made `required`) is not there to force any more.
-    return { ...request, hostedTools: [], hostedInclude: [], hostedToolChoice: null, hostedToolCallBudget: 0, ...(request.hostedToolChoice && { toolChoice: 'auto' as const }) };
   };
   /**
    * Ends the loop when a terminal tool of the round succeeded. Its output is
@@ -259,7 +251,7 @@ async function* runLoop(loop: ResponseLoop, tally: LoopTally): AsyncGenerator<Re
             read.output = true;
             observer.modelCallFirstOutput({ turn });
           }
-          if (event.type === 'hosted_item.done') hostedCalls++;
+          if (event.type === 'hosted_item.done') hosted.made++;
           builder.apply(event, emit);
         }
         return false;
@@ -329,7 +321,7 @@ async function* runLoop(loop: ResponseLoop, tally: LoopTally): AsyncGenerator<Re
 
       let planned = capCallsPerTurn(planToolCalls(calls, loop.registry, loop.toolContext, loop.policy), controls.maxToolCallsPerTurn);
       const serverCalls = planned.filter((entry) => entry.route === 'server').length;
-      if (loop.policy.maxToolCalls !== null && counters.run + hostedCalls + serverCalls > loop.policy.maxToolCalls) {
+      if (loop.policy.maxToolCalls !== null && counters.run + hosted.made + serverCalls > loop.policy.maxToolCalls) {
         if (controls.atLimit !== 'final_answer') {
           // The turn's calls end with it, each answered saying why (an MCP call shown, a function call not left dangling for a continuation).
           const round = yield* runToolRound(scope, notRunAtLimit(planned, 'max_tool_calls'), [], turn);
@@ -384,7 +376,7 @@ async function* runLoop(loop: ResponseLoop, tally: LoopTally): AsyncGenerator<Re
   builder.closeAll(final.status === 'completed' || final.status === 'requires_action' ? 'finished' : 'broken', emit);
   const report = gate.report(endedBy);
   if (report) response['loopgate:loop'] = report;
-  yield await finishResponse({ response, pausedStatus: loop.limits.pausedStatus, hooks: loop.hooks, signal: loop.signal, toolsRan: counters.run > 0 || hostedCalls > 0 }, builder, usage, final, stamp);
+  yield await finishResponse({ response, pausedStatus: loop.limits.pausedStatus, hooks: loop.hooks, signal: loop.signal, toolsRan: counters.run > 0 || hosted.made > 0 }, builder, usage, final, stamp);
 }
 
 /** A model call after the first; one the upstream refuses is told to the observers, then ends the response as any failure does. */
