@@ -111,6 +111,25 @@ describe('RoutedProvider', () => {
     expect(await health.coolingDown(['a/m-a', 'b/m-b'])).toEqual(new Set(['a/m-a']));
   });
 
+  it('a call every healthy deployment refused goes on to one cooling down before asking the refusing one again', async () => {
+    const health = new MemoryDeploymentHealth();
+    const a = scripted('a');
+    const b = scripted('b', [serverError(), serverError(), serverError()]);
+    const routed = new RoutedProvider({ alias: 'x', deployments: [deployment(a), deployment(b)], policy, health, random: first });
+    await health.recordFailure('a/m-a', 1, 60_000);
+    await routed.startTurn(turnRequest(), new AbortController().signal);
+    expect([a.models, b.models]).toEqual([['m-a'], ['m-b']]);
+    expect(routed.servedBy?.deployment).toBe('a/m-a');
+  });
+
+  it('input tokens are counted by one cooling down when the healthy ones refuse', async () => {
+    const health = new MemoryDeploymentHealth();
+    const counting = (name: string, outcome: Error | number) => ({ ...scripted(name), countInputTokens: async () => { if (outcome instanceof Error) throw outcome; return outcome; } });
+    const routed = new RoutedProvider({ alias: 'x', deployments: [deployment(counting('a', 7)), deployment(counting('b', serverError()))], policy, health, random: first });
+    await health.recordFailure('a/m-a', 1, 60_000);
+    expect(await routed.countInputTokens!(turnRequest(), new AbortController().signal)).toBe(7);
+  });
+
   it('a deployment whose streams break off inside is cooled down as one refusing is; a finished call resets its count', async () => {
     const health = new MemoryDeploymentHealth();
     async function* breaking(): AsyncGenerator<TurnEvent> {

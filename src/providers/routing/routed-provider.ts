@@ -169,16 +169,14 @@ export class RoutedProvider implements Provider {
   }
 
   /**
-   * Counted by a deployment not cooling down that can count, drawn by weight
-   * (they serve the same model); one refusing as an upstream in trouble
-   * hands over to the next, as `startTurn` does.
+   * Counted by a deployment that can count, those not cooling down first,
+   * drawn by weight (they serve the same model); one refusing as an upstream
+   * in trouble hands over to the next, as `startTurn` does.
    */
   async #countInputTokens(request: TurnRequest, signal: AbortSignal): Promise<number> {
     const counters = (await this.#orderToTry()).filter((deployment) => deployment.provider.countInputTokens);
-    // Every one that counts is cooling down: they are asked all the same.
-    const order = counters.length > 0 ? counters : this.#options.deployments.filter((deployment) => deployment.provider.countInputTokens);
     let lastError: unknown = null;
-    for (const deployment of order) {
+    for (const deployment of counters) {
       try {
         return await deployment.provider.countInputTokens!({ ...request, model: deployment.upstreamModel }, signal);
       } catch (error) {
@@ -190,12 +188,18 @@ export class RoutedProvider implements Provider {
     throw lastError;
   }
 
-  /** The deployments not cooling down in weighted order; all of them when all are (trying one beats refusing without asking). */
+  /**
+   * The deployments not cooling down in weighted order, then those cooling
+   * down: a call the healthy ones all refused is better asked of one that
+   * failed a while ago than refused, or retried on the one that just failed,
+   * without asking (and when every one is cooling down, they are asked all the same).
+   */
   async #orderToTry(): Promise<Deployment[]> {
-    const { deployments, health } = this.#options;
+    const { deployments, health, random } = this.#options;
     const cooling = await health.coolingDown(deployments.map((deployment) => deployment.id));
+    if (cooling.size === 0) return weightedOrder(deployments, random);
     const healthy = deployments.filter((deployment) => !cooling.has(deployment.id));
-    return weightedOrder(healthy.length > 0 ? healthy : deployments, this.#options.random);
+    return [...weightedOrder(healthy, random), ...weightedOrder(deployments.filter((deployment) => cooling.has(deployment.id)), random)];
   }
 
   async #onContextLength(request: TurnRequest, signal: AbortSignal, error: unknown): Promise<TurnStream> {
