@@ -118,6 +118,9 @@ describe.each(flavors)('usage accounting per tenant, $name upstream', (flavor) =
     // Per day: nothing yesterday; a range covering both days holds today's rows.
     expect((await usageOf(as(KEY_ADMIN), { start: yesterday(), end: yesterday() })).data).toEqual([]);
     expect((await usageOf(a, { start: yesterday(), end: today() })).data).toEqual([row('team-a', flavor.model, 3)]);
+    // A start alone reads up to today (a month to date); an end alone, that one day.
+    expect(await usageOf(a, { start: yesterday() })).toMatchObject({ start: yesterday(), end: today(), data: [row('team-a', flavor.model, 3)] });
+    expect(await usageOf(a, { end: yesterday() })).toMatchObject({ start: yesterday(), end: yesterday(), data: [] });
   });
 
   it("another tenant's usage is refused to a tenant key (403); malformed ranges are 400s naming the parameter", async () => {

@@ -22,12 +22,13 @@ const UsageQuery = z.strictObject({
  * `GET /v1/usage?start=YYYY-MM-DD&end=YYYY-MM-DD&tenant=…` (a loopgate
  * extension): usage per UTC day, tenant and model. A key reads its own
  * tenant's; an admin key (and anyone, without API keys) every tenant's, or
- * the one named. Both days default to today; at most a year per read.
+ * the one named. `end` defaults to today and `start` to `end`, so
+ * `?start=<first of the month>` reads the month to date; at most a year per read.
  */
 export function registerUsageRoute(app: FastifyInstance, store: UsageStore): void {
   app.get('/v1/usage', async (request) => {
     const query = parseRequest(UsageQuery, request.query ?? {});
-    const end = query.end ?? query.start ?? utcDay(Date.now());
+    const end = query.end ?? utcDay(Date.now());
     const start = query.start ?? end;
     if (start > end) throw invalidRequest(`'start' (${start}) is after 'end' (${end}).`, 'start');
     if (daysBetween(start, end).length > MAX_DAYS) throw invalidRequest(`The range covers more than ${MAX_DAYS} days; read it in parts.`, 'start');
