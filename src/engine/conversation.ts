@@ -82,20 +82,28 @@ function assembleConversation(conversationItems: readonly StoredItem[] | null, c
   const unfinished = conversationItems || chain.length > 0 ? unansweredUnfinishedCalls([...(conversationItems ?? []), ...chain.flatMap((turn) => turn.output)], [conversationItems ?? [], ...chain.flatMap((turn) => [turn.inputItems, turn.output]), input]) : NOTHING_STORED;
   // A conversation's items come first, as they were added (`conversation` excludes previous_response_id).
   for (const item of conversationItems ?? []) {
-    stored.push(item);
-    if (unfinished.has(item)) continue;
     // A compaction's summary stands for everything before it, as in a chain — but for the user messages just before it:
     // the compacted window `/v1/responses/compact` hands back keeps them verbatim, and a client may add that window whole.
-    if (item.type === 'compaction') history.splice(0, history.length - keptUserMessages(history));
+    // The calls it stands for are gone with it: an answer to one is answered by nothing the model will see.
+    if (item.type === 'compaction') compactAway(history, stored);
+    stored.push(item);
+    if (unfinished.has(item)) continue;
     history.push(...storedItemToInput(item));
     if (item.type === 'tool_search_output') searchOutputs.push({ item, param: 'conversation' });
     if (item.type.startsWith('mcp_')) previousOutput.push(item as OutputItem);
   }
-  if (conversationItems) sayOrphanedOutputs(history);
+  if (conversationItems) {
+    sayOrphanedOutputs(history);
+    // A compaction item the request adds to the conversation cuts what came before it on this turn already, as it will on the next.
+    if (input.some((item) => item.type === 'compaction')) compactAway(history, stored, input.slice(0, input.findLastIndex((item) => item.type === 'compaction')));
+  }
   for (const turn of chain) {
     // A turn that compacted the conversation (compaction_trigger) answered with a summary that stands for everything before it, its own input included.
     const compacted = turn.output.some((item) => item.type === 'compaction');
-    if (compacted) history.length = 0;
+    if (compacted) {
+      history.length = 0;
+      stored.length = 0;
+    }
     for (const item of turn.inputItems) {
       stored.push(item);
       if (!compacted) history.push(...storedItemToInput(item));
@@ -227,6 +235,18 @@ function toolsLoadedBy(item: StoredInputItem, param: string): LoadableToolParam[
 }
 
 /** How many user messages end the history: those a compacted window kept before its compaction item. */
+/**
+ * Leaves of the history what a compaction keeps of the window before it:
+ * the user messages just before it (those of the history, when the items
+ * added before the compaction, `before`, are all user messages too).
+ * Nothing before it stays in `stored`, so no answer can match a call compacted away.
+ */
+function compactAway(history: InputItem[], stored: { type: string }[], before: readonly { type: string; role?: string }[] = []): void {
+  const kept = before.every((item) => item.type === 'message' && item.role === 'user') ? keptUserMessages(history) : 0;
+  history.splice(0, history.length - kept);
+  stored.length = 0;
+}
+
 function keptUserMessages(history: readonly InputItem[]): number {
   let kept = 0;
   while (kept < history.length) {

@@ -228,7 +228,8 @@ export class ResponseEngine {
     // Hosted tools the serving upstream runs are offered to it; the others follow the policy.
     const declared = declareTools(request.tools, this.#options.hostedTools ?? 'omit', loadedTools, (type) => route.provider.runsHostedTool?.(type) === true);
     checkHostedToolChoice(request.tool_choice, declared);
-    const mcpServers = (request.tools ?? []).flatMap((tool, index) => (tool.type === 'mcp' ? [{ tool, index }] : []));
+    // A compaction offers the summarising call no tools: no MCP server is asked for its list.
+    const mcpServers = compacting ? [] : (request.tools ?? []).flatMap((tool, index) => (tool.type === 'mcp' ? [{ tool, index }] : []));
     const deadline = new ResponseDeadline(options.signal, limits.deadlineMs, this.#inFlight);
     try {
       return await this.#start(request, options, { route, model, responseId, claim, history, input, previous, previousOutput, turns, declared, mcpServers, policy, controls, compacting, deadline, startedAt });

@@ -5,6 +5,7 @@ import { COMPACTION_REQUEST, summaryMessageText, UNANSWERED_CALL_OUTPUT } from '
 import { startGateway, type RunningGateway } from '../support/gateway.ts';
 import { parseSseText } from '../support/event-invariants.ts';
 import { assertErrorEnvelope, assertValidCompaction, assertValidEvent, assertValidItem, assertValidResponse, assertValidResponseWithOpenAIItems } from '../support/openresponses-schema.ts';
+import { McpTestServer } from '../support/mcp-test-server.ts';
 import { flavors, type Seen } from '../support/provider-flavors.ts';
 import { ScriptedChatUpstream, textReply, type RecordedRequest } from '../support/scripted-chat-upstream.ts';
 
@@ -42,6 +43,8 @@ const texts = (seen: Seen[]) => seen.flatMap((entry) => (entry.kind === 'user' |
  */
 describe.each(flavors)('compaction over $name', (flavor) => {
   const upstream = new ScriptedChatUpstream();
+  const mcp = new McpTestServer();
+  let mcpUrl: string;
   let gateway: RunningGateway;
   let client: OpenAI;
   let summaries: string[];
@@ -50,12 +53,13 @@ describe.each(flavors)('compaction over $name', (flavor) => {
 
   beforeAll(async () => {
     const url = await upstream.start();
-    gateway = await startGateway(url, { ...flavor.config(url), compaction: { key: KEY_ONE } });
+    mcpUrl = await mcp.start();
+    gateway = await startGateway(url, { ...flavor.config(url), compaction: { key: KEY_ONE }, mcp: { allowedUrls: [`${new URL(mcpUrl).origin}/`] } });
     client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 });
   });
   afterAll(async () => {
     await gateway.close();
-    await upstream.close();
+    await Promise.all([upstream.close(), mcp.close()]);
   });
   beforeEach(() => {
     upstream.requests.length = 0;
@@ -231,6 +235,49 @@ describe.each(flavors)('compaction over $name', (flavor) => {
     expect(texts(lastSeen()).at(-1)).toBe('user: Go on.');
   });
 
+  it('an answer to a call a compaction_trigger compacted away is a 400 unknown_call_id, by previous_response_id and in a Conversation: no result without its call reaches the upstream', async () => {
+    const tools = [{ type: 'function' as const, name: 'ask_user', parameters: { type: 'object', properties: {} }, strict: false }];
+    upstream.setScript((request: RecordedRequest) => {
+      const seen = flavor.seen(request);
+      if (asksForSummary(seen)) return flavor.render(request, { text: `Summary ${summaries.push('s')} of the paused work` });
+      return seen.some((entry) => entry.kind === 'call') || seen.some((entry) => entry.kind === 'user' && entry.text.startsWith('Summary')) ? flavor.render(request, { text: 'ok' }) : flavor.render(request, { calls: [{ id: 'call_gone', name: 'ask_user', args: {} }] });
+    });
+    const answer = [{ type: 'function_call_output' as const, call_id: 'call_gone', output: 'yes' }];
+    const refusedAnswer = async (request: Record<string, unknown>) => {
+      const calls = upstream.requests.length;
+      const error = await client.responses.create({ model: flavor.model, tools, input: answer, ...request }).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+      const refused = (error as InstanceType<typeof OpenAI.BadRequestError>).error;
+      assertErrorEnvelope({ error: refused });
+      expect(refused).toMatchObject({ code: 'unknown_call_id', param: 'input[0].call_id' });
+      expect(upstream.requests).toHaveLength(calls);
+    };
+
+    const paused = await client.responses.create({ model: flavor.model, input: 'Ask me.', tools });
+    expect(paused.output.map((item) => item.type)).toEqual(['function_call']);
+    const compacted = await client.responses.create({ model: flavor.model, previous_response_id: paused.id, tools, input: [{ type: 'compaction_trigger' }] });
+    expect(compacted.output.map((item) => item.type)).toEqual(['compaction']);
+    await refusedAnswer({ previous_response_id: compacted.id });
+
+    const conversation = await client.conversations.create({});
+    await client.responses.create({ model: flavor.model, conversation: conversation.id, input: 'Ask me.', tools });
+    await client.responses.create({ model: flavor.model, conversation: conversation.id, tools, input: [{ type: 'compaction_trigger' }] });
+    await refusedAnswer({ conversation: conversation.id });
+  });
+
+  it('a compaction_trigger naming an MCP server among its tools: the one compaction item, the server never asked for its tools', async () => {
+    const lists = mcp.listCalls;
+    const first = await client.responses.create({ model: flavor.model, input: 'I am Ada.' });
+    const request = { model: flavor.model, previous_response_id: first.id, tools: [{ type: 'mcp' as const, server_label: 'srv', server_url: mcpUrl, require_approval: 'never' as const }], input: [{ type: 'compaction_trigger' as const }] };
+    const compacted = await client.responses.create(request as any);
+    assertValidResponseWithOpenAIItems(compacted);
+    expect(compacted.output.map((item) => item.type)).toEqual(['compaction']);
+    const { events } = parseSseText(await (await fetch(`${gateway.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...request, stream: true }) })).text());
+    for (const event of events) assertValidEvent(event);
+    expect(events.filter((event) => event.type === 'response.output_item.done').map((event) => (event as unknown as { item: { type: string } }).item.type)).toEqual(['compaction']);
+    expect(mcp.listCalls).toBe(lists);
+  });
+
   it('compaction_trigger inside a Conversation: its summary stands for everything before it there too, and the trigger is no item of the conversation', async () => {
     const conversation = await client.conversations.create({});
     await client.responses.create({ model: flavor.model, conversation: conversation.id, input: 'I am Ada.' });
@@ -251,6 +298,20 @@ describe.each(flavors)('compaction over $name', (flavor) => {
     assertValidResponse(await client.responses.create({ model: flavor.model, conversation: conversation.id, input: 'Who am I?' }));
     // As the same window sent as input shows it; what came before the window is gone.
     expect(texts(lastSeen())).toEqual(['user: I am Ada.', 'user: I work on parser.ts.', `user: ${summaryMessageText(summaries.at(-1)!)}`, 'user: Who am I?']);
+  });
+
+  it("a compacted window a response adds to its Conversation cuts the history on that turn already, as on the next", async () => {
+    const compacted = await client.responses.compact({ model: flavor.model, input: [{ role: 'user', content: 'I am Ada.' }, { role: 'assistant', content: 'Hello Ada.' }, { role: 'user', content: 'I work on parser.ts.' }] } as any);
+    const older = () => client.conversations.create({ items: [{ role: 'user', content: 'An old question.' }, { role: 'assistant', content: 'An old answer.' }] });
+    const summary = `user: ${summaryMessageText(summaries.at(-1)!)}`;
+    const conversation = await older();
+    assertValidResponse(await client.responses.create({ model: flavor.model, conversation: conversation.id, input: [...(compacted.output as any[]), { role: 'user', content: 'Who am I?' }] }));
+    expect(texts(lastSeen())).toEqual(['user: I am Ada.', 'user: I work on parser.ts.', summary, 'user: Who am I?']);
+    assertValidResponse(await client.responses.create({ model: flavor.model, conversation: conversation.id, input: 'And now?' }));
+    expect(texts(lastSeen())).toEqual(['user: I am Ada.', 'user: I work on parser.ts.', summary, 'user: Who am I?', 'assistant: ok', 'user: And now?']);
+    // The compaction item alone: nothing of the conversation before it is kept.
+    assertValidResponse(await client.responses.create({ model: flavor.model, conversation: (await older()).id, input: [compactionItemOf(compacted) as any, { role: 'user', content: 'And now?' }] }));
+    expect(texts(lastSeen())).toEqual([summary, 'user: And now?']);
   });
 
   it('an upstream failure is the error envelope with the status POST /v1/responses gives it', async () => {
