@@ -373,7 +373,11 @@ export class ResponseEngine {
           if (options.connection && final.status !== 'failed') options.connection.remember([...turns, { responseId: final.id, status: final.status, inputItems: input, output: final.output }]);
         },
         onHookFailure: request.stream ? 'fail-response' : 'throw',
-        ended: (final, failure, spent) => lifecycle.streamEnded(final, failure, spent),
+        ended: (final, failure, spent) => {
+          // A response that ended without finishing its claim (its final write failed, or the stream broke) releases the conversation, adding nothing.
+          if (claim) void claim.abandon();
+          lifecycle.streamEnded(final, failure, spent);
+        },
       },
     });
     return new StartedRun(events, route, declared.omitted, queued, (reason) => {
