@@ -80,6 +80,9 @@ interface ChainCommands {
   loopgateDelete(key: string, itemPrefix: string): Promise<number>;
 }
 
+/** How long the store may go unasked before a readiness check asks it (in the background) whether it still answers. */
+const QUIET_PROBE_MS = 1_000;
+
 /**
  * Responses in Redis (a single server or a Redis Cluster), shared by every
  * replica. Keys (redis-keys.ts): `RedisKeys.response` is a hash (`data`: the
@@ -110,6 +113,8 @@ export class RedisResponseStore implements ResponseStore {
    */
   #commandsFailing: ConnectionFailureReason | null = null;
   #probing = false;
+  /** When a command last got its answer (`performance.now()`). */
+  #answeredAt = 0;
 
   constructor(options: RedisStoreOptions) {
     this.#options = options;
@@ -212,7 +217,12 @@ export class RedisResponseStore implements ResponseStore {
 
   health(): StoreHealth {
     if (!this.isReady()) return { state: 'unavailable', reason: this.#lastFailure ?? 'connecting' };
-    if (this.#commandsFailing === null) return { state: 'ready' };
+    if (this.#commandsFailing === null) {
+      // Nothing answered lately (no traffic): asked in the background, so a store that stopped answering shows here
+      // within a probe or two, not only once a client's request has failed on it.
+      if (performance.now() - this.#answeredAt > QUIET_PROBE_MS) this.#probe();
+      return { state: 'ready' };
+    }
     // Asked again in the background, so a replica taken out of traffic for it comes back without a request to find out.
     this.#probe();
     return { state: 'unavailable', reason: this.#commandsFailing };
@@ -272,6 +282,7 @@ export class RedisResponseStore implements ResponseStore {
       await this.#whenReady();
       const answer = await command();
       this.#commandsFailing = null;
+      this.#answeredAt = performance.now();
       return answer;
     } catch (error) {
       this.#commandsFailing = connectionFailureReason(error instanceof Error ? error : new Error(String(error)));

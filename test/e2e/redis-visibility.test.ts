@@ -79,6 +79,26 @@ describe('Redis problems are visible', () => {
     await waitFor(async () => (await readyz()).status === 200, 5_000, 100);
   });
 
+  it('a server that stops answering while no request comes: /readyz finds out by itself, and ready again once it answers', async () => {
+    const server = await startRedisServer(await freePort());
+    running.push({ close: server.stop });
+    const { gateway } = await startWith(server.url);
+    const readyz = async () => {
+      const response = await fetch(`${gateway.origin}/readyz`);
+      return { status: response.status, body: (await response.json()) as any };
+    };
+    await waitFor(async () => (await readyz()).status === 200);
+    process.kill(server.process.pid!, 'SIGSTOP');
+    try {
+      // No request fails on it first: the readiness checks themselves ask it (a probe times out after 500 ms here).
+      await waitFor(async () => (await readyz()).status === 503, 5_000, 200);
+      expect((await readyz()).body).toMatchObject({ reason: 'response store unavailable', dependencies: { store: { state: 'unavailable', reason: 'timeout' } } });
+    } finally {
+      process.kill(server.process.pid!, 'SIGCONT');
+    }
+    await waitFor(async () => (await readyz()).status === 200, 5_000, 100);
+  });
+
   it('dropped and back: a lost line, a few lines while down, a back line; requests work again', async () => {
     const port = await freePort();
     let server = await startRedisServer(port);
