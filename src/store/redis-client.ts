@@ -40,10 +40,16 @@ export function connectRedis(options: RedisConnectionOptions): RedisClient {
     }),
     {
       enableOfflineQueue: false,
-      enableAutoPipelining: true,
+      // Not on a Cluster: ioredis follows a redirect (MOVED, ASK, TRYAGAIN while a slot migrates) for a command sent alone, but fails
+      // a batch in which one command was redirected and another, writing, was not: under load, every write of a node's batch
+      // failed while one tenant's slot moved, or after it moved until the slot map was read again.
+      enableAutoPipelining: false,
       clusterRetryStrategy: (attempt: number) => Math.min(50 * 2 ** attempt, 1_000),
-      // Slots move while a cluster reshards: follow MOVED/ASK a few times before failing the command.
-      maxRedirections: 8,
+      // Slots move while a cluster reshards: follow MOVED/ASK, and wait out TRYAGAIN (100 ms apart), this many times before failing.
+      maxRedirections: 16,
+      // Read the slot map again now and then (ioredis does not unless told): after a restart or a failover a stale map can name a
+      // node that is a replica now, which refuses writes (READONLY) instead of redirecting them.
+      slotsRefreshInterval: 5_000,
       redisOptions: {
         ...connection,
         ...(seed.username && { username: decodeURIComponent(seed.username) }),
@@ -87,8 +93,25 @@ export function whenReady(client: RedisClient, timeoutMs: number): Promise<void>
 export async function runCommand<T>(client: RedisClient, timeoutMs: number, command: () => Promise<T>): Promise<T> {
   try {
     await whenReady(client, timeoutMs);
-    return await command();
+    return await sendCommand(client, command);
   } catch (error) {
     throw storeUnavailable(error);
+  }
+}
+
+/**
+ * Sends a command; on a Cluster, one a replica refused (`READONLY`: the
+ * client's slot map named a node that has since become a replica, after a
+ * failover or a restart of the cluster) is sent again once the map has been
+ * read afresh. A refused write changed nothing (Redis stops a script at its
+ * first write on a replica), so sending it again is safe.
+ */
+export async function sendCommand<T>(client: RedisClient, command: () => Promise<T>): Promise<T> {
+  try {
+    return await command();
+  } catch (error) {
+    if (!(client instanceof Cluster) || !(error instanceof Error) || !error.message.startsWith('READONLY')) throw error;
+    await new Promise<void>((resolve) => client.refreshSlotsCache(() => resolve()));
+    return command();
   }
 }

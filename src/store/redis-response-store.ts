@@ -1,5 +1,5 @@
 import { Cluster } from 'ioredis';
-import { connectRedis, type RedisClient } from './redis-client.ts';
+import { connectRedis, sendCommand, type RedisClient } from './redis-client.ts';
 import { RedisKeys } from './redis-keys.ts';
 import type { ConversationTurn, ResponseStore, StoreHealth, StoredItem, StoredResponse } from './response-store.ts';
 import { MAX_CHAIN_DEPTH, storeUnavailable } from './response-store.ts';
@@ -280,7 +280,7 @@ export class RedisResponseStore implements ResponseStore {
   async #run<T>(command: () => Promise<T>): Promise<T> {
     try {
       await this.#whenReady();
-      const answer = await command();
+      const answer = await sendCommand(this.redis, command);
       this.#commandsFailing = null;
       this.#answeredAt = performance.now();
       return answer;
