@@ -3,6 +3,7 @@ import type { Dispatcher } from 'undici';
 import type { GatewayError } from '../errors/gateway-error.ts';
 import { traceHeaders, type TraceContext } from '../util/trace-context.ts';
 import { errorFromTransport, reportMisconfiguration, retryHeadersOf, transportCode, type ProviderLogger, type RetryHeaders } from './upstream-errors.ts';
+import { ANSWER_TOO_LARGE } from './upstream-answer-limits.ts';
 import { WholeAnswerFailure, WholeBodyHandler, type WholeAnswer } from './whole-body-handler.ts';
 
 /** How a provider reaches its upstream over HTTP; the same keys for every HTTP provider. */
@@ -88,8 +89,9 @@ export class HttpUpstream {
       if (started === null) throw this.#transportFailure(cause, signal);
       // An error answer whose body broke off is still that error, told without its body.
       if (started.statusCode >= 400) throw this.#statusError(started.statusCode, '', started.headers);
-      // A body that fell silent ran out the idle bound: a timeout, as silence inside a stream is.
-      if (transportCode(cause) === 'UND_ERR_BODY_TIMEOUT') throw this.#transportFailure(cause, signal);
+      // A body that fell silent ran out the idle bound: a timeout, as silence inside a stream is; one that would not end, its size bound.
+      const code = transportCode(cause);
+      if (code === 'UND_ERR_BODY_TIMEOUT' || code === ANSWER_TOO_LARGE) throw this.#transportFailure(cause, signal);
       throw invalid(cause);
     }
     if (answer.statusCode >= 400) throw this.#statusError(answer.statusCode, answer.text, answer.headers);

@@ -1,4 +1,5 @@
 import { Readable } from 'node:stream';
+import { MAX_UPSTREAM_EVENT_CHARS, UpstreamAnswerTooLarge } from './upstream-answer-limits.ts';
 
 /**
  * Server-sent events from an upstream, in layers: bytes → lines → frames.
@@ -21,37 +22,53 @@ export async function* readSseFrames(body: AsyncIterable<Uint8Array | string>): 
  * tokens mostly arrive several to a read, and each step through an async
  * generator costs a few promises: the stream readers take a read's frames in
  * one step. Never yields an empty batch.
+ *
+ * An event (its unfinished line, or its data lines together) longer than
+ * `maxEventChars` throws `UpstreamAnswerTooLarge`: a line that never ends
+ * would otherwise grow without bound. A read with no line end in it is kept
+ * aside as it came, not joined to the line so far (copying that line again at
+ * every read made a long one cost its length squared).
  */
-export async function* readSseFrameBatches(body: AsyncIterable<Uint8Array | string>): AsyncGenerator<SseFrame[]> {
+export async function* readSseFrameBatches(body: AsyncIterable<Uint8Array | string>, maxEventChars = MAX_UPSTREAM_EVENT_CHARS): AsyncGenerator<SseFrame[]> {
   const stream = body instanceof Readable ? body : null;
   const chunks = stream ? stream.iterator({ destroyOnReturn: false }) : body;
   let readToEnd = false;
   try {
     const decoder = new TextDecoder();
-    let buffer = '';
+    /** The unfinished line so far, in the pieces it came in; it ends in a CR when `pendingCarriageReturn` (maybe half of a CRLF). */
+    let pending: string[] = [];
+    let pendingChars = 0;
+    let pendingCarriageReturn = false;
+    let carriageReturns = false;
     let event: string | null = null;
     let data: string[] = [];
+    let dataChars = 0;
     let batch: SseFrame[] = [];
+    const tooLarge = () => new UpstreamAnswerTooLarge('an event', maxEventChars, 'characters');
 
     for await (const chunk of chunks) {
-      buffer += typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true });
+      const text = typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true });
+      carriageReturns ||= text.includes('\r');
+      if (!pendingCarriageReturn && (carriageReturns ? findLineEnd(text, 0) : text.indexOf('\n')) < 0) {
+        pending.push(text);
+        pendingChars += text.length;
+        if (pendingChars > maxEventChars) throw tooLarge();
+        continue;
+      }
+      const buffer = pending.length === 0 ? text : pending.length === 1 ? pending[0] + text : pending.join('') + text;
       let start = 0;
-      const hasCarriageReturn = buffer.includes('\r');
       for (;;) {
-        const lineEnd = hasCarriageReturn ? findLineEnd(buffer, start) : buffer.indexOf('\n', start);
+        const lineEnd = carriageReturns ? findLineEnd(buffer, start) : buffer.indexOf('\n', start);
         if (lineEnd < 0) break;
-        const line = buffer.slice(start, lineEnd);
         // A CR at the very end might be the first half of a CRLF split across chunks.
-        if (buffer.charCodeAt(lineEnd) === 13) {
-          if (lineEnd + 1 >= buffer.length) break;
-          start = buffer.charCodeAt(lineEnd + 1) === 10 ? lineEnd + 2 : lineEnd + 1;
-        } else {
-          start = lineEnd + 1;
-        }
+        if (buffer.charCodeAt(lineEnd) === 13 && lineEnd + 1 >= buffer.length) break;
+        const line = buffer.slice(start, lineEnd);
+        start = buffer.charCodeAt(lineEnd) === 13 && buffer.charCodeAt(lineEnd + 1) === 10 ? lineEnd + 2 : lineEnd + 1;
         if (line === '') {
           if (data.length > 0) batch.push({ event, data: data.join('\n') });
           event = null;
           data = [];
+          dataChars = 0;
           continue;
         }
         if (line.charCodeAt(0) === 58) continue; // ':' comment
@@ -59,17 +76,24 @@ export async function* readSseFrameBatches(body: AsyncIterable<Uint8Array | stri
         const field = colon < 0 ? line : line.slice(0, colon);
         let value = colon < 0 ? '' : line.slice(colon + 1);
         if (value.charCodeAt(0) === 32) value = value.slice(1);
-        if (field === 'data') data.push(value);
-        else if (field === 'event') event = value;
+        if (field === 'data') {
+          data.push(value);
+          dataChars += value.length;
+          if (dataChars > maxEventChars) throw tooLarge();
+        } else if (field === 'event') event = value;
       }
-      buffer = buffer.slice(start);
+      const rest = start === buffer.length ? '' : buffer.slice(start);
+      pending = rest === '' ? [] : [rest];
+      pendingChars = rest.length;
+      pendingCarriageReturn = rest.charCodeAt(rest.length - 1) === 13;
+      if (pendingChars > maxEventChars) throw tooLarge();
       if (batch.length > 0) {
         yield batch;
         batch = [];
       }
     }
     readToEnd = true;
-    buffer += decoder.decode();
+    const buffer = pending.join('') + decoder.decode();
     if (buffer.length > 0) {
       for (const line of buffer.split(/\r\n|\r|\n/)) {
         if (line.startsWith('data:')) data.push(line.slice(line.charCodeAt(5) === 32 ? 6 : 5));

@@ -1,3 +1,4 @@
+import { ANSWER_TOO_LARGE } from './upstream-answer-limits.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
 import { contextLengthError } from './context-length-errors.ts';
 
@@ -133,6 +134,15 @@ export function errorFromTransport(provider: string, error: unknown): GatewayErr
   const code = transportCode(error);
   if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'ETIMEDOUT') {
     return upstreamTimedOut(provider, `The upstream '${provider}' did not answer in time.`, error);
+  }
+  if (code === ANSWER_TOO_LARGE) {
+    return new GatewayError({
+      status: 502,
+      type: 'upstream_error',
+      code: 'upstream_invalid_response',
+      message: `The upstream '${provider}' sent ${(error as Error).message}; the gateway read no more of it.`,
+      cause: error,
+    });
   }
   if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EHOSTUNREACH' || code === 'ENETUNREACH') {
     return new GatewayError({

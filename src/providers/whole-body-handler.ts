@@ -1,5 +1,6 @@
 import type { Dispatcher } from 'undici';
 import { errors } from 'undici';
+import { MAX_UPSTREAM_BODY_BYTES, UpstreamAnswerTooLarge } from './upstream-answer-limits.ts';
 
 /** An upstream answer read whole: its status, headers and body text. */
 export interface WholeAnswer {
@@ -63,9 +64,13 @@ export class WholeBodyHandler implements Dispatcher.DispatchHandler {
     this.#headers = headers;
   }
 
-  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
     this.#chunks.push(chunk);
     this.#length += chunk.length;
+    if (this.#length > MAX_UPSTREAM_BODY_BYTES) {
+      this.#chunks = [];
+      controller.abort(new UpstreamAnswerTooLarge('an answer', MAX_UPSTREAM_BODY_BYTES, 'bytes'));
+    }
   }
 
   onResponseEnd(): void {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { readSseFrames } from '../../src/providers/sse-frames.ts';
+import { readSseFrameBatches, readSseFrames } from '../../src/providers/sse-frames.ts';
+import { UpstreamAnswerTooLarge } from '../../src/providers/upstream-answer-limits.ts';
 import { bytesInPieces } from '../support/turn-helpers.ts';
 
 async function framesOf(text: string, size: number) {
@@ -32,5 +33,25 @@ describe('readSseFrames', () => {
       { event: null, data: 'one' },
       { event: null, data: 'two' },
     ]);
+  });
+
+  it('an event longer than its bound, as a line that never ends or as data lines together, throws; events within it pass, whatever the reads', async () => {
+    const endless = async function* (piece: string) {
+      yield 'data: {"ok":1}\n\n';
+      for (;;) yield piece;
+    };
+    const read = async (body: AsyncIterable<string>) => {
+      const frames = [];
+      for await (const batch of readSseFrameBatches(body, 1_000)) frames.push(...batch);
+      return frames;
+    };
+    await expect(read(endless('x'.repeat(100)))).rejects.toBeInstanceOf(UpstreamAnswerTooLarge);
+    await expect(read(endless('data: ' + 'y'.repeat(50) + '\n'))).rejects.toThrow(/an event larger than/);
+    const within = 'data: ' + 'z'.repeat(900) + '\n\n';
+    for (const size of [1, 7, 1000]) expect(await (async () => {
+      const frames = [];
+      for await (const batch of readSseFrameBatches(bytesInPieces(within.repeat(3), size), 1_000)) frames.push(...batch);
+      return frames;
+    })()).toEqual(Array.from({ length: 3 }, () => ({ event: null, data: 'z'.repeat(900) })));
   });
 });
