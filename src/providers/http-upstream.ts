@@ -2,7 +2,7 @@ import { Pool } from 'undici';
 import type { Dispatcher } from 'undici';
 import type { GatewayError } from '../errors/gateway-error.ts';
 import { traceHeaders, type TraceContext } from '../util/trace-context.ts';
-import { errorFromTransport, reportMisconfiguration, retryHeadersOf, transportCode, type ProviderLogger, type RetryHeaders } from './upstream-errors.ts';
+import { errorFromTransport, redirectRefused, reportMisconfiguration, retryHeadersOf, transportCode, type ProviderLogger, type RetryHeaders } from './upstream-errors.ts';
 import { ANSWER_TOO_LARGE } from './upstream-answer-limits.ts';
 import { WholeAnswerFailure, WholeBodyHandler, type WholeAnswer } from './whole-body-handler.ts';
 
@@ -36,7 +36,7 @@ export interface HttpUpstreamOptions extends UpstreamConnectionOptions {
 /**
  * One upstream reached through an undici pool: measured, the pool carries
  * several times the requests per second of the global `fetch`. Requests come
- * back only when the upstream answered below 400; transport failures and error
+ * back only when the upstream answered below 300 (a redirect is the base URL's mistake); transport failures and error
  * statuses are thrown as `GatewayError`s, unless the caller aborted.
  */
 export class HttpUpstream {
@@ -67,7 +67,7 @@ export class HttpUpstream {
     } catch (error) {
       throw this.#transportFailure(error, signal);
     }
-    if (response.statusCode >= 400) throw this.#statusError(response.statusCode, await response.body.text().catch(() => ''), response.headers);
+    if (response.statusCode >= 300) throw this.#statusError(response.statusCode, await response.body.text().catch(() => ''), response.headers);
     return response;
   }
 
@@ -88,13 +88,13 @@ export class HttpUpstream {
       const { started } = failure;
       if (started === null) throw this.#transportFailure(cause, signal);
       // An error answer whose body broke off is still that error, told without its body.
-      if (started.statusCode >= 400) throw this.#statusError(started.statusCode, '', started.headers);
+      if (started.statusCode >= 300) throw this.#statusError(started.statusCode, '', started.headers);
       // A body that fell silent ran out the idle bound: a timeout, as silence inside a stream is; one that would not end, its size bound.
       const code = transportCode(cause);
       if (code === 'UND_ERR_BODY_TIMEOUT' || code === ANSWER_TOO_LARGE) throw this.#transportFailure(cause, signal);
       throw invalid(cause);
     }
-    if (answer.statusCode >= 400) throw this.#statusError(answer.statusCode, answer.text, answer.headers);
+    if (answer.statusCode >= 300) throw this.#statusError(answer.statusCode, answer.text, answer.headers);
     try {
       return JSON.parse(answer.text);
     } catch (error) {
@@ -114,7 +114,8 @@ export class HttpUpstream {
   /** An error answer as the wire's own error, logged when it says the gateway's configuration is wrong. */
   #statusError(statusCode: number, text: string, headers: Dispatcher.ResponseData['headers']): GatewayError {
     const { name, log, baseUrl } = this.#options;
-    const error = this.#options.errorFromStatus(name, statusCode, text, retryHeadersOf((header) => headers[header]));
+    const location = headers.location;
+    const error = statusCode < 400 ? redirectRefused(name, statusCode, typeof location === 'string' ? location : null) : this.#options.errorFromStatus(name, statusCode, text, retryHeadersOf((header) => headers[header]));
     reportMisconfiguration(log, error, name, baseUrl);
     return error;
   }

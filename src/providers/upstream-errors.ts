@@ -83,6 +83,22 @@ export function misconfigurationError(provider: string, status: number, code: st
 }
 
 /**
+ * An upstream that redirects the gateway's request (a base URL on `http://`
+ * where the server wants `https://`, or missing a path prefix): the gateway
+ * follows no redirect (a `POST` redirected with 301/302 becomes a `GET`
+ * elsewhere), so the operator is told where it points.
+ */
+export function redirectRefused(provider: string, status: number, location: string | null): GatewayError {
+  return new GatewayError({
+    status: 502,
+    type: 'upstream_error',
+    code: 'upstream_redirected',
+    message: `The upstream '${provider}' redirected the gateway's request (${status}${location ? ` to ${location}` : ''}): the base URL configured for this provider should be the address it redirects to.`,
+    headers: { ...NOT_RETRIED },
+  });
+}
+
+/**
  * A 5xx the SDKs would retry, though nothing changes until the operator
  * fixes the configuration: each retry would only cost another upstream call
  * and the client its backoff. (`x-should-retry` is what the OpenAI and
@@ -226,7 +242,7 @@ export interface ProviderLogger {
  * client only sees a 502. Never the key; the base URL without credentials.
  */
 export function reportMisconfiguration(log: ProviderLogger | undefined, error: GatewayError, provider: string, baseUrl: string): void {
-  if (!log || (error.code !== 'upstream_auth_failed' && error.code !== 'upstream_not_found')) return;
+  if (!log || (error.code !== 'upstream_auth_failed' && error.code !== 'upstream_not_found' && error.code !== 'upstream_redirected')) return;
   const url = new URL(baseUrl);
   url.username = '';
   url.password = '';

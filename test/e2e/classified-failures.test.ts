@@ -106,6 +106,22 @@ describe.each(flavors)('the gateway\'s own misconfiguration is a 502 that names 
     expect(errorLines().slice(before)).toEqual([expect.objectContaining({ base_url: baseUrl, code: 'upstream_not_found' })]);
   });
 
+  // The Anthropic SDK follows redirects itself (fetch); the gateway's own HTTP upstreams follow none and say where they point.
+  it.each(flavor.name === 'anthropic' ? [] : [301, 307])('upstream redirect %i (a base URL on http:// where https:// is served): 502 upstream_redirected naming where it points, logged, streamed or not', async (status) => {
+    upstream.setScript(() => ({ kind: 'json', status, body: '', headers: { location: 'https://api.example.com/v1/chat/completions' } }));
+    for (const stream of [false, true]) {
+      const before = errorLines().length;
+      const answer = await post({ input: 'x', stream });
+      expect(answer.status).toBe(502);
+      const { error } = JSON.parse(answer.text);
+      assertErrorEnvelope({ error });
+      expect(error).toMatchObject({ type: 'upstream_error', code: 'upstream_redirected' });
+      expect(error.message).toContain(`${status} to https://api.example.com/v1/chat/completions`);
+      expect(answer.headers.get('x-should-retry')).toBe('false');
+      expect(errorLines().slice(before)).toEqual([expect.objectContaining({ base_url: baseUrl, code: 'upstream_redirected' })]);
+    }
+  });
+
   it('upstream 404 about the model: the client\'s 404 model_not_found, not logged as the gateway\'s fault', async () => {
     upstream.setScript(() => refusals[flavor.name].noSuchModel);
     const before = errorLines().length;
