@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { UPSTREAM_HOSTED_TOOL_TYPES } from '../protocol/hosted-tools.ts';
-import { httpUrl } from './url-schemas.ts';
+import { providerBaseUrl } from './url-schemas.ts';
 import { timerMs } from './timer-ms.ts';
 
 /** The `providers.<name>` entries of the configuration: one schema per upstream API, and the parts they share. */
@@ -47,7 +47,7 @@ const openAIEndpointConfig = {
 
 const OpenAIChatProviderConfig = z.object({
   type: z.literal('openai-chat'),
-  baseUrl: httpUrl,
+  baseUrl: providerBaseUrl,
   apiKey: z.string().nullable().default(null),
   maxTokensField: z.enum(['max_completion_tokens', 'max_tokens']).default('max_completion_tokens'),
   ...outboundLimits,
@@ -59,7 +59,7 @@ const OpenAIChatProviderConfig = z.object({
 /** OpenAI's Responses API, called statelessly: the gateway's store keeps conversations. */
 const OpenAIResponsesProviderConfig = z.object({
   type: z.literal('openai-responses'),
-  baseUrl: httpUrl.default('https://api.openai.com/v1'),
+  baseUrl: providerBaseUrl.default('https://api.openai.com/v1'),
   apiKey: z.string().nullable().default(null),
   /** Let the upstream keep its answers too (`store: true`); off, reasoning comes back as `encrypted_content` instead. */
   upstreamStore: z.boolean().default(false),
@@ -84,7 +84,7 @@ const OpenAIResponsesProviderConfig = z.object({
 
 const AnthropicProviderConfig = z.object({
   type: z.literal('anthropic'),
-  baseUrl: httpUrl.default('https://api.anthropic.com'),
+  baseUrl: providerBaseUrl.default('https://api.anthropic.com'),
   apiKey: z.string().nullable().default(null),
   defaultMaxTokens: z.int().positive().default(8_192),
   /** `auto`: mark where Anthropic may cache the prompt (system or tools, and the conversation's end), as OpenAI caches by itself; `off`: send no marks. */
@@ -98,7 +98,7 @@ const AnthropicProviderConfig = z.object({
 const GeminiProviderConfig = z.object({
   type: z.literal('gemini'),
   /** The Gemini API's origin, or a Vertex-compatible endpoint serving the same paths. */
-  baseUrl: httpUrl.default('https://generativelanguage.googleapis.com'),
+  baseUrl: providerBaseUrl.default('https://generativelanguage.googleapis.com'),
   apiKey: z.string().nullable().default(null),
   apiVersion: z.string().regex(/^[a-z0-9]+$/, 'an API version like v1beta').default('v1beta'),
   ...outboundLimits,

@@ -19,6 +19,20 @@ export const mcpServerUrl = httpUrl.refine((url) => {
   return parsed === null || (parsed.username === '' && parsed.password === '');
 }, 'credentials in the URL are never sent (fetch refuses such URLs): give them in headers instead, e.g. "headers": {"Authorization": "Basic <base64 of user:password>"}');
 
+/**
+ * A provider's base URL: only its scheme, host, port and path are used, so
+ * anything else in it is refused rather than dropped in silence (a copied
+ * `?api-version=…` never reached Azure; `user:password@` never reached anyone).
+ */
+export const providerBaseUrl = httpUrl.superRefine((url, context) => {
+  // A URL that does not parse, or not as http(s), is httpUrl's to report.
+  const parsed = URL.parse(url);
+  if (parsed === null || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) return;
+  if (parsed.username !== '' || parsed.password !== '') context.addIssue({ code: 'custom', message: 'credentials in a base URL are never sent: give the key as the provider\'s apiKey' });
+  if (parsed.search !== '') context.addIssue({ code: 'custom', message: "a query in a base URL is never sent: give its parameters as the provider's queryParams (api-version as apiVersion) and leave the query out of the URL" });
+  if (parsed.hash !== '') context.addIssue({ code: 'custom', message: 'a base URL has no fragment: leave it out' });
+});
+
 /** An absolute redis:// or rediss:// URL. */
 export const redisUrl = z.url({ protocol: /^rediss?$/ }).describe('an absolute redis:// or rediss:// URL such as redis://localhost:6379');
 

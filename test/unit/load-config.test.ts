@@ -204,6 +204,15 @@ describe('start-up validation', () => {
     );
   });
 
+  it('refuses what a base URL would carry in vain: a query, credentials, a fragment, naming where each belongs', () => {
+    expect(problemsOf(resolveConfig({ OPENAI_BASE_URL: 'https://my.openai.azure.com/openai/v1?api-version=2024-10-21' }))).toEqual([
+      'OPENAI_BASE_URL is invalid (a query in a base URL is never sent: give its parameters as the provider\'s queryParams (api-version as apiVersion) and leave the query out of the URL), got "https://my.openai.azure.com/openai/v1?api-version=2024-10-21"',
+    ]);
+    expect(problemsOf(resolveConfig({ OPENAI_BASE_URL: 'http://user:s3cret@127.0.0.1:8000/v1' })).join('\n')).toMatch(/credentials in a base URL are never sent: give the key as the provider's apiKey/);
+    const file = configFile(JSON.stringify({ providers: { claude: { type: 'anthropic', baseUrl: 'https://proxy.example/anthropic#x' } } }));
+    expect(problemsOf(resolveConfig({ LOOPGATE_CONFIG: file })).join('\n')).toMatch(/providers\.claude\.baseUrl.*a base URL has no fragment/);
+  });
+
   it('names the file with line and column for a syntax error', () => {
     const file = configFile('{\n  "server": {\n    "port": 8080\n    "host": "127.0.0.1"\n  }\n}\n');
     expect(problemsOf(resolveConfig({ LOOPGATE_CONFIG: file }))).toEqual([`${file}:4:5: syntax error: comma expected`]);
