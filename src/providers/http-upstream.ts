@@ -6,6 +6,15 @@ import { errorFromTransport, redirectRefused, reportMisconfiguration, retryHeade
 import { ANSWER_TOO_LARGE } from './upstream-answer-limits.ts';
 import { WholeAnswerFailure, WholeBodyHandler, type WholeAnswer } from './whole-body-handler.ts';
 
+/**
+ * How long a pooled upstream connection may sit idle before the gateway
+ * closes it: undici's own default, under the 5 s after which Node, uvicorn
+ * (vLLM) and llama.cpp close one without saying so in a `Keep-Alive` header.
+ * Kept longer, a request sent as the server closed its connection met a reset
+ * and became a 502; an upstream that names its own timeout is kept to that.
+ */
+export const IDLE_CONNECTION_MS = 4_000;
+
 /** How a provider reaches its upstream over HTTP; the same keys for every HTTP provider. */
 export interface UpstreamConnectionOptions {
   name: string;
@@ -56,7 +65,7 @@ export class HttpUpstream {
       connectTimeout: options.connectTimeoutMs,
       headersTimeout: options.firstByteTimeoutMs,
       bodyTimeout: options.idleTimeoutMs,
-      keepAliveTimeout: 30_000,
+      keepAliveTimeout: IDLE_CONNECTION_MS,
     });
   }
 

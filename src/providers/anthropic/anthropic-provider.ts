@@ -1,6 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { traceHeaders, type TraceContext } from '../../util/trace-context.ts';
+import { IDLE_CONNECTION_MS } from '../http-upstream.ts';
 import type { ModelInfo, Provider, TurnEvent, TurnRequest, TurnStream } from '../provider.ts';
 import { reportMisconfiguration, upstreamTimedOut, type ProviderLogger } from '../upstream-errors.ts';
 import { errorFromAnthropic, errorFromAnthropicType } from './anthropic-errors.ts';
@@ -58,7 +59,7 @@ export class AnthropicProvider implements Provider {
     this.#options = options;
     this.#agent = new Agent({
       connections: options.connections,
-      keepAliveTimeout: 30_000,
+      keepAliveTimeout: IDLE_CONNECTION_MS,
       connect: { timeout: options.connectTimeoutMs ?? 10_000 },
       headersTimeout: options.firstByteTimeoutMs ?? 300_000,
       bodyTimeout: options.idleTimeoutMs ?? 300_000,
