@@ -77,6 +77,7 @@ export const ENVIRONMENT_VARIABLES: readonly EnvironmentVariable[] = [
   { name: 'BODY_LIMIT_BYTES', path: ['server', 'bodyLimitBytes'], parse: 'integer', help: 'largest request body in bytes (larger: 413)' },
   { name: 'REQUEST_TIMEOUT_MS', path: ['server', 'requestTimeoutMs'], parse: 'integer', help: 'longest a request may take to arrive, headers and body, in milliseconds (slower: 408; 0: no bound)' },
   { name: 'SSE_KEEPALIVE_MS', path: ['server', 'keepAliveIntervalMs'], parse: 'integer', help: 'keep-alive comment interval on idle streams, in milliseconds' },
+  { name: 'CLIENT_STALL_TIMEOUT_MS', path: ['server', 'clientStallTimeoutMs'], parse: 'integer', help: 'how long a streaming client may take nothing (connected but not reading) before it is cut, in milliseconds (0: no bound)' },
   { name: 'SHUTDOWN_GRACE_MS', path: ['server', 'shutdownGraceMs'], parse: 'integer', help: 'on SIGTERM/SIGINT, how long responses in flight may finish, in milliseconds' },
   { name: 'METRICS_ENABLED', path: ['metrics', 'enabled'], parse: 'boolean', help: 'serve Prometheus metrics (default true)' },
   { name: 'METRICS_PORT', path: ['metrics', 'port'], parse: 'integer', help: 'serve /metrics on this port instead of the main one (meant for an internal network)' },

@@ -45,6 +45,8 @@ export const GatewayConfig = z.object({
        */
       requestTimeoutMs: timerMs.min(0).default(300_000),
       keepAliveIntervalMs: timerMs.positive().default(15_000),
+      /** How long a streaming client may take nothing (its socket full, not reading) before it is cut (0: no bound). */
+      clientStallTimeoutMs: timerMs.min(0).default(60_000),
       corsOrigins: z.array(browserOrigin).default(['*']),
       shutdownGraceMs: timerMs.min(0).default(30_000),
       /** How long an `Idempotency-Key` on POST /v1/responses keeps its response, per tenant. */

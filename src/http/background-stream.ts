@@ -3,12 +3,12 @@ import { GatewayError, invalidRequest } from '../errors/gateway-error.ts';
 import { isFinished } from '../engine/background-runner.ts';
 import { eventsExpired, type ResponseEventLog } from '../store/response-event-log.ts';
 import type { ResponseStore, StoredResponse } from '../store/response-store.ts';
-import { SseWriter, type StreamWatcher } from './sse-writer.ts';
+import { SseWriter, type StreamPacing, type StreamWatcher } from './sse-writer.ts';
 
 export interface BackgroundStreamSource {
   events: ResponseEventLog;
   store: ResponseStore;
-  keepAliveIntervalMs: number;
+  pacing: StreamPacing;
   /** Told of every stream opened and closed (metrics). */
   streams?: StreamWatcher | null;
   /**
@@ -35,7 +35,7 @@ export async function streamBackgroundEvents(request: FastifyRequest, reply: Fas
   const onShutdown = () => controller.abort();
   leaving?.addEventListener('abort', onShutdown, { once: true });
   reply.hijack();
-  const writer = new SseWriter(reply.raw, reply.getHeaders() as Record<string, string>, source.keepAliveIntervalMs, source.streams);
+  const writer = new SseWriter(reply.raw, reply.getHeaders() as Record<string, string>, source.pacing, source.streams);
   const stillRunning = async () => {
     const record = await store.get(tenant, id);
     return record !== null && !isFinished(record.response);

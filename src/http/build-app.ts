@@ -253,10 +253,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   registerModelsRoute(app, router, config.defaultModel);
   // With a shared store, a reader of a background response is sent on at once when this replica shuts down: any other replica serves its stream.
   const sharedStore = Boolean(config.store.redisUrl) || config.store.clusterNodes.length > 0;
-  const backgroundSource = { events: backgroundStores.events, store, keepAliveIntervalMs: config.server.keepAliveIntervalMs, streams: metrics, ...(sharedStore && { shutdown: shuttingDown.signal }) };
+  const pacing = { keepAliveMs: config.server.keepAliveIntervalMs, stallMs: config.server.clientStallTimeoutMs };
+  const backgroundSource = { events: backgroundStores.events, store, pacing, streams: metrics, ...(sharedStore && { shutdown: shuttingDown.signal }) };
   registerResponsesRoute(app, {
     engine,
-    keepAliveIntervalMs: config.server.keepAliveIntervalMs,
+    pacing,
     background: backgroundSource,
     idempotency: { keys: backgroundStores.idempotency, responses: store, ttlSeconds: config.server.idempotencyTtlSeconds },
     streams: metrics,

@@ -7,7 +7,7 @@ import { replayStoredResponse } from '../engine/replay-stored-response.ts';
 import type { IdempotencyStore } from '../store/idempotency-store.ts';
 import type { ResponseStore } from '../store/response-store.ts';
 import { streamBackgroundEvents, type BackgroundStreamSource } from './background-stream.ts';
-import { SseWriter } from './sse-writer.ts';
+import { SseWriter, type StreamPacing } from './sse-writer.ts';
 
 export interface IdempotencyOptions {
   keys: IdempotencyStore;
@@ -83,14 +83,14 @@ export async function takeIdempotencyKey(request: FastifyRequest, reply: Fastify
   // A background response's kept events, while they are kept; once a finished one's have expired (their TTL is shorter than the key's), its stored items, whole.
   const eventsGone = record.response.background && isFinished(record.response) && (await background.events.lastSequence(tenant, record.response.id)) < 0;
   if (record.response.background && !eventsGone) await streamBackgroundEvents(request, reply, background, record.response.id, -1);
-  else await replayStored(reply, record.response, background.keepAliveIntervalMs);
+  else await replayStored(reply, record.response, background.pacing);
   return null;
 }
 
 /** A finished, non-background response as a stream (its deltas were not kept: each part comes as one). */
-async function replayStored(reply: FastifyReply, response: ResponseResource, keepAliveMs: number): Promise<void> {
+async function replayStored(reply: FastifyReply, response: ResponseResource, pacing: StreamPacing): Promise<void> {
   reply.hijack();
-  const writer = new SseWriter(reply.raw, reply.getHeaders() as Record<string, string>, keepAliveMs);
+  const writer = new SseWriter(reply.raw, reply.getHeaders() as Record<string, string>, pacing);
   for (const event of replayStoredResponse(response)) {
     const written = writer.event(event.type, JSON.stringify(event));
     if (written !== true && !(await written)) break;

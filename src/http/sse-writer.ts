@@ -6,6 +6,12 @@ export interface StreamWatcher {
   streamClosed(): void;
 }
 
+/** How a stream is paced: a comment line on it after `keepAliveMs` of silence; a client that takes nothing for `stallMs` (0: no bound) is cut. */
+export interface StreamPacing {
+  keepAliveMs: number;
+  stallMs: number;
+}
+
 /** Events that open the response or a piece of its output but carry none of what the model said: they wait for the first frame that does, and leave with it. */
 const BEFORE_OUTPUT = new Set(['response.queued', 'response.created', 'response.in_progress', 'response.output_item.added', 'response.content_part.added', 'response.reasoning_summary_part.added']);
 
@@ -21,13 +27,18 @@ const BEFORE_OUTPUT = new Set(['response.queued', 'response.created', 'response.
  * for all the rest. A write once the socket is full waits for `drain`
  * — or for the connection to close, so a vanished client can never leave a
  * stream hanging. Silent streams get a comment line every `keepAliveMs` so
- * proxies keep them.
+ * proxies keep them. A client whose socket takes nothing for `stallMs`
+ * (connected, but not reading) is cut: it held its response, and the
+ * upstream connection the stream is read from, until the response's deadline,
+ * and enough of them took every connection to that upstream from everyone else.
  */
 export class SseWriter {
   readonly #raw: ServerResponse;
   readonly #keepAlive: NodeJS.Timeout;
   #closed = false;
   #waitingForDrain = false;
+  /** When the current wait for `drain` began. */
+  #waitingSince = 0;
   /** The socket refused the last chunk (its write returned false) and has not drained since: further frames wait. */
   #full = false;
   /** Frames of this tick not yet handed to the socket. */
@@ -36,7 +47,8 @@ export class SseWriter {
   #watcher: StreamWatcher | null;
   #outputSent = false;
 
-  constructor(raw: ServerResponse, headers: Record<string, string | number | string[]>, keepAliveMs: number, watcher: StreamWatcher | null = null) {
+  constructor(raw: ServerResponse, headers: Record<string, string | number | string[]>, pacing: StreamPacing, watcher: StreamWatcher | null = null) {
+    const { keepAliveMs, stallMs } = pacing;
     this.#raw = raw;
     this.#watcher = watcher;
     watcher?.streamOpened();
@@ -55,8 +67,10 @@ export class SseWriter {
       this.#full = false;
     });
     this.#keepAlive = setInterval(() => {
-      if (!this.#waitingForDrain && Date.now() - this.#lastWriteAt >= keepAliveMs) void this.write(': keep-alive\n\n');
-    }, Math.max(50, Math.floor(keepAliveMs / 2)));
+      if (!this.#waitingForDrain) {
+        if (Date.now() - this.#lastWriteAt >= keepAliveMs) void this.write(': keep-alive\n\n');
+      } else if (stallMs > 0 && Date.now() - this.#waitingSince >= stallMs) raw.destroy();
+    }, Math.max(50, Math.floor(Math.min(keepAliveMs, stallMs || keepAliveMs) / 2)));
     this.#keepAlive.unref();
   }
 
@@ -98,6 +112,7 @@ export class SseWriter {
 
   async #drained(): Promise<boolean> {
     this.#waitingForDrain = true;
+    this.#waitingSince = Date.now();
     await new Promise<void>((resolve) => {
       const done = () => {
         this.#raw.off('drain', done);

@@ -133,3 +133,46 @@ describe('SSE on the wire', () => {
     await waitFor(() => upstream.abortedRequests > before, 500);
   });
 });
+
+/**
+ * A streaming client that stays connected but stops reading held its
+ * response, and the upstream connection it is read from, until the
+ * response's deadline: enough of them took every connection to the upstream,
+ * and everyone else's requests waited. It is cut once it has taken nothing
+ * for `server.clientStallTimeoutMs`, and its response ends `cancelled`.
+ */
+describe('a streaming client that stops reading', () => {
+  const upstream = new ScriptedChatUpstream();
+  let gateway: RunningGateway;
+  beforeAll(async () => {
+    gateway = await startGateway(await upstream.start(), { server: { host: '127.0.0.1', port: 0, keepAliveIntervalMs: 100, clientStallTimeoutMs: 300 } });
+  });
+  afterAll(async () => {
+    await gateway.close();
+    await upstream.close();
+  });
+
+  it('is cut once it took nothing for the stall bound; the upstream call is released and the response kept as cancelled', async () => {
+    // ~24 MB, more than the socket buffers along the way hold: the gateway's writes to the client fill up and wait.
+    const delta = 'x'.repeat(4_000);
+    upstream.setScript(() => ({ kind: 'sse', pieces: sse([chunk({ role: 'assistant', content: '' }), ...Array.from({ length: 6_000 }, () => chunk({ content: delta })), chunk({}, 'stop')]) }));
+    const before = upstream.abortedRequests;
+    let firstBytes = '';
+    const closed = new Promise<void>((resolve, reject) => {
+      const req = httpRequest(`${gateway.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' } }, (res) => {
+        res.once('data', (piece: Buffer) => {
+          firstBytes = piece.toString('utf8');
+          res.pause();
+        });
+        res.on('close', () => resolve());
+      });
+      req.on('error', reject);
+      req.end(JSON.stringify({ model: 'm', input: 'hi', stream: true }));
+    });
+    await waitFor(() => upstream.abortedRequests > before, 10_000, 50);
+    const id = /"id":"(resp_[0-9a-f]+)"/.exec(firstBytes)?.[1];
+    expect(id).toBeDefined();
+    await waitFor(async () => ((await (await fetch(`${gateway.baseURL}/responses/${id}`)).json()) as { status?: string }).status === 'cancelled', 5_000, 50);
+    closed.catch(() => {});
+  }, 20_000);
+});

@@ -20,7 +20,7 @@ describe('SseWriter on a real socket', () => {
   async function serve(write: (writer: SseWriter, raw: ServerResponse) => unknown[]): Promise<{ seen: unknown[]; body: string }> {
     let seen: unknown[] = [];
     const server = createServer((_req, raw) => {
-      const writer = new SseWriter(raw, {}, 60_000);
+      const writer = new SseWriter(raw, {}, { keepAliveMs: 60_000, stallMs: 60_000 });
       seen = write(writer, raw);
       // Later events come on a later tick, as the rest of a stream does.
       setImmediate(() => writer.end());

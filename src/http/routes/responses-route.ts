@@ -12,7 +12,7 @@ import { carriesIdempotencyKey, takeIdempotencyKey, type IdempotencyHold, type I
 import { abortOnDisconnect } from '../abort-on-disconnect.ts';
 import { deliverEvents } from '../deliver-events.ts';
 import { ResponseLog } from '../response-log.ts';
-import { SseWriter, type StreamWatcher } from '../sse-writer.ts';
+import { SseWriter, type StreamPacing, type StreamWatcher } from '../sse-writer.ts';
 import { Admission } from '../rate-limits/admission.ts';
 import type { RateLimitGate } from '../rate-limits/rate-limit-gate.ts';
 import type { Tracing } from '../../observability/tracing.ts';
@@ -20,7 +20,7 @@ import { traceContextOf } from '../../util/trace-context.ts';
 
 export interface ResponsesRouteOptions {
   engine: ResponseEngine;
-  keepAliveIntervalMs: number;
+  pacing: StreamPacing;
   /** Where `background: true` responses are streamed from. */
   background: BackgroundStreamSource;
   idempotency: IdempotencyOptions;
@@ -156,7 +156,7 @@ async function streamEvents(
   beforeEnd: () => Promise<void>,
 ): Promise<ResponseResource | null> {
   reply.hijack();
-  const writer = new SseWriter(reply.raw, reply.getHeaders() as Record<string, string>, options.keepAliveIntervalMs, options.streams);
+  const writer = new SseWriter(reply.raw, reply.getHeaders() as Record<string, string>, options.pacing, options.streams);
   let final: ResponseResource | null = null;
   try {
     const delivery = await deliverEvents(batches, (event) => writer.event(event.type, JSON.stringify(event)), () => summary?.firstByte());
