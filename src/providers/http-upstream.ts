@@ -1,6 +1,7 @@
 import { Pool } from 'undici';
 import type { Dispatcher } from 'undici';
 import type { GatewayError } from '../errors/gateway-error.ts';
+import { invalidUpstreamBody } from './invalid-upstream-body.ts';
 import { traceHeaders, type TraceContext } from '../util/trace-context.ts';
 import { errorFromTransport, redirectRefused, reportMisconfiguration, retryHeadersOf, transportCode, type ProviderLogger, type RetryHeaders } from './upstream-errors.ts';
 import { ANSWER_TOO_LARGE } from './upstream-answer-limits.ts';
@@ -77,6 +78,12 @@ export class HttpUpstream {
       throw this.#transportFailure(error, signal);
     }
     if (response.statusCode >= 300) throw this.#statusError(response.statusCode, await response.body.text().catch(() => ''), response.headers);
+    const coding = response.headers['content-encoding'];
+    if (coding !== undefined && coding !== IDENTITY) {
+      // Read past (undici reads up to 128 KiB of it, then cuts the connection) rather than destroyed, which would leave an error nobody hears.
+      void response.body.dump().catch(() => {});
+      throw this.#encodedAnswer(coding);
+    }
     return response;
   }
 
@@ -104,6 +111,8 @@ export class HttpUpstream {
       throw invalid(cause);
     }
     if (answer.statusCode >= 300) throw this.#statusError(answer.statusCode, answer.text, answer.headers);
+    const coding = answer.headers['content-encoding'];
+    if (coding !== undefined && coding !== IDENTITY) throw this.#encodedAnswer(coding);
     try {
       return JSON.parse(answer.text);
     } catch (error) {
@@ -129,6 +138,10 @@ export class HttpUpstream {
     return error;
   }
 
+  #encodedAnswer(coding: string | string[]): GatewayError {
+    return invalidUpstreamBody(this.#options.name, new Error(`the answer came ${String(coding)}-encoded`), `The upstream '${this.#options.name}' sent its answer ${String(coding)}-encoded, though the gateway asks for no encoding (accept-encoding: identity) and reads none: a proxy in between may be compressing it.`);
+  }
+
   #pathOf(path: string): string {
     if (!this.#query) return this.#basePath + path;
     return `${this.#basePath}${path}${path.includes('?') ? '&' : '?'}${this.#query}`;
@@ -138,6 +151,14 @@ export class HttpUpstream {
 function withTrace(headers: Record<string, string>, trace: TraceContext | undefined): Record<string, string> {
   return trace ? { ...headers, ...traceHeaders(trace) } : headers;
 }
+
+/**
+ * What every request asks for by way of content coding: none. Without it any
+ * coding is acceptable to the client (RFC 9110), and a compressing server or
+ * proxy sent bytes the gateway read as text. An answer encoded all the same
+ * is refused, saying so.
+ */
+export const IDENTITY = 'identity';
 
 /** How an OpenAI-wire upstream takes its key and what every request carries in its query (config `auth`, `apiVersion`, `queryParams`). */
 export interface OpenAIEndpointOptions {
@@ -151,7 +172,7 @@ export interface OpenAIEndpointOptions {
 
 /** JSON request headers with the key as the upstream takes it, by the `accept` the caller wants, built once per provider. */
 export function openAIJsonHeaders(options: OpenAIEndpointOptions): Record<'json' | 'sse', Record<string, string>> {
-  const common: Record<string, string> = { 'content-type': 'application/json' };
+  const common: Record<string, string> = { 'content-type': 'application/json', 'accept-encoding': IDENTITY };
   if (options.apiKey) {
     if (options.auth === 'api-key') common['api-key'] = options.apiKey;
     else common.authorization = `Bearer ${options.apiKey}`;

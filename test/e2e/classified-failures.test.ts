@@ -122,6 +122,19 @@ describe.each(flavors)('the gateway\'s own misconfiguration is a 502 that names 
     }
   });
 
+  // The Anthropic SDK asks for and reads compressed answers itself; the gateway's own HTTP upstreams are asked for none.
+  it.each(flavor.name === 'anthropic' ? [] : [false, true])('stream %s: the upstream is asked for no content coding, and an answer encoded all the same is a 502 saying so', async (stream) => {
+    const calls = upstream.requests.length;
+    upstream.setScript(() => ({ kind: 'json', body: { id: 'x' }, headers: { 'content-encoding': 'gzip' } }));
+    const answer = await post({ input: 'x', stream });
+    expect(upstream.requests[calls]!.headers['accept-encoding']).toBe('identity');
+    expect(answer.status).toBe(502);
+    const { error } = JSON.parse(answer.text);
+    assertErrorEnvelope({ error });
+    expect(error).toMatchObject({ type: 'upstream_error', code: 'upstream_invalid_response' });
+    expect(error.message).toContain('gzip-encoded');
+  });
+
   it('upstream 404 about the model: the client\'s 404 model_not_found, not logged as the gateway\'s fault', async () => {
     upstream.setScript(() => refusals[flavor.name].noSuchModel);
     const before = errorLines().length;

@@ -1,6 +1,6 @@
 import type { Dispatcher } from 'undici';
 import type { TraceContext } from '../../util/trace-context.ts';
-import { HttpUpstream, type UpstreamConnectionOptions } from '../http-upstream.ts';
+import { HttpUpstream, IDENTITY, type UpstreamConnectionOptions } from '../http-upstream.ts';
 import type { ModelInfo, Provider, TurnRequest, TurnStream } from '../provider.ts';
 import { readSseFrameBatches } from '../sse-frames.ts';
 import { convertToGeminiRequest } from './convert-to-gemini-request.ts';
@@ -29,7 +29,7 @@ export class GeminiProvider implements Provider {
   constructor(options: GeminiProviderOptions) {
     this.name = options.name;
     this.#upstream = new HttpUpstream({ ...options, pathPrefix: `/${options.apiVersion}`, errorFromStatus: errorFromGeminiStatus });
-    this.#headers = { 'content-type': 'application/json', ...(options.apiKey && { 'x-goog-api-key': options.apiKey }) };
+    this.#headers = { 'content-type': 'application/json', 'accept-encoding': IDENTITY, ...(options.apiKey && { 'x-goog-api-key': options.apiKey }) };
   }
 
   async startTurn(request: TurnRequest, signal: AbortSignal): Promise<TurnStream> {
