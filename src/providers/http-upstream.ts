@@ -5,6 +5,7 @@ import { invalidUpstreamBody } from './invalid-upstream-body.ts';
 import { traceHeaders, type TraceContext } from '../util/trace-context.ts';
 import { errorFromTransport, redirectRefused, reportMisconfiguration, retryHeadersOf, transportCode, type ProviderLogger, type RetryHeaders } from './upstream-errors.ts';
 import { ANSWER_TOO_LARGE } from './upstream-answer-limits.ts';
+import { outboundProxyConfigured, proxiedDispatcher } from './outbound-proxy.ts';
 import { WholeAnswerFailure, WholeBodyHandler, type WholeAnswer } from './whole-body-handler.ts';
 
 /**
@@ -51,7 +52,9 @@ export interface HttpUpstreamOptions extends UpstreamConnectionOptions {
  */
 export class HttpUpstream {
   readonly #options: HttpUpstreamOptions;
-  readonly #pool: Pool;
+  /** A pool to the upstream's origin; with an outbound proxy in the environment, an agent going through it (which needs each request's `origin`). */
+  readonly #pool: Dispatcher;
+  readonly #origin: string;
   readonly #basePath: string;
   /** `name=value&…` to append to every request path; empty when there is none. */
   readonly #query: string;
@@ -61,19 +64,21 @@ export class HttpUpstream {
     const url = new URL(options.baseUrl);
     this.#basePath = url.pathname.replace(/\/+$/, '') + (options.pathPrefix ?? '');
     this.#query = new URLSearchParams(options.query ?? {}).toString();
-    this.#pool = new Pool(url.origin, {
+    this.#origin = url.origin;
+    const connection = {
       connections: options.connections,
       connectTimeout: options.connectTimeoutMs,
       headersTimeout: options.firstByteTimeoutMs,
       bodyTimeout: options.idleTimeoutMs,
       keepAliveTimeout: IDLE_CONNECTION_MS,
-    });
+    };
+    this.#pool = outboundProxyConfigured() ? proxiedDispatcher(connection) : new Pool(url.origin, connection);
   }
 
   async request(method: 'GET' | 'POST', path: string, body: string | null, headers: Record<string, string>, signal: AbortSignal, trace?: TraceContext): Promise<Dispatcher.ResponseData> {
     let response: Dispatcher.ResponseData;
     try {
-      response = await this.#pool.request({ method, path: this.#pathOf(path), headers: withTrace(headers, trace), body, signal });
+      response = await this.#pool.request({ origin: this.#origin, method, path: this.#pathOf(path), headers: withTrace(headers, trace), body, signal });
     } catch (error) {
       throw this.#transportFailure(error, signal);
     }
@@ -96,7 +101,7 @@ export class HttpUpstream {
     let answer: WholeAnswer;
     try {
       answer = await new Promise<WholeAnswer>((resolve, reject) => {
-        this.#pool.dispatch({ method, path: this.#pathOf(path), headers: withTrace(headers, trace), body }, new WholeBodyHandler(signal, resolve, reject));
+        this.#pool.dispatch({ origin: this.#origin, method, path: this.#pathOf(path), headers: withTrace(headers, trace), body }, new WholeBodyHandler(signal, resolve, reject));
       });
     } catch (failure) {
       if (!(failure instanceof WholeAnswerFailure)) throw this.#transportFailure(failure, signal);

@@ -1,7 +1,8 @@
 import Anthropic from '@anthropic-ai/sdk';
-import { Agent, fetch as undiciFetch } from 'undici';
+import { Agent, fetch as undiciFetch, type Dispatcher } from 'undici';
 import { traceHeaders, type TraceContext } from '../../util/trace-context.ts';
 import { IDLE_CONNECTION_MS } from '../http-upstream.ts';
+import { outboundProxyConfigured, proxiedDispatcher } from '../outbound-proxy.ts';
 import type { ModelInfo, Provider, TurnEvent, TurnRequest, TurnStream } from '../provider.ts';
 import { reportMisconfiguration, upstreamTimedOut, type ProviderLogger } from '../upstream-errors.ts';
 import { errorFromAnthropic, errorFromAnthropicType } from './anthropic-errors.ts';
@@ -51,19 +52,20 @@ export class AnthropicProvider implements Provider {
   readonly name: string;
   readonly #options: AnthropicProviderOptions;
   readonly #client: Anthropic;
-  readonly #agent: Agent;
+  readonly #agent: Dispatcher;
   readonly #models: ClaudeModelCatalog;
 
   constructor(options: AnthropicProviderOptions) {
     this.name = options.name;
     this.#options = options;
-    this.#agent = new Agent({
+    const connection = {
       connections: options.connections,
       keepAliveTimeout: IDLE_CONNECTION_MS,
       connect: { timeout: options.connectTimeoutMs ?? 10_000 },
       headersTimeout: options.firstByteTimeoutMs ?? 300_000,
       bodyTimeout: options.idleTimeoutMs ?? 300_000,
-    });
+    };
+    this.#agent = outboundProxyConfigured() ? proxiedDispatcher(connection) : new Agent(connection);
     this.#client = new Anthropic({
       apiKey: options.apiKey ?? 'not-configured',
       baseURL: options.baseUrl,
