@@ -49,7 +49,10 @@ export function registerAuthentication(app: FastifyInstance, apiKeys: { key: str
   const entries: KeyEntry[] = apiKeys.map(({ key, tenant, admin }) => ({ digest: credentialDigest(key), tenant, keyId: apiKeyId(key), admin: admin === true }));
 
   app.addHook('onRequest', (request, _reply, done) => {
-    if (request.method === 'OPTIONS' || !request.url.startsWith('/v1/')) return done();
+    // Judged by the route the request reached, not by how its path was spelled: the router takes `//v1/…`, `/%761/…` and
+    // an absolute-form target (`POST http://host/v1/…`) for the same routes, and those went through without a key.
+    const route = request.routeOptions.url;
+    if (request.method === 'OPTIONS' || route === undefined || !route.startsWith('/v1/')) return done();
     const entry = entryFor(entries, request.headers.authorization);
     if (entry === null) {
       return done(new GatewayError({ status: 401, type: 'authentication_error', code: 'invalid_api_key', message: 'Missing or invalid API key. Send it as "Authorization: Bearer <key>".' }));

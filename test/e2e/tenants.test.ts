@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../support/gateway.ts';
@@ -38,6 +39,34 @@ describe('API keys and tenants', () => {
     expect(basic.status).toBe(401);
     const error = await as('sk-wrong-key-123').responses.create({ model: 'm', input: 'x' }).catch((caught) => caught);
     expect(error).toBeInstanceOf(OpenAI.AuthenticationError);
+  });
+
+  it('however the path is spelled (doubled slashes, escapes, an absolute-form target, a WebSocket upgrade), a /v1 route needs a key', async () => {
+    const calls = upstream.requests.length;
+    const body = JSON.stringify({ model: 'm', input: 'x' });
+    // Node's HTTP client sends the path as written (fetch would tidy it).
+    const send = (path: string) =>
+      new Promise<{ status: number; text: string }>((resolve, reject) => {
+        const request = httpRequest({ host: '127.0.0.1', port: Number(new URL(gateway.origin).port), method: 'POST', path, headers: { 'content-type': 'application/json' } }, (response) => {
+          let text = '';
+          response.on('data', (piece) => (text += piece));
+          response.on('end', () => resolve({ status: response.statusCode!, text }));
+        });
+        request.on('error', reject);
+        request.end(body);
+      });
+    for (const path of ['//v1/responses', '///v1/responses', '/%761/responses', '/v1//responses', `${gateway.origin}/v1/responses`, '//v1/conversations']) {
+      const refused = await send(path);
+      expect(refused.status, path).toBe(401);
+      expect(JSON.parse(refused.text).error.code, path).toBe('invalid_api_key');
+    }
+    const socket = new WebSocket(`${gateway.origin.replace('http', 'ws')}//v1/responses`);
+    const outcome = await new Promise<string>((resolve) => {
+      socket.onopen = () => resolve('opened');
+      socket.onerror = () => resolve('refused');
+    });
+    expect(outcome).toBe('refused');
+    expect(upstream.requests.length).toBe(calls);
   });
 
   it('health checks and CORS preflights need no key', async () => {
