@@ -19,7 +19,11 @@ describe('Redis problems are visible', () => {
     });
     running.push(gateway, upstream);
     const storeLines = () => lines.filter((line) => line.component === 'store');
-    return { gateway, upstream, lines, rawLines, storeLines };
+    const readyz = async () => {
+      const response = await fetch(`${gateway.origin}/readyz`);
+      return { status: response.status, body: (await response.json()) as any };
+    };
+    return { gateway, upstream, lines, rawLines, storeLines, readyz };
   };
   afterEach(async () => {
     for (const resource of running.splice(0).reverse()) await resource.close();
@@ -59,11 +63,7 @@ describe('Redis problems are visible', () => {
   it('a server that stops answering (SIGSTOP): /readyz says so once commands fail, and ready again once it answers', async () => {
     const server = await startRedisServer(await freePort());
     running.push({ close: server.stop });
-    const { gateway } = await startWith(server.url);
-    const readyz = async () => {
-      const response = await fetch(`${gateway.origin}/readyz`);
-      return { status: response.status, body: (await response.json()) as any };
-    };
+    const { gateway, readyz } = await startWith(server.url);
     await waitFor(async () => (await readyz()).status === 200);
     process.kill(server.process.pid!, 'SIGSTOP');
     try {
@@ -82,11 +82,7 @@ describe('Redis problems are visible', () => {
   it('a server that stops answering while no request comes: /readyz finds out by itself, and ready again once it answers', async () => {
     const server = await startRedisServer(await freePort());
     running.push({ close: server.stop });
-    const { gateway } = await startWith(server.url);
-    const readyz = async () => {
-      const response = await fetch(`${gateway.origin}/readyz`);
-      return { status: response.status, body: (await response.json()) as any };
-    };
+    const { gateway, readyz } = await startWith(server.url);
     await waitFor(async () => (await readyz()).status === 200);
     process.kill(server.process.pid!, 'SIGSTOP');
     try {

@@ -31,16 +31,10 @@ describe('RedisResponseStore on a Redis Cluster while a slot moves', () => {
       await store.put(record('m', 'resp_1', null));
       await store.put(record('m', 'resp_2', 'resp_1'));
       const newer = `${prefix}{t:m}:r:resp_2`;
-      const slot = Number(await nodes[0]!.cluster('KEYSLOT', newer));
-      const ids = await Promise.all(nodes.map((node) => node.cluster('MYID') as Promise<string>));
-      const ranges = (await nodes[0]!.cluster('SLOTS')) as unknown as [number, number, [string, number]][];
-      const [, , [, port]] = ranges.find(([from, to]) => slot >= from && slot <= to)!;
-      const source = cluster().nodes.findIndex((node) => new URL(node).port === String(port));
-      const target = (source + 1) % nodes.length;
       // A reshard in progress, key by key, as redis-cli --cluster reshard does it: the newer response moved, the older not yet.
-      await nodes[target]!.cluster('SETSLOT', slot, 'IMPORTING', ids[source]!);
-      await nodes[source]!.cluster('SETSLOT', slot, 'MIGRATING', ids[target]!);
-      await nodes[source]!.migrate('127.0.0.1', Number(new URL(cluster().nodes[target]!).port), newer, 0, 5_000);
+      const slot = await slotOf(cluster(), nodes, newer);
+      await slot.startMoving();
+      await slot.moveKeys([newer]);
       const walked = await store.chain('m', 'resp_2');
       expect(walked.missing).toBeNull();
       expect(walked.turns.map((turn) => turn.responseId)).toEqual(['resp_1', 'resp_2']);
