@@ -82,7 +82,7 @@ describe('Redis problems are visible', () => {
   it('a server that stops answering while no request comes: /readyz finds out by itself, and ready again once it answers', async () => {
     const server = await startRedisServer(await freePort());
     running.push({ close: server.stop });
-    const { gateway, readyz } = await startWith(server.url);
+    const { readyz } = await startWith(server.url);
     await waitFor(async () => (await readyz()).status === 200);
     process.kill(server.process.pid!, 'SIGSTOP');
     try {
