@@ -234,7 +234,6 @@ function toolsLoadedBy(item: StoredInputItem, param: string): LoadableToolParam[
   });
 }
 
-/** How many user messages end the history: those a compacted window kept before its compaction item. */
 /**
  * Leaves of the history what a compaction keeps of the window before it:
  * the user messages just before it (those of the history, when the items
@@ -247,6 +246,7 @@ function compactAway(history: InputItem[], stored: { type: string }[], before: r
   stored.length = 0;
 }
 
+/** How many user messages end the history: those a compacted window kept before its compaction item. */
 function keptUserMessages(history: readonly InputItem[]): number {
   let kept = 0;
   while (kept < history.length) {

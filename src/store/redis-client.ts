@@ -106,12 +106,12 @@ export async function runCommand<T>(client: RedisClient, timeoutMs: number, comm
  * read afresh. A refused write changed nothing (Redis stops a script at its
  * first write on a replica), so sending it again is safe.
  */
-export async function sendCommand<T>(client: RedisClient, command: () => Promise<T>): Promise<T> {
-  try {
-    return await command();
-  } catch (error) {
-    if (!(client instanceof Cluster) || !(error instanceof Error) || !error.message.startsWith('READONLY')) throw error;
+export function sendCommand<T>(client: RedisClient, command: () => Promise<T>): Promise<T> {
+  // A single Redis has no slot map to go stale: the command as it is, with no promise around it.
+  if (!(client instanceof Cluster)) return command();
+  return command().catch(async (error: unknown) => {
+    if (!(error instanceof Error) || !error.message.startsWith('READONLY')) throw error;
     await new Promise<void>((resolve) => client.refreshSlotsCache(() => resolve()));
     return command();
-  }
+  });
 }
