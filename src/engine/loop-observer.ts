@@ -116,6 +116,8 @@ export interface ToolCallEndedEvent {
   callId: string;
   name: string;
   executor: string;
+  /** The operator's MCP server the call ran on (`OfferedTool.operatorServer`); null for any other (a request's server, another executor). */
+  server: string | null;
   durationMs: number;
   /** A failed call's error output, raw (for the operator's log; whoever shows it to others cleans it: `ObservedResponse.cleanToolError`). */
   error: string | null;

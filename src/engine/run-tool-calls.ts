@@ -41,6 +41,7 @@ export async function runToolCalls(calls: readonly { call: ToolCall; executor: T
       callId: call.callId,
       name: call.name,
       executor: executor.kind,
+      server: options.context.offered.get(call.name)?.operatorServer ?? null,
       durationMs: performance.now() - started,
       error: outcome.isError ? outcome.output : null,
       output: outcome.output,

@@ -49,6 +49,8 @@ export interface OfferedTool {
   timeoutMs?: number;
   /** The URL of the server the tool runs on (MCP), which tenants' URL policies judge. */
   serverUrl?: string;
+  /** The operator's MCP server the tool runs on, by its configured name (metrics label it so); absent for a server a request named. */
+  operatorServer?: string;
 }
 
 /** What `prepare` found: tools to offer, and items that announce them in the output (`mcp_list_tools`). */

@@ -203,8 +203,8 @@ export class GatewayMetrics {
     return { input: of('input'), output: of('output'), cached: of('cached'), reasoning: of('reasoning') };
   }
 
-  toolCall(executorKind: string, toolName: string, failed: boolean, durationMs: number): void {
-    const labels = { kind: executorKind, server: this.bounds.toolServer(toolName, executorKind), outcome: failed ? 'error' : 'success' };
+  toolCall(executorKind: string, operatorServer: string | null, failed: boolean, durationMs: number): void {
+    const labels = { kind: executorKind, server: this.bounds.toolServer(operatorServer, executorKind), outcome: failed ? 'error' : 'success' };
     const key = `${labels.kind}\0${labels.server}\0${labels.outcome}`;
     (this.#toolCallSeries.get(key) ?? remember(this.#toolCallSeries, key, this.#toolCallSeconds.series(labels))).observe(durationMs / 1000);
   }

@@ -61,14 +61,13 @@ export class LabelBounds {
   readonly #models: ReadonlySet<string>;
   readonly #providers: ReadonlySet<string>;
   readonly #tenants: ReadonlySet<string>;
-  /** Longest first, so a server whose name extends another's wins its own tools. */
-  readonly #serverPrefixes: readonly { prefix: string; server: string }[];
+  readonly #servers: ReadonlySet<string>;
 
   constructor(options: LabelBoundsOptions) {
     this.#models = new Set(options.models);
     this.#providers = new Set(options.providers);
     this.#tenants = new Set(options.tenants);
-    this.#serverPrefixes = [...new Set(options.mcpServers)].map((server) => ({ prefix: `${server}__`, server })).sort((a, b) => b.prefix.length - a.prefix.length);
+    this.#servers = new Set(options.mcpServers);
   }
 
   model(name: string): string {
@@ -83,10 +82,14 @@ export class LabelBounds {
     return this.#tenants.has(name) ? name : OTHER;
   }
 
-  /** The MCP server a tool call went to: an operator server by name, any server a request named as `request`, `none` for other executors. */
-  toolServer(toolName: string, executorKind: string): string {
+  /**
+   * The MCP server a tool call went to: an operator server by name, any server a request named as `request`, `none` for other
+   * executors. Told by the call's tool, not read off its name: a request's server labelled `docs_` offers `docs___search`,
+   * which an operator server `docs` would be credited with by its `docs__` prefix.
+   */
+  toolServer(operatorServer: string | null, executorKind: string): string {
     if (executorKind !== 'mcp') return NO_SERVER;
-    return this.#serverPrefixes.find((entry) => toolName.startsWith(entry.prefix))?.server ?? REQUEST_SERVER;
+    return operatorServer !== null && this.#servers.has(operatorServer) ? operatorServer : REQUEST_SERVER;
   }
 
   upstreamCode(code: string): string {

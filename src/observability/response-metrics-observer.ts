@@ -31,8 +31,8 @@ export class ResponseMetricsObserver implements LoopObserver {
     if (event.turn > this.#turns) this.#turns = event.turn;
   }
 
-  toolCallEnded(event: { name: string; executor: string; durationMs: number; error: string | null }): void {
-    this.#metrics.toolCall(event.executor, event.name, event.error !== null, event.durationMs);
+  toolCallEnded(event: { executor: string; server: string | null; durationMs: number; error: string | null }): void {
+    this.#metrics.toolCall(event.executor, event.server, event.error !== null, event.durationMs);
   }
 
   responseEnded(event: ResponseEndedEvent): void {

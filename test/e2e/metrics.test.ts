@@ -65,6 +65,10 @@ describe.each(flavors)('metrics over $name', (flavor: ProviderFlavor) => {
       case 'calc':
         if (results.length > 0) return turn({ text: `Sum: ${results.join(' | ')}` });
         return turn({ calls: [{ id: 'call_calc', name: 'calc__add', args: { a: 20, b: 22 } }] });
+      // A request's server labelled `tools_`: its tools are `tools___…`, which begin as the operator server `tools`'s do.
+      case 'lookalike':
+        if (results.length > 0) return turn({ text: `Sum: ${results.join(' | ')}` });
+        return turn({ calls: [{ id: 'call_like', name: 'tools___add', args: { a: 20, b: 22 } }] });
       case 'boom':
         return flavor.failAtOnce().reply;
       case 'midstream':
@@ -253,8 +257,13 @@ describe.each(flavors)('metrics over $name', (flavor: ProviderFlavor) => {
     expect(named.output.map((item) => item.type)).toEqual(['mcp_list_tools', 'mcp_call', 'message']);
     expect(named.output_text).toBe('Sum: 42');
     responseIds.push(named.id);
+    const lookalike = await client.responses.create({ model: 'fast', input: 'lookalike', tools: [{ ...namedServer, server_label: 'tools_' } as never] });
+    expect(lookalike.output.map((item) => item.type)).toEqual(['mcp_list_tools', 'mcp_call', 'message']);
+    expect(lookalike.output_text).toBe('Sum: 42');
+    responseIds.push(lookalike.id);
     const scraped = await scrape();
-    expect(delta(before, scraped, 'loopgate_tool_call_duration_seconds_count', { kind: 'mcp', server: 'request', outcome: 'success' })).toBe(1);
+    expect(delta(before, scraped, 'loopgate_tool_call_duration_seconds_count', { kind: 'mcp', server: 'request', outcome: 'success' })).toBe(2);
+    expect(delta(before, scraped, 'loopgate_tool_call_duration_seconds_count', { kind: 'mcp', server: 'tools' })).toBe(0);
     expect(delta(before, scraped, 'loopgate_responses_total', { model: 'other', provider, status: 'completed' })).toBe(1);
     const own = scraped.samples.filter((sample) => sample.name.startsWith('loopgate_'));
     const values = new Set(own.flatMap((sample) => Object.values(sample.labels)));

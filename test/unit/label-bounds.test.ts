@@ -11,10 +11,11 @@ describe('LabelBounds', () => {
   });
 
   it('names the MCP server of a tool call: operator servers by name (the longest that fits), request-named servers as request, other executors none', () => {
-    expect(bounds.toolServer('docs__search', 'mcp')).toBe('docs');
-    expect(bounds.toolServer('docs__v2__search', 'mcp')).toBe('docs__v2');
-    expect(bounds.toolServer('weather__now', 'mcp')).toBe('request');
-    expect(bounds.toolServer('docs__search', 'sandbox')).toBe('none');
+    expect(bounds.toolServer('docs', 'mcp')).toBe('docs');
+    expect(bounds.toolServer('docs__v2', 'mcp')).toBe('docs__v2');
+    expect(bounds.toolServer(null, 'mcp')).toBe('request');
+    expect(bounds.toolServer('weather', 'mcp')).toBe('request');
+    expect(bounds.toolServer('docs', 'sandbox')).toBe('none');
   });
 
   it('keeps known upstream error codes and folds invented ones into other', () => {

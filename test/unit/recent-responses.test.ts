@@ -46,8 +46,8 @@ describe('RecentResponses', () => {
     observer.toolCallStarted({ turn: 1, callId: 'c1', name: 'ok', executor: 'mcp', arguments: '{}', trace: {} });
     observer.toolCallStarted({ turn: 1, callId: 'c2', name: 'bad', executor: 'mcp', arguments: '{}', trace: {} });
     expect(recent.timeline(admin, 'r1')!.tool_calls.map((call) => call.status)).toEqual(['running', 'running']);
-    observer.toolCallEnded({ turn: 1, callId: 'c2', name: 'bad', executor: 'mcp', durationMs: 3, error: `the secret is ${'x'.repeat(2_000)}`, output: `the secret is ${'x'.repeat(2_000)}` });
-    observer.toolCallEnded({ turn: 1, callId: 'c1', name: 'ok', executor: 'mcp', durationMs: 5, error: null, output: '5' });
+    observer.toolCallEnded({ turn: 1, callId: 'c2', name: 'bad', executor: 'mcp', server: null, durationMs: 3, error: `the secret is ${'x'.repeat(2_000)}`, output: `the secret is ${'x'.repeat(2_000)}` });
+    observer.toolCallEnded({ turn: 1, callId: 'c1', name: 'ok', executor: 'mcp', server: null, durationMs: 5, error: null, output: '5' });
     observer.approvalRequested({ turn: 1, callId: 'c3', name: 'gated' });
     const usage = { input_tokens: 30, output_tokens: 7, total_tokens: 37, input_tokens_details: { cached_tokens: 0 }, output_tokens_details: { reasoning_tokens: 0 } };
     observer.responseEnded({ responseId: 'r1', tenant: 'team-a', model: 'm', provider: 'p', upstreamModel: 'm', stream: false, background: false, conversationId: null, previousResponseId: null, startedAt: 0, status: 'requires_action', usage, toolCalls: 1, errorCode: null, error: null, incompleteReason: null, durationMs: 40 });

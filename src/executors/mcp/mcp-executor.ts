@@ -229,7 +229,7 @@ export class McpExecutor implements ToolExecutor {
     const name = qualifiedToolName(serverName, tool.name);
     const callTimeoutMs = timeoutMs ?? this.#defaultTimeoutMs;
     const target: McpTarget = { server, toolName: tool.name, timeoutMs: callTimeoutMs };
-    return [{ definition: { type: 'function', name, ...(tool.description && { description: tool.description }), parameters: tool.inputSchema }, executor: this, presentation, target, timeoutMs: callTimeoutMs, serverUrl: server.url }];
+    return [{ definition: { type: 'function', name, ...(tool.description && { description: tool.description }), parameters: tool.inputSchema }, executor: this, presentation, target, timeoutMs: callTimeoutMs, serverUrl: server.url, ...(!server.untrusted && { operatorServer: serverName }) }];
   }
 }
 
