@@ -317,17 +317,22 @@ export class ResponseEngine {
     // A background response starts its model call inside the loop: a refusal then ends it as `failed`.
     let firstTurn: TurnStream | null = null;
     if (!resume && !terminalRan && !request.background) {
+      const calledAt = performance.now();
       try {
         firstTurn = await startFirstTurn(provider, turnRequest, deadline);
       } catch (error) {
-        if (signal.aborted) lifecycle.cancelled();
-        else {
+        if (signal.aborted) {
+          tellCutOffFirstTurn(observer, calledAt);
+          lifecycle.cancelled();
+        } else {
           // The upstream refused it at once: the client gets the HTTP error, no response.
           observer.modelCallFailed({ turn: 1, provider: provider.name, ...describeFailure(error) });
           lifecycle.refused(error);
         }
         throw error;
       }
+      // Stopped by the gateway (its deadline, a shutdown) before the upstream answered: the response ends with no turn of the loop's.
+      if (firstTurn === null) tellCutOffFirstTurn(observer, calledAt);
     }
     const response: ResponseResource = initialResponse(request, responseId, model, createdAt, toolChoice);
     const servedBy = route.servedBy?.() ?? null;
@@ -406,6 +411,17 @@ export class ResponseEngine {
     if (!conversations) throw invalidRequest("'conversation' is not available on this gateway.", 'conversation', 'unsupported_parameter');
     return conversations;
   }
+}
+
+/**
+ * A first model call the response's own stop cut off (the client gone, the
+ * deadline, a shutdown) before the upstream answered was a model call all the
+ * same: its turn is told as the loop tells its own (metrics count it, the
+ * inspector shows it), as traces already show its span.
+ */
+function tellCutOffFirstTurn(observer: Required<LoopObserver>, calledAt: number): void {
+  observer.turnStarted({ turn: 1 });
+  observer.turnEnded({ turn: 1, toolCalls: 0, finish: null, durationMs: performance.now() - calledAt });
 }
 
 /**

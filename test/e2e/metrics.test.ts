@@ -201,6 +201,20 @@ describe.each(flavors)('metrics over $name', (flavor: ProviderFlavor) => {
     expect(delta(before, after, 'loopgate_response_duration_seconds_count', { model: 'fast' })).toBe(2);
   });
 
+  it('a first model call the client left during, before the upstream answered, is a turn all the same', async () => {
+    const before = await scrape();
+    const calls = upstream.requests.length;
+    const controller = new AbortController();
+    const pending = fetch(`${gateway.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'fast', input: 'held' }), signal: controller.signal }).catch(() => null);
+    await waitFor(() => upstream.requests.length > calls);
+    controller.abort();
+    await pending;
+    await waitFor(async () => delta(before, await scrape(), 'loopgate_responses_total', { model: 'fast', status: 'cancelled' }) === 1);
+    const after = await scrape();
+    expect(delta(before, after, 'loopgate_response_turns_count', { model: 'fast' })).toBe(1);
+    expect(delta(before, after, 'loopgate_response_turns_sum', { model: 'fast' })).toBe(1);
+  });
+
   it('gauges follow what is open: an SSE stream, a WebSocket connection (whose responses count too), a background response; MCP breaker state', async () => {
     // The operator server is listed in the background from the start.
     await waitFor(async () => sumOf(await scrape(), 'loopgate_mcp_server_state', { server: 'tools', state: 'ready' }) === 1);
