@@ -86,6 +86,7 @@ export interface ModelCallStartedEvent {
 export interface ModelCallEndedEvent {
   turn: number;
   provider: string;
+  /** The model name the call went upstream under: for a routed alias, the deployment's that took it (after a failover, not the first one asked). */
   model: string;
   usage: TurnUsage | null;
   finish: TurnFinish | null;

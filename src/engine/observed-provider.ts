@@ -1,5 +1,6 @@
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { ModelInfo, Provider, TurnEvent, TurnFinish, TurnRequest, TurnStream, TurnUsage } from '../providers/provider.ts';
+import type { CallTarget } from './call-target.ts';
 import { carriedTrace, type LoopObserver, type ModelCallOutput, type TraceCarrier } from './loop-observer.ts';
 
 /**
@@ -14,11 +15,14 @@ import { carriedTrace, type LoopObserver, type ModelCallOutput, type TraceCarrie
 export class ObservedProvider implements Provider {
   readonly #inner: Provider;
   readonly #observer: Required<LoopObserver>;
+  /** For a routed alias: the deployment the latest upstream call went to, which names the call once made (its provider and its model). */
+  readonly #called: (() => CallTarget) | null;
   #calls = 0;
 
-  constructor(inner: Provider, observer: Required<LoopObserver>) {
+  constructor(inner: Provider, observer: Required<LoopObserver>, called: (() => CallTarget) | null = null) {
     this.#inner = inner;
     this.#observer = observer;
+    this.#called = called;
   }
 
   /** The inner provider's: for a routed alias, the deployment of the latest call. */
@@ -36,13 +40,19 @@ export class ObservedProvider implements Provider {
     try {
       stream = await this.#inner.startTurn(trace ? { ...request, trace } : request, signal);
     } catch (error) {
-      tally.provider = this.name;
+      this.#name(tally);
       this.#observer.modelCallEnded(tally.report(failureOf(error, signal)));
       throw error;
     }
-    // Known only now for a routed alias: the deployment that took the call.
-    tally.provider = this.name;
+    this.#name(tally);
     return this.#watch(stream, tally, signal);
+  }
+
+  /** Known only now for a routed alias: the deployment that took the call (after failing over, not the first one asked). */
+  #name(tally: ModelCallTally): void {
+    const called = this.#called?.();
+    tally.provider = called?.provider ?? this.name;
+    if (called) tally.model = called.upstreamModel;
   }
 
   listModels(signal: AbortSignal): Promise<ModelInfo[]> {
@@ -75,9 +85,9 @@ const CANCELLED = { code: 'cancelled', message: 'The model call was cancelled.' 
 /** What one call's events said so far. */
 class ModelCallTally {
   readonly #turn: number;
-  /** Whose call it is; set again once the call is made (a routed alias's deployment). */
+  /** Whose call it is, and the model it was sent as; set again once the call is made (a routed alias's deployment). */
   provider: string;
-  readonly #model: string;
+  model: string;
   readonly #startedAt: number;
   #firstEventAt: number | null = null;
   #usage: TurnUsage | null = null;
@@ -89,7 +99,7 @@ class ModelCallTally {
   constructor(turn: number, provider: string, model: string, startedAt: number) {
     this.#turn = turn;
     this.provider = provider;
-    this.#model = model;
+    this.model = model;
     this.#startedAt = startedAt;
   }
 
@@ -147,7 +157,7 @@ class ModelCallTally {
     return {
       turn: this.#turn,
       provider: this.provider,
-      model: this.#model,
+      model: this.model,
       usage: this.#usage,
       finish: this.#finish,
       error: this.#error ?? failure,

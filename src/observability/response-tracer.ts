@@ -41,7 +41,7 @@ export class ResponseTracer implements LoopObserver {
   #response: Span | null = null;
   #context: Context;
   #provider: TracedProvider | null = null;
-  readonly #modelCalls = new Map<number, { span: Span; stream: boolean }>();
+  readonly #modelCalls = new Map<number, { span: Span; stream: boolean; model: string }>();
   readonly #toolCalls = new Map<string, Span>();
   /**
    * One wall-clock anchor for all of the response's spans, read finer than the SDK's own (which
@@ -137,7 +137,7 @@ export class ResponseTracer implements LoopObserver {
       if (tools) attributes[GEN_AI.toolDefinitions] = tools;
     }
     const span = this.#options.tracer.startSpan(`${OPERATION.chat} ${request.model}`, { kind: SpanKind.CLIENT, attributes, startTime: this.#now() }, this.#context);
-    this.#modelCalls.set(turn, { span, stream: request.stream });
+    this.#modelCalls.set(turn, { span, stream: request.stream, model: request.model });
     this.#propagate(span, carrier);
   }
 
@@ -146,9 +146,13 @@ export class ResponseTracer implements LoopObserver {
     if (!call) return;
     this.#modelCalls.delete(event.turn);
     const { span } = call;
-    // A routed alias's call is known to have gone to its deployment only now.
+    // A routed alias's call is known to have gone to its deployment only now: its provider, address and model.
     const upstream = this.#options.providers.get(event.provider);
     if (upstream) span.setAttributes({ [GEN_AI.providerName]: upstream.genAiName, 'server.address': upstream.address, 'server.port': upstream.port });
+    if (event.model !== call.model) {
+      span.setAttribute(GEN_AI.requestModel, event.model);
+      span.updateName(`${OPERATION.chat} ${event.model}`);
+    }
     if (event.usage) span.setAttributes(usageAttributes(event.usage));
     if (event.responseModel) span.setAttribute(GEN_AI.responseModel, event.responseModel);
     if (event.responseId) span.setAttribute(GEN_AI.responseId, event.responseId);

@@ -342,3 +342,46 @@ describe('traces of responses on a WebSocket and in the background', () => {
     for (const response of responses) expect(spans.filter((span) => span.parentSpanId === response.spanId).map((span) => span.name)).toEqual([`chat ${flavor.model}`]);
   });
 });
+
+/**
+ * A routed alias's model call that failed over: its span is the call the
+ * client's answer came from — the deployment that served it, its address
+ * and its model — not the first deployment asked with the second's address.
+ */
+describe('traces of a routed alias that failed over', () => {
+  const upstream = new ScriptedChatUpstream();
+  const receiver = new OtlpReceiver();
+  let gateway: RunningGateway | null = null;
+
+  beforeAll(async () => {
+    const [upstreamUrl, tracesUrl] = await Promise.all([upstream.start(), receiver.start()]);
+    // The first deployment (by weight, always first) is overloaded; the second answers.
+    upstream.setScript((request) => (request.body.model === 'model-a' ? { kind: 'json', status: 503, body: { error: { message: 'overloaded', type: 'server_error', code: null, param: null } } } : { kind: 'json', body: { id: 'chatcmpl-b', object: 'chat.completion', created: 0, model: 'model-b', choices: [{ index: 0, message: { role: 'assistant', content: 'served by b' }, finish_reason: 'stop' }], usage: { prompt_tokens: 3, completion_tokens: 3, total_tokens: 6 } } }));
+    gateway = await startGateway(upstreamUrl, {
+      providers: { a: { type: 'openai-chat', baseUrl: upstreamUrl, apiKey: 'ka' }, b: { type: 'openai-chat', baseUrl: upstreamUrl, apiKey: 'kb' } },
+      models: { chat: { deployments: [{ provider: 'a', model: 'model-a', weight: 1_000_000 }, { provider: 'b', model: 'model-b' }] } },
+      tracing: { endpoint: tracesUrl },
+    });
+  });
+  afterAll(async () => {
+    await gateway?.close();
+    await Promise.all([upstream.close(), receiver.close()]);
+  });
+
+  it('the model-call span names the deployment that served it and its model', async () => {
+    const client = new OpenAI({ baseURL: gateway!.baseURL, apiKey: 'k', maxRetries: 0 });
+    const response = await client.responses.create({ model: 'chat', input: 'Hi' });
+    assertValidResponse(response);
+    expect(response.output_text).toBe('served by b');
+    expect(upstream.requests.map((request) => request.body.model)).toEqual(['model-a', 'model-b']);
+    await gateway!.close();
+    gateway = null;
+    const spans = await receiver.waitForSpans(2);
+    const call = spans.find((span) => span.attributes['gen_ai.operation.name'] === 'chat')!;
+    expect(call.name).toBe('chat model-b');
+    expect(call.attributes['gen_ai.request.model']).toBe('model-b');
+    expect(call.attributes['gen_ai.response.model']).toBe('model-b');
+    const root = spans.find((span) => span.name.startsWith('invoke_agent'))!;
+    expect(root.attributes['loopgate.upstream_model']).toBe('model-b');
+  });
+});
