@@ -1,9 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { defaultTextMapGetter, ROOT_CONTEXT, type Context, type Tracer } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter as JsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as ProtobufTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
-import { resourceFromAttributes } from '@opentelemetry/resources';
+import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import { AlwaysOnSampler, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler, TracerProvider, type SpanExporter } from '@opentelemetry/sdk-trace';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
 import type { GatewayConfig } from '../config/load-config.ts';
@@ -58,7 +59,9 @@ export class Tracing {
     const Exporter = config.protocol === 'http/json' ? JsonTraceExporter : ProtobufTraceExporter;
     const exporter = options.exporter ?? new Exporter({ url: config.endpoint ?? DEFAULT_OTLP_TRACES_URL, headers: config.headers, timeoutMillis: EXPORT_TIMEOUT_MS });
     this.#provider = new TracerProvider({
-      resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: config.serviceName, [ATTR_SERVICE_VERSION]: VERSION }),
+      // OTEL_RESOURCE_ATTRIBUTES (deployment.environment, …) as every OpenTelemetry SDK reads it, then the gateway's own; each
+      // process its own instance id, so a collector tells replicas apart.
+      resource: detectResources({ detectors: [envDetector] }).merge(resourceFromAttributes({ [ATTR_SERVICE_NAME]: config.serviceName, [ATTR_SERVICE_VERSION]: VERSION, 'service.instance.id': randomUUID() })),
       // A client's sampled flag decides for its own trace; the ratio, for traces that start here.
       sampler: new ParentBasedSampler({ root: config.sampleRatio >= 1 ? new AlwaysOnSampler() : new TraceIdRatioBasedSampler(config.sampleRatio) }),
       spanLimits: { attributeValueLengthLimit: MAX_ATTRIBUTE_CHARS },

@@ -352,9 +352,12 @@ describe('traces of a routed alias that failed over', () => {
   const upstream = new ScriptedChatUpstream();
   const receiver = new OtlpReceiver();
   let gateway: RunningGateway | null = null;
+  const resourceAttributes = process.env.OTEL_RESOURCE_ATTRIBUTES;
 
   beforeAll(async () => {
     const [upstreamUrl, tracesUrl] = await Promise.all([upstream.start(), receiver.start()]);
+    // Read as the tracer starts, as every OpenTelemetry SDK reads it.
+    process.env.OTEL_RESOURCE_ATTRIBUTES = 'deployment.environment=staging,team=platform';
     // The first deployment (by weight, always first) is overloaded; the second answers.
     upstream.setScript((request) => (request.body.model === 'model-a' ? { kind: 'json', status: 503, body: { error: { message: 'overloaded', type: 'server_error', code: null, param: null } } } : { kind: 'json', body: { id: 'chatcmpl-b', object: 'chat.completion', created: 0, model: 'model-b', choices: [{ index: 0, message: { role: 'assistant', content: 'served by b' }, finish_reason: 'stop' }], usage: { prompt_tokens: 3, completion_tokens: 3, total_tokens: 6 } } }));
     gateway = await startGateway(upstreamUrl, {
@@ -364,6 +367,8 @@ describe('traces of a routed alias that failed over', () => {
     });
   });
   afterAll(async () => {
+    if (resourceAttributes === undefined) delete process.env.OTEL_RESOURCE_ATTRIBUTES;
+    else process.env.OTEL_RESOURCE_ATTRIBUTES = resourceAttributes;
     await gateway?.close();
     await Promise.all([upstream.close(), receiver.close()]);
   });
@@ -383,5 +388,7 @@ describe('traces of a routed alias that failed over', () => {
     expect(call.attributes['gen_ai.response.model']).toBe('model-b');
     const root = spans.find((span) => span.name.startsWith('invoke_agent'))!;
     expect(root.attributes['loopgate.upstream_model']).toBe('model-b');
+    // The environment's resource attributes, and an instance id of the process's own.
+    expect(root.resource).toMatchObject({ 'service.name': 'loopgate', 'deployment.environment': 'staging', team: 'platform', 'service.instance.id': expect.stringMatching(/^[0-9a-f-]{36}$/) });
   });
 });
