@@ -1,6 +1,7 @@
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { assertEventStreamInvariants, parseSseText } from '../support/event-invariants.ts';
 import { startGateway, type RunningGateway } from '../support/gateway.ts';
 import { assertValidResponse } from '../support/openresponses-schema.ts';
 import { flavors } from '../support/provider-flavors.ts';
@@ -71,8 +72,9 @@ describe.each(flavors.filter((flavor) => flavor.name === 'openai-chat' || flavor
       const response = await fetch(`${gateway.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: flavor.model, input: 'Hi', stream }) });
       expect(response.status).toBe(200);
       const text = await response.text();
-      if (!stream) assertValidResponse(JSON.parse(text));
-      expect(text).toContain('through the proxy');
+      const final = stream ? assertEventStreamInvariants(parseSseText(text).events) : JSON.parse(text);
+      assertValidResponse(final);
+      expect(final.output[0].content[0].text).toBe('through the proxy');
     }
     expect(proxy.seen.length).toBeGreaterThan(0);
     expect(proxy.seen.every((line) => line.includes(`127.0.0.1:${upstreamPort}`))).toBe(true);

@@ -58,7 +58,9 @@ describe('API keys and tenants', () => {
     for (const path of ['//v1/responses', '///v1/responses', '/%761/responses', '/v1//responses', `${gateway.origin}/v1/responses`, '//v1/conversations']) {
       const refused = await send(path);
       expect(refused.status, path).toBe(401);
-      expect(JSON.parse(refused.text).error.code, path).toBe('invalid_api_key');
+      const body = JSON.parse(refused.text);
+      assertErrorEnvelope(body);
+      expect(body.error.code, path).toBe('invalid_api_key');
     }
     const socket = new WebSocket(`${gateway.origin.replace('http', 'ws')}//v1/responses`);
     const outcome = await new Promise<string>((resolve) => {

@@ -19,15 +19,25 @@ function ownCluster(): () => TestRedisCluster {
   return () => cluster!;
 }
 
+/** A store on the cluster, under a prefix of its own, and a client to each node, for the test's body; all closed after. */
+async function onCluster(cluster: TestRedisCluster, body: (on: { store: RedisResponseStore; nodes: Redis[]; prefix: string }) => Promise<void>): Promise<void> {
+  const prefix = `loopgate-test:${randomUUID()}:`;
+  const store = new RedisResponseStore({ url: '', clusterNodes: cluster.nodes, keyPrefix: prefix, ttlSeconds: 60, commandTimeoutMs: 2_000 });
+  const nodes = cluster.nodes.map((url) => new Redis(url));
+  try {
+    await store.ensureWritable();
+    await body({ store, nodes, prefix });
+  } finally {
+    for (const node of nodes) node.disconnect();
+    await store.close();
+  }
+}
+
 describe('RedisResponseStore on a Redis Cluster while a slot moves', () => {
   const cluster = ownCluster();
 
   it("walks a chain whose newer response has moved to the slot's new node and whose older one has not", async () => {
-    const prefix = `loopgate-test:${randomUUID()}:`;
-    const store = new RedisResponseStore({ url: '', clusterNodes: cluster().nodes, keyPrefix: prefix, ttlSeconds: 60, commandTimeoutMs: 2_000 });
-    const nodes = cluster().nodes.map((url) => new Redis(url));
-    try {
-      await store.ensureWritable();
+    await onCluster(cluster(), async ({ store, nodes, prefix }) => {
       await store.put(record('m', 'resp_1', null));
       await store.put(record('m', 'resp_2', 'resp_1'));
       const newer = `${prefix}{t:m}:r:resp_2`;
@@ -40,10 +50,7 @@ describe('RedisResponseStore on a Redis Cluster while a slot moves', () => {
       expect(walked.turns.map((turn) => turn.responseId)).toEqual(['resp_1', 'resp_2']);
       // One truly gone is still missing.
       expect((await store.chain('m', 'resp_unknown')).missing).toBe('resp_unknown');
-    } finally {
-      for (const node of nodes) node.disconnect();
-      await store.close();
-    }
+    });
   }, 60_000);
 });
 
@@ -89,11 +96,7 @@ describe('RedisResponseStore on a Redis Cluster whose slots move under it', () =
   const cluster = ownCluster();
 
   it("a write after its tenant's slot moved to another node follows it there (MOVED), and so does a read", async () => {
-    const prefix = `loopgate-test:${randomUUID()}:`;
-    const store = new RedisResponseStore({ url: '', clusterNodes: cluster().nodes, keyPrefix: prefix, ttlSeconds: 60, commandTimeoutMs: 2_000 });
-    const nodes = cluster().nodes.map((url) => new Redis(url));
-    try {
-      await store.ensureWritable();
+    await onCluster(cluster(), async ({ store, nodes, prefix }) => {
       await store.put(record('moved', 'resp_1', null));
       const slot = await slotOf(cluster(), nodes, `${prefix}{t:moved}:r:resp_1`);
       await slot.startMoving();
@@ -102,10 +105,7 @@ describe('RedisResponseStore on a Redis Cluster whose slots move under it', () =
       const neighbour = await slot.neighbour((tenant) => `${prefix}{t:${tenant}}:r:x`);
       await Promise.all([store.put(record('moved', 'resp_2', 'resp_1')), ...Array.from({ length: 5 }, (_, index) => store.put(record(neighbour, `resp_n${index}`, null)))]);
       expect((await store.chain('moved', 'resp_2')).turns.map((turn) => turn.responseId)).toEqual(['resp_1', 'resp_2']);
-    } finally {
-      for (const node of nodes) node.disconnect();
-      await store.close();
-    }
+    });
   }, 60_000);
 
   it('a command a replica refused (READONLY: the slot map named a node that is a replica now) is sent again once the map is read afresh', async () => {
@@ -132,11 +132,7 @@ describe('RedisResponseStore on a Redis Cluster whose slots move under it', () =
   }, 60_000);
 
   it('a write while its slot is half moved waits for the move (TRYAGAIN) and lands once it is done', async () => {
-    const prefix = `loopgate-test:${randomUUID()}:`;
-    const store = new RedisResponseStore({ url: '', clusterNodes: cluster().nodes, keyPrefix: prefix, ttlSeconds: 60, commandTimeoutMs: 2_000 });
-    const nodes = cluster().nodes.map((url) => new Redis(url));
-    try {
-      await store.ensureWritable();
+    await onCluster(cluster(), async ({ store, nodes, prefix }) => {
       const written = record('half', 'resp_1', null);
       await store.put(written);
       const slot = await slotOf(cluster(), nodes, `${prefix}{t:half}:r:resp_1`);
@@ -151,10 +147,7 @@ describe('RedisResponseStore on a Redis Cluster whose slots move under it', () =
       await finished;
       expect(await store.get('half', 'resp_1')).toEqual(written);
       for (const other of others) expect(await store.get(neighbour, other.response.id)).toEqual(other);
-    } finally {
-      for (const node of nodes) node.disconnect();
-      await store.close();
-    }
+    });
   }, 60_000);
 });
 
