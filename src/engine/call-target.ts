@@ -1,4 +1,5 @@
 import type { ModelRoute } from '../providers/model-router.ts';
+import type { RoutedCalls } from './observed-provider.ts';
 
 /** A provider entry and the model name its upstream knows: what metrics, traces, logs and learned context windows are about. */
 export interface CallTarget {
@@ -20,4 +21,11 @@ export function calledTarget(route: ModelRoute, upstreamModel: string = route.up
 /** Everywhere the route's calls may go: each deployment of a routed alias, else the route's own provider. */
 export function routeTargets(route: ModelRoute, upstreamModel: string = route.upstreamModel): CallTarget[] {
   return route.deployments?.map((deployment) => ({ provider: deployment.providerName, upstreamModel: deployment.upstreamModel })) ?? [{ provider: route.provider.name, upstreamModel }];
+}
+
+/** A routed alias's calls as the watcher of its model calls reads them; null for a route to one provider. */
+export function routedCalls(route: ModelRoute): RoutedCalls | null {
+  if (!route.calledBy) return null;
+  const refused = route.refusedAttempts;
+  return { called: () => calledTarget(route), refusedAttempts: () => refused?.() ?? [] };
 }

@@ -1,5 +1,6 @@
 import type { ResponseStatus, Usage } from '../protocol/response-resource.ts';
 import type { TurnFinish, TurnRequest, TurnUsage } from '../providers/provider.ts';
+import type { RefusedAttempt } from '../providers/routing/routed-provider.ts';
 import type { TraceContext } from '../util/trace-context.ts';
 
 /**
@@ -92,6 +93,8 @@ export interface ModelCallEndedEvent {
   finish: TurnFinish | null;
   /** Why the call failed: refused at once, an error mid-stream, or cancelled; null when it finished. */
   error: { code: string; message: string } | null;
+  /** For a routed alias: upstream calls that deployments refused before the one that took the call (or failed it), each moved past to the next. */
+  refusedAttempts: readonly RefusedAttempt[];
   /** The upstream's own id for its answer and the model that produced it, when it said. */
   responseId: string | null;
   responseModel: string | null;

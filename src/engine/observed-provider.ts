@@ -1,7 +1,16 @@
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { ModelInfo, Provider, TurnEvent, TurnFinish, TurnRequest, TurnStream, TurnUsage } from '../providers/provider.ts';
+import type { RefusedAttempt } from '../providers/routing/routed-provider.ts';
 import type { CallTarget } from './call-target.ts';
 import { carriedTrace, type LoopObserver, type ModelCallOutput, type TraceCarrier } from './loop-observer.ts';
+
+/** A routed alias's calls: where the latest went (the deployment that took it, after a failover not the first one asked), and what was refused on the way. */
+export interface RoutedCalls {
+  called(): CallTarget;
+  refusedAttempts(): readonly RefusedAttempt[];
+}
+
+const NO_ATTEMPTS: readonly RefusedAttempt[] = [];
 
 /**
  * A response's provider while something observes model calls (traces,
@@ -16,13 +25,13 @@ export class ObservedProvider implements Provider {
   readonly #inner: Provider;
   readonly #observer: Required<LoopObserver>;
   /** For a routed alias: the deployment the latest upstream call went to, which names the call once made (its provider and its model). */
-  readonly #called: (() => CallTarget) | null;
+  readonly #routed: RoutedCalls | null;
   #calls = 0;
 
-  constructor(inner: Provider, observer: Required<LoopObserver>, called: (() => CallTarget) | null = null) {
+  constructor(inner: Provider, observer: Required<LoopObserver>, routed: RoutedCalls | null = null) {
     this.#inner = inner;
     this.#observer = observer;
-    this.#called = called;
+    this.#routed = routed;
   }
 
   /** The inner provider's: for a routed alias, the deployment of the latest call. */
@@ -50,9 +59,14 @@ export class ObservedProvider implements Provider {
 
   /** Known only now for a routed alias: the deployment that took the call (after failing over, not the first one asked). */
   #name(tally: ModelCallTally): void {
-    const called = this.#called?.();
-    tally.provider = called?.provider ?? this.name;
-    if (called) tally.model = called.upstreamModel;
+    if (!this.#routed) {
+      tally.provider = this.name;
+      return;
+    }
+    const called = this.#routed.called();
+    tally.provider = called.provider;
+    tally.model = called.upstreamModel;
+    tally.refusedAttempts = this.#routed.refusedAttempts();
   }
 
   listModels(signal: AbortSignal): Promise<ModelInfo[]> {
@@ -88,6 +102,8 @@ class ModelCallTally {
   /** Whose call it is, and the model it was sent as; set again once the call is made (a routed alias's deployment). */
   provider: string;
   model: string;
+  /** For a routed alias: the call's attempts refused before the one that took it (or failed it). */
+  refusedAttempts: readonly RefusedAttempt[] = NO_ATTEMPTS;
   readonly #startedAt: number;
   #firstEventAt: number | null = null;
   #usage: TurnUsage | null = null;
@@ -161,6 +177,7 @@ class ModelCallTally {
       usage: this.#usage,
       finish: this.#finish,
       error: this.#error ?? failure,
+      refusedAttempts: this.refusedAttempts,
       responseId: this.#upstream.id,
       responseModel: this.#upstream.model,
       durationMs: now - this.#startedAt,

@@ -1,4 +1,4 @@
-import { calledTarget } from './call-target.ts';
+import { calledTarget, routedCalls } from './call-target.ts';
 import { invalidRequest } from '../errors/gateway-error.ts';
 import { refuseUnsupportedParameters } from '../protocol/unsupported-parameters.ts';
 import type { ExecutorRegistry } from '../executors/executor-registry.ts';
@@ -300,7 +300,7 @@ export class ResponseEngine {
     // `generate: false` prepares the state and calls no model: no model call to watch either.
     // A window to compact is summarised, and the summary sealed, in place of an answer (compaction/compacting-provider.ts).
     const answering = compacting ? new CompactingProvider(serving, this.#options.compaction!, { tenant: options.tenant, model }) : serving;
-    const provider = request.generate === false ? new PreparedStateProvider(serving) : observesModelCalls(observers) ? new ObservedProvider(answering, observer, route.calledBy ? () => calledTarget(route) : null) : answering;
+    const provider = request.generate === false ? new PreparedStateProvider(serving) : observesModelCalls(observers) ? new ObservedProvider(answering, observer, routedCalls(route)) : answering;
     const target = calledTarget(route);
     const lifecycle = new ResponseLifecycle(observer, {
       responseId,

@@ -52,6 +52,9 @@ export const LOOPGATE = {
   previousResponseId: 'loopgate.previous_response_id',
   turn: 'loopgate.turn',
   executor: 'loopgate.tool.executor',
+  deployment: 'loopgate.deployment',
+  /** A span event on a routed alias's model call: one deployment refused the call before output, and routing moved on. */
+  failoverEvent: 'loopgate.failover',
 } as const;
 
 /** `gen_ai.provider.name` of a provider type: the API each one speaks (an OpenAI-compatible server is `openai` to the conventions). */

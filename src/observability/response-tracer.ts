@@ -1,6 +1,7 @@
 import { defaultTextMapSetter, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span, type TextMapPropagator, type Tracer } from '@opentelemetry/api';
 import type { LoopObserver, ModelCallEndedEvent, ModelCallStartedEvent, ResponseEndedEvent, ResponseRefusedEvent, ResponseStartedEvent, ToolCallEndedEvent, ToolCallStartedEvent, TraceCarrier } from '../engine/loop-observer.ts';
 import type { TurnUsage } from '../providers/provider.ts';
+import type { RefusedAttempt } from '../providers/routing/routed-provider.ts';
 import { GEN_AI, LOOPGATE, MCP_METHOD_NAME, OPERATION } from './gen-ai-attributes.ts';
 import { inputMessages, outputMessages, parsedArguments, systemInstructions, toolDefinitions } from './gen-ai-content.ts';
 
@@ -159,8 +160,23 @@ export class ResponseTracer implements LoopObserver {
     if (event.finish) span.setAttribute(GEN_AI.responseFinishReasons, [event.finish.raw ?? event.finish.reason]);
     if (call.stream && event.firstEventMs !== null) span.setAttribute(GEN_AI.responseTimeToFirstChunk, event.firstEventMs / 1000);
     if (this.#options.captureContent && !event.error) span.setAttribute(GEN_AI.outputMessages, outputMessages(event.output, event.finish));
+    for (const attempt of event.refusedAttempts) span.addEvent(LOOPGATE.failoverEvent, this.#failoverAttributes(attempt), this.#epochOffsetMs + attempt.at);
     if (event.error) this.#fail(span, event.error.code, event.error.message);
     span.end(this.#now());
+  }
+
+  /** Which deployment refused, and how: the gateway's code for the refusal and its message (which names the upstream's status; redacted, as a status message is). */
+  #failoverAttributes(attempt: RefusedAttempt): Attributes {
+    const attributes: Attributes = {
+      [LOOPGATE.deployment]: attempt.deployment,
+      [LOOPGATE.provider]: attempt.providerName,
+      [LOOPGATE.upstreamModel]: attempt.upstreamModel,
+      'error.type': attempt.code ?? 'upstream_error',
+      'exception.message': this.#options.redact(attempt.message).slice(0, MAX_STATUS_CHARS),
+    };
+    const upstream = this.#options.providers.get(attempt.providerName);
+    if (upstream) Object.assign(attributes, { [GEN_AI.providerName]: upstream.genAiName, 'server.address': upstream.address, 'server.port': upstream.port });
+    return attributes;
   }
 
   toolCallStarted(event: ToolCallStartedEvent): void {

@@ -5,7 +5,7 @@ import type { ModelInfo, Provider, TurnRequest } from './provider.ts';
 import { MemoryDeploymentHealth, type DeploymentHealth } from './routing/deployment-health.ts';
 import { hasDeploymentLimits, type DeploymentLimiter, type DeploymentLimits } from './routing/deployment-limits.ts';
 import { LimitedProvider } from './routing/limited-provider.ts';
-import { RoutedProvider, type ContextFallback, type Deployment, type RoutedProviderOptions, type RoutingPolicy, type ServedBy } from './routing/routed-provider.ts';
+import { RoutedProvider, type ContextFallback, type Deployment, type RefusedAttempt, type RoutedProviderOptions, type RoutingPolicy, type ServedBy } from './routing/routed-provider.ts';
 import { TextToolCallProvider } from './text-tool-calls/text-tool-call-provider.ts';
 
 /** How a model calls tools: through its API's own tool calling, or in its text (text-tool-calls/). */
@@ -49,6 +49,8 @@ export interface ModelRoute {
   servedBy?: () => ServedBy | null;
   /** For routed aliases: the deployment the latest model call went to, served or refused (labels, learned context windows). */
   calledBy?: () => ServedBy | null;
+  /** For routed aliases: the latest model call's attempts that deployments refused and routing moved past. */
+  refusedAttempts?: () => readonly RefusedAttempt[];
   /** For routed aliases: every deployment that may serve a call. */
   deployments?: readonly ServedBy[];
 }
@@ -167,7 +169,7 @@ export class ModelRouter {
             return { provider: route.provider, upstreamModel: route.upstreamModel, servedBy: () => route.servedBy?.() ?? { deployment: `${route.provider.name}/${route.upstreamModel}`, providerName: route.provider.name, upstreamModel: route.upstreamModel } };
           };
     const routed = new RoutedProvider({ alias: model, deployments, ...this.#routing, ...(contextFallback && { contextFallback }) });
-    return { provider: routed, upstreamModel: deployments[0]!.upstreamModel, servedBy: () => routed.servedBy, calledBy: () => routed.calledBy, deployments: routed.deployments };
+    return { provider: routed, upstreamModel: deployments[0]!.upstreamModel, servedBy: () => routed.servedBy, calledBy: () => routed.calledBy, refusedAttempts: () => routed.refusedAttempts, deployments: routed.deployments };
   }
 
   /** The named provider, behind the decorators the model (or else its provider) is configured with. */

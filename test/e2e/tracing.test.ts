@@ -386,6 +386,14 @@ describe('traces of a routed alias that failed over', () => {
     expect(call.name).toBe('chat model-b');
     expect(call.attributes['gen_ai.request.model']).toBe('model-b');
     expect(call.attributes['gen_ai.response.model']).toBe('model-b');
+    // The refused attempt is on the call's span, when it came: which deployment, how, where.
+    expect(call.events).toHaveLength(1);
+    const [failover] = call.events;
+    expect(failover!.name).toBe('loopgate.failover');
+    expect(failover!.attributes).toMatchObject({ 'loopgate.deployment': 'a/model-a', 'loopgate.provider': 'a', 'loopgate.upstream_model': 'model-a', 'error.type': 'upstream_error', 'exception.message': expect.stringMatching(/503: overloaded/), 'gen_ai.provider.name': 'openai', 'server.address': '127.0.0.1' });
+    expect(failover!.timeNanos).toBeGreaterThanOrEqual(call.startNanos);
+    expect(failover!.timeNanos).toBeLessThanOrEqual(call.endNanos);
+    expect(call.status.code).not.toBe(2);
     const root = spans.find((span) => span.name.startsWith('invoke_agent'))!;
     expect(root.attributes['loopgate.upstream_model']).toBe('model-b');
     // The environment's resource attributes, and an instance id of the process's own.

@@ -14,7 +14,15 @@ export interface ReceivedSpan {
   attributes: Record<string, unknown>;
   /** 0 unset, 1 ok, 2 error. */
   status: { code: number; message?: string };
+  /** The span's events (timed notes on it), in the order added. */
+  events: ReceivedSpanEvent[];
   resource: Record<string, unknown>;
+}
+
+export interface ReceivedSpanEvent {
+  name: string;
+  timeNanos: bigint;
+  attributes: Record<string, unknown>;
 }
 
 export const SPAN_KIND = { internal: 1, server: 2, client: 3 } as const;
@@ -93,6 +101,7 @@ function decodeExport(body: any): ReceivedSpan[] {
           endNanos: BigInt(span.endTimeUnixNano),
           attributes: attributesOf(span.attributes),
           status: { code: span.status?.code ?? 0, ...(span.status?.message && { message: span.status.message }) },
+          events: (span.events ?? []).map((event: any) => ({ name: event.name, timeNanos: BigInt(event.timeUnixNano), attributes: attributesOf(event.attributes) })),
           resource,
         });
       }
@@ -143,6 +152,10 @@ function decodeProtobufExport(body: Buffer): ReceivedSpan[] {
           endNanos: number(8),
           attributes: keyValues(span, 9),
           status: { code: Number(statusFields.find((entry) => entry.field === 3)?.number ?? 0n), ...(message && { message }) },
+          events: messages(span, 11).map((event) => {
+            const eventFields = readFields(event);
+            return { name: eventFields.find((entry) => entry.field === 2)?.bytes?.toString('utf8') ?? '', timeNanos: eventFields.find((entry) => entry.field === 1)?.number ?? 0n, attributes: keyValues(event, 3) };
+          }),
           resource: resourceAttributes,
         });
       }

@@ -30,7 +30,7 @@ function runResponse(observer: LoopObserver, options: { failWith?: string } = {}
   const carrier: TraceCarrier = {};
   observer.modelCallStarted!({ turn: 1, provider: 'openai', request: turnRequest({ model: 'gpt-test', maxOutputTokens: 256, temperature: 0.2 }), trace: carrier });
   const error = options.failWith ? { code: 'upstream_error', message: options.failWith } : null;
-  observer.modelCallEnded!({ turn: 1, provider: 'openai', model: 'gpt-test', usage: null, finish: error ? null : { reason: 'stop', raw: 'stop' }, error, responseId: null, responseModel: null, durationMs: 1, firstEventMs: null, output: { text: '', refusal: '', toolCalls: [] } });
+  observer.modelCallEnded!({ turn: 1, provider: 'openai', model: 'gpt-test', usage: null, finish: error ? null : { reason: 'stop', raw: 'stop' }, error, refusedAttempts: [], responseId: null, responseModel: null, durationMs: 1, firstEventMs: null, output: { text: '', refusal: '', toolCalls: [] } });
   observer.responseEnded!({ ...started, status: error ? 'failed' : 'completed', errorCode: error?.code ?? null, error, incompleteReason: null, usage: null, toolCalls: 0, durationMs: 2 });
   return carrier;
 }

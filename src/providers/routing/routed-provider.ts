@@ -34,6 +34,18 @@ export interface ServedBy {
   upstreamModel: string;
 }
 
+/**
+ * An upstream call of one model call that a deployment refused and routing
+ * moved past, to another deployment or to the larger-context alias (traces
+ * show each on the call's span: a failover's time is otherwise unexplained).
+ */
+export interface RefusedAttempt extends ServedBy {
+  code: string | null;
+  message: string;
+  /** When the refusal came, on `performance.now()`'s clock. */
+  at: number;
+}
+
 /** The larger-context alias to retry on when the input is too long, resolved when first needed. */
 export interface ContextFallback {
   provider: Provider;
@@ -71,6 +83,8 @@ export class RoutedProvider implements Provider {
   readonly countInputTokens?: (request: TurnRequest, signal: AbortSignal) => Promise<number>;
   servedBy: ServedBy | null = null;
   calledBy: ServedBy | null = null;
+  /** The latest model call's refused attempts that routing moved past (the one that ends a failed call is its failure, not among them). */
+  refusedAttempts: RefusedAttempt[] = [];
   readonly #options: RoutedProviderOptions;
 
   constructor(options: RoutedProviderOptions) {
@@ -101,7 +115,8 @@ export class RoutedProvider implements Provider {
     // Upstream calls left: a deployment at its own limit is skipped without using one.
     let calls = policy.retries + 1;
     /** The latest refusal, told once routing moves past it: the one that ends the call is the caller's to report. */
-    let refused: { deployment: Deployment; error: unknown } | null = null;
+    let refused: { deployment: Deployment; error: unknown; at: number } | null = null;
+    this.refusedAttempts = [];
     rounds: for (let round = 0; calls > 0 && order.length > 0; round++) {
       for (const deployment of [...order]) {
         if (calls === 0) break rounds;
@@ -116,6 +131,7 @@ export class RoutedProvider implements Provider {
         }
         if (refused) {
           this.#reportFailover(refused.deployment, refused.error);
+          this.refusedAttempts.push(refusedAttempt(refused.deployment, refused.error, refused.at));
           refused = null;
         }
         try {
@@ -132,10 +148,10 @@ export class RoutedProvider implements Provider {
           this.calledBy = servedByOf(deployment);
           const decision = decideFailover(error);
           if (decision.kind === 'give-up') throw error;
-          if (decision.kind === 'context-length') return this.#onContextLength(request, signal, error);
+          if (decision.kind === 'context-length') return this.#onContextLength(request, signal, error, deployment);
           calls--;
           lastError = error;
-          refused = { deployment, error };
+          refused = { deployment, error, at: performance.now() };
           if (decision.retryAfterMs !== null) {
             retryAfter.set(deployment.id, decision.retryAfterMs);
             await health.coolDown(deployment.id, Math.min(decision.retryAfterMs, policy.maxRetryAfterMs));
@@ -202,9 +218,10 @@ export class RoutedProvider implements Provider {
     return [...weightedOrder(healthy, random), ...weightedOrder(deployments.filter((deployment) => cooling.has(deployment.id)), random)];
   }
 
-  async #onContextLength(request: TurnRequest, signal: AbortSignal, error: unknown): Promise<TurnStream> {
+  async #onContextLength(request: TurnRequest, signal: AbortSignal, error: unknown, refusing: Deployment): Promise<TurnStream> {
     const fallback = this.#options.contextFallback?.();
     if (!fallback) throw error;
+    this.refusedAttempts.push(refusedAttempt(refusing, error, performance.now()));
     // The larger-context alias may run fewer hosted tools: those it does not run are left out of the retry.
     const hostedTools = request.hostedTools.filter((tool) => fallback.provider.runsHostedTool?.(tool.type) === true);
     const choiceKept = request.hostedToolChoice === null || hostedTools.some((tool) => tool.type === request.hostedToolChoice!.type);
@@ -215,14 +232,8 @@ export class RoutedProvider implements Provider {
   }
 
   #reportFailover(deployment: Deployment, error: unknown): void {
-    const failure = error as { status?: unknown; code?: unknown };
-    this.#options.onFailover?.({
-      alias: this.#options.alias,
-      deployment: deployment.id,
-      provider: deployment.providerName,
-      status: typeof failure.status === 'number' ? failure.status : null,
-      code: typeof failure.code === 'string' ? failure.code : null,
-    });
+    const { status, code } = failureOf(error);
+    this.#options.onFailover?.({ alias: this.#options.alias, deployment: deployment.id, provider: deployment.providerName, status, code });
   }
 
   async listModels(): Promise<ModelInfo[]> {
@@ -235,6 +246,20 @@ export class RoutedProvider implements Provider {
 
 function servedByOf(deployment: Deployment): ServedBy {
   return { deployment: deployment.id, providerName: deployment.providerName, upstreamModel: deployment.upstreamModel };
+}
+
+function failureOf(error: unknown): { status: number | null; code: string | null; message: string } {
+  const failure = error as { status?: unknown; code?: unknown; message?: unknown };
+  return {
+    status: typeof failure.status === 'number' ? failure.status : null,
+    code: typeof failure.code === 'string' ? failure.code : null,
+    message: typeof failure.message === 'string' ? failure.message : String(error),
+  };
+}
+
+function refusedAttempt(deployment: Deployment, error: unknown, at: number): RefusedAttempt {
+  const { code, message } = failureOf(error);
+  return { ...servedByOf(deployment), code, message, at };
 }
 
 /** The events as they come, judged once the consumer stops reading (a consumer that stops early leaves no verdict). */
