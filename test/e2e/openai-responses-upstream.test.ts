@@ -21,9 +21,10 @@ describe('over an OpenAI Responses upstream', () => {
   let reply: (request: RecordedRequest) => UpstreamReply = () => ({ kind: 'sse', pieces: [fixture('reasoning-then-tool.sse')] });
   let gateway: RunningGateway;
   let client: OpenAI;
+  let url: string;
 
   beforeAll(async () => {
-    const url = await upstream.start();
+    url = await upstream.start();
     upstream.setScript((request) => reply(request));
     gateway = await startGateway(url, openaiResponses.config(url));
     client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 });
@@ -60,6 +61,29 @@ describe('over an OpenAI Responses upstream', () => {
       { type: 'function_call', call_id: 'call_Vx1mJ9rK2pLqA7', name: 'get_weather', arguments: '{"city":"Paris"}' },
       { type: 'function_call_output', call_id: 'call_Vx1mJ9rK2pLqA7', output: '18°C, clear' },
     ]);
+  });
+
+  it('with upstreamStore, reasoning still goes back: its encrypted_content is asked for, as the gateway keeps no upstream item ids to name it by', async () => {
+    const storing = await startGateway(url, { providers: { responses: { type: 'openai-responses', baseUrl: url, apiKey: 'sk-test', upstreamStore: true } }, defaultProvider: 'responses' });
+    try {
+      // As OpenAI does: encrypted reasoning only when the request includes it.
+      const asked = (request: RecordedRequest, text: string) => ((request.body.include ?? []).includes('reasoning.encrypted_content') ? text : text.replace(/,?"encrypted_content":"[^"]*"/g, ''));
+      reply = (request) => ({ kind: 'sse', pieces: [asked(request, fixture('reasoning-then-tool.sse'))] });
+      const storingClient = new OpenAI({ baseURL: storing.baseURL, apiKey: 'k', maxRetries: 0 });
+      const events: any[] = [];
+      for await (const event of await storingClient.responses.create({ model: openaiResponses.model, input: 'Weather in Paris?', tools, reasoning: { effort: 'low' }, stream: true })) events.push(event);
+      const first = assertEventStreamInvariants(events);
+      expect(upstream.requests[0]!.body).toMatchObject({ store: true, include: ['reasoning.encrypted_content'] });
+      const encrypted = first.output[0].encrypted_content;
+      expect(encrypted).toMatch(/^gAAAAAB/);
+
+      reply = () => ({ kind: 'json', body: JSON.parse(fixture('reasoning-and-text.json')) });
+      const second = await storingClient.responses.create({ model: openaiResponses.model, previous_response_id: first.id, tools, input: [{ type: 'function_call_output', call_id: 'call_Vx1mJ9rK2pLqA7', output: '18°C, clear' }] });
+      assertValidResponse(second);
+      expect(upstream.requests[1]!.body.input).toContainEqual({ type: 'reasoning', summary: [], encrypted_content: encrypted });
+    } finally {
+      await storing.close();
+    }
   });
 
   it('the tier the upstream says it served at is the response\'s service_tier (JSON, and streamed where response.completed says it)', async () => {

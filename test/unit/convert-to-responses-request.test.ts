@@ -27,10 +27,11 @@ describe('convertToResponsesRequest', () => {
     expect(convertToResponsesRequest(turn(), stateless)).not.toHaveProperty('truncation');
   });
 
-  it('upstreamStore lets the upstream keep its answers and then needs no encrypted reasoning', () => {
+  it('upstreamStore lets the upstream keep its answers, and still asks for encrypted reasoning (the only way reasoning goes back: no upstream ids are kept)', () => {
     const body = convertToResponsesRequest(turn(), { upstreamStore: true, encryptedReasoning: true, nativeCustomTools: true });
     expect(body.store).toBe(true);
-    expect(body.include).toBeUndefined();
+    expect(body.include).toEqual(['reasoning.encrypted_content']);
+    expect(convertToResponsesRequest(turn(), { upstreamStore: true, encryptedReasoning: false, nativeCustomTools: true }).include).toBeUndefined();
   });
 
   it('maps every item kind in order, without item ids; only OpenAI\'s own encrypted reasoning goes back', () => {

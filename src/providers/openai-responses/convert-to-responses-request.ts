@@ -40,7 +40,8 @@ export function convertToResponsesRequest(request: TurnRequest, options: Respons
   };
   if (request.instructions) body.instructions = request.instructions;
   const include: string[] = [];
-  if (options.encryptedReasoning && !options.upstreamStore) include.push('reasoning.encrypted_content');
+  // Also when the upstream stores its answers: the gateway keeps its own ids for reasoning items, not the upstream's, so only the encrypted content can carry reasoning back.
+  if (options.encryptedReasoning) include.push('reasoning.encrypted_content');
   if (request.logprobs) include.push('message.output_text.logprobs');
   include.push(...request.hostedInclude);
   if (include.length > 0) body.include = include;
