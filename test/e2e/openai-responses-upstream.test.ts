@@ -86,6 +86,32 @@ describe('over an OpenAI Responses upstream', () => {
     }
   });
 
+  it('a stream that fails after its answer began is charged the usage its response.failed reports (on the response and in /v1/usage)', async () => {
+    const frame = (data: Record<string, unknown>) => `event: ${String(data.type)}\ndata: ${JSON.stringify(data)}\n\n`;
+    const body = { id: 'resp_up', object: 'response', model: openaiResponses.model, status: 'in_progress', output: [] };
+    const message = { id: 'msg_up', type: 'message', role: 'assistant', status: 'in_progress', content: [] };
+    reply = () => ({
+      kind: 'sse',
+      pieces: [
+        frame({ type: 'response.created', sequence_number: 0, response: body }),
+        frame({ type: 'response.output_item.added', sequence_number: 1, output_index: 0, item: message }),
+        frame({ type: 'response.output_text.delta', sequence_number: 2, item_id: 'msg_up', output_index: 0, content_index: 0, delta: 'Partial answer' }),
+        frame({ type: 'response.failed', sequence_number: 3, response: { ...body, status: 'failed', error: { code: 'server_error', message: 'The model broke down.' }, usage: { input_tokens: 100, output_tokens: 50, total_tokens: 150, input_tokens_details: { cached_tokens: 0 }, output_tokens_details: { reasoning_tokens: 0 } } } }),
+      ],
+    });
+    const today = new Date().toISOString().slice(0, 10);
+    const before = await (await fetch(`${gateway.baseURL}/usage?start=${today}`)).json();
+    const events: any[] = [];
+    for await (const event of await client.responses.create({ model: openaiResponses.model, input: 'x', stream: true })) events.push(event);
+    const failed = assertEventStreamInvariants(events);
+    expect(failed.status).toBe('failed');
+    expect(failed.usage).toMatchObject({ input_tokens: 100, output_tokens: 50, total_tokens: 150 });
+    const after = await (await fetch(`${gateway.baseURL}/usage?start=${today}`)).json();
+    const tokens = (usage: any, field: string) => usage.data.reduce((sum: number, row: any) => sum + row[field], 0);
+    expect(tokens(after, 'input_tokens') - tokens(before, 'input_tokens')).toBe(100);
+    expect(tokens(after, 'output_tokens') - tokens(before, 'output_tokens')).toBe(50);
+  });
+
   it('the tier the upstream says it served at is the response\'s service_tier (JSON, and streamed where response.completed says it)', async () => {
     reply = () => ({ kind: 'json', body: { ...JSON.parse(fixture('reasoning-and-text.json')), service_tier: 'priority' } });
     const json = await client.responses.create({ model: openaiResponses.model, input: 'x', service_tier: 'auto' });

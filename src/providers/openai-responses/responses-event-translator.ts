@@ -134,7 +134,9 @@ export class ResponsesEventTranslator {
       }
       case 'response.failed': {
         const { response } = event as { response: ResponsesBody };
-        out.push(errorEvent(response.error?.code, response.error?.message));
+        // What the failed call used is billed all the same: charged before the failure (the loop counts usage it sees before an error).
+        if (response?.usage) out.push({ type: 'usage', usage: mapUsage(response.usage) });
+        out.push(errorEvent(response?.error?.code, response?.error?.message));
         return;
       }
       case 'error': {
