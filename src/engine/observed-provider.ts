@@ -153,6 +153,7 @@ class ModelCallTally {
         this.#upstream = { id: event.id, model: event.model };
         break;
       case 'message.start':
+      case 'reasoning.start':
       case 'reasoning.delta':
       case 'reasoning.encrypted':
       case 'text.annotation':

@@ -131,6 +131,9 @@ export class OutputBuilder {
       case 'refusal.delta':
         this.#appendMessageText('refusal', event.delta, emit);
         return;
+      case 'reasoning.start':
+        this.#closeReasoning(emit);
+        return;
       case 'reasoning.delta':
         this.#appendReasoning(event.delta, emit);
         return;

@@ -121,6 +121,8 @@ export type TurnEvent =
   | { type: 'text.delta'; delta: string; logprobs?: TokenLogprob[] }
   | { type: 'refusal.delta'; delta: string }
   | { type: 'reasoning.delta'; delta: string }
+  /** The reasoning after this is a new reasoning item, not more of the one before (an upstream that reasons in several items). */
+  | { type: 'reasoning.start' }
   /**
    * Ends the current reasoning block with the opaque value the provider needs
    * to get it back byte for byte (a signature, redacted data), carried in the

@@ -112,6 +112,32 @@ describe('over an OpenAI Responses upstream', () => {
     expect(tokens(after, 'output_tokens') - tokens(before, 'output_tokens')).toBe(50);
   });
 
+  it('two reasoning items in one answer stay two, streamed and not, also without encrypted content', async () => {
+    const frame = (data: Record<string, unknown>) => `event: ${String(data.type)}\ndata: ${JSON.stringify(data)}\n\n`;
+    const reasoning = (id: string, text: string) => ({ id, type: 'reasoning', summary: [{ type: 'summary_text', text }] });
+    const message = { id: 'msg_up', type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'Done.', annotations: [] }] };
+    const usage = { input_tokens: 5, output_tokens: 5, total_tokens: 10 };
+    const done = { id: 'resp_up', object: 'response', model: openaiResponses.model, status: 'completed', output: [reasoning('rs_1', 'A.'), reasoning('rs_2', 'B.'), message], usage };
+    let sequence = 0;
+    const next = (data: Record<string, unknown>) => frame({ ...data, sequence_number: sequence++ });
+    const streamed = (index: number, id: string, text: string) => [
+      next({ type: 'response.output_item.added', output_index: index, item: { id, type: 'reasoning', summary: [] } }),
+      next({ type: 'response.reasoning_summary_part.added', item_id: id, output_index: index, summary_index: 0, part: { type: 'summary_text', text: '' } }),
+      next({ type: 'response.reasoning_summary_text.delta', item_id: id, output_index: index, summary_index: 0, delta: text }),
+      next({ type: 'response.output_item.done', output_index: index, item: reasoning(id, text) }),
+    ];
+    reply = () => ({ kind: 'sse', pieces: [next({ type: 'response.created', response: { ...done, status: 'in_progress', output: [] } }), ...streamed(0, 'rs_1', 'A.'), ...streamed(1, 'rs_2', 'B.'), next({ type: 'response.output_item.added', output_index: 2, item: { ...message, content: [] } }), next({ type: 'response.output_text.delta', item_id: 'msg_up', output_index: 2, content_index: 0, delta: 'Done.' }), next({ type: 'response.output_item.done', output_index: 2, item: message }), next({ type: 'response.completed', response: done })] });
+    const events: any[] = [];
+    for await (const event of await client.responses.create({ model: openaiResponses.model, input: 'x', stream: true })) events.push(event);
+    const summaries = (response: any) => response.output.filter((item: any) => item.type === 'reasoning').map((item: any) => [...item.summary, ...(item.content ?? [])].map((part: any) => part.text).join(''));
+    expect(summaries(assertEventStreamInvariants(events))).toEqual(['A.', 'B.']);
+
+    reply = () => ({ kind: 'json', body: done });
+    const json = await client.responses.create({ model: openaiResponses.model, input: 'x' });
+    assertValidResponse(json);
+    expect(summaries(json)).toEqual(['A.', 'B.']);
+  });
+
   it('the tier the upstream says it served at is the response\'s service_tier (JSON, and streamed where response.completed says it)', async () => {
     reply = () => ({ kind: 'json', body: { ...JSON.parse(fixture('reasoning-and-text.json')), service_tier: 'priority' } });
     const json = await client.responses.create({ model: openaiResponses.model, input: 'x', service_tier: 'auto' });

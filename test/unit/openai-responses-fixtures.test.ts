@@ -251,7 +251,7 @@ describe('OpenAI Responses streams → OpenResponses events', () => {
     upstream.setScript(() => ({ kind: 'sse', pieces: [`event: response.completed\ndata: ${JSON.stringify({ type: 'response.completed', sequence_number: 0, response: body })}\n\n`] }));
     const events: TurnEvent[] = [];
     for await (const event of await provider.startTurn(streamed, new AbortController().signal)) events.push(event);
-    expect(events.map((event) => event.type)).toEqual(['upstream.response', 'reasoning.delta', 'reasoning.encrypted', 'message.start', 'text.delta', 'usage', 'finish']);
+    expect(events.map((event) => event.type)).toEqual(['upstream.response', 'reasoning.start', 'reasoning.delta', 'reasoning.encrypted', 'message.start', 'text.delta', 'usage', 'finish']);
     // A normal stream's terminal response repeats items already read: nothing comes twice.
     expect((await turnEvents('text.sse')).filter((event) => event.type === 'text.delta')).toHaveLength(7);
   });
@@ -263,6 +263,8 @@ describe('OpenAI Responses streams → OpenResponses events', () => {
     expect(upstream.requests.at(-1)!.body.stream).toBe(false);
     expect(events).toEqual([
       { type: 'upstream.response', id: 'resp_93a4b5c6d7e8f90a1b2c3d4e5f607182', model: 'gpt-5-mini-2025-08-07' },
+      // Each reasoning item too.
+      { type: 'reasoning.start' },
       { type: 'reasoning.delta', delta: 'Simple arithmetic.' },
       { type: 'reasoning.encrypted', value: expect.stringMatching(/^gAAAAAB/) },
       // Each message of the answer starts its own.

@@ -113,6 +113,7 @@ export async function readSummary(stream: TurnStream): Promise<{ text: string; u
       case 'error':
         throw summaryFailed(event.code, `The model call failed while summarising: ${event.message}`);
       // Reasoning and tool calls (none were offered) are not part of the summary.
+      case 'reasoning.start':
       case 'reasoning.delta':
       case 'reasoning.encrypted':
       case 'tool_call.start':

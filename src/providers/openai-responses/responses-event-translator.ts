@@ -36,6 +36,8 @@ export class ResponsesEventTranslator {
   readonly #done = new Set<string>();
   /** Messages begun (each its own message for the client, with its phase). */
   readonly #messages = new Set<string>();
+  /** Reasoning items already started, by the upstream's item id. */
+  readonly #reasoning = new Set<string>();
   /** Messages whose annotations arrived as events. */
   readonly #annotated = new Set<string>();
   /** Hosted calls already added, and those already done, by the upstream's item id. */
@@ -60,6 +62,7 @@ export class ResponsesEventTranslator {
         if (isFunctionCall(item)) this.#startCall(item, out);
         else if (isCustomCall(item)) this.#startFreeform(item, out);
         else if (isMessage(item)) this.#startMessage(item, out);
+        else if (isReasoning(item)) this.#startReasoning(item, out);
         // One without an id (a compatible server) is added when done, where it is known whole.
         else if (isHostedCall(item) && item.id) this.#addHosted(item, out);
         return;
@@ -187,6 +190,7 @@ export class ResponsesEventTranslator {
       return;
     }
     if (isReasoning(item)) {
+      if (!(item.id && this.#reasoning.has(item.id))) this.#startReasoning(item, out);
       if (!(item.id && this.#streamed.has(item.id))) {
         const text = [...(item.summary ?? []).map((part) => part.text), ...(item.content ?? []).map((part) => part.text)].filter(Boolean).join('\n\n');
         if (text) out.push({ type: 'reasoning.delta', delta: text });
@@ -249,6 +253,12 @@ export class ResponsesEventTranslator {
     if (item.id) this.#messages.add(item.id);
     const phase = item.phase === 'commentary' || item.phase === 'final_answer' ? item.phase : undefined;
     out.push(phase ? { type: 'message.start', phase } : { type: 'message.start' });
+  }
+
+  /** A reasoning item of its own: two in one answer are two items, whether or not each ends with encrypted content. */
+  #startReasoning(item: Extract<ResponsesOutputItem, { type: 'reasoning' }>, out: TurnEvent[]): void {
+    if (item.id) this.#reasoning.add(item.id);
+    out.push({ type: 'reasoning.start' });
   }
 
   #startFreeform(item: Extract<ResponsesOutputItem, { type: 'custom_tool_call' }>, out: TurnEvent[]): { callId: string; input: string; given: boolean } {
