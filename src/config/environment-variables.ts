@@ -1,3 +1,4 @@
+import { getNodeValue, parseTree } from 'jsonc-parser';
 import type { z } from 'zod';
 import { formatPath, isPlainObject, valueAt, type ConfigPath, type ConfigProblem } from './config-problem.ts';
 import type { AppliedVariable, ConfigSources } from './config-sources.ts';
@@ -11,7 +12,7 @@ type Parser =
   | 'integer'
   /** true/false (also 1/0, yes/no, on/off). */
   | 'boolean'
-  /** Comma-separated; an empty variable is an empty list. */
+  /** Comma-separated. */
   | 'list'
   /** A JSON array. */
   | 'json-array'
@@ -27,6 +28,8 @@ export interface EnvironmentVariable {
   parse: Parser;
   /** One line for `--help`. */
   help: string;
+  /** Set empty, the variable means "none" (an empty list) rather than unset, as every other empty variable is. */
+  emptyMeansNone?: true;
   /** An object created first when the configuration lacks it, e.g. the provider an API key belongs to. */
   creates?: { path: ConfigPath; value: Record<string, unknown> };
 }
@@ -64,7 +67,7 @@ export const ENVIRONMENT_VARIABLES: readonly EnvironmentVariable[] = [
   { name: 'MCP_SERVERS', path: ['mcp', 'servers'], parse: 'json-array', help: 'JSON array of operator MCP servers [{"name","url","headers","allowedTools","timeoutMs"}]' },
   { name: 'MCP_CALL_ITEMS', path: ['mcp', 'callItems'], parse: 'text', help: "how operator MCP servers' calls show in the output: mcp (OpenAI's mcp_call items) or function (function_call + function_call_output)" },
   { name: 'MCP_IMAGES', path: ['mcp', 'images'], parse: 'text', help: 'images MCP tools answer with: attach (shown to the model, after the output text) or describe (a line of text, for models without vision)' },
-  { name: 'MCP_ALLOWED_URLS', path: ['mcp', 'allowedUrls'], parse: 'list', help: 'comma-separated URL prefixes request-named MCP servers may reach despite the egress policy' },
+  { name: 'MCP_ALLOWED_URLS', path: ['mcp', 'allowedUrls'], parse: 'list', emptyMeansNone: true, help: 'comma-separated URL prefixes request-named MCP servers may reach despite the egress policy' },
   { name: 'MAX_TURNS', path: ['loop', 'maxTurns'], parse: 'integer', help: 'model calls per response before it ends incomplete (max_turns)' },
   { name: 'TOOL_TIMEOUT_MS', path: ['loop', 'toolTimeoutMs'], parse: 'integer', help: 'longest one tool call may run, in milliseconds' },
   { name: 'RESPONSE_DEADLINE_MS', path: ['loop', 'deadlineMs'], parse: 'integer', help: 'longest one response may take, all turns included, in milliseconds' },
@@ -84,7 +87,7 @@ export const ENVIRONMENT_VARIABLES: readonly EnvironmentVariable[] = [
   { name: 'METRICS_TOKEN', path: ['metrics', 'token'], parse: 'text', help: 'bearer token scrapes of /metrics must send (16 characters or more); needed on the main port when API_KEYS is set' },
   { name: 'LOOPGATE_BUILD', path: null, parse: 'text', help: 'the build GET /version reports (e.g. the git commit the image was built from); unset: `git rev-parse` of the checkout, if any' },
   { name: 'INSPECTOR_ENABLED', path: ['inspector', 'enabled'], parse: 'boolean', help: 'serve the live inspector page at /inspector/ and its data at /v1/inspector/… (API keys apply; admin keys see every tenant)' },
-  { name: 'CORS_ORIGINS', path: ['server', 'corsOrigins'], parse: 'list', help: 'comma-separated browser origins, * for any, empty to disable CORS' },
+  { name: 'CORS_ORIGINS', path: ['server', 'corsOrigins'], parse: 'list', emptyMeansNone: true, help: 'comma-separated browser origins, * for any, empty to disable CORS' },
   // OpenTelemetry's own names; the traces endpoint after the base, so that it wins when both are set.
   { name: 'OTEL_EXPORTER_OTLP_ENDPOINT', path: ['tracing', 'endpoint'], parse: 'otlp-base-url', help: 'OTLP/HTTP collector base URL (http://collector:4318): turns traces on, sent to <url>/v1/traces' },
   { name: 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', path: ['tracing', 'endpoint'], parse: 'text', help: 'OTLP/HTTP traces URL used as is (…/v1/traces): turns traces on' },
@@ -105,7 +108,8 @@ export function applyEnvironment(raw: Record<string, unknown>, env: NodeJS.Proce
   const problems: ConfigProblem[] = [];
   for (const variable of ENVIRONMENT_VARIABLES) {
     const text = env[variable.name];
-    if (!variable.path || text === undefined || (text === '' && variable.parse !== 'list')) continue;
+    // Templates and Compose files render an unset variable as an empty one: it leaves the file's value, but where empty says "none".
+    if (!variable.path || text === undefined || (text === '' && !variable.emptyMeansNone)) continue;
     const parsed = parseVariable(variable, text, () => describeSchema(schemaAt(schema, variable.path!, raw)));
     if ('problem' in parsed) {
       problems.push({ source: variable.name, message: `${variable.name} ${parsed.problem}` });
@@ -155,9 +159,25 @@ function parseVariable(variable: EnvironmentVariable, text: string, expected: ()
       const description = 'must be a JSON object mapping API keys to tenant names, {"sk-…": "team-a"}';
       if ('problem' in value) return { problem: `${description} ${value.problem}` };
       if (!isPlainObject(value.value)) return { problem: `${description}, got ${describeJsonKind(value.value)}` };
+      const repeated = repeatedKey(text);
+      if (repeated) return { problem: `gives the key of entry ${repeated.entry} (tenant ${JSON.stringify(repeated.tenant)}) again, first for tenant ${JSON.stringify(repeated.firstTenant)}; each key belongs to one tenant (JSON would keep the last one silently)` };
       return { value: Object.entries(value.value).map(([key, tenant]) => ({ key, tenant })) };
     }
   }
+}
+
+/** The first key `API_KEYS` gives twice (JSON.parse keeps the last): which entry (from 1), and both tenants, never the key. */
+function repeatedKey(text: string): { entry: number; tenant: unknown; firstTenant: unknown } | null {
+  const entries = parseTree(text)?.children ?? [];
+  const tenants = new Map<string, unknown>();
+  for (const [index, entry] of entries.entries()) {
+    const [name, value] = entry.children ?? [];
+    if (!name || typeof name.value !== 'string') continue;
+    const tenant = value ? getNodeValue(value) : undefined;
+    if (tenants.has(name.value)) return { entry: index + 1, tenant, firstTenant: tenants.get(name.value) };
+    tenants.set(name.value, tenant);
+  }
+  return null;
 }
 
 /** Parses JSON without echoing its text: these variables carry secrets. */

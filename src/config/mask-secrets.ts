@@ -8,10 +8,24 @@ export const MASK = '***';
 const SECRET_KEY = /^(api_?key|key|password|secret|token|authorization)$/i;
 /** Keys whose every value is a secret (MCP servers' headers carry credentials). */
 const SECRET_CONTAINER = /^headers$/i;
+/** Keys holding query parameters, whose values are secrets where their names say so (`subscription-key`, `sig`), as in a URL's query. */
+const QUERY_CONTAINER = /^queryParams$/i;
+/**
+ * Client keys: a list of `{key, tenant}` entries. The list itself, or an
+ * entry that is not such an object, is shown nowhere: written wrongly (as
+ * `API_KEYS`' `{"sk-…": "team"}`, or a bare key) it holds keys in the clear.
+ */
+const KEY_LIST = /^api_?keys$/i;
 
 /** Whether the value at this configuration path is (or holds) a secret and must never be shown. */
 export function isSecretPath(path: ConfigPath): boolean {
-  return path.some((segment) => typeof segment === 'string' && (SECRET_KEY.test(segment) || SECRET_CONTAINER.test(segment)));
+  return path.some((segment, index) => {
+    if (typeof segment !== 'string') return false;
+    if (SECRET_KEY.test(segment) || SECRET_CONTAINER.test(segment)) return true;
+    const next = path[index + 1];
+    if (QUERY_CONTAINER.test(segment)) return next === undefined || (typeof next === 'string' && SECRET_QUERY_PARAMETER.test(next));
+    return KEY_LIST.test(segment) && index >= path.length - 2;
+  });
 }
 
 /**
@@ -72,6 +86,7 @@ function maskValue(value: unknown, secret: boolean): unknown {
     return Object.fromEntries(
       Object.entries(value).map(([key, inner]) => {
         if (SECRET_CONTAINER.test(key) && inner !== null && typeof inner === 'object') return [key, Object.fromEntries(Object.keys(inner).map((name) => [name, MASK]))];
+        if (QUERY_CONTAINER.test(key) && inner !== null && typeof inner === 'object') return [key, Object.fromEntries(Object.entries(inner).map(([name, parameter]) => [name, SECRET_QUERY_PARAMETER.test(name) ? MASK : maskValue(parameter, secret)]))];
         return [key, maskValue(inner, secret || SECRET_KEY.test(key))];
       }),
     );

@@ -363,6 +363,34 @@ describe('start-up validation', () => {
     expect(malformed).toEqual(['API_KEYS must be a JSON object mapping API keys to tenant names, {"sk-…": "team-a"} (invalid JSON at character 19)']);
   });
 
+  it('never repeats a client key in the file: auth.apiKeys written as API_KEYS is (an object), or an entry written as a bare key', () => {
+    const secret = 'sk-live-canary-61d0';
+    const asObject = problemsOf(resolveConfig({ LOOPGATE_CONFIG: configFile(`{ "auth": { "apiKeys": { "${secret}": "team-a" } } }`) }));
+    expect(asObject).toEqual([expect.stringMatching(/auth\.apiKeys must be/)]);
+    const bare = problemsOf(resolveConfig({ LOOPGATE_CONFIG: configFile(`{ "auth": { "apiKeys": ["${secret}"] } }`) }));
+    expect(bare).toEqual([expect.stringMatching(/auth\.apiKeys\[0\] must be/)]);
+    expect([...asObject, ...bare].join('\n')).not.toContain(secret);
+    // A tenant name is no secret: said as before.
+    expect(problemsOf(resolveConfig({ LOOPGATE_CONFIG: configFile(`{ "auth": { "apiKeys": [{ "key": "${secret}", "tenant": "team a" }] } }`) })).join('\n')).toContain('"team a"');
+  });
+
+  it('refuses an API key given twice in API_KEYS (JSON keeps the last, moving the key to another tenant without a word)', () => {
+    const secret = 'sk-twice-canary-5e2a';
+    const problems = problemsOf(resolveConfig({ API_KEYS: `{"${secret}": "team-a", "sk-other-key-1": "team-c", "${secret}": "team-b"}` }));
+    expect(problems).toEqual([expect.stringMatching(/^API_KEYS gives the key of entry 3 \(tenant "team-b"\) again, first for tenant "team-a"/)]);
+    expect(problems.join('\n')).not.toContain(secret);
+  });
+
+  it('an empty list variable counts as unset, as every empty variable does, but for CORS_ORIGINS and MCP_ALLOWED_URLS where it means none', () => {
+    const file = configFile(`{ "store": { "clusterNodes": ["redis://10.0.0.1:6379"] }, "loop": { "terminalTools": ["finish"] }, "mcp": { "allowedUrls": ["https://mcp.example/"] }, "server": { "corsOrigins": ["https://app.example"] } }`);
+    const resolution = resolveConfig({ LOOPGATE_CONFIG: file, REDIS_CLUSTER_NODES: '', LOOP_TERMINAL_TOOLS: '', MCP_ALLOWED_URLS: '', CORS_ORIGINS: '' });
+    if (!resolution.ok) throw new Error(resolution.problems.map((problem) => problem.message).join('\n'));
+    expect(resolution.config.store.clusterNodes).toEqual(['redis://10.0.0.1:6379']);
+    expect(resolution.config.loop.terminalTools).toEqual(['finish']);
+    expect(resolution.config.mcp.allowedUrls).toEqual([]);
+    expect(resolution.config.server.corsOrigins).toEqual([]);
+  });
+
   it('throws one ConfigurationError listing every problem from loadConfig', () => {
     let thrown: unknown;
     try {

@@ -43,9 +43,10 @@ describe('configuredSecrets', () => {
       auth: { apiKeys: [{ key: 'client-key-1', tenant: 'team' }] },
       tracing: { endpoint: 'https://user:url-password-1@otel.example/v1/traces' },
     });
+    (config.providers.openai as { queryParams: Record<string, string> }).queryParams = { 'subscription-key': 'query-param-key-1', 'api-version': '2025-04-01-preview' };
     const secrets = configuredSecrets(config);
-    for (const secret of ['url-password-1', 'provider-key-1', 'provider-key-2', 'redis/password', 'query-token-1', 'Bearer mcp-token-1', 'mcp-token-1', 'client-key-1']) expect(secrets).toContain(secret);
+    for (const secret of ['url-password-1', 'provider-key-1', 'provider-key-2', 'redis/password', 'query-token-1', 'Bearer mcp-token-1', 'mcp-token-1', 'client-key-1', 'query-param-key-1']) expect(secrets).toContain(secret);
     // Names and ordinary values are not secrets.
-    for (const value of ['user', 'default', 'intro-page', 'team', 'docs']) expect(secrets).not.toContain(value);
+    for (const value of ['user', 'default', 'intro-page', 'team', 'docs', '2025-04-01-preview']) expect(secrets).not.toContain(value);
   });
 });

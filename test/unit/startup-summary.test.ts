@@ -8,7 +8,7 @@ const SECRET = 'canary-secret-5b1e';
 const config = GatewayConfig.parse({
   server: { bodyLimitBytes: 1_000_000, shutdownGraceMs: 12_000 },
   providers: {
-    openai: { type: 'openai-chat', baseUrl: 'https://llm.example/v1', apiKey: SECRET },
+    openai: { type: 'openai-chat', baseUrl: 'https://llm.example/v1', apiKey: SECRET, queryParams: { 'subscription-key': SECRET, 'api-version': '2025-04-01-preview' } },
     claude: { type: 'anthropic', apiKey: SECRET },
   },
   defaultProvider: 'missing',
@@ -65,7 +65,7 @@ describe('maskSecrets', () => {
     const masked = maskSecrets(config);
     const text = JSON.stringify(masked);
     expect(text).not.toContain(SECRET);
-    expect(masked.providers.openai).toMatchObject({ apiKey: '***', baseUrl: 'https://llm.example/v1' });
+    expect(masked.providers.openai).toMatchObject({ apiKey: '***', baseUrl: 'https://llm.example/v1', queryParams: { 'subscription-key': '***', 'api-version': '2025-04-01-preview' } });
     expect(masked.auth.apiKeys).toEqual([
       { key: '***', tenant: 'team-a', admin: false },
       { key: '***', tenant: 'team-a', admin: false },
