@@ -7,6 +7,7 @@ import { ConfigurationError, isPlainObject, type ConfigProblem } from './config-
 import { ConfigSources } from './config-sources.ts';
 import { describeIssue } from './describe-issue.ts';
 import { applyEnvironment } from './environment-variables.ts';
+import { checkVariableProviders, fileProvidersOf } from './variable-providers.ts';
 import { renameLegacyMcpServerKeys, upgradeLegacyKeys } from './legacy-keys.ts';
 import { misspeltVariables } from './misspelt-variables.ts';
 import { operatorRequireApproval } from './operator-approval-schema.ts';
@@ -307,7 +308,9 @@ export function resolveConfig(env: NodeJS.ProcessEnv = process.env): ConfigResol
   const file = readConfigFile(env.LOOPGATE_CONFIG || DEFAULT_CONFIG_FILE);
   const sources = new ConfigSources(file);
   const raw: Record<string, unknown> = isPlainObject(file.value) ? file.value : {};
+  const fileProviders = fileProvidersOf(raw);
   const problems = [...file.problems, ...applyEnvironment(raw, env, GatewayConfig, sources)];
+  problems.push(...checkVariableProviders(fileProviders, raw, env, sources));
   const legacy = upgradeLegacyKeys(raw, sources);
   const warnings = [...legacy.warnings, ...misspeltVariables(env)];
   problems.push(...legacy.problems);

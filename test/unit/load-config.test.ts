@@ -391,6 +391,28 @@ describe('start-up validation', () => {
     expect(resolution.config.server.corsOrigins).toEqual([]);
   });
 
+  it('a provider variable that would add a provider beside the file\'s own of that type, or take the default from the file\'s, is refused, naming both', () => {
+    // The file keys its own Anthropic provider under another name: the variable would add a second one, and this one would stay keyless.
+    const claude = configFile(`{ "providers": { "claude": { "type": "anthropic" } } }`);
+    expect(problemsOf(resolveConfig({ LOOPGATE_CONFIG: claude, ANTHROPIC_API_KEY: 'sk-ant-test-key' }))).toEqual([
+      expect.stringMatching(/^ANTHROPIC_API_KEY adds the provider "anthropic", but the configuration file's anthropic provider is "claude", which gets nothing from it: name it "anthropic" in the file/),
+    ]);
+    // An OpenAI key merely exported in the shell, beside a file serving vLLM: it would add api.openai.com and make it the default.
+    const vllm = configFile(`{ "providers": { "vllm": { "type": "openai-chat", "baseUrl": "http://127.0.0.1:8000/v1" } } }`);
+    expect(problemsOf(resolveConfig({ LOOPGATE_CONFIG: vllm, OPENAI_API_KEY: 'sk-shell-key-1' }))).toEqual([
+      expect.stringMatching(/^OPENAI_API_KEY adds the provider "openai", but the configuration file's openai-chat provider is "vllm"/),
+    ]);
+    // A provider of another type, added beside the file's: refused only where it would take over the model names "models" does not list.
+    expect(problemsOf(resolveConfig({ LOOPGATE_CONFIG: vllm, ANTHROPIC_API_KEY: 'sk-ant-test-key' }))).toEqual([
+      expect.stringMatching(/^ANTHROPIC_API_KEY adds the provider "anthropic", which would serve the model names "models" does not list in place of the file's "vllm"; set defaultProvider/),
+    ]);
+    expect(resolveConfig({ LOOPGATE_CONFIG: vllm, ANTHROPIC_API_KEY: 'sk-ant-test-key', DEFAULT_PROVIDER: 'vllm' }).ok).toBe(true);
+    // The shipped file has the openai provider: its variables key it, as the README shows; Anthropic beside it leaves the default alone.
+    expect(resolveConfig({ OPENAI_API_KEY: 'sk-1', ANTHROPIC_API_KEY: 'sk-ant-1' }).ok).toBe(true);
+    // A file with no providers of its own is configured by the variables alone.
+    expect(resolveConfig({ LOOPGATE_CONFIG: configFile('{ "providers": {} }'), ANTHROPIC_API_KEY: 'sk-ant-1', OPENAI_BASE_URL: 'http://127.0.0.1:1/v1' }).ok).toBe(true);
+  });
+
   it('throws one ConfigurationError listing every problem from loadConfig', () => {
     let thrown: unknown;
     try {
