@@ -129,6 +129,14 @@ export interface ToolCallEndedEvent {
   output: string;
 }
 
+export interface ToolCallRefusedEvent {
+  turn: number;
+  callId: string;
+  name: string;
+  /** Why, as the call's output tells the model and the client. */
+  error: string;
+}
+
 /**
  * Watches a response and its agentic loop (seeds 000 and 002), whatever its
  * transport: the response's start and its end (or refusal), turn and
@@ -164,6 +172,13 @@ export interface LoopObserver {
   turnEnded?(event: { turn: number; toolCalls: number; finish: string | null; durationMs: number }): void;
   toolCallStarted?(event: ToolCallStartedEvent): void;
   toolCallEnded?(event: ToolCallEndedEvent): void;
+  /**
+   * A call the gateway answered with an error output without running it: a
+   * tool nobody offered, one a policy or `allowed_tools` refuses, arguments
+   * that are not JSON, or a call left unrun at a limit. No executor ran it, so
+   * it is no `toolCallStarted`/`toolCallEnded` (nor a tool call in metrics).
+   */
+  toolCallRefused?(event: ToolCallRefusedEvent): void;
   /** A model call's first output arrived (text, reasoning, a refusal or a tool call), in the loop's turn `turn`. */
   modelCallFirstOutput?(event: { turn: number }): void;
   /** A model call failed: the upstream refused it at once (`status` is the HTTP status it became), or its stream reported an error (`status` null); not said of a call the response's own cancellation stopped. */
@@ -210,6 +225,7 @@ const HOOKS: Record<keyof LoopObserver, true> = {
   turnEnded: true,
   toolCallStarted: true,
   toolCallEnded: true,
+  toolCallRefused: true,
   modelCallFirstOutput: true,
   modelCallFailed: true,
   modelCallStarted: true,
@@ -257,6 +273,9 @@ class CombinedObserver implements Notify {
   }
   toolCallEnded(event: Parameters<Notify['toolCallEnded']>[0]): void {
     this.#tell('toolCallEnded', event);
+  }
+  toolCallRefused(event: Parameters<Notify['toolCallRefused']>[0]): void {
+    this.#tell('toolCallRefused', event);
   }
   modelCallFirstOutput(event: Parameters<Notify['modelCallFirstOutput']>[0]): void {
     this.#tell('modelCallFirstOutput', event);

@@ -54,8 +54,12 @@ export async function* runToolRound(scope: ToolRoundScope, planned: readonly Pla
     if (result.isError) failed.add(call.callId);
     counters.consecutiveFailures = result.isError ? counters.consecutiveFailures + 1 : 0;
   };
-  for (const entry of planned) if (entry.route === 'rejected') finish(entry.call, { output: errorOutput(entry.error), isError: true });
-  for (const call of closed) finish(call, { output: errorOutput(NOT_RUN_MESSAGE), isError: false });
+  const refuse = (call: ToolCall, error: string, isError: boolean) => {
+    finish(call, { output: errorOutput(error), isError });
+    loop.observer.toolCallRefused({ turn, callId: call.callId, name: call.name, error });
+  };
+  for (const entry of planned) if (entry.route === 'rejected') refuse(entry.call, entry.error, true);
+  for (const call of closed) refuse(call, NOT_RUN_MESSAGE, false);
   const first = scope.flush();
   if (first) yield first;
 

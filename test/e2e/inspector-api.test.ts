@@ -48,7 +48,7 @@ describe.each(flavors)('inspector data over $name', (flavor) => {
       auth: { apiKeys },
       inspector: { enabled: true },
       // The same server once more, as a request names it (on loopback, so allowed by prefix).
-      mcp: { callItems: 'function', servers: [{ name: 'tools', url: mcpUrl, headers: { 'x-api-key': MCP_SECRET } }], allowedUrls: [`${new URL(mcpUrl).origin}/`] },
+      mcp: { callItems: 'function', servers: [{ name: 'tools', url: mcpUrl, headers: { 'x-api-key': MCP_SECRET }, timeoutMs: 1_000 }], allowedUrls: [`${new URL(mcpUrl).origin}/`] },
     });
   });
   afterAll(async () => {
@@ -119,6 +119,22 @@ describe.each(flavors)('inspector data over $name', (flavor) => {
       expect(call.started_ms + call.duration_ms).toBeLessThanOrEqual(second.started_ms + 1);
     }
     expect(timeline.response.duration_ms).toBeGreaterThanOrEqual(second.started_ms + second.duration_ms - 1);
+  });
+
+  it('calls the gateway answered without running them (an unknown tool) are listed and counted as failed, and every error reads as the client saw it, unwrapped', async () => {
+    scriptModel(upstream, flavor, callsThenAnswer([{ id: 'call_ghost', name: 'no_such_tool', args: {} }, { id: 'call_late', name: 'tools__slow', args: { ms: 3_000 } }]));
+    const response = await as(KEY_A).responses.create({ model: flavor.model, input: 'call a ghost, wait too long' });
+    assertValidResponse(response);
+    const outputs = new Map(response.output.flatMap((item) => (item.type === 'function_call_output' ? [[item.call_id, JSON.parse(item.output as string).error]] : [])));
+    expect(outputs.get('call_ghost')).toMatch(/no_such_tool/);
+    expect(outputs.get('call_late')).toMatch(/did not finish within 1000 ms/);
+    const { body: timeline } = await get(gateway, `/v1/inspector/responses/${response.id}`, KEY_A);
+    assertValidExtension('InspectorTimeline', timeline);
+    expect(timeline.tool_calls.map((call: any) => [call.call_id, call.turn, call.status, call.error])).toEqual(expect.arrayContaining([
+      ['call_ghost', 1, 'failed', outputs.get('call_ghost')],
+      ['call_late', 1, 'failed', outputs.get('call_late')],
+    ]));
+    expect(timeline.response).toMatchObject({ tool_calls: 2, failed_tool_calls: 2 });
   });
 
   it('a turn whose model call is refused at once (after the tools ran) is shown ended, not running', async () => {

@@ -77,4 +77,19 @@ describe('RecentResponses', () => {
     expect(timeline.turns).toHaveLength(MAX_TIMELINE_ENTRIES);
     expect(timeline.left_out).toBe(10);
   });
+
+  it('counts every turn and tool call in the summary, those the timeline left out too', () => {
+    const recent = new RecentResponses(1);
+    const observer = start(recent, 'r1');
+    observer.turnStarted({ turn: 1 });
+    for (let call = 0; call < 300; call++) {
+      observer.toolCallStarted({ turn: 1, callId: `c${call}`, name: 'tools__add', executor: 'mcp', arguments: '{}', trace: {} });
+      observer.toolCallEnded({ turn: 1, callId: `c${call}`, name: 'tools__add', executor: 'mcp', server: 'tools', durationMs: 1, error: call < 280 ? null : 'failed', output: '' });
+    }
+    observer.toolCallRefused({ turn: 1, callId: 'ghost', name: 'ghost', error: 'There is no tool named ghost.' });
+    observer.turnStarted({ turn: 2 });
+    const timeline = recent.timeline(admin, 'r1')!;
+    expect(timeline.tool_calls.length + timeline.turns.length).toBe(MAX_TIMELINE_ENTRIES);
+    expect(timeline.response).toMatchObject({ turns: 2, tool_calls: 301, failed_tool_calls: 21 });
+  });
 });

@@ -1,4 +1,5 @@
-import type { LoopObserver, ObservedResponse, ResponseEndedEvent, ResponseRefusedEvent, ResponseStartedEvent } from '../../engine/loop-observer.ts';
+import type { LoopObserver, ObservedResponse, ResponseEndedEvent, ResponseRefusedEvent, ResponseStartedEvent, ToolCallRefusedEvent } from '../../engine/loop-observer.ts';
+import { jsonStringField } from '../../util/json-string-field.ts';
 import type { ResponseStatus } from '../../protocol/response-resource.ts';
 import { boundError, type InspectorApproval, type InspectorResponse, type InspectorTimeline, type InspectorToolCall, type InspectorTurn } from './inspector-views.ts';
 
@@ -29,6 +30,8 @@ export class ResponseRecord implements LoopObserver {
   readonly #toolCalls = new Map<string, InspectorToolCall>();
   readonly #approvals: InspectorApproval[] = [];
   #leftOut = 0;
+  /** Counted whether or not the timeline kept them (it keeps MAX_TIMELINE_ENTRIES): the summary's figures are the response's own. */
+  readonly #counts = { turns: 0, toolCalls: 0, failedToolCalls: 0 };
 
   /** `onStart`: the response started running (a record whose loop never starts is never listed). */
   constructor(observed: ObservedResponse, onStart: (record: ResponseRecord) => void) {
@@ -61,6 +64,7 @@ export class ResponseRecord implements LoopObserver {
   }
 
   turnStarted(event: { turn: number }): void {
+    this.#counts.turns++;
     if (this.#full()) return;
     this.#turns.push({ turn: event.turn, started_ms: this.#now(), duration_ms: null, finish: null, tool_calls: null });
   }
@@ -74,17 +78,32 @@ export class ResponseRecord implements LoopObserver {
   }
 
   toolCallStarted(event: { turn: number; callId: string; name: string; executor: string }): void {
+    this.#counts.toolCalls++;
     if (this.#full()) return;
     this.#toolCalls.set(event.callId, { turn: event.turn, call_id: event.callId, name: event.name, executor: event.executor, started_ms: this.#now(), duration_ms: null, status: 'running', error: null });
   }
 
   toolCallEnded(event: { callId: string; durationMs: number; error: string | null }): void {
+    if (event.error !== null) this.#counts.failedToolCalls++;
     const call = this.#toolCalls.get(event.callId);
     if (!call) return;
     call.duration_ms = round(event.durationMs);
     call.status = event.error === null ? 'completed' : 'failed';
-    // The raw error is the operator log's; what is shown here may reach a tenant's eyes.
-    call.error = event.error === null ? null : boundError(this.#cleanToolError?.(event.error) ?? 'The tool call failed.');
+    call.error = event.error === null ? null : this.#shownError(event.error);
+  }
+
+  /** Answered with an error without running (no executor, no duration): failed, as the client saw it. */
+  toolCallRefused(event: ToolCallRefusedEvent): void {
+    this.#counts.toolCalls++;
+    this.#counts.failedToolCalls++;
+    if (this.#full()) return;
+    this.#toolCalls.set(event.callId, { turn: event.turn, call_id: event.callId, name: event.name, executor: null, started_ms: this.#now(), duration_ms: null, status: 'failed', error: this.#shownError(event.error) });
+  }
+
+  /** The error as the client's output reads it (its `error`, not the JSON around it), cleaned: the raw one is the operator log's, this may reach a tenant's eyes. */
+  #shownError(error: string): string {
+    const text = jsonStringField(error, 'error') ?? error;
+    return boundError(this.#cleanToolError?.(text) ?? 'The tool call failed.');
   }
 
   approvalRequested(event: { turn: number; callId: string; name: string }): void {
@@ -93,7 +112,6 @@ export class ResponseRecord implements LoopObserver {
   }
 
   summary(): InspectorResponse {
-    const calls = [...this.#toolCalls.values()];
     const usage = this.#ended?.usage ?? null;
     return {
       object: 'loopgate:inspector.response',
@@ -105,9 +123,9 @@ export class ResponseRecord implements LoopObserver {
       status: this.#status,
       created_at: this.#createdAt,
       duration_ms: this.#endedMs ?? this.#now(),
-      turns: this.#turns.length,
-      tool_calls: calls.length,
-      failed_tool_calls: calls.filter((call) => call.status === 'failed').length,
+      turns: this.#counts.turns,
+      tool_calls: this.#counts.toolCalls,
+      failed_tool_calls: this.#counts.failedToolCalls,
       tokens: usage && { input: usage.input_tokens, output: usage.output_tokens, total: usage.total_tokens },
       error: this.#ended?.error ?? null,
       incomplete_reason: this.#ended?.incompleteReason ?? null,
