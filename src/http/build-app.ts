@@ -273,7 +273,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   if (metrics) serveMetrics(app, metrics, config);
   if (inspected) {
     registerInspectorPage(app);
-    registerInspectorRoutes(app, { recent: inspected, store, background: backgroundSource });
+    const tenants = [...new Set([DEFAULT_TENANT, ...config.auth.apiKeys.map((entry) => entry.tenant)])];
+    registerInspectorRoutes(app, { recent: inspected, store, background: backgroundSource, tenants });
   }
 
   app.addHook('onClose', async () => {

@@ -186,6 +186,12 @@ describe.each(flavors)('inspector data over $name', (flavor) => {
       assertErrorEnvelope(refused.body);
       expect(refused.body.error).toMatchObject({ type: 'invalid_request_error', param });
     }
+    // A foreground response has no event stream: said in the inspector's own terms (it has no `stream` parameter).
+    const foreground = await get(gateway, `/v1/inspector/responses/${mine.id}/events`, KEY_A);
+    expect(foreground.status).toBe(400);
+    assertErrorEnvelope(foreground.body);
+    expect(foreground.body.error).toMatchObject({ type: 'invalid_request_error', code: 'response_not_background', param: null });
+    expect(foreground.body.error.message).toContain(`/v1/inspector/responses/${mine.id}`);
   });
 
   it('serves a background response\'s resumable stream to its tenant and to the admin key, from any sequence number', async () => {
@@ -213,7 +219,7 @@ describe.each(flavors)('inspector data over $name', (flavor) => {
     const { mine } = await oneEach();
     const refused = await get(gateway, `/v1/inspector/responses/${mine.id}/events`, KEY_A);
     expect(refused.status).toBe(400);
-    expect(refused.body.error.param).toBe('stream');
+    expect(refused.body.error).toMatchObject({ code: 'response_not_background', param: null });
   });
 
   it('records approval requests, and the paused status, of a request-named MCP server', async () => {
@@ -269,10 +275,12 @@ describe('inspector: what is not watched here, and the page', () => {
       { turn: null, call_id: 'call_weather', name: 'get_weather', executor: null, started_ms: null, duration_ms: null, status: null, error: null },
       { turn: null, call_id: 'call_ghost', name: 'ghost', executor: null, started_ms: null, duration_ms: null, status: 'failed', error: JSON.parse(ghostOutput.output).error },
     ]);
-    // The admin names the tenant of a response the replica does not remember; tenant keys cannot.
+    // The admin may name the tenant of a response the replica does not remember, or leave it to be found (the page's "open by id" knows none); tenant keys cannot.
     expect((await get(gateway, `/v1/inspector/responses/${paused.id}?tenant=team-a`, KEY_ADMIN)).body.response.id).toBe(paused.id);
-    expect((await get(gateway, `/v1/inspector/responses/${paused.id}`, KEY_ADMIN)).status).toBe(404);
+    expect((await get(gateway, `/v1/inspector/responses/${paused.id}`, KEY_ADMIN)).body.response).toMatchObject({ id: paused.id, tenant: 'team-a' });
+    expect((await get(gateway, `/v1/inspector/responses/${paused.id}?tenant=team-b`, KEY_ADMIN)).status).toBe(404);
     expect((await get(gateway, `/v1/inspector/responses/${paused.id}`, KEY_B)).status).toBe(404);
+    expect((await get(gateway, `/v1/inspector/responses/${paused.id}?tenant=team-a`, KEY_B)).status).toBe(404);
   });
 
   it('serves the page without a key, locked down, while its data needs one', async () => {

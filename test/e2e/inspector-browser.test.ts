@@ -184,6 +184,15 @@ describe.each(pageFlavors)('inspector page in Chromium over $name', (flavor) => 
     expect(httpErrors).toEqual(['401 /v1/inspector/responses']);
   });
 
+  it('a link whose id was mangled in copying (a cut-off %-escape) says so, without an error on the page', async () => {
+    const page = await browser.context.newPage();
+    page.on('pageerror', (error) => pageProblems.push(`page error: ${error.message}`));
+    await page.goto(`${gateway.origin}/inspector/#resp_ab%E0%A4%A`);
+    await page.locator('#detail-notice', { hasText: 'no response id that can be read' }).waitFor({ timeout: 10_000 });
+    expect(pageProblems).toEqual([]);
+    await page.close();
+  });
+
   it('a streamed foreground response followed by polling; each tenant key sees only its own responses, the admin key all', async () => {
     const pageA = await openInspector(KEY_A);
     const pageB = await openInspector(KEY_B);

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { notFound } from '../../errors/gateway-error.ts';
+import { invalidRequest, notFound } from '../../errors/gateway-error.ts';
 import { parseRequest } from '../../protocol/parse-request.ts';
 import type { ResponseStore, StoredResponse } from '../../store/response-store.ts';
 import { streamStoredResponse, type BackgroundStreamSource } from '../background-stream.ts';
@@ -27,6 +27,8 @@ export interface InspectorRoutesOptions {
   recent: RecentResponses;
   store: ResponseStore;
   background: BackgroundStreamSource;
+  /** Every tenant an API key belongs to: where an admin's look-up without a tenant searches. */
+  tenants: readonly string[];
 }
 
 /** The page polls: its requests are logged only above info. */
@@ -43,7 +45,7 @@ const QUIET = { logLevel: 'warn' as const };
  * serves it, reachable by admin keys for any tenant.
  */
 export function registerInspectorRoutes(app: FastifyInstance, options: InspectorRoutesOptions): void {
-  const { recent, store, background } = options;
+  const { recent, store, background, tenants } = options;
 
   app.get('/v1/inspector/responses', QUIET, async (request) => {
     const query = parseRequest(ListQuery, request.query ?? {});
@@ -55,12 +57,13 @@ export function registerInspectorRoutes(app: FastifyInstance, options: Inspector
     const viewer = viewerOf(request);
     const live = recent.timeline(viewer, request.params.id);
     if (live && (query.tenant === undefined || query.tenant === live.response.tenant)) return live;
-    return storedTimeline(await storedFor(request, store, recent, query.tenant));
+    return storedTimeline(await storedFor(request, { store, recent, tenants }, query.tenant));
   });
 
   app.get<{ Params: { id: string } }>('/v1/inspector/responses/:id/events', QUIET, async (request, reply) => {
     const query = parseRequest(EventsQuery, request.query ?? {});
-    const record = await storedFor(request, store, recent, query.tenant);
+    const record = await storedFor(request, { store, recent, tenants }, query.tenant);
+    if (!record.response.background) throw invalidRequest(`Response '${record.response.id}' has no event stream: only background responses keep one. Its timeline is GET /v1/inspector/responses/${record.response.id}.`, null, 'response_not_background');
     await streamStoredResponse(request, reply, background, record, query.starting_after ?? -1);
     return reply;
   });
@@ -70,13 +73,25 @@ function viewerOf(request: FastifyRequest): InspectorViewer {
   return { tenant: request.tenant, admin: request.admin };
 }
 
-/** The stored response the viewer asks for, in the tenant it names (admin) or its own. */
-async function storedFor(request: FastifyRequest<{ Params: { id: string } }>, store: ResponseStore, recent: RecentResponses, tenant: string | undefined): Promise<StoredResponse> {
+/**
+ * The stored response the viewer asks for: in the tenant it names (an admin
+ * may name any), else its own; an admin naming none (the page's "open by id",
+ * a response run on another replica) has every tenant searched, its own first.
+ */
+async function storedFor(request: FastifyRequest<{ Params: { id: string } }>, where: { store: ResponseStore; recent: RecentResponses; tenants: readonly string[] }, tenant: string | undefined): Promise<StoredResponse> {
   const viewer = viewerOf(request);
   const id = request.params.id;
   const missing = () => notFound(`Response with id '${id}' not found.`, 'response_not_found');
   if (tenant !== undefined && !viewer.admin && tenant !== viewer.tenant) throw missing();
-  const record = await store.get(tenant ?? recent.tenantOf(viewer, id) ?? viewer.tenant, id);
-  if (!record) throw missing();
-  return record;
+  const first = tenant ?? where.recent.tenantOf(viewer, id) ?? viewer.tenant;
+  const record = await where.store.get(first, id);
+  if (record) return record;
+  if (tenant === undefined && viewer.admin) {
+    for (const other of where.tenants) {
+      if (other === first) continue;
+      const found = await where.store.get(other, id);
+      if (found) return found;
+    }
+  }
+  throw missing();
 }

@@ -313,4 +313,16 @@ $('open-form').addEventListener('submit', (event) => {
 });
 
 void refreshList();
-if (location.hash.length > 1) select(decodeURIComponent(location.hash.slice(1)), null);
+if (location.hash.length > 1) openFromLink(location.hash.slice(1));
+
+/** A link's `#<id>`; one mangled in copying (a cut-off %-escape) is said, not thrown. */
+function openFromLink(fragment) {
+  let id;
+  try {
+    id = decodeURIComponent(fragment);
+  } catch {
+    $('detail-notice').textContent = `The link names no response id that can be read: #${fragment}`;
+    return;
+  }
+  select(id, null);
+}
