@@ -7,6 +7,7 @@ const { config, warnings, version } = await startFromCommandLine(process.argv.sl
 // Loaded only to serve: --help, --version and --check-config answer without loading the server's dependencies.
 const { buildApp } = await import('./http/build-app.ts');
 const { describeStartup } = await import('./config/startup-summary.ts');
+const { listenFailure } = await import('./http/listen-failure.ts');
 const app = await buildApp({ config });
 const { routeConsoleToLog } = await import('./observability/console-to-log.ts');
 routeConsoleToLog(app.log);
@@ -44,7 +45,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 try {
   await app.listen({ host: config.server.host, port: config.server.port });
 } catch (error) {
-  app.log.fatal({ err: error }, 'could not start');
+  app.log.fatal({ err: error }, `could not start: ${listenFailure(error, config.server)}`);
   process.exit(1);
 }
 app.log.info(describeStartup(config, { version, address: app.server.address() }), 'loopgate started');

@@ -2,6 +2,7 @@ import { isPlainObject, type ConfigProblem } from './config-problem.ts';
 import type { ConfigSources } from './config-sources.ts';
 import { endpointPathHint, missingApiPathHint } from './url-schemas.ts';
 import { effectiveDefaultProvider } from './default-provider.ts';
+import { servedByGateway } from './gateway-paths.ts';
 
 /**
  * Checks what one setting says about another, on the raw configuration (so it
@@ -81,6 +82,11 @@ export function checkReferences(raw: Record<string, unknown>, sources: ConfigSou
   const mainPort = isPlainObject(raw.server) ? raw.server.port : null;
   if (typeof metricsPort === 'number' && metricsPort !== 0 && metricsPort === mainPort) {
     problems.push(sources.problem(['metrics', 'port'], `is server.port (${metricsPort}) too; leave it null to serve /metrics on the main port, or pick another port`));
+  }
+
+  const metricsPath = isPlainObject(raw.metrics) ? raw.metrics.path : undefined;
+  if ((metricsPort === null || metricsPort === undefined) && typeof metricsPath === 'string' && servedByGateway(metricsPath)) {
+    problems.push(sources.problem(['metrics', 'path'], `is a path the gateway serves itself; on the main port /metrics needs one of its own (such as /metrics), or a metrics.port of its own`, { value: metricsPath }));
   }
 
   for (const [name, provider] of Object.entries(providers)) {

@@ -33,10 +33,13 @@ const KeyLimitsConfig = z.object({
   concurrentResponses: rateLimit.optional(),
 });
 
+/** An address to listen on: an IP address or a host name, never a URL, a port or a dotted number that is no IPv4 address. */
+const listenHost = z.union([z.ipv4(), z.ipv6(), z.hostname().refine((host) => !/^[\d.]+$/.test(host))], { error: 'must be an IP address or a host name such as 0.0.0.0, ::, 127.0.0.1 or localhost (no scheme, no port)' });
+
 export const GatewayConfig = z.object({
   server: z
     .object({
-      host: z.string().default('0.0.0.0'),
+      host: listenHost.default('0.0.0.0'),
       port: z.int().min(0).max(65_535).default(8080),
       bodyLimitBytes: z.int().positive().default(52_428_800),
       /**
@@ -82,7 +85,10 @@ export const GatewayConfig = z.object({
         structuredOutput: structuredOutputMode.optional(),
         /** `false`: the model takes no images (tool outputs' images described in text, a message's refused); unset: the provider's. */
         vision: z.boolean().optional(),
-      }).refine((alias) => alias.provider !== undefined || alias.deployments !== undefined, { message: 'a model needs a provider or deployments' }),
+      })
+        .refine((alias) => alias.provider !== undefined || alias.deployments !== undefined, { message: 'a model needs a provider or deployments' })
+        // With deployments each names its provider: a provider beside them would be ignored while /v1/models still named it.
+        .refine((alias) => alias.provider === undefined || alias.deployments === undefined, { message: 'a model takes a provider or deployments, not both (each deployment names its own provider)' }),
     )
     .default({}),
   /** How aliases with `deployments` (or a `contextFallback`) fail over (providers/routing/). */

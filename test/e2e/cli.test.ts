@@ -106,6 +106,12 @@ describe('loopgate command line', () => {
     expect(stderr).not.toContain(CANARY);
   });
 
+  it('a listen address that cannot be had stops the start with a line naming HOST', async () => {
+    const { code, stdout } = await loopgate([], { HOST: 'no-such-host.invalid', PORT: '0', OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', LOG_LEVEL: 'info' });
+    expect(code).toBe(1);
+    expect(stdout).toMatch(/could not start: the listen address no-such-host\.invalid \(HOST, server\.host\) does not resolve/);
+  });
+
   it('works through npm: npm start -- --version', async () => {
     const { code, stdout } = await run('npm', ['start', '--silent', '--', '--version']);
     expect(code).toBe(0);

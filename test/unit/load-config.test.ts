@@ -413,6 +413,24 @@ describe('start-up validation', () => {
     expect(resolveConfig({ LOOPGATE_CONFIG: configFile('{ "providers": {} }'), ANTHROPIC_API_KEY: 'sk-ant-1', OPENAI_BASE_URL: 'http://127.0.0.1:1/v1' }).ok).toBe(true);
   });
 
+  it('refuses a metrics.path on the main port that is one of the gateway\'s own paths (start-up would crash on the clash)', () => {
+    for (const path of ['/healthz', '/readyz', '/version', '/openapi.json', '/v1/responses', '/v1/metrics', '/inspector', '/inspector/x']) {
+      expect(problemsOf(resolveConfig({ LOOPGATE_CONFIG: configFile(`{ "metrics": { "path": "${path}" } }`) }))).toEqual([expect.stringMatching(/metrics\.path is a path the gateway serves itself/)]);
+    }
+    expect(resolveConfig({ LOOPGATE_CONFIG: configFile('{ "metrics": { "path": "/internal/metrics" } }') }).ok).toBe(true);
+    // On a port of its own, any path will do.
+    expect(resolveConfig({ LOOPGATE_CONFIG: configFile('{ "metrics": { "path": "/healthz", "port": 9464 } }') }).ok).toBe(true);
+  });
+
+  it('refuses a model alias with both a provider and deployments (the provider was ignored), and a HOST that cannot be a listen address', () => {
+    const both = configFile(`{ "providers": { "a": { "type": "openai-chat", "baseUrl": "http://127.0.0.1:1/v1" }, "b": { "type": "openai-chat", "baseUrl": "http://127.0.0.1:2/v1" } }, "defaultProvider": "a", "models": { "chat": { "provider": "a", "deployments": [{ "provider": "b", "model": "m" }] } } }`);
+    expect(problemsOf(resolveConfig({ LOOPGATE_CONFIG: both }))).toEqual([expect.stringMatching(/models\.chat.*provider or deployments, not both/)]);
+    for (const host of ['http://0.0.0.0', 'not a host!!', '999.1.1.1', '0.0.0.0:8080']) {
+      expect(problemsOf(resolveConfig({ HOST: host }))).toEqual([expect.stringMatching(/^HOST must be/)]);
+    }
+    for (const host of ['0.0.0.0', '127.0.0.1', '::', '::1', 'localhost', 'gateway.internal']) expect(resolveConfig({ HOST: host, OPENAI_API_KEY: 'sk-1' }).ok).toBe(true);
+  });
+
   it('throws one ConfigurationError listing every problem from loadConfig', () => {
     let thrown: unknown;
     try {
