@@ -138,6 +138,44 @@ describe('over an OpenAI Responses upstream', () => {
     expect(summaries(json)).toEqual(['A.', 'B.']);
   });
 
+  it('a message in several output_text parts is one text whose citations still point at their own words (offsets counted from the joined text), streamed and not', async () => {
+    const frame = (data: Record<string, unknown>) => `event: ${String(data.type)}\ndata: ${JSON.stringify(data)}\n\n`;
+    const citation = { type: 'url_citation', url: 'https://example.com/hello', title: 'Hello', start_index: 0, end_index: 5 };
+    const parts = [{ type: 'output_text', text: 'First part. ', annotations: [] }, { type: 'output_text', text: 'Hello world', annotations: [citation] }];
+    const message = { id: 'msg_up', type: 'message', role: 'assistant', status: 'completed', content: parts };
+    const done = { id: 'resp_up', object: 'response', model: openaiResponses.model, status: 'completed', output: [message], usage: { input_tokens: 5, output_tokens: 5, total_tokens: 10 } };
+    const cited = (response: any) => {
+      const content = response.output.find((item: any) => item.type === 'message').content;
+      const text = content.map((part: any) => part.text).join('');
+      return content.flatMap((part: any, index: number) => part.annotations.map((annotation: any) => {
+        const before = content.slice(0, index).map((earlier: any) => earlier.text.length).reduce((sum: number, length: number) => sum + length, 0);
+        return text.slice(before + annotation.start_index, before + annotation.end_index);
+      }));
+    };
+    reply = () => ({ kind: 'json', body: done });
+    const json = await client.responses.create({ model: openaiResponses.model, input: 'x' });
+    assertValidResponse(json);
+    expect(cited(json)).toEqual(['Hello']);
+
+    let sequence = 0;
+    const next = (data: Record<string, unknown>) => frame({ ...data, sequence_number: sequence++ });
+    reply = () => ({
+      kind: 'sse',
+      pieces: [
+        next({ type: 'response.created', response: { ...done, status: 'in_progress', output: [] } }),
+        next({ type: 'response.output_item.added', output_index: 0, item: { ...message, status: 'in_progress', content: [] } }),
+        next({ type: 'response.output_text.delta', item_id: 'msg_up', output_index: 0, content_index: 0, delta: 'First part. ' }),
+        next({ type: 'response.output_text.delta', item_id: 'msg_up', output_index: 0, content_index: 1, delta: 'Hello world' }),
+        next({ type: 'response.output_text.annotation.added', item_id: 'msg_up', output_index: 0, content_index: 1, annotation_index: 0, annotation: citation }),
+        next({ type: 'response.output_item.done', output_index: 0, item: message }),
+        next({ type: 'response.completed', response: done }),
+      ],
+    });
+    const events: any[] = [];
+    for await (const event of await client.responses.create({ model: openaiResponses.model, input: 'x', stream: true })) events.push(event);
+    expect(cited(assertEventStreamInvariants(events))).toEqual(['Hello']);
+  });
+
   it('the tier the upstream says it served at is the response\'s service_tier (JSON, and streamed where response.completed says it)', async () => {
     reply = () => ({ kind: 'json', body: { ...JSON.parse(fixture('reasoning-and-text.json')), service_tier: 'priority' } });
     const json = await client.responses.create({ model: openaiResponses.model, input: 'x', service_tier: 'auto' });

@@ -4,6 +4,7 @@ import { newId } from '../../util/ids.ts';
 import type { HostedProgressEvent, TokenLogprob, TurnEvent, TurnUsage } from '../provider.ts';
 import { freeformArguments } from '../../protocol/freeform-call.ts';
 import { mapResponsesFinishReason } from './map-responses-finish-reason.ts';
+import { MessagePartOffsets, shiftAnnotation } from './part-offsets.ts';
 import type { ResponsesBody, ResponsesLogprob, ResponsesOutputItem, ResponsesStreamEvent, ResponsesUsage } from './responses-wire.ts';
 
 type ErrorEvent = Extract<TurnEvent, { type: 'error' }>;
@@ -40,6 +41,8 @@ export class ResponsesEventTranslator {
   readonly #reasoning = new Set<string>();
   /** Messages whose annotations arrived as events. */
   readonly #annotated = new Set<string>();
+  /** Where each streamed text part of a message starts in its joined text. */
+  readonly #parts = new MessagePartOffsets();
   /** Hosted calls already added, and those already done, by the upstream's item id. */
   readonly #hosted = new Set<string>();
   readonly #hostedDone = new Set<string>();
@@ -68,18 +71,19 @@ export class ResponsesEventTranslator {
         return;
       }
       case 'response.output_text.annotation.added': {
-        const { item_id, annotation } = event as { item_id: string; annotation: unknown };
+        const { item_id, content_index, annotation } = event as { item_id: string; content_index?: number; annotation: unknown };
         if (!isAnnotation(annotation)) return;
         this.#annotated.add(item_id);
-        out.push({ type: 'text.annotation', annotation });
+        out.push({ type: 'text.annotation', annotation: shiftAnnotation(annotation, this.#parts.startOf(item_id, content_index ?? 0)) });
         return;
       }
       case 'response.output_item.done':
         this.acceptItem((event as { item: ResponsesOutputItem }).item, out);
         return;
       case 'response.output_text.delta': {
-        const { item_id, delta, logprobs } = event as { item_id: string; delta: string; logprobs?: ResponsesLogprob[] };
+        const { item_id, content_index, delta, logprobs } = event as { item_id: string; content_index?: number; delta: string; logprobs?: ResponsesLogprob[] };
         this.#streamed.add(item_id);
+        this.#parts.text(item_id, content_index ?? 0, delta);
         this.#answered ||= delta !== '';
         out.push(textDelta(delta, logprobs));
         return;
@@ -172,12 +176,15 @@ export class ResponsesEventTranslator {
       if (!(item.id && this.#messages.has(item.id))) this.#startMessage(item, out);
       const streamed = item.id !== undefined && this.#streamed.has(item.id);
       const annotated = item.id !== undefined && this.#annotated.has(item.id);
+      // Where each text part starts once the parts are joined: a citation counts from its own part's start.
+      let partStart = 0;
       for (const part of item.content ?? []) {
         if ((part.type === 'output_text' && part.text) || (part.type === 'refusal' && part.refusal)) this.#answered = true;
         if (part.type === 'output_text') {
           if (!streamed && part.text) out.push(textDelta(part.text, part.logprobs));
           // Annotations only in the finished item (no annotation events): said after the text they point into.
-          if (!annotated) for (const annotation of part.annotations ?? []) if (isAnnotation(annotation)) out.push({ type: 'text.annotation', annotation });
+          if (!annotated) for (const annotation of part.annotations ?? []) if (isAnnotation(annotation)) out.push({ type: 'text.annotation', annotation: shiftAnnotation(annotation, partStart) });
+          partStart += typeof part.text === 'string' ? part.text.length : 0;
         } else if (part.type === 'refusal' && part.refusal && !streamed) out.push({ type: 'refusal.delta', delta: part.refusal });
       }
       return;
