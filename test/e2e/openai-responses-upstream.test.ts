@@ -176,6 +176,21 @@ describe('over an OpenAI Responses upstream', () => {
     expect(cited(assertEventStreamInvariants(events))).toEqual(['Hello']);
   });
 
+  it('output items of a kind the gateway cannot pass on, beside an answer, are left out with a warn line naming them', async () => {
+    const lines: Record<string, any>[] = [];
+    const logged = await startGateway(url, { ...openaiResponses.config(url), logLevel: 'warn' }, {}, [], { write: (line: string) => lines.push(JSON.parse(line)) });
+    try {
+      const message = { id: 'msg_up', type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'Done.', annotations: [] }] };
+      reply = () => ({ kind: 'json', body: { id: 'resp_up', object: 'response', model: openaiResponses.model, status: 'completed', output: [{ id: 'fi_1', type: 'future_item', payload: 1 }, message], usage: { input_tokens: 5, output_tokens: 5, total_tokens: 10 } } });
+      const response = await new OpenAI({ baseURL: logged.baseURL, apiKey: 'k', maxRetries: 0 }).responses.create({ model: openaiResponses.model, input: 'x' });
+      assertValidResponse(response);
+      expect(response.output.map((item) => item.type)).toEqual(['message']);
+      expect(lines).toContainEqual(expect.objectContaining({ level: 40, provider: 'responses', item_types: ['future_item'], msg: expect.stringMatching(/left out/) }));
+    } finally {
+      await logged.close();
+    }
+  });
+
   it('the tier the upstream says it served at is the response\'s service_tier (JSON, and streamed where response.completed says it)', async () => {
     reply = () => ({ kind: 'json', body: { ...JSON.parse(fixture('reasoning-and-text.json')), service_tier: 'priority' } });
     const json = await client.responses.create({ model: openaiResponses.model, input: 'x', service_tier: 'auto' });

@@ -47,10 +47,13 @@ export class OpenAIResponsesProvider implements Provider {
 
   async startTurn(request: TurnRequest, signal: AbortSignal): Promise<TurnStream> {
     const body = JSON.stringify(convertToResponsesRequest(request, this.#options));
-    if (!request.stream) return readResponsesBody(await this.#upstream.requestJson('POST', '/responses', body, this.#headers.json, signal, this.#invalidBody, request.trace), this.name);
+    if (!request.stream) return readResponsesBody(await this.#upstream.requestJson('POST', '/responses', body, this.#headers.json, signal, this.#invalidBody, request.trace), this.name, this.#leftOut);
     const response = await this.#send('POST', '/responses', body, 'sse', signal, request.trace);
-    return startResponsesStream(readSseFrameBatches(response.body), this.name, signal);
+    return startResponsesStream(readSseFrameBatches(response.body), this.name, signal, this.#leftOut);
   }
+
+  /** Output a client cannot be given (a kind newer than the gateway) is left out of an answer: said to the operator, not dropped silently. */
+  readonly #leftOut = (types: string[]) => this.#options.log?.warn({ provider: this.name, item_types: types }, 'upstream output items of a kind this gateway cannot pass on were left out of the answer');
 
   /** OpenAI's own count (`POST /responses/input_tokens`), sent the parts of the turn's body that endpoint takes. */
   async countInputTokens(request: TurnRequest, signal: AbortSignal): Promise<number> {

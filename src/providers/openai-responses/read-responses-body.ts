@@ -8,14 +8,14 @@ import type { ResponsesBody } from './responses-wire.ts';
  * Translates a non-streamed Responses API answer. Its output items go through
  * the same translator as a stream's finished items and yield the same events.
  */
-export function readResponsesBody(body: unknown, provider: string): TurnEvent[] {
+export function readResponsesBody(body: unknown, provider: string, onLeftOut: ((types: string[]) => void) | null = null): TurnEvent[] {
   if (body === null || typeof body !== 'object') throw invalidUpstreamBody(provider, 'the body is not a JSON object');
   const response = body as ResponsesBody;
   if (response.status === 'failed' || (response.error && !response.output)) {
     throw errorFromUpstreamFrame(provider, response.error?.code || 'upstream_error', response.error?.message || 'The upstream reported an error.');
   }
   if (!Array.isArray(response.output)) throw invalidUpstreamBody(provider, 'the response has no output');
-  const translator = new ResponsesEventTranslator();
+  const translator = new ResponsesEventTranslator(onLeftOut);
   const events: TurnEvent[] = [];
   translator.identify(response, events);
   for (const item of response.output) {

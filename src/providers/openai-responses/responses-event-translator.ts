@@ -52,6 +52,12 @@ export class ResponsesEventTranslator {
   #answered = false;
   /** Output items of kinds this translator does not know (a tool the gateway never offered, a kind newer than it). */
   readonly #unknown = new Set<string>();
+  /** Told, once the answer is read, of the kinds of output items left out of it. */
+  readonly #onLeftOut: ((types: string[]) => void) | null;
+
+  constructor(onLeftOut: ((types: string[]) => void) | null = null) {
+    this.#onLeftOut = onLeftOut;
+  }
 
   accept(event: ResponsesStreamEvent, out: TurnEvent[]): void {
     switch (event.type) {
@@ -233,6 +239,8 @@ export class ResponsesEventTranslator {
       out.push({ type: 'error', code: 'upstream_no_answer', message: `The upstream answered only with output of a kind this gateway cannot pass on (${[...this.#unknown].join(', ')}).` });
       return;
     }
+    // Beside an answer they are left out, and the operator is told which.
+    if (this.#unknown.size > 0) this.#onLeftOut?.([...this.#unknown]);
     if (this.#final.usage) out.push({ type: 'usage', usage: mapUsage(this.#final.usage) });
     out.push({ type: 'finish', finish: mapResponsesFinishReason(this.#final, this.#calls.size > 0) });
   }

@@ -13,12 +13,12 @@ import type { ResponsesStreamEvent } from './responses-wire.ts';
  * `response.failed` there rejects; see `startFrameStream`). The terminal
  * `response.*` event carries usage, so reading stops once the model finished.
  */
-export function startResponsesStream(frames: AsyncGenerator<SseFrame[]>, provider: string, signal: AbortSignal): Promise<TurnStream> {
+export function startResponsesStream(frames: AsyncGenerator<SseFrame[]>, provider: string, signal: AbortSignal, onLeftOut: ((types: string[]) => void) | null = null): Promise<TurnStream> {
   return startFrameStream(
     frames,
     {
       provider,
-      translator: new ResponsesEventTranslator(),
+      translator: new ResponsesEventTranslator(onLeftOut),
       parse: parseEvent,
       isEndMarker: (data) => data === '[DONE]',
       peek: 'until content',
