@@ -33,10 +33,17 @@ export function planResume(previous: ConversationTurn | null, input: readonly St
   if (!previous && !input.some((item) => item.type === 'mcp_approval_response')) return null;
   const approvals = input.flatMap((item, index) => (item.type === 'mcp_approval_response' ? [{ item, index }] : []));
   const pendingApprovals = previous?.status === 'requires_action' ? unansweredApprovals(previous) : new Map<string, McpApprovalRequestItem>();
+  const answeredBy = new Map<string, number>();
   for (const { item, index } of approvals) {
     if (!pendingApprovals.has(item.approval_request_id)) {
       throw invalidRequest(`There is no pending approval request '${item.approval_request_id}' (unknown, or already answered).`, `input[${index}].approval_request_id`, 'unknown_approval_request');
     }
+    // Each answer would run (or refuse) the call once more: one request, one answer.
+    const first = answeredBy.get(item.approval_request_id);
+    if (first !== undefined) {
+      throw invalidRequest(`Approval request '${item.approval_request_id}' is answered twice, by input[${first}] and input[${index}]; answer each request once.`, `input[${index}].approval_request_id`, 'duplicate_approval_response');
+    }
+    answeredBy.set(item.approval_request_id, index);
   }
   // A paused response may report `completed` (loop.pausedStatus, or no server-side tools at all, as OpenAI does): what marks it is calls left without output.
   if (!previous || (previous.status !== 'requires_action' && previous.status !== 'completed')) return null;

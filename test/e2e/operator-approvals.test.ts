@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { assertEventStreamInvariants } from '../support/event-invariants.ts';
 import { startGateway, type RunningGateway } from '../support/gateway.ts';
 import { McpTestServer } from '../support/mcp-test-server.ts';
-import { assertValidEventWithMcpItems, assertValidResponseWithMcpItems } from '../support/openresponses-schema.ts';
+import { assertErrorEnvelope, assertValidEventWithMcpItems, assertValidResponseWithMcpItems } from '../support/openresponses-schema.ts';
 import { flavors, scriptModel, type ModelTurn } from '../support/provider-flavors.ts';
 import { ScriptedChatUpstream } from '../support/scripted-chat-upstream.ts';
 import { finalOf, SocketClient } from '../support/socket-client.ts';
@@ -137,6 +137,21 @@ describe.each(flavors)('approval gates for operator MCP servers, $name upstream'
       expect(ops.callsOf('delete_record')).toEqual([]);
       expect(ops.records.get('r1')).toBe('first record');
       expect(resultsSeen()).toEqual(['{"error":"The user did not approve this call: keep it"}']);
+    });
+
+    it('one approval request answered twice (approved twice, or denied and approved) is a 400 naming the second answer; the tool never runs', async () => {
+      modelCalling({ name: 'ops__delete_record', args: { id: 'r1' } });
+      const paused = await create({ input: 'Delete r1.' });
+      expect(typesOf(paused)).toEqual(['mcp_approval_request']);
+      for (const answers of [[approve(paused.output[0]), approve(paused.output[0])], [approve(paused.output[0], false, 'no'), approve(paused.output[0])]]) {
+        const refused = await fetch(`${gateway.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: flavor.model, stream, previous_response_id: paused.id, input: answers }) });
+        expect(refused.status).toBe(400);
+        const body = await refused.json();
+        assertErrorEnvelope(body);
+        expect(body.error).toMatchObject({ type: 'invalid_request_error', code: 'duplicate_approval_response', param: 'input[1].approval_request_id' });
+      }
+      expect(ops.callsOf('delete_record')).toEqual([]);
+      expect(ops.records.get('r1')).toBe('first record');
     });
 
     it('"always" makes even a read-only tool wait; {mode: "writes", never: [append_log]} runs the named tool and the read-only one, and gates the rest', async () => {
