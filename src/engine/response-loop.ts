@@ -10,7 +10,7 @@ import type { Provider, TurnEvent, TurnFinish, TurnRequest, TurnStream } from '.
 import { callItemsFor } from './call-items.ts';
 import { AnswerGate } from './controls/answer-gate.ts';
 import { HostedCallBudget } from './controls/hosted-call-budget.ts';
-import { capCallsPerTurn, finalAnswerPrompt, notRunAtLimit, type LoopLimit } from './controls/limit-controls.ts';
+import { capCallsPerTurn, finalAnswerPrompt, withinToolCallBudget, type LoopLimit } from './controls/limit-controls.ts';
 import type { LoopControls } from './controls/loop-controls.ts';
 import { fitsTextFormat, terminalCall, type TerminalRunWhilePaused } from './controls/terminal-tools.ts';
 import type { ClientToolName } from './declared-tools.ts';
@@ -322,14 +322,15 @@ async function* runLoop(loop: ResponseLoop, tally: LoopTally): AsyncGenerator<Re
       let planned = capCallsPerTurn(planToolCalls(calls, loop.registry, loop.toolContext, loop.policy), controls.maxToolCallsPerTurn);
       const serverCalls = planned.filter((entry) => entry.route === 'server').length;
       if (loop.policy.maxToolCalls !== null && counters.run + hosted.made + serverCalls > loop.policy.maxToolCalls) {
+        // The calls within the limit run; the rest end with the turn, each answered saying why (an MCP call shown, a function call not left dangling for a continuation).
+        const capped = withinToolCallBudget(planned, Math.max(0, loop.policy.maxToolCalls - counters.run - hosted.made), 'max_tool_calls');
         if (controls.atLimit !== 'final_answer') {
-          // The turn's calls end with it, each answered saying why (an MCP call shown, a function call not left dangling for a continuation).
-          const round = yield* runToolRound(scope, notRunAtLimit(planned, 'max_tool_calls'), [], turn);
+          const round = yield* runToolRound(scope, capped, [], turn);
           ending = round.stop ?? { status: 'incomplete', reason: 'max_tool_calls' };
           break;
         }
         lastCall = 'max_tool_calls';
-        planned = notRunAtLimit(planned, lastCall);
+        planned = capped;
       }
       const waitsForClient = planned.some((entry) => entry.route === 'client');
       const approvals = planned.filter((entry) => entry.route === 'approval');

@@ -309,17 +309,18 @@ describe('mixed turns, resumption and policy', () => {
     expect(JSON.parse(response.output[1].output).error).toMatch(/not a valid JSON object/);
   });
 
-  it('max_tool_calls counts calls, not turns', async () => {
+  it('max_tool_calls counts calls, not turns: the calls within it run, those past it are answered without running', async () => {
     const executor = new MockExecutor(['t']);
     const provider = new ScriptedProvider((turn) => (turn === 1 ? calls({ id: 'c1', name: 't' }, { id: 'c2', name: 't' }) : calls({ id: 'c3', name: 't' }, { id: 'c4', name: 't' })));
     const { response } = await harness(provider, [executor]).run({ ...userAsks('x'), tools: [fn('t')], max_tool_calls: 3 });
-    expect(executor.calls.map((call) => call.callId)).toEqual(['c1', 'c2']);
+    expect(executor.calls.map((call) => call.callId)).toEqual(['c1', 'c2', 'c3']);
     expect(response.status).toBe('incomplete');
     expect(response.incomplete_details).toEqual({ reason: 'max_tool_calls' });
     // The calls past the limit are answered saying so: none is left without its output for a continuation to trip on.
     const outputs = new Map(response.output.filter((item: any) => item.type === 'function_call_output').map((item: any) => [item.call_id, item.output]));
     expect([...outputs.keys()].sort()).toEqual(['c1', 'c2', 'c3', 'c4']);
-    expect(outputs.get('c3')).toMatch(/not run: the response reached its limit \(max_tool_calls\)/);
+    expect(outputs.get('c3')).not.toMatch(/not run/);
+    expect(outputs.get('c4')).toMatch(/not run: the response reached its limit \(max_tool_calls\)/);
   });
 
   it('a call past its executor timeout becomes an error result', async () => {

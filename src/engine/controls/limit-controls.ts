@@ -19,6 +19,19 @@ export function notRunAtLimit(planned: readonly PlannedCall[], limit: LoopLimit)
   return planned.map((entry) => (entry.route === 'rejected' ? entry : { call: entry.call, route: 'rejected', error: `This call was not run: the response reached its limit (${limit}).` }));
 }
 
+/**
+ * A turn's calls with `budget` tool calls left in the response: the first
+ * `budget` server-side calls run, as OpenAI runs the calls within
+ * `max_tool_calls` and ignores the rest; every other call is answered saying
+ * the limit was reached (a client's or one awaiting approval too: the
+ * response ends at the limit, so none is left dangling).
+ */
+export function withinToolCallBudget(planned: readonly PlannedCall[], budget: number, limit: LoopLimit): PlannedCall[] {
+  let left = budget;
+  const notRun = notRunAtLimit(planned, limit);
+  return planned.map((entry, index) => (entry.route === 'server' && left-- > 0 ? entry : notRun[index]!));
+}
+
 /** Seed 001's "at the limit, ask for a final answer instead of just stopping": what the model is told on its last call, made without tools. */
 export function finalAnswerPrompt(limit: LoopLimit): string {
   const what = limit === 'max_turns' ? 'the number of model turns' : 'the number of tool calls';
