@@ -1,3 +1,4 @@
+import { canonicalPath } from '../util/canonical-url.ts';
 import { escapeRegExp } from '../util/escape-reg-exp.ts';
 
 /** An allow list and a deny list as configured: no allow list means everything not denied. */
@@ -42,9 +43,13 @@ export function toolNameMatcher(pattern: string): (name: string) => boolean {
  */
 export function serverUrlMatcher(entry: string): (url: URL | null) => boolean {
   const rule = new URL(entry);
-  const base = rule.pathname;
+  const base = canonicalPath(rule.pathname);
   const below = base.endsWith('/') ? base : `${base}/`;
-  return (url) => url !== null && url.origin === rule.origin && (base === '/' || url.pathname === base || url.pathname.startsWith(below));
+  return (url) => {
+    if (url === null || url.origin !== rule.origin) return false;
+    const path = canonicalPath(url.pathname);
+    return base === '/' || path === base || path.startsWith(below);
+  };
 }
 
 /** The URL a text names, or null; parsed once for all the entries it is matched against. */

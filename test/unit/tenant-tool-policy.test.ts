@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors/gateway-error.ts';
 import { AllowDenyList, parseUrl, serverUrlMatcher, toolNameMatcher } from '../../src/executors/allow-deny-list.ts';
+import { EgressPolicy, EgressRefused } from '../../src/executors/mcp/egress-policy.ts';
 import { TenantToolPolicy } from '../../src/executors/tenant-tool-policy.ts';
 import type { OfferedTool, ToolContext, ToolExecutor } from '../../src/executors/tool-executor.ts';
 import type { McpToolParam } from '../../src/protocol/create-response-request.ts';
@@ -39,6 +40,15 @@ describe('MCP server URL entries', () => {
     expect(matches('https://hub.example/team-a/', 'https://hub.example/team-a/mcp')).toBe(true);
     expect(matches('https://hub.example/team-a', 'https://hub.example/team-ab/mcp')).toBe(false);
     expect(matches('https://hub.example/team-a', 'https://hub.example/other/mcp')).toBe(false);
+  });
+
+  it('a path spelt with percent-escapes is the path it names (servers and proxies decode them): %61dmin is admin, %2e%2e a step up', () => {
+    expect(matches('http://127.0.0.1:9000/admin', 'http://127.0.0.1:9000/%61dmin')).toBe(true);
+    expect(matches('http://127.0.0.1:9000/admin', 'http://127.0.0.1:9000/%61%64%6D%69%6E/mcp')).toBe(true);
+    expect(matches('http://127.0.0.1:9000/admin', 'http://127.0.0.1:9000/x/%2e%2e/admin')).toBe(true);
+    expect(matches('http://127.0.0.1:9000/admin', 'http://127.0.0.1:9000/x%2F..%2Fadmin')).toBe(true);
+    expect(matches('http://127.0.0.1:9000/team%20a', 'http://127.0.0.1:9000/team a/mcp')).toBe(true);
+    expect(matches('http://127.0.0.1:9000/admin', 'http://127.0.0.1:9000/%61dmins')).toBe(false);
   });
 
   it('compares parsed URLs, so other spellings of the same address match', () => {
@@ -122,5 +132,27 @@ describe('TenantToolPolicy', () => {
     expect(caught).toBeInstanceOf(GatewayError);
     expect(caught).toMatchObject({ status: 400, param: 'tools[2].server_url', code: 'mcp_server_url_refused' });
     expect(() => policy.checkRequest(context('team-b', [], [named('https://blocked.example/mcp')]))).not.toThrow();
+  });
+});
+
+describe('the operator\'s allowed MCP URL prefixes (mcp.allowedUrls)', () => {
+  const policy = new EgressPolicy({ allowedUrlPrefixes: ['http://10.0.0.5:8000/mcp/'] });
+  const allowed = (url: string) => {
+    try {
+      policy.check(url);
+      return true;
+    } catch (error) {
+      if (error instanceof EgressRefused) return false;
+      throw error;
+    }
+  };
+
+  it('hold for the path a server reads: a spelling that steps out of the prefix (..%2F, %2e%2e) is refused like any other internal address', () => {
+    expect(allowed('http://10.0.0.5:8000/mcp/tools')).toBe(true);
+    expect(allowed('http://10.0.0.5:8000/%6Dcp/tools')).toBe(true);
+    expect(allowed('http://10.0.0.5:8000/admin')).toBe(false);
+    expect(allowed('http://10.0.0.5:8000/mcp/..%2Fadmin')).toBe(false);
+    expect(allowed('http://10.0.0.5:8000/mcp/x%2F..%2F..%2Fadmin')).toBe(false);
+    expect(allowed('http://10.0.0.5:8000/mcp/%2e%2e/admin')).toBe(false);
   });
 });

@@ -1,6 +1,7 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { BlockList, isIP } from 'node:net';
 import { Agent, fetch as undiciFetch } from 'undici';
+import { canonicalHref } from '../../util/canonical-url.ts';
 
 /**
  * Where the gateway may connect on a client's behalf. Request-supplied MCP
@@ -97,7 +98,11 @@ export class EgressPolicy {
   readonly #agent: Agent;
 
   constructor(options: EgressPolicyOptions) {
-    this.#allowed = options.allowedUrlPrefixes;
+    // Compared in canonical form (util/canonical-url.ts): a request URL spelt `…/mcp/..%2Fadmin` leaves the prefix, whatever its text says.
+    this.#allowed = options.allowedUrlPrefixes.map((prefix) => {
+      const url = URL.parse(prefix);
+      return url ? canonicalHref(url) : prefix;
+    });
     // Every connection's resolved address is checked before the socket opens.
     this.#agent = new Agent({
       connect: {
@@ -127,7 +132,7 @@ export class EgressPolicy {
     } catch {
       throw new EgressRefused(`'${rawUrl}' is not a valid URL.`);
     }
-    if (this.isAllowedByPrefix(url.href)) return url;
+    if (this.isAllowedByPrefix(canonicalHref(url))) return url;
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new EgressRefused(`Only http and https URLs are allowed, not ${url.protocol}`);
     if (url.username || url.password) throw new EgressRefused('URLs with credentials are not allowed.');
     // `localhost.` is `localhost`: the trailing dot only makes the name absolute.
@@ -143,6 +148,7 @@ export class EgressPolicy {
     await this.#agent.close();
   }
 
+  /** Whether a URL, in canonical form (`canonicalHref`), starts with one of the allowed prefixes. */
   isAllowedByPrefix(href: string): boolean {
     return this.#allowed.some((prefix) => href.startsWith(prefix));
   }
@@ -165,7 +171,7 @@ export class EgressPolicy {
     let url = this.check(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
     let requestInit = init ?? {};
     for (let hop = 0; hop < 5; hop++) {
-      const response = (await undiciFetch(url, { ...(requestInit as object), redirect: 'manual', dispatcher: this.isAllowedByPrefix(url.href) ? undefined : this.#agent } as never)) as unknown as Response;
+      const response = (await undiciFetch(url, { ...(requestInit as object), redirect: 'manual', dispatcher: this.isAllowedByPrefix(canonicalHref(url)) ? undefined : this.#agent } as never)) as unknown as Response;
       const location = response.status >= 300 && response.status < 400 ? response.headers.get('location') : null;
       if (!location) return response;
       await response.body?.cancel();
