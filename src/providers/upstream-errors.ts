@@ -132,17 +132,35 @@ function isAboutTheModel(code: string | null, message: string | null): boolean {
   return code === 'model_not_found' || /\bmodel\b/i.test(message ?? '');
 }
 
-/** An error the upstream reported inside its first stream frame, after a 200. */
+/**
+ * An error the upstream reported inside its first stream frame, after a 200:
+ * what the same refusal as an HTTP status would have been. A rate limit is a
+ * 429 carrying the delay its message names ("Please try again in 2.5s") as
+ * `retry-after`, since clients wait only as long as a header says (Codex
+ * gives up on a 429 without one); a spent quota is OpenAI's 429
+ * `insufficient_quota`, which clients show rather than retry.
+ */
 export function errorFromUpstreamFrame(provider: string, code: string, message: string): GatewayError {
   const tooLong = contextLengthError(truncate(message), [code]);
   if (tooLong) return tooLong;
-  const status = code === 'rate_limit_exceeded' ? 429 : code === 'invalid_request_error' ? 400 : 502;
-  return new GatewayError({
-    status,
-    type: status === 502 ? 'upstream_error' : status === 429 ? 'rate_limit_error' : 'invalid_request_error',
-    code,
-    message: `The upstream '${provider}' reported: ${truncate(message)}`,
-  });
+  const reported = `The upstream '${provider}' reported: ${truncate(message)}`;
+  if (code === 'insufficient_quota') return new GatewayError({ status: 429, type: 'insufficient_quota', code, message: reported });
+  if (code === 'rate_limit_exceeded') {
+    const delayMs = retryDelayInText(message);
+    return new GatewayError({ status: 429, type: 'rate_limit_error', code, message: reported, ...(delayMs !== null && { headers: { 'retry-after': String(Math.ceil(delayMs / 1000)), 'retry-after-ms': String(delayMs) } }) });
+  }
+  const status = code === 'invalid_request_error' ? 400 : 502;
+  return new GatewayError({ status, type: status === 502 ? 'upstream_error' : 'invalid_request_error', code, message: reported });
+}
+
+/** The wait a rate-limit message names, as OpenAI words it ("try again in 2.5s", "in 640ms", "in 1m30s" reads its first part), in ms. */
+function retryDelayInText(message: string): number | null {
+  const found = /try again in\s*(\d+(?:\.\d+)?)\s*(ms|s|seconds?|m|minutes?)\b/i.exec(message);
+  if (!found) return null;
+  const amount = Number(found[1]);
+  const unit = found[2]!.toLowerCase();
+  const ms = unit === 'ms' ? amount : unit.startsWith('m') ? amount * 60_000 : amount * 1000;
+  return Number.isFinite(ms) ? Math.max(0, Math.round(ms)) : null;
 }
 
 /** Maps a transport failure (connect, timeout, reset) to a GatewayError. */

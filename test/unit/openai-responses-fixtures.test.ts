@@ -223,6 +223,16 @@ describe('OpenAI Responses streams → OpenResponses events', () => {
     expect(tooLong).toMatchObject({ status: 400, code: 'context_length_exceeded', message: expect.stringContaining('exceeds the context window') });
   });
 
+  it('a rate limit in the stream carries the delay its message gives as retry-after (clients wait that long only when told so in a header); a spent quota is a 429 insufficient_quota, which no retry cures', async () => {
+    const failed = (error: Record<string, unknown>) => `event: response.failed\ndata: ${JSON.stringify({ type: 'response.failed', sequence_number: 0, response: { id: 'resp_x', object: 'response', status: 'failed', output: [], error } })}\n\n`;
+    upstream.setScript(() => ({ kind: 'sse', pieces: [failed({ code: 'rate_limit_exceeded', message: 'Rate limit reached for gpt-5 in organization org-x on tokens per min (TPM): Limit 30000, Used 29000, Requested 1500. Please try again in 2.5s.' })] }));
+    expect(await provider.startTurn(streamed, new AbortController().signal).catch((caught) => caught)).toMatchObject({ status: 429, code: 'rate_limit_exceeded', headers: { 'retry-after': '3', 'retry-after-ms': '2500' } });
+    upstream.setScript(() => ({ kind: 'sse', pieces: [failed({ code: 'rate_limit_exceeded', message: 'Rate limit reached. Please try again in 640ms.' })] }));
+    expect(await provider.startTurn(streamed, new AbortController().signal).catch((caught) => caught)).toMatchObject({ status: 429, headers: { 'retry-after': '1', 'retry-after-ms': '640' } });
+    upstream.setScript(() => ({ kind: 'sse', pieces: [failed({ code: 'insufficient_quota', message: 'You exceeded your current quota, please check your plan and billing details.' })] }));
+    expect(await provider.startTurn(streamed, new AbortController().signal).catch((caught) => caught)).toMatchObject({ status: 429, type: 'insufficient_quota', code: 'insufficient_quota' });
+  });
+
   it('an error event after content ends the response failed, keeping the partial output', async () => {
     const { events, response } = await run('error-midstream.sse');
     expect(events.at(-1).type).toBe('response.failed');
