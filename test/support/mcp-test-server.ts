@@ -17,6 +17,8 @@ import { z } from 'zod';
 export class McpTestServer {
   readonly methods: string[] = [];
   readonly headers: IncomingHttpHeaders[] = [];
+  /** Sessions a client ended (HTTP DELETE with its session id, as the specification asks of a client done with one). */
+  readonly endedSessions: string[] = [];
   readonly cancelledCalls: string[] = [];
   readonly calls: { name: string; args: unknown }[] = [];
   /** The `params._meta` each tools/call of `add` and `fail` carried (trace context goes there). */
@@ -83,6 +85,7 @@ export class McpTestServer {
       }
       if (([body].flat() as any[]).some((message) => message?.method === 'tools/call' && this.cutCallsOf.has(message.params?.name))) setTimeout(() => req.socket.destroy(), 100);
       const sessionId = req.headers['mcp-session-id'];
+      if (req.method === 'DELETE' && typeof sessionId === 'string' && sessions.has(sessionId)) this.endedSessions.push(sessionId);
       let transport = typeof sessionId === 'string' ? sessions.get(sessionId) : undefined;
       // A session this server no longer knows (expired, or from before a restart): 404, as the specification says.
       if (typeof sessionId === 'string' && !transport) {

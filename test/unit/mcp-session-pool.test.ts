@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EgressPolicy } from '../../src/executors/mcp/egress-policy.ts';
 import { describeFailure, McpSessionPool } from '../../src/executors/mcp/mcp-session-pool.ts';
 import { McpTestServer } from '../support/mcp-test-server.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 describe('McpSessionPool', () => {
   const server = new McpTestServer();
@@ -71,6 +72,23 @@ describe('McpSessionPool', () => {
     // 'b' was the least recently used; 'a' survived because it was used again.
     expect(pool.session({ url, headers: { user: 'a' }, untrusted: false })).toBe(first);
     await pool.close();
+  });
+
+  it('a session pushed out of the pool finishes the calls it is running first, and every session it closes is ended on the server', async () => {
+    const pool = new McpSessionPool({ listTtlMs: 60_000, maxOutputChars: 1_000, maxSessions: 1, untrustedFetch: egress.fetch });
+    const ended = server.endedSessions.length;
+    const busy = pool.session({ url, headers: { user: 'busy' }, untrusted: false });
+    const running = busy.call('slow', { ms: 400 }, new AbortController().signal, 5_000);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    // A second user's session takes the only place: the first is retired, not cut off mid-call.
+    await pool.session({ url, headers: { user: 'next' }, untrusted: false }).tools();
+    expect(server.endedSessions.length).toBe(ended);
+    const result = await running;
+    expect(result).toMatchObject({ isError: false });
+    await waitFor(() => server.endedSessions.length === ended + 1, 2_000, 10);
+    // Closing the pool (a shutdown) ends the rest.
+    await pool.close();
+    expect(server.endedSessions.length).toBe(ended + 2);
   });
 
   it('a failure says its HTTP status (a bare 401 and a proxy error page read apart), and an error result with nothing to say still reads as an error', async () => {

@@ -50,6 +50,8 @@ export interface McpSessionPoolOptions {
 }
 
 const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
+/** How long ending a session on the server may take: a server that does not answer its DELETE must not hold a shutdown. */
+const END_SESSION_TIMEOUT_MS = 1_000;
 const DEFAULT_LIST_TIMEOUT_MS = 10_000;
 
 /** A call's result, and whether the server could not be reached or stopped answering (a transport failure, not its own error). */
@@ -106,7 +108,7 @@ export class McpSessionPool {
     while (this.#sessions.size > this.#options.maxSessions) {
       const [oldestKey, oldest] = this.#sessions.entries().next().value as [string, McpSession];
       this.#sessions.delete(oldestKey);
-      void oldest.close().catch(() => {});
+      oldest.retire();
     }
     return session;
   }
@@ -131,6 +133,9 @@ export class McpSession {
   #live: Client | null = null;
   #tools: { value: Promise<McpTool[]>; expiresAt: number } | null = null;
   #toolsVersion = 0;
+  /** Listings and calls under way: a session pushed out of the pool closes once they are done, not under them. */
+  #busy = 0;
+  #retired = false;
 
   constructor(target: McpServerTarget, options: McpSessionPoolOptions, onGone: () => void) {
     this.#target = target;
@@ -206,10 +211,30 @@ export class McpSession {
     }
   }
 
+  /** Out of the pool: closes now when idle, else when its last listing or call is done (a call cut off would leave the server running it, its outcome unknown). */
+  retire(): void {
+    this.#retired = true;
+    if (this.#busy === 0) void this.close().catch(() => {});
+  }
+
+  /** Ends the session on the server (Streamable HTTP's DELETE, which the specification asks of a client done with one), then closes it. */
   async close(): Promise<void> {
     const client = this.#client;
     this.#client = null;
-    if (client) await (await client.catch(() => null))?.close();
+    const open = client ? await client.catch(() => null) : null;
+    if (!open) return;
+    const transport = open.transport;
+    if (transport instanceof StreamableHTTPClientTransport && transport.sessionId) await endedWithin(transport.terminateSession(), END_SESSION_TIMEOUT_MS);
+    await open.close();
+  }
+
+  async #using<T>(work: () => Promise<T>): Promise<T> {
+    this.#busy++;
+    try {
+      return await work();
+    } finally {
+      if (--this.#busy === 0 && this.#retired) void this.close().catch(() => {});
+    }
   }
 
   /**
@@ -218,15 +243,17 @@ export class McpSession {
    * id: as the MCP specification asks, a new session is opened and `work`
    * tried once more on it — a 404 means the server never took the request.
    */
-  async #withClient<T>(work: (client: Client) => Promise<T>): Promise<T> {
-    const client = await this.#connect();
-    try {
-      return await work(client);
-    } catch (error) {
-      if (!(error instanceof StreamableHTTPError && error.code === 404)) throw error;
-      this.#forget(client);
-      return work(await this.#connect());
-    }
+  #withClient<T>(work: (client: Client) => Promise<T>): Promise<T> {
+    return this.#using(async () => {
+      const client = await this.#connect();
+      try {
+        return await work(client);
+      } catch (error) {
+        if (!(error instanceof StreamableHTTPError && error.code === 404)) throw error;
+        this.#forget(client);
+        return work(await this.#connect());
+      }
+    });
   }
 
   /** Drops a client the server no longer knows, keeping this session (and its place in the pool) for the next one. */
@@ -318,4 +345,11 @@ function connectedWithin<T>(work: Promise<T>, timeoutMs: number, abandon: () => 
 
 function truncate(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, max)}… [truncated]` : text;
+}
+
+/** Waits for the session's end at most `timeoutMs`; whether the server heard it or not, the session is closed after. */
+async function endedWithin(work: Promise<void>, timeoutMs: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([work.catch(() => {}), new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+  clearTimeout(timer);
 }
