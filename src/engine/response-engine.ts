@@ -27,6 +27,7 @@ import { checkHostedToolChoice, declareTools, type DeclaredTools, type HostedToo
 import { initialResponse } from './initial-response.ts';
 import { observesModelCalls, safeObserver, type LoopObserver, type ObservedResponse, type ResponseObserverFactory } from './loop-observer.ts';
 import { ObservedProvider } from './observed-provider.ts';
+import { OfferedToolRefusals } from './offered-tool-refusals.ts';
 import { describeFailure, ResponseLifecycle } from './response-lifecycle.ts';
 import { runResponseLoop, type Delivery, type LoopLimits, type LoopPolicy } from './response-loop.ts';
 import { planResume } from './resume-paused-turn.ts';
@@ -296,7 +297,8 @@ export class ResponseEngine {
     if (options.observers) observers.push(...options.observers);
     const observer = safeObserver(observers);
     // Model calls are watched, each reported with its request, usage and timings, only for observers that want them (traces).
-    const serving = truncating ?? route.provider;
+    // A refusal of a tool the gateway offered (an MCP server's) is the operator's to fix, not the client's (offered-tool-refusals.ts).
+    const serving = toolContext.offered.size === 0 ? (truncating ?? route.provider) : new OfferedToolRefusals(truncating ?? route.provider, toolContext.offered);
     // `generate: false` prepares the state and calls no model: no model call to watch either.
     // A window to compact is summarised, and the summary sealed, in place of an answer (compaction/compacting-provider.ts).
     const answering = compacting ? new CompactingProvider(serving, this.#options.compaction!, { tenant: options.tenant, model }) : serving;

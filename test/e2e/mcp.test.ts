@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { startGateway, type RunningGateway } from '../support/gateway.ts';
 import { McpTestServer } from '../support/mcp-test-server.ts';
 import { assertEventStreamInvariants } from '../support/event-invariants.ts';
-import { assertValidEvent, assertValidEventWithMcpItems, assertValidItem, assertValidResponse, assertValidResponseWithMcpItems } from '../support/openresponses-schema.ts';
+import { assertErrorEnvelope, assertValidEvent, assertValidEventWithMcpItems, assertValidItem, assertValidResponse, assertValidResponseWithMcpItems } from '../support/openresponses-schema.ts';
 import { chunk, ScriptedChatUpstream, sse, usageChunk, type RecordedRequest, type UpstreamReply } from '../support/scripted-chat-upstream.ts';
 
 /**
@@ -75,6 +75,25 @@ describe('MCP: operator-configured servers, their calls shown as function calls 
     const offered = upstream.requests[0]!.body.tools.map((tool: any) => tool.function.name).sort();
     expect(offered).toEqual(['old__add', 'old__fail', 'old__secret', 'old__slow', 'tools__add', 'tools__fail', 'tools__slow']);
     expect(upstream.requests[0]!.body.tools.find((tool: any) => tool.function.name === 'tools__add').function).toMatchObject({ description: 'Adds two numbers.', parameters: { type: 'object' } });
+  });
+
+  it('an upstream that refuses a tool the gateway offered (an operator MCP tool\'s schema) is a 502 naming it and its server; a refusal of the client\'s own tool stays the client\'s 400', async () => {
+    // As OpenAI refuses a schema it cannot take: by the tool's place in the request.
+    const refusing = (name: string) => (request: RecordedRequest): UpstreamReply => {
+      const index = (request.body.tools as any[]).findIndex((tool) => tool.function.name === name);
+      return { kind: 'json', status: 400, body: { error: { message: `Invalid schema for function '${name}': In context=('properties', 'list'), array schema missing items.`, type: 'invalid_request_error', param: `tools[${index}].function.parameters`, code: 'invalid_function_parameters' } } };
+    };
+    upstream.setScript(refusing('tools__add'));
+    const refused = await fetch(`${gateway.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', input: 'hi', tools: [{ type: 'function', name: 'mine', parameters: { type: 'object', properties: {} } }] }) });
+    expect(refused.status).toBe(502);
+    const body = await refused.json();
+    assertErrorEnvelope(body);
+    expect(body.error).toMatchObject({ type: 'upstream_error', code: 'upstream_refused_tool', param: null });
+    expect(body.error.message).toContain("'tools__add' from the operator's MCP server 'tools'");
+    upstream.setScript(refusing('mine'));
+    const own = await fetch(`${gateway.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', input: 'hi', tools: [{ type: 'function', name: 'mine', parameters: { type: 'object', properties: {} } }] }) });
+    expect(own.status).toBe(400);
+    expect(((await own.json()) as any).error).toMatchObject({ code: 'invalid_function_parameters', param: 'tools[0].function.parameters' });
   });
 
   it('sends the configured headers and never the client\'s Authorization', async () => {
