@@ -240,6 +240,33 @@ describe('MCP faults: no operator server can stall unrelated requests', () => {
     }
   });
 
+  it('a server on the older HTTP+SSE transport: down, it is left out and named in /readyz as a Streamable HTTP one is; restarted, the first call goes through on a new session', async () => {
+    const legacy = new McpTestServer('sse');
+    const legacyUrl = await legacy.start();
+    const port = Number(new URL(legacyUrl).port);
+    try {
+      const { gateway, client } = await start({ servers: [{ name: 'legacy', url: legacyUrl, timeoutMs: 5_000 }], retryBaseMs: 200, retryMaxMs: 200 });
+      const mcpState = async () => ((await (await fetch(`${gateway.origin}/readyz`)).json()) as any).dependencies.mcp_servers[0];
+      await waitFor(async () => (await mcpState()).state === 'ready');
+      upstream.setScript(modelCalling('legacy__add', { a: 1, b: 2 }));
+      expect((await client.responses.create({ model: 'm', input: 'add' })).output_text).toBe('saw: 3');
+
+      // Restarted: its sessions are gone (a POST to the old one is a 404); the next call must not fail for it.
+      await legacy.close();
+      await legacy.start(port);
+      const afterRestart = await client.responses.create({ model: 'm', input: 'add' });
+      expect(afterRestart.output_text).toBe('saw: 3');
+
+      // Down: the failed call has it checked again, and it is left out.
+      await legacy.close();
+      const whileDown = await client.responses.create({ model: 'm', input: 'add' });
+      assertValidResponseWithMcpItems(whileDown);
+      await waitFor(async () => (await mcpState()).state === 'unavailable', 8_000);
+    } finally {
+      await legacy.close();
+    }
+  });
+
   it('an MCP call that will not run (tool_choice none, its server down) still shows as its mcp_call, saying why, never dropped in silence', async () => {
     upstream.setScript(modelCalling('healthy__add', { a: 1, b: 2 }));
     const { client } = await start({ servers: [{ name: 'healthy', url: healthyUrl }] });

@@ -59,6 +59,8 @@ export type McpCallResult = ToolResult & { serverLost: boolean };
 
 /** What the SDK reports when a call's event stream breaks (the server went away mid-call), or its reconnection gives up. */
 const LOST_STREAM = /^(SSE stream disconnected|Maximum reconnection attempts|Failed to reconnect)/;
+/** The HTTP+SSE transport's answer to a message for a session the server no longer knows (it restarted). */
+const SSE_SESSION_GONE = /^Error POSTing to endpoint \(HTTP 404\)/;
 /** How long a server whose stream broke has to answer a ping before its session is taken for lost. */
 const LOST_STREAM_PROBE_MS = 3_000;
 
@@ -151,10 +153,10 @@ export class McpSession {
     return this.#toolsVersion;
   }
 
-  /** The server's tools: cached, shared by concurrent callers, refreshed on `tools/list_changed`. */
-  tools(): Promise<McpTool[]> {
+  /** The server's tools: cached, shared by concurrent callers, refreshed on `tools/list_changed`; `fresh` asks the server again (is it still there?). */
+  tools({ fresh = false }: { fresh?: boolean } = {}): Promise<McpTool[]> {
     const cached = this.#tools;
-    if (cached && cached.expiresAt > Date.now()) return cached.value;
+    if (cached && cached.expiresAt > Date.now() && !fresh) return cached.value;
     const value = this.#withClient(async (client) => {
       const listed: McpTool[] = [];
       let cursor: string | undefined;
@@ -249,7 +251,7 @@ export class McpSession {
       try {
         return await work(client);
       } catch (error) {
-        if (!(error instanceof StreamableHTTPError && error.code === 404)) throw error;
+        if (!sessionGone(error)) throw error;
         this.#forget(client);
         return work(await this.#connect());
       }
@@ -352,4 +354,9 @@ async function endedWithin(work: Promise<void>, timeoutMs: number): Promise<void
   let timer: NodeJS.Timeout | undefined;
   await Promise.race([work.catch(() => {}), new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
   clearTimeout(timer);
+}
+
+/** The server no longer knows the session (expired, or restarted): Streamable HTTP's 404, or the HTTP+SSE transport's to a message. The request never reached a session: it may go again on a new one. */
+function sessionGone(error: unknown): boolean {
+  return (error instanceof StreamableHTTPError && error.code === 404) || (error instanceof Error && SSE_SESSION_GONE.test(error.message));
 }

@@ -100,7 +100,8 @@ export class OperatorToolCatalog {
    */
   recheck(target: McpServerTarget): void {
     const entry = this.#entries.find((candidate) => candidate.target === target);
-    if (entry && entry.failures === 0) void this.#refresh(entry);
+    // Listed afresh: the session's cached list would say a server that went away (an HTTP+SSE one keeps its session while it retries) is still there.
+    if (entry && entry.failures === 0) void this.#refresh(entry, true);
   }
 
   status(): OperatorServerStatus[] {
@@ -133,14 +134,14 @@ export class OperatorToolCatalog {
   }
 
   /** Lists the server unless a listing is already under way; never rejects. */
-  #refresh(entry: Entry): Promise<void> {
+  #refresh(entry: Entry, fresh = false): Promise<void> {
     if (entry.listing) return entry.listing;
     if (entry.timer) clearTimeout(entry.timer);
     entry.timer = null;
     entry.listingStartedAt = Date.now();
     const session = this.#options.pool.session(entry.target);
     const version = session.toolsVersion;
-    entry.listing = session.tools().then(
+    entry.listing = session.tools({ fresh }).then(
       (tools) => this.#listed(entry, tools, version),
       (error: unknown) => this.#failed(entry, error),
     );
