@@ -148,6 +148,17 @@ describe.each(flavors)('WebSocket transport through the SDK ResponsesWS, $name u
     // The socket itself is fine: a fresh turn works.
     expect(finalOf(await socket.create({ model: flavor.model, input: 'fresh', store: false })).status).toBe('completed');
   });
+
+  it('an event refused for its type (response.steer naming a response) is no failed continuation: the response it names stays continuable', async () => {
+    scriptModel(upstream, flavor, () => ({ text: 'kept' }));
+    const socket = open();
+    const first = finalOf(await socket.create({ model: flavor.model, input: 'hi', store: false }));
+    socket.ws.send({ type: 'response.steer', previous_response_id: first.id, input: 'steer it' } as never);
+    expectErrorFrame((await socket.nextTurn())[0]!, 400, 'unsupported_event_type', 'type');
+    // As OpenAI's types suggest after a refused steer: the input goes into a continuation instead.
+    const continued = finalOf(await socket.create({ model: flavor.model, input: 'steer it', store: false, previous_response_id: first.id }));
+    expect(continued.status).toBe('completed');
+  });
 });
 
 describe('WebSocket transport: connection rules', () => {

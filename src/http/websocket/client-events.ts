@@ -36,7 +36,8 @@ export function parseClientFrame(data: Buffer | ArrayBuffer | Buffer[], isBinary
   }
   const { type, stream_id: streamId, ...fields } = body as Record<string, unknown>;
   const frame: ClientFrame = {
-    previousResponseId: typeof fields.previous_response_id === 'string' ? fields.previous_response_id : null,
+    // Only a `response.create` continues a response: another event refused (`response.steer`) is no failed continuation, and evicts nothing.
+    previousResponseId: type === 'response.create' && typeof fields.previous_response_id === 'string' ? fields.previous_response_id : null,
     streamId: typeof streamId === 'string' && streamId.length <= MAX_STREAM_ID_CHARS ? streamId : null,
   };
   try {
