@@ -313,7 +313,8 @@ async function* runLoop(loop: ResponseLoop, tally: LoopTally): AsyncGenerator<Re
         ending = { status: 'incomplete', reason: lastCall };
         break;
       }
-      if (loop.policy.toolChoiceNone || !loop.registry.serverSideAvailable(loop.toolContext)) {
+      // A tenant's policy that leaves nothing to offer still has its refusal said (and the model goes on): the tools exist, the tenant may not use them.
+      if (loop.policy.toolChoiceNone || (!loop.registry.serverSideAvailable(loop.toolContext) && !calls.some((call) => loop.registry.refusal(call, loop.toolContext) !== null))) {
         if (hidden.length > 0) yield* showNotRun(loop.policy.toolChoiceNone ? 'tool_choice is "none"' : 'no tool server is available to run it');
         ending = { status: 'completed' };
         break;

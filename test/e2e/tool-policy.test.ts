@@ -9,6 +9,7 @@ import { ScriptedChatUpstream, type RecordedRequest } from '../support/scripted-
 
 const KEY_A = 'sk-policy-team-a-0123';
 const KEY_B = 'sk-policy-team-b-0123';
+const KEY_C = 'sk-policy-team-c-0123';
 /** A credential in the operator server's URL: configured, so it must never reach the model, though the MCP session does not know it. */
 const URL_TOKEN = 'url-token-secret-9876';
 const HEADER_SECRET = 'operator-header-secret';
@@ -56,8 +57,8 @@ describe.each(flavors)('tool policy over $name', (flavor) => {
     upstream.setScript((request) => flavor.render(request, model(flavor.seen(request))));
     gateway = await startGateway(upstreamUrl, {
       ...flavor.config(upstreamUrl),
-      auth: { apiKeys: [{ key: KEY_A, tenant: 'team-a' }, { key: KEY_B, tenant: 'team-b' }] },
-      tenants: { 'team-a': { tools: { deny: ['tools__delete', 'recs__delete'] }, mcpServerUrls: { deny: [new URL(otherUrl).origin] } } },
+      auth: { apiKeys: [{ key: KEY_A, tenant: 'team-a' }, { key: KEY_B, tenant: 'team-b' }, { key: KEY_C, tenant: 'team-c' }] },
+      tenants: { 'team-a': { tools: { deny: ['tools__delete', 'recs__delete'] }, mcpServerUrls: { deny: [new URL(otherUrl).origin] } }, 'team-c': { tools: { allow: [] } } },
       mcp: {
         callItems: 'function',
         servers: [
@@ -100,6 +101,25 @@ describe.each(flavors)('tool policy over $name', (flavor) => {
     expect(tools.calls.filter((call) => call.name === 'delete')).toEqual([]);
     expect(other.calls).toEqual([]);
     expect(tools.calls.filter((call) => call.name === 'add')).toHaveLength(2);
+  });
+
+  it('a tenant allowed no tool at all (allow: []) is offered none; a call to one gets the policy\'s error, which the model sees before it answers', async () => {
+    model = (seen) => {
+      const results = resultsOf(seen);
+      if (results.length > 0) return { text: `Results: ${results.map((result) => result.content).join(' | ')}` };
+      return { calls: [{ id: 'call_add', name: 'tools__add', args: { a: 20, b: 30 } }] };
+    };
+    for (const stream of [false, true]) {
+      upstream.requests.length = 0;
+      const response = await respond(KEY_C, { input: 'Add 2 and 3' }, stream);
+      expect(response.status).toBe('completed');
+      expect(offeredNames(flavor, upstream.requests[0]!)).toEqual([]);
+      const output = response.output.find((item: any) => item.type === 'function_call_output');
+      expect(JSON.parse(output.output).error).toMatch(/^The gateway's tool policy does not allow this tool/);
+      expect(upstream.requests).toHaveLength(2);
+      expect(response.output.at(-1).content[0].text).toBe(`Results: ${output.output}`);
+    }
+    expect(tools.calls.filter((call) => call.name === 'add' && (call.args as any).a === 20)).toHaveLength(0);
   });
 
   it('another tenant without a policy is offered and runs the same tools', async () => {
