@@ -187,7 +187,8 @@ export const GatewayConfig = z.object({
           z.preprocess(
             renameLegacyMcpServerKeys,
             z.object({
-              name: z.string().regex(/^[a-zA-Z0-9_-]{1,32}$/, 'server names are 1-32 of A-Z a-z 0-9 _ -'),
+              // Without "__": it joins a server's name to its tools' (<name>__<tool>), and in a name it would make two servers' tools collide.
+              name: z.string().regex(/^(?!.*__)[a-zA-Z0-9_-]{1,32}$/, 'server names are 1-32 of A-Z a-z 0-9 _ -, without "__", which joins a name to its tools\''),
               url: mcpServerUrl,
               headers: z.record(z.string(), z.string()).default({}),
               allowedTools: z.array(z.string()).nullable().default(null),

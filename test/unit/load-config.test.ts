@@ -339,8 +339,12 @@ describe('start-up validation', () => {
   it('validates MCP server URLs and names, and says what JSON variables must hold', () => {
     expect(problemsOf(resolveConfig({ MCP_SERVERS: '[{"name":"a b","url":"mcp.example/mcp"},{"name":"dup","url":"https://a.example/"},{"name":"dup","url":"https://b.example/"}]' }))).toEqual([
       'MCP_SERVERS[2].name repeats the name "dup" of entry 1; each server needs its own (its tools are offered as <name>__<tool>)',
-      'MCP_SERVERS[0].name is invalid (server names are 1-32 of A-Z a-z 0-9 _ -), got "a b"',
+      'MCP_SERVERS[0].name is invalid (server names are 1-32 of A-Z a-z 0-9 _ -, without "__", which joins a name to its tools\'), got "a b"',
       'MCP_SERVERS[0].url must be an absolute http:// or https:// URL such as http://localhost:11434/v1, got "mcp.example/mcp"',
+    ]);
+    // "__" joins a server's name to its tools' (<name>__<tool>): in a name it makes two servers' tools collide (A's x__add and A__x's add).
+    expect(problemsOf(resolveConfig({ MCP_SERVERS: '[{"name":"A","url":"https://a.example/"},{"name":"A__x","url":"https://b.example/"}]' }))).toEqual([
+      'MCP_SERVERS[1].name is invalid (server names are 1-32 of A-Z a-z 0-9 _ -, without "__", which joins a name to its tools\'), got "A__x"',
     ]);
     expect(problemsOf(resolveConfig({ MCP_SERVERS: '{"name":"x"}' }))).toEqual(['MCP_SERVERS must be a JSON array ([…]), got an object']);
     expect(problemsOf(resolveConfig({ API_KEYS: '["k"]' }))).toEqual(['API_KEYS must be a JSON object mapping API keys to tenant names, {"sk-…": "team-a"}, got an array']);
