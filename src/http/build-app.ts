@@ -240,6 +240,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     browsers,
     maxConnectionMs: config.server.websocketMaxConnectionMs,
     pingIntervalMs: config.server.keepAliveIntervalMs,
+    stallMs: config.server.clientStallTimeoutMs,
     maxQueuedFrames: config.server.websocketMaxQueued,
     rateLimits,
     tracing,

@@ -21,8 +21,10 @@ export interface SocketSessionOptions {
   secrets: SecretRedactor;
   /** How long one connection may stay open (OpenResponses: 60 minutes). */
   maxConnectionMs: number;
-  /** How often the peer is pinged; one that has not answered the previous ping by the next is gone. */
+  /** How often the peer is pinged; one that has not answered the previous ping by the next is gone, unless it is still taking frames that wait for it. */
   pingIntervalMs: number;
+  /** A peer that takes nothing of the frames waiting for it this long is cut (server.clientStallTimeoutMs, as for SSE; 0: no bound). */
+  stallMs: number;
   /** `response.create` frames waiting behind the running response before the connection is refused as abusive. */
   maxQueuedFrames: number;
   /** Rate limits and quotas per API key: each `response.create` is a request. */
@@ -204,8 +206,12 @@ export class ResponsesSocketSession {
   }
 
   #ping(): void {
+    const stalledMs = this.#writer.stalledMs();
     if (this.#awaitingPong) {
-      this.#peer.log.info('websocket peer stopped answering pings');
+      // The ping, and so the pong, wait behind frames the peer is still taking (a large frame on a slow link): late, not missing.
+      // A peer that takes nothing is cut at the stall bound, as an SSE client is.
+      if (this.#writer.waiting && (this.#options.stallMs === 0 || stalledMs < this.#options.stallMs)) return;
+      this.#peer.log.info(this.#writer.waiting ? 'websocket peer stopped taking frames' : 'websocket peer stopped answering pings');
       this.#socket.terminate();
       return;
     }

@@ -11,6 +11,10 @@ const HIGH_WATER_MARK = 64 * 1024;
  */
 export class SocketWriter {
   readonly #socket: WebSocket;
+  /** Characters handed to the socket so far, and what the peer had taken by the last look (`stalledMs`): a close enough count of its progress. */
+  #sent = 0;
+  #taken = 0;
+  #progressAt = Date.now();
 
   constructor(socket: WebSocket) {
     this.#socket = socket;
@@ -20,9 +24,24 @@ export class SocketWriter {
     return this.#socket.readyState === this.#socket.OPEN;
   }
 
+  /** Whether frames wait in the gateway for the peer to take them (its socket full). */
+  get waiting(): boolean {
+    return this.#socket.bufferedAmount > 0;
+  }
+
+  /** How long the peer has taken nothing of what waits for it: 0 while nothing waits, or when it took some since the last look. */
+  stalledMs(now = Date.now()): number {
+    const buffered = this.#socket.bufferedAmount;
+    const taken = this.#sent - buffered;
+    if (buffered === 0 || taken > this.#taken) this.#progressAt = now;
+    this.#taken = Math.max(this.#taken, taken);
+    return now - this.#progressAt;
+  }
+
   /** True when sent without waiting; otherwise a promise of whether the socket is still open. False once closed. */
   send(json: string): boolean | Promise<boolean> {
     if (!this.open) return false;
+    this.#sent += json.length;
     if (this.#socket.bufferedAmount < HIGH_WATER_MARK) {
       this.#socket.send(json);
       return true;
