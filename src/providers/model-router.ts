@@ -210,7 +210,14 @@ export class ModelRouter {
     return limited;
   }
 
-  /** Every model the gateway can serve: the aliases, then what each upstream lists (best effort). */
+  /**
+   * Every model the gateway can serve: the aliases, then what each upstream
+   * lists (best effort), each under a name that reaches it. A model reached
+   * only by a prefix (Gemini's `gemma-…`, listed as `gemini/gemma-…`) is listed
+   * so; one no name reaches (a second Chat provider's, which only an alias
+   * can name) is left out: a client that picks a listed id must get the
+   * upstream that listed it, not the default.
+   */
   async listModels(signal: AbortSignal): Promise<ModelInfo[]> {
     const seen = new Set<string>();
     const models: ModelInfo[] = [];
@@ -220,8 +227,27 @@ export class ModelRouter {
       models.push(model);
     };
     for (const [alias, target] of Object.entries(this.#aliases)) add({ id: alias, owned_by: target.provider ?? target.deployments?.[0]?.provider ?? 'loopgate' });
-    const listed = await Promise.allSettled(this.providers.map((provider) => provider.listModels(signal)));
-    for (const result of listed) if (result.status === 'fulfilled') result.value.forEach(add);
+    const providers = this.providers;
+    const listed = await Promise.allSettled(providers.map((provider) => provider.listModels(signal)));
+    listed.forEach((result, index) => {
+      if (result.status !== 'fulfilled') return;
+      for (const model of result.value) {
+        const name = this.#nameReaching(model.id, providers[index]!.name);
+        if (name !== null) add(name === model.id ? model : { ...model, id: name });
+      }
+    });
     return models;
+  }
+
+  /** The name under which `id` reaches the provider `provider`: itself, or with the provider's prefix; null when none does. */
+  #nameReaching(id: string, provider: string): string | null {
+    for (const name of [id, `anthropic/${id}`, `gemini/${id}`]) {
+      try {
+        if (this.resolve(name, { contextFallback: false }).provider.name === provider) return name;
+      } catch {
+        // No provider serves this name: try the next.
+      }
+    }
+    return null;
   }
 }

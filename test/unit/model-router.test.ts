@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ModelRouter } from '../../src/providers/model-router.ts';
+import { DEFAULT_ROUTING_POLICY, ModelRouter } from '../../src/providers/model-router.ts';
+import { MemoryDeploymentHealth } from '../../src/providers/routing/deployment-health.ts';
 import type { Provider } from '../../src/providers/provider.ts';
 import { loadConfig } from '../../src/config/load-config.ts';
 
@@ -10,6 +11,35 @@ describe('ModelRouter', () => {
     ['openai', provider('openai')],
     ['anthropic', provider('anthropic')],
   ]);
+
+  it('lists only the models a client can be served by that name: a provider\'s model another name would reach is listed so, one no name reaches is left out', async () => {
+    const listing = (name: string, ids: string[]): Provider => ({ ...provider(name), listModels: async () => ids.map((id) => ({ id, owned_by: name })) });
+    const router = new ModelRouter(
+      new Map([
+        ['openai', listing('openai', ['gpt-4.1'])],
+        ['local', listing('local', ['llama-local', 'fast'])],
+        ['gemini', listing('gemini', ['gemini-2.5-pro', 'gemma-3-27b-it'])],
+        ['anthropic', listing('anthropic', ['claude-sonnet-4-5', 'mistral-like'])],
+      ]),
+      { fast: { provider: 'local', model: 'llama-local' } },
+      'openai',
+      'anthropic',
+      {},
+      { policy: DEFAULT_ROUTING_POLICY, health: new MemoryDeploymentHealth() },
+      'gemini',
+    );
+    const listed = (await router.listModels(new AbortController().signal)).map((model) => [model.id, model.owned_by]);
+    expect(listed).toEqual([
+      ['fast', 'local'],
+      ['gpt-4.1', 'openai'],
+      ['gemini-2.5-pro', 'gemini'],
+      ['gemini/gemma-3-27b-it', 'gemini'],
+      ['claude-sonnet-4-5', 'anthropic'],
+      ['anthropic/mistral-like', 'anthropic'],
+    ]);
+    // Each listed name is served by the provider that listed it.
+    for (const [id, owner] of listed) expect(router.resolve(id!).provider.name).toBe(owner);
+  });
 
   it('aliases first, then anthropic/ (stripped) and claude… to Anthropic, everything else unchanged to the default', () => {
     const router = new ModelRouter(providers, { fast: { provider: 'anthropic', model: 'claude-haiku-4-5' } }, 'openai', 'anthropic');
