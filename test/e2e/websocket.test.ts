@@ -251,6 +251,13 @@ describe('WebSocket transport: connection rules', () => {
     expect(finalOf(await socket.create({ model: 'm', input: 'fine', stream: true, background: false, stream_options: null })).status).toBe('completed');
   });
 
+  it('an upstream refusal without a code (OpenAI sends code: null) is still a schema-valid error frame: its code is the error\'s type', async () => {
+    upstream.setScript(() => ({ kind: 'json', status: 400, body: { error: { message: "Invalid value for 'temperature'.", type: 'invalid_request_error', param: 'temperature', code: null } } }));
+    const socket = open();
+    const [frame] = await socket.create({ model: 'm', input: 'x' });
+    expectErrorFrame(frame!, 400, 'invalid_request_error', 'temperature');
+  });
+
   it('hosted tools the model cannot be offered are said in the response (no headers on a socket)', async () => {
     const socket = open();
     const turn = await socket.create({ model: 'm', input: 'x', store: false, tools: [{ type: 'web_search' }] });

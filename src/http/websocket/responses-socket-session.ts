@@ -192,6 +192,8 @@ export class ResponsesSocketSession {
   async #sendError(error: GatewayError, streamId: string | null): Promise<void> {
     const body = error.toBody();
     body.error.message = this.#options.secrets.redact(body.error.message);
+    // The socket's error event requires a code, where HTTP's envelope takes null (an upstream's refusal often has none): its type says what it is.
+    body.error.code ??= body.error.type;
     const headers = Object.keys(error.headers).length > 0 ? { headers: error.headers } : null;
     const frame = { type: 'error', status: error.status, error: body.error, ...headers, ...(streamId !== null && { stream_id: streamId }) };
     const written = this.#writer.send(JSON.stringify(frame));
