@@ -270,7 +270,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   registerConversationsRoutes(app, conversations);
   registerCompactRoute(app, new Compactor({ router, store, codec: compaction, deadlineMs: config.loop.deadlineMs }), { rateLimits, usage });
   registerUsageRoute(app, backgroundStores.usage);
-  registerDiscoveryRoutes(app, { metricsPath: metrics ? config.metrics.path : null });
+  // On a port of its own, /metrics is no path of this one's.
+  registerDiscoveryRoutes(app, { metricsPath: metrics && config.metrics.port === null ? config.metrics.path : null });
   if (metrics) serveMetrics(app, metrics, config);
   if (inspected) {
     registerInspectorPage(app);

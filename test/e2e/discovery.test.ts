@@ -116,4 +116,15 @@ describe('discovery', () => {
     const envelope = ajv.compile({ $ref: 'gateway#/components/schemas/ErrorEnvelope' });
     expect(envelope(await (await fetch(`${gateway.baseURL}/responses/${response.id}`, { headers: { authorization: 'Bearer sk-discovery-0123' } })).json())).toBe(true);
   });
+
+  it('with metrics on a port of their own, the main port\'s document has no /metrics (it answers 404 there)', async () => {
+    const separate = await startGateway(gateway.baseURL, { metrics: { enabled: true, port: 0 } });
+    try {
+      const own = (await (await fetch(`${separate.origin}/openapi.json`)).json()) as any;
+      expect(own.paths['/metrics']).toBeUndefined();
+      expect((await fetch(`${separate.origin}/metrics`)).status).toBe(404);
+    } finally {
+      await separate.close();
+    }
+  });
 });
