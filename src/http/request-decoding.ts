@@ -41,6 +41,9 @@ function decoded(payload: Readable, decoder: Transform, coding: string): Readabl
   // Errors do not travel along pipes: each stage's becomes the body's, a decoder's as the client's mistake.
   payload.on('error', (error) => body.destroy(error));
   decoder.on('error', (error) => body.destroy(undecodable(coding, error)));
+  // The body's error is its reader's to answer (the JSON parser's 400). A route that reads no body (a probe, a GET, a
+  // POST refused for its content type first) leaves it unheard, and an unheard stream error would end the process.
+  body.on('error', () => {});
   payload.pipe(decoder).pipe(body);
   return body;
 }
