@@ -51,17 +51,21 @@ export async function takeIdempotencyKey(request: FastifyRequest, reply: Fastify
   if (held.kind === 'new') {
     const renewal = setInterval(() => void options.keys.renew(tenant, key, PENDING_LEASE_SECONDS).catch(() => {}), (PENDING_LEASE_SECONDS * 1000) / 3);
     renewal.unref();
+    /** Once the key names its response, nothing later (a failure while that response is being sent) may let it go: a retry must get that response, not run again. */
+    let completed = false;
     return {
       complete: async (response) => {
         clearInterval(renewal);
         // A response that was not stored cannot be handed to a retry, nor one cut off because its client went away
         // (a foreground response is cancelled only so): the retry, which is what a lost connection calls for, runs again.
-        if (response.store && response.status !== 'cancelled') await options.keys.complete(tenant, key, fingerprint, response.id, options.ttlSeconds);
-        else await options.keys.release(tenant, key);
+        if (response.store && response.status !== 'cancelled') {
+          await options.keys.complete(tenant, key, fingerprint, response.id, options.ttlSeconds);
+          completed = true;
+        } else await options.keys.release(tenant, key);
       },
-      release: () => {
+      release: async () => {
         clearInterval(renewal);
-        return options.keys.release(tenant, key);
+        if (!completed) await options.keys.release(tenant, key);
       },
     };
   }

@@ -6,7 +6,12 @@ interface Entry {
   expiresAt: number;
 }
 
-/** Idempotency keys of one process, bounded by count (oldest first out) and age. */
+/**
+ * Idempotency keys of one process, bounded by count and age. Past the count,
+ * finished keys go first, those finished longest ago first; a key whose
+ * request still runs is never pushed out (its retry would run it a second
+ * time): those are as many as the requests in flight.
+ */
 export class MemoryIdempotencyStore implements IdempotencyStore {
   readonly #entries = new Map<string, Entry>();
   readonly #maxEntries: number;
@@ -23,8 +28,18 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     }
     this.#entries.delete(id);
     this.#entries.set(id, { fingerprint, responseId: null, expiresAt: Date.now() + leaseSeconds * 1000 });
-    while (this.#entries.size > this.#maxEntries) this.#entries.delete(this.#entries.keys().next().value as string);
+    this.#evictOverCount();
     return { kind: 'new' };
+  }
+
+  /** Oldest first, passing over keys whose request still runs (live pending ones). */
+  #evictOverCount(): void {
+    if (this.#entries.size <= this.#maxEntries) return;
+    const now = Date.now();
+    for (const [id, entry] of this.#entries) {
+      if (this.#entries.size <= this.#maxEntries) return;
+      if (entry.responseId !== null || entry.expiresAt <= now) this.#entries.delete(id);
+    }
   }
 
   async renew(tenant: string, key: string, leaseSeconds: number): Promise<void> {
@@ -33,7 +48,11 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   }
 
   async complete(tenant: string, key: string, fingerprint: string, responseId: string, ttlSeconds: number): Promise<void> {
-    this.#entries.set(keyOf(tenant, key), { fingerprint, responseId, expiresAt: Date.now() + ttlSeconds * 1000 });
+    const id = keyOf(tenant, key);
+    // Its window starts now: moved behind the keys finished before it.
+    this.#entries.delete(id);
+    this.#entries.set(id, { fingerprint, responseId, expiresAt: Date.now() + ttlSeconds * 1000 });
+    this.#evictOverCount();
   }
 
   async release(tenant: string, key: string): Promise<void> {

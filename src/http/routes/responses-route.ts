@@ -95,7 +95,7 @@ async function respond(request: FastifyRequest, reply: FastifyReply, body: Creat
   if (body.stream) {
     const final = await streamEvents(request, reply, run.events, options, summary, () => admission.done());
     finished(final);
-    if (hold) await (final ? hold.complete(final) : hold.release()).catch((error: unknown) => request.log.warn({ err: error }, 'idempotency key not settled'));
+    if (hold) await settle(hold, final, request);
     return reply;
   }
   let response: ResponseResource | null;
@@ -105,7 +105,8 @@ async function respond(request: FastifyRequest, reply: FastifyReply, body: Creat
     if (admission.metered) await admission.done();
   }
   summary?.firstByte();
-  if (hold) await (response ? hold.complete(response) : hold.release());
+  // The answer is here: a key that cannot be settled now (the store paused) is said in the log, never the client's failure.
+  if (hold) await settle(hold, response, request);
   try {
     // The client is gone: nothing to send. A stored response goes out as the JSON its store made of it (protocol/response-json.ts).
     if (!signal.aborted) {
@@ -137,7 +138,8 @@ async function startBackground(request: FastifyRequest, reply: FastifyReply, bod
   reply.headers(admission.headers());
   if (started.omittedTools.length > 0) reply.header('x-loopgate-omitted-tools', started.omittedTools.join(','));
   const response = started.record.response;
-  await hold?.complete(response);
+  // Queued, it runs whatever happens to this request: the client gets it, with or without its key settled.
+  if (hold) await settle(hold, response, request);
   // This request's line; the runner writes the response's own when it ends.
   if (summary) request.log.info({ response_id: response.id, tenant: request.tenant, model: response.model, upstream_model: started.upstreamModel, provider: started.provider, status: response.status, background: true, stream: body.stream === true }, 'background response queued');
   if (!body.stream) return reply.send(response);
@@ -145,6 +147,11 @@ async function startBackground(request: FastifyRequest, reply: FastifyReply, bod
   return reply;
 }
 
+
+/** The key named for the response (or let go without one); a store that fails then is logged, and the lease lets the key go within 30 s. */
+function settle(hold: IdempotencyHold, response: ResponseResource | null, request: FastifyRequest): Promise<void> {
+  return (response ? hold.complete(response) : hold.release()).catch((error: unknown) => request.log.warn({ err: error }, 'idempotency key not settled'));
+}
 
 /** Writes the events as SSE (then `[DONE]`) and returns the final response. */
 async function streamEvents(
