@@ -15,16 +15,23 @@ import { routeHint } from './route-hints.ts';
 export function registerErrorHandling(app: FastifyInstance, secrets: SecretRedactor = SecretRedactor.none): void {
   app.setErrorHandler((error: FastifyError | GatewayError, request, reply) => sendError(error, request, reply, secrets));
 
-  app.setNotFoundHandler((request, reply) => {
-    const path = request.url.split('?')[0]!;
-    const error = new GatewayError({
-      status: 404,
-      type: 'invalid_request_error',
-      code: 'unknown_route',
-      message: `Unknown route: ${request.method} ${path}.${routeHint(path)}`,
-    });
-    return reply.code(404).send(error.toBody());
+  app.setNotFoundHandler((request, reply) => reply.code(404).send(unknownRoute(request).toBody()));
+
+  // A trailing slash after a collection (`GET /v1/responses/`) reaches `/:id` (and `/v1/models/*`) routes with an empty id: no route was meant, so it is answered as none.
+  app.addHook('onRoute', (route) => {
+    if (!route.url.includes('/:') && !route.url.endsWith('/*')) return;
+    const own = route.preValidation === undefined ? [] : [route.preValidation].flat();
+    route.preValidation = [refuseEmptyParams, ...own];
   });
+}
+
+const refuseEmptyParams = async (request: FastifyRequest): Promise<void> => {
+  if (Object.values(request.params as Record<string, string>).includes('')) throw unknownRoute(request);
+};
+
+function unknownRoute(request: FastifyRequest): GatewayError {
+  const path = request.url.split('?')[0]!;
+  return new GatewayError({ status: 404, type: 'invalid_request_error', code: 'unknown_route', message: `Unknown route: ${request.method} ${path}.${routeHint(path)}` });
 }
 
 /**

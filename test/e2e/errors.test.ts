@@ -199,6 +199,14 @@ describe('client errors', () => {
     expect(await hint('/v1/responses/')).toContain('Leave out the trailing slash (/v1/responses)');
     expect(await hint('/v1/chat/completions')).toContain("serves OpenAI's Responses API (POST /v1/responses), not /v1/chat/completions");
     expect(await hint('/elsewhere')).toBe('Unknown route: POST /elsewhere.');
+    // A trailing slash after a collection is no empty id: not "Response with id '' not found", nor a create read as an update of conversation ''.
+    for (const [method, path] of [['POST', '/v1/conversations/'], ['GET', '/v1/conversations/'], ['GET', '/v1/responses/'], ['DELETE', '/v1/responses/'], ['GET', '/v1/models/']] as const) {
+      const response = await fetch(`${origin}${path}`, { method, ...(method === 'POST' && { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ metadata: { a: 'b' } }) }) });
+      const body = (await response.json()) as any;
+      assertErrorEnvelope(body);
+      expect([path, response.status, body.error.code]).toEqual([path, 404, 'unknown_route']);
+      expect(body.error.message).toContain(`Leave out the trailing slash (${path.slice(0, -1)})`);
+    }
     const doubled = await postTo(`${origin}/v1//responses`, { model: 'm', input: 'x' });
     expect(doubled.status, doubled.text).toBe(200);
     assertValidResponse(doubled.json);
