@@ -211,7 +211,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // The API speaks JSON only; any other body type is a 415, not a string handed to validation.
   app.removeContentTypeParser('text/plain');
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, parseJsonBody);
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, parseJsonBody);
   registerRequestDecoding(app);
   // One hook for what every request gets: its id in a header, and its count once its connection is done with it.
   app.addHook('onRequest', (request, reply, done) => {

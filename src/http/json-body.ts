@@ -1,3 +1,5 @@
+import { isUtf8 } from 'node:buffer';
+import type { FastifyRequest } from 'fastify';
 import secureJson from 'secure-json-parse';
 import { GatewayError } from '../errors/gateway-error.ts';
 
@@ -10,15 +12,28 @@ const POISON_CHECKS = { protoAction: 'error', constructorAction: 'error' } as co
  * syntax error, or the key it will not take. An empty body is no body
  * (clients send the header on GET and DELETE too); routes that need one say so.
  */
-export function parseJsonBody(_request: unknown, text: string | Buffer, done: (error: Error | null, body?: unknown) => void): void {
+export function parseJsonBody(request: FastifyRequest, bytes: string | Buffer, done: (error: Error | null, body?: unknown) => void): void {
   let body: unknown;
   try {
-    body = parse(text as string);
+    body = parse(textOf(request, bytes as Buffer));
   } catch (error) {
     return done(error as Error, undefined);
   }
   done(null, body);
 }
+
+/** JSON's one encoding, UTF-8 (RFC 8259): text in another, or bytes that are none, would reach the model with its characters replaced. */
+function textOf(request: FastifyRequest, bytes: Buffer): string {
+  const charset = CHARSET.exec(request.headers['content-type'] ?? '')?.[1];
+  if (charset !== undefined && !UTF8.test(charset)) {
+    throw new GatewayError({ status: 415, type: 'invalid_request_error', code: 'unsupported_media_type', message: `Send the request body as UTF-8 JSON (charset=${charset} is not read).` });
+  }
+  if (!isUtf8(bytes)) throw invalidJson('The request body is not valid UTF-8, which JSON must be.');
+  return bytes.toString('utf8');
+}
+
+const CHARSET = /;\s*charset\s*=\s*"?([^";\s]+)/i;
+const UTF8 = /^utf-?8$/i;
 
 function parse(text: string): unknown {
   if (text === '') return undefined;

@@ -11,7 +11,7 @@ async function post(gateway: RunningGateway, body: unknown, headers: Record<stri
 }
 
 async function postTo(url: string, body: unknown, headers: Record<string, string> = { 'content-type': 'application/json' }) {
-  const response = await fetch(url, { method: 'POST', headers, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  const response = await fetch(url, { method: 'POST', headers, body: typeof body === 'string' || body instanceof Uint8Array ? body : JSON.stringify(body) });
   const text = await response.text();
   return { status: response.status, headers: response.headers, text, json: (() => { try { return JSON.parse(text); } catch { return null; } })() };
 }
@@ -117,6 +117,21 @@ describe('client errors', () => {
     const missingComma = await post(gateway, '{"model": "m" "input": "x"}');
     expectError(missingComma, 400, { code: 'invalid_json' });
     expect(missingComma.json.error.message).toMatch(/after property value in JSON at position 14/);
+  });
+
+  it('text that is not UTF-8 is refused, never read with its characters replaced: another charset → 415, bytes that are no UTF-8 → 400', async () => {
+    const latin1 = Buffer.from('{"model": "m", "input": "Caf\u00e9 cr\u00e8me"}', 'latin1');
+    const upstreamCalls = upstream.requests.length;
+    const declared = await postTo(`${gateway.baseURL}/responses`, latin1, { 'content-type': 'application/json; charset=iso-8859-1' });
+    expectError(declared, 415, { code: 'unsupported_media_type' });
+    expect(declared.json.error.message).toContain('UTF-8');
+    const undeclared = await postTo(`${gateway.baseURL}/responses`, latin1);
+    expectError(undeclared, 400, { code: 'invalid_json' });
+    expect(undeclared.json.error.message).toContain('UTF-8');
+    expect(upstream.requests.length).toBe(upstreamCalls);
+    // UTF-8 said so, in any spelling, is read; a BOM is passed over.
+    const utf8 = await postTo(`${gateway.baseURL}/responses`, Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"model": "m", "input": "Café crème"}')]), { 'content-type': 'application/json; charset=UTF-8' });
+    expect(utf8.status, utf8.text).toBe(200);
   });
 
   it('a key that could reach a prototype → 400 saying so, not that the JSON is invalid', async () => {
