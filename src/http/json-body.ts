@@ -24,7 +24,9 @@ export function parseJsonBody(request: FastifyRequest, bytes: string | Buffer, d
 
 /** JSON's one encoding, UTF-8 (RFC 8259): text in another, or bytes that are none, would reach the model with its characters replaced. */
 function textOf(request: FastifyRequest, bytes: Buffer): string {
-  const charset = CHARSET.exec(request.headers['content-type'] ?? '')?.[1];
+  const type = request.headers['content-type'];
+  // The SDKs send a bare `application/json`: a charset is looked for only where there are parameters.
+  const charset = type !== undefined && type.length > BARE_JSON_TYPE.length ? CHARSET.exec(type)?.[1] : undefined;
   if (charset !== undefined && !UTF8.test(charset)) {
     throw new GatewayError({ status: 415, type: 'invalid_request_error', code: 'unsupported_media_type', message: `Send the request body as UTF-8 JSON (charset=${charset} is not read).` });
   }
@@ -32,6 +34,7 @@ function textOf(request: FastifyRequest, bytes: Buffer): string {
   return bytes.toString('utf8');
 }
 
+const BARE_JSON_TYPE = 'application/json';
 const CHARSET = /;\s*charset\s*=\s*"?([^";\s]+)/i;
 const UTF8 = /^utf-?8$/i;
 
