@@ -68,6 +68,7 @@ export class ResponsesSocketSession {
   readonly #timers: NodeJS.Timeout[] = [];
   #busy = false;
   #awaitingPong = false;
+  #waitedAtLastPing = false;
   #limitReached = false;
   #limitErrorSent = false;
   #draining = false;
@@ -209,10 +210,14 @@ export class ResponsesSocketSession {
 
   #ping(): void {
     const stalledMs = this.#writer.stalledMs();
+    const waiting = this.#writer.waiting;
+    // Frames waited for the peer at the last look: its pong comes right behind them, so it gets one more interval.
+    const justCaughtUp = this.#waitedAtLastPing && !waiting;
+    this.#waitedAtLastPing = waiting;
     if (this.#awaitingPong) {
       // The ping, and so the pong, wait behind frames the peer is still taking (a large frame on a slow link): late, not missing.
       // A peer that takes nothing is cut at the stall bound, as an SSE client is.
-      if (this.#writer.waiting && (this.#options.stallMs === 0 || stalledMs < this.#options.stallMs)) return;
+      if (justCaughtUp || (waiting && (this.#options.stallMs === 0 || stalledMs < this.#options.stallMs))) return;
       this.#peer.log.info(this.#writer.waiting ? 'websocket peer stopped taking frames' : 'websocket peer stopped answering pings');
       this.#socket.terminate();
       return;
