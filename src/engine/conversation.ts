@@ -3,7 +3,7 @@ import { LoadableToolParam, type CreateResponseRequest } from '../protocol/creat
 import type { InputItem } from '../protocol/input-items.ts';
 import type { OutputItem } from '../protocol/output-items.ts';
 import { REQUEST_LIMITS } from '../protocol/request-limits.ts';
-import type { ConversationTurn, ResponseStore, StoredInputItem, StoredItem } from '../store/response-store.ts';
+import { MAX_CHAIN_DEPTH, type ConversationTurn, type ResponseStore, type StoredInputItem, type StoredItem } from '../store/response-store.ts';
 import { newId } from '../util/ids.ts';
 import { checkToolOutputs } from './check-tool-outputs.ts';
 import type { ConnectionResponses } from './connection-responses.ts';
@@ -49,6 +49,10 @@ export async function buildConversation(
       // A link of the chain may never have been stored (store: false, continued on a WebSocket) or may have expired.
       const message = missing === previousId ? `Previous response with id '${previousId}' not found.` : `Previous response with id '${previousId}' continues response '${missing}', which is not stored (it was created with store: false, deleted, or it expired).`;
       throw notFound(message, 'previous_response_not_found', 'previous_response_id');
+    }
+    // Read one link past the limit: a chain that long would reach the model without its oldest turns, and nothing would say so.
+    if (chain.length > MAX_CHAIN_DEPTH) {
+      throw invalidRequest(`The previous_response_id chain ending at '${previousId}' is longer than the ${MAX_CHAIN_DEPTH} responses the gateway follows; start a new one from a summary (or keep the conversation in a Conversation, which compaction can shorten).`, 'previous_response_id', 'previous_response_chain_too_long');
     }
     // A background response still running has no answer yet: continuing it now would leave that answer out for good.
     const status = chain.at(-1)?.status;

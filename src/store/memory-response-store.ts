@@ -1,5 +1,5 @@
 import type { ConversationTurn, ResponseStore, StoreHealth, StoredItem, StoredResponse } from './response-store.ts';
-import { MAX_CHAIN_DEPTH } from './response-store.ts';
+import { CHAIN_READ_DEPTH } from './response-store.ts';
 import { serializeResponse } from '../protocol/response-json.ts';
 import { ByteArena, UNWRITTEN, type Span } from './byte-arena.ts';
 import { HandleTable } from './handle-table.ts';
@@ -83,7 +83,7 @@ export class MemoryResponseStore implements ResponseStore {
   async chain(tenant: string, id: string): Promise<{ turns: ConversationTurn[]; missing: string | null }> {
     const turns: ConversationTurn[] = [];
     let next: string | null = id;
-    for (let depth = 0; next !== null && depth < MAX_CHAIN_DEPTH; depth++) {
+    for (let depth = 0; next !== null && depth < CHAIN_READ_DEPTH; depth++) {
       const entry = this.#lookup(this.#entryOf(this.#responses.get(tenant, next)));
       if (!entry) return { turns: turns.reverse(), missing: next };
       const record = this.#copyOf(entry);

@@ -2,7 +2,7 @@ import { Cluster } from 'ioredis';
 import { connectRedis, sendCommand, type RedisClient } from './redis-client.ts';
 import { RedisKeys } from './redis-keys.ts';
 import type { ConversationTurn, ResponseStore, StoreHealth, StoredItem, StoredResponse } from './response-store.ts';
-import { MAX_CHAIN_DEPTH, storeUnavailable } from './response-store.ts';
+import { CHAIN_READ_DEPTH, storeUnavailable } from './response-store.ts';
 import { storedRecordParts } from './stored-record-json.ts';
 import { ConnectionEventsLog, connectionFailureReason, type ConnectionFailureReason, type StoreLogger } from './connection-events-log.ts';
 import { maskUrl } from '../config/mask-secrets.ts';
@@ -184,9 +184,9 @@ export class RedisResponseStore implements ResponseStore {
     const newestFirst: string[] = [];
     let from = id;
     let missing: string | null = null;
-    while (newestFirst.length < MAX_CHAIN_DEPTH) {
+    while (newestFirst.length < CHAIN_READ_DEPTH) {
       const start = from;
-      const [read, notFound] = await this.#run(() => this.redis.loopgateChain(this.#keys.response(tenant, start), prefix, start, MAX_CHAIN_DEPTH - newestFirst.length));
+      const [read, notFound] = await this.#run(() => this.redis.loopgateChain(this.#keys.response(tenant, start), prefix, start, CHAIN_READ_DEPTH - newestFirst.length));
       newestFirst.push(...read);
       missing = notFound || null;
       if (missing === null || missing === start || !(this.redis instanceof Cluster)) break;

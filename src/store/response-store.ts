@@ -67,6 +67,8 @@ export type StoreHealth = { state: 'ready' } | { state: 'unavailable'; reason: s
 
 /** Longest `previous_response_id` chain the gateway will follow. */
 export const MAX_CHAIN_DEPTH = 10_000;
+/** How far a store's `chain` reads: one link past the limit, so that a deeper chain is told from one just that deep (and refused, not cut). */
+export const CHAIN_READ_DEPTH = MAX_CHAIN_DEPTH + 1;
 
 export function storeUnavailable(cause: unknown): GatewayError {
   return new GatewayError({
