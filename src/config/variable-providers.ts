@@ -38,8 +38,9 @@ export function checkVariableProviders(before: FileProviders, raw: Record<string
       continue;
     }
     if (sources.isExplicit(['defaultProvider'])) continue;
-    const fileDefault = effectiveDefaultProvider(typeof raw.defaultProvider === 'string' ? raw.defaultProvider : 'openai', Object.fromEntries([...before].map(([fileName, fileType]) => [fileName, { type: fileType }])));
-    const nowDefault = effectiveDefaultProvider(typeof raw.defaultProvider === 'string' ? raw.defaultProvider : 'openai', after);
+    const defaultName = typeof raw.defaultProvider === 'string' ? raw.defaultProvider : 'openai';
+    const fileDefault = effectiveDefaultProvider(defaultName, Object.fromEntries([...before].map(([fileName, fileType]) => [fileName, { type: fileType }])));
+    const nowDefault = effectiveDefaultProvider(defaultName, after);
     if (fileDefault !== null && nowDefault === name) {
       problems.push({
         source: variables[0]!,

@@ -218,7 +218,7 @@ export class ResponsesSocketSession {
       // The ping, and so the pong, wait behind frames the peer is still taking (a large frame on a slow link): late, not missing.
       // A peer that takes nothing is cut at the stall bound, as an SSE client is.
       if (justCaughtUp || (waiting && (this.#options.stallMs === 0 || stalledMs < this.#options.stallMs))) return;
-      this.#peer.log.info(this.#writer.waiting ? 'websocket peer stopped taking frames' : 'websocket peer stopped answering pings');
+      this.#peer.log.info(waiting ? 'websocket peer stopped taking frames' : 'websocket peer stopped answering pings');
       this.#socket.terminate();
       return;
     }
