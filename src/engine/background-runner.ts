@@ -170,6 +170,8 @@ export class BackgroundRunner {
     let unsent: LoggedEvent[] = [];
     /** Whether the stored record surely holds the ending (see `#release`). */
     let settled = false;
+    /** The ending its readers were sent: stored again if the first write of it failed. */
+    let ending: ResponseResource | null = null;
     try {
       for await (const batch of events) {
         const last = batch.at(-1)!;
@@ -177,6 +179,7 @@ export class BackgroundRunner {
           const final = last.response;
           // Any other ending was stored before its terminal event was made; a failure may be the store's own.
           settled = final.status !== 'failed';
+          ending = final;
           this.#options.log.info(
             // The request that created it, so this line (the one saying why it failed) ties to that request's lines.
             { ...(requestId && { request_id: requestId }), response_id: ref.id, tenant: ref.tenant, model: final.model, status: final.status, ...(final.incomplete_details && { reason: final.incomplete_details.reason }), ...(final.error && { error_code: final.error.code }), background: true, input_tokens: final.usage?.input_tokens ?? 0, output_tokens: final.usage?.output_tokens ?? 0, duration_ms: Math.round(performance.now() - startedAt) },
@@ -207,7 +210,7 @@ export class BackgroundRunner {
       this.#options.log.error({ response_id: ref.id, err: error }, 'background response failed outside its event stream');
     } finally {
       this.#owned.delete(keyOf(ref));
-      await this.#release(ref, settled);
+      await this.#release(ref, settled, ending);
       if (this.#owned.size === 0) for (const wake of [...this.#idleWaiters]) wake();
     }
   }
@@ -215,19 +218,23 @@ export class BackgroundRunner {
   /**
    * Gives up the lease of a response this replica stopped running. One
    * whose ending may not be stored (its last write failed: the store was
-   * away, a slot moving) keeps its lease, no longer renewed: it lapses and
-   * a reaper ends the response as failed once the store answers, so it
-   * never stays `in_progress`. Its record is asked first, in case the
-   * ending was stored after all.
+   * away, a slot moving) has the ending its readers were sent stored again;
+   * if that fails too it keeps its lease, no longer renewed: it lapses and
+   * a reaper ends the response once the store answers (with that same
+   * ending, read from its event log), so it never stays `in_progress`. Its
+   * record is asked first, in case the ending was stored after all.
    */
-  async #release(ref: BackgroundRef, settled: boolean): Promise<void> {
+  async #release(ref: BackgroundRef, settled: boolean, ending: ResponseResource | null): Promise<void> {
     const { store, registry, log } = this.#options;
     try {
       if (!settled) {
         const record = await store.get(ref.tenant, ref.id);
         if (record && !isFinished(record.response)) {
-          log.warn({ response_id: ref.id }, 'background response: its ending could not be stored; its lease is left to lapse, and a reaper ends it as failed');
-          return;
+          if (!ending) {
+            log.warn({ response_id: ref.id }, 'background response: its ending could not be stored; its lease is left to lapse, and a reaper ends it as failed');
+            return;
+          }
+          await store.put({ ...record, response: ending });
         }
       }
       await registry.unregister(ref);
@@ -266,16 +273,26 @@ export class BackgroundRunner {
     }
   }
 
-  /** Ends a response whose owner died: stored as `failed`, its stream closed with the terminal event. */
+  /**
+   * Ends a response whose owner stopped: stored as `failed`, its stream
+   * closed with the terminal event — or, when its stream already ended (the
+   * owner sent the ending but could not store it), stored with the ending
+   * its readers were sent, so that the two never disagree.
+   */
   async #endOrphan(ref: BackgroundRef): Promise<void> {
     const { store, events, registry } = this.#options;
     const record = await store.get(ref.tenant, ref.id);
     if (record && !isFinished(record.response)) {
-      const response: ResponseResource = { ...record.response, status: 'failed', completed_at: null, error: responseError('response_owner_lost', OWNER_LOST_MESSAGE) };
-      await store.put({ ...record, response });
-      const sequence = (await events.lastSequence(ref.tenant, ref.id)) + 1;
-      await events.append(ref.tenant, ref.id, [toLoggedEvent({ type: 'response.failed', response, sequence_number: sequence })]);
-      this.#options.log.warn({ response_id: ref.id, tenant: ref.tenant }, 'background response: its owner stopped renewing its lease; ended as failed');
+      const last = await events.lastEvent(ref.tenant, ref.id);
+      if (last && isTerminalEvent(last.type)) {
+        await store.put({ ...record, response: (JSON.parse(last.json) as { response: ResponseResource }).response });
+        this.#options.log.warn({ response_id: ref.id, tenant: ref.tenant }, 'background response: its owner could not store its ending; stored now, as its stream ended');
+      } else {
+        const response: ResponseResource = { ...record.response, status: 'failed', completed_at: null, error: responseError('response_owner_lost', OWNER_LOST_MESSAGE) };
+        await store.put({ ...record, response });
+        await events.append(ref.tenant, ref.id, [toLoggedEvent({ type: 'response.failed', response, sequence_number: (last?.sequence ?? -1) + 1 })]);
+        this.#options.log.warn({ response_id: ref.id, tenant: ref.tenant }, 'background response: its owner stopped renewing its lease; ended as failed');
+      }
     }
     // Ended (now or before): the claim is done with.
     await registry.unregister(ref);

@@ -379,7 +379,8 @@ export class ResponseEngine {
           // A failed response is not continued from (and the transport evicts the one it continued).
           if (options.connection && final.status !== 'failed') options.connection.remember([...turns, { responseId: final.id, status: final.status, inputItems: input, output: final.output }]);
         },
-        onHookFailure: request.stream ? 'fail-response' : 'throw',
+        // Only a JSON answer can still be an HTTP error; a background response's client was answered when it was queued, and reads its ending from its events.
+        onHookFailure: request.stream || request.background ? 'fail-response' : 'throw',
         ended: (final, failure, spent) => {
           // A response that ended without finishing its claim (its final write failed, or the stream broke) releases the conversation, adding nothing.
           if (claim) void claim.abandon();

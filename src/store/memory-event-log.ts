@@ -54,6 +54,10 @@ export class MemoryEventLog implements ResponseEventLog {
     return this.#live(keyOf(tenant, id))?.events.at(-1)?.sequence ?? -1;
   }
 
+  async lastEvent(tenant: string, id: string): Promise<LoggedEvent | null> {
+    return this.#live(keyOf(tenant, id))?.events.at(-1) ?? null;
+  }
+
   async checkReplayable(tenant: string, id: string, after: number): Promise<void> {
     const log = this.#live(keyOf(tenant, id));
     const first = log?.events[0];

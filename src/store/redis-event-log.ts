@@ -93,8 +93,12 @@ export class RedisEventLog implements ResponseEventLog {
   }
 
   async lastSequence(tenant: string, id: string): Promise<number> {
+    return (await this.lastEvent(tenant, id))?.sequence ?? -1;
+  }
+
+  async lastEvent(tenant: string, id: string): Promise<LoggedEvent | null> {
     const [last] = (await this.#run(() => this.#client.xrevrange(this.#keys.events(tenant, id), '+', '-', 'COUNT', 1))) as StreamEntry[];
-    return last ? sequenceOf(last[0]) : -1;
+    return last ? toLoggedEvent(last) : null;
   }
 
   async checkReplayable(tenant: string, id: string, after: number): Promise<void> {

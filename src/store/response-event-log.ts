@@ -41,6 +41,8 @@ export interface ResponseEventLog {
   append(tenant: string, id: string, events: readonly LoggedEvent[]): Promise<void>;
   /** The last sequence number kept for the response; -1 when none is. */
   lastSequence(tenant: string, id: string): Promise<number>;
+  /** The last event kept for the response; null when none is. */
+  lastEvent(tenant: string, id: string): Promise<LoggedEvent | null>;
   /**
    * Throws `eventsExpired` when events after `after` were already dropped
    * (bounds) — a replay with a hole would corrupt the client's view of the

@@ -7,7 +7,7 @@ import { RedisResponseStore } from '../../src/store/redis-response-store.ts';
 import type { StoredResponse } from '../../src/store/response-store.ts';
 import { assertValidResponse } from '../support/openresponses-schema.ts';
 import { acquireRedis, type TestRedis } from '../support/redis.ts';
-import { ScriptedChatUpstream } from '../support/scripted-chat-upstream.ts';
+import { ScriptedChatUpstream, textReply } from '../support/scripted-chat-upstream.ts';
 import { waitFor } from '../support/wait-for.ts';
 
 /** The Redis store, but refusing the next `failures` writes of a finished response, as a store briefly away does (a failover, a slot moving). */
@@ -25,7 +25,7 @@ class StoreAwayAtTheEnd extends RedisResponseStore {
 
 /** README: "Background responses never stay running" — not even when the store refuses their last write. */
 describe('a background response whose ending cannot be stored', () => {
-  const upstream = new ScriptedChatUpstream();
+  const upstream = new ScriptedChatUpstream(textReply('Hello'));
   let redis: TestRedis;
   let store: StoreAwayAtTheEnd;
   let app: Awaited<ReturnType<typeof buildApp>>;
@@ -49,22 +49,32 @@ describe('a background response whose ending cannot be stored', () => {
     await redis.stop();
   });
 
-  for (const stream of [false, true]) {
-    it(`ends failed once its lease lapses, rather than staying in_progress for good (stream: ${stream})`, async () => {
-      store.failures = 1;
-      const created = await fetch(`${origin}/v1/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', input: 'hi', background: true, stream }) });
-      const id = stream ? /"id":"(resp_[^"]+)"/.exec(await created.text())![1]! : ((await created.json()) as { id: string }).id;
-      let response: any = null;
-      await waitFor(async () => {
-        response = await (await fetch(`${origin}/v1/responses/${id}`)).json();
-        return response.status !== 'queued' && response.status !== 'in_progress';
-      }, 10_000);
-      assertValidResponse(response);
-      expect(response).toMatchObject({ status: 'failed', error: { code: 'response_owner_lost' } });
-      expect(store.failures).toBe(0);
-      // Its stream ends with the terminal event too, for readers resuming it.
-      const events = await (await fetch(`${origin}/v1/responses/${id}?stream=true&starting_after=0`)).text();
-      expect(events).toContain('"type":"response.failed"');
-    });
+  // One failure: the replica stores the ending again as it lets the response go. Two: that fails too, and the reaper stores it, read from the event log.
+  for (const failures of [1, 2]) {
+    for (const stream of [false, true]) {
+      it(`is stored with the ending its stream was sent, not left in_progress (${failures} failed writes, stream: ${stream})`, async () => {
+        store.failures = failures;
+        const created = await fetch(`${origin}/v1/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', input: 'hi', background: true, stream }) });
+        const id = stream ? /"id":"(resp_[^"]+)"/.exec(await created.text())![1]! : ((await created.json()) as { id: string }).id;
+        let response: any = null;
+        await waitFor(async () => {
+          response = await (await fetch(`${origin}/v1/responses/${id}`)).json();
+          return response.status !== 'queued' && response.status !== 'in_progress';
+        }, 10_000);
+        assertValidResponse(response);
+        expect(store.failures).toBe(0);
+        // Its stream ended with the terminal event; the stored response is that same ending, output and usage included (the upstream billed the call).
+        const events = await (await fetch(`${origin}/v1/responses/${id}?stream=true&starting_after=0`)).text();
+        const terminal = events.split('\n').filter((line) => line.startsWith('data: {')).map((line) => JSON.parse(line.slice(6))).filter((event) => event.type === 'response.failed');
+        expect(terminal).toHaveLength(1);
+        expect(response).toMatchObject({ status: 'failed', error: { code: 'store_unavailable' } });
+        expect(response.output).toHaveLength(1);
+        expect(response.usage).not.toBeNull();
+        expect(response).toEqual(terminal[0].response);
+        // And so the replica let it go: no reaper rewrites it later.
+        await new Promise((resolve) => setTimeout(resolve, 1_200));
+        expect(await (await fetch(`${origin}/v1/responses/${id}`)).json()).toEqual(response);
+      });
+    }
   }
 });
