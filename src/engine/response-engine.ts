@@ -323,17 +323,12 @@ export class ResponseEngine {
       try {
         firstTurn = await startFirstTurn(provider, turnRequest, deadline);
       } catch (error) {
-        if (signal.aborted) {
-          tellCutOffFirstTurn(observer, calledAt);
-          lifecycle.cancelled();
-        } else {
-          // The upstream refused it at once: the client gets the HTTP error, no response.
-          observer.modelCallFailed({ turn: 1, provider: provider.name, ...describeFailure(error) });
-          lifecycle.refused(error);
-        }
+        // The upstream refused it at once: the client gets the HTTP error, no response.
+        observer.modelCallFailed({ turn: 1, provider: provider.name, ...describeFailure(error) });
+        lifecycle.refused(error);
         throw error;
       }
-      // Stopped by the gateway (its deadline, a shutdown) before the upstream answered: the response ends with no turn of the loop's.
+      // Stopped (the client gone, the deadline, a shutdown) before the upstream answered: the response ends with no turn of the loop's.
       if (firstTurn === null) tellCutOffFirstTurn(observer, calledAt);
     }
     const response: ResponseResource = initialResponse(request, responseId, model, createdAt, toolChoice);
@@ -428,20 +423,22 @@ function tellCutOffFirstTurn(observer: Required<LoopObserver>, calledAt: number)
 }
 
 /**
- * The first model call, whose failure is still an HTTP error. A response the
- * gateway itself stopped meanwhile (deadline, shutdown) is not an error: it
- * starts with no turn and ends `incomplete` with that reason, stored.
+ * The first model call, whose failure is still an HTTP error. A response
+ * stopped meanwhile — its client gone, its deadline passed, the gateway
+ * shutting down — is not an error: it starts with no turn and ends
+ * `cancelled` or `incomplete` with that reason, stored as any stopped
+ * response is (a JSON request's whole generation happens here).
  */
 function startFirstTurn(provider: Provider, request: TurnRequest, deadline: ResponseDeadline): Promise<TurnStream | null> {
-  const stoppedByGateway = (error: unknown): null => {
-    if (deadline.cause === 'deadline_exceeded' || deadline.cause === 'server_shutdown') return null;
+  const stopped = (error: unknown): null => {
+    if (deadline.cause !== null) return null;
     throw error;
   };
   // Not an async function (one promise fewer per response); a provider that throws rather than rejects is caught all the same.
   try {
-    return provider.startTurn(request, deadline.signal).catch(stoppedByGateway);
+    return provider.startTurn(request, deadline.signal).catch(stopped);
   } catch (error) {
-    return Promise.reject(error).catch(stoppedByGateway);
+    return Promise.reject(error).catch(stopped);
   }
 }
 

@@ -66,11 +66,6 @@ export class ResponseLifecycle {
     this.#observer.responseRefused({ ...this.#started, provider, upstreamModel, error: { code, message: this.#redact(messageOf(error)) }, errorCode: code, httpStatus: status ?? 500, durationMs: performance.now() - this.#started.startedAt });
   }
 
-  /** The client went away before its stream began. */
-  cancelled(): void {
-    this.#end({ status: 'cancelled', error: null, incompleteReason: 'cancelled' }, NOTHING_SPENT);
-  }
-
   #end(outcome: { status: ResponseStatus; error: { code: string; message: string } | null; incompleteReason: string | null }, spent: Spent): void {
     if (this.#over) return;
     this.#over = true;

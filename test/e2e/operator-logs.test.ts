@@ -3,6 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../support/gateway.ts';
 import { MockExecutor } from '../support/scripted-provider.ts';
 import { waitFor } from '../support/wait-for.ts';
+import { assertValidResponse } from '../support/openresponses-schema.ts';
 import { chunk, ScriptedChatUpstream, sse, textCompletion, usageChunk, type RecordedRequest, type UpstreamReply } from '../support/scripted-chat-upstream.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -109,17 +110,24 @@ describe('logs for operators', () => {
     expect(stored.status).toBe('cancelled');
   });
 
-  it('a client that leaves before the upstream answered: one info line, nothing at error', async () => {
-    upstream.setScript(() => ({ kind: 'hang' }));
-    const controller = new AbortController();
-    const pending = fetch(`${gateway.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', input: 'x' }), signal: controller.signal }).catch(() => null);
-    await sleep(200);
-    controller.abort();
-    await pending;
-    await sleep(300);
-    expect(lines.filter((line) => line.level >= 40)).toEqual([]);
-    expect(lines.filter((line) => /client disconnected/.test(line.msg))).toHaveLength(1);
-  });
+  for (const stream of [false, true]) {
+    // A JSON request's whole generation is its first model call: a client giving up on it must not lose the response (README: "the response still ends (status `cancelled`) and is stored").
+    it(`a client that leaves before the upstream answered: nothing at error, the response ends cancelled, stored and logged (stream: ${stream})`, async () => {
+      upstream.setScript(() => ({ kind: 'hang' }));
+      const controller = new AbortController();
+      const pending = fetch(`${gateway.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', input: 'x', stream }), signal: controller.signal }).catch(() => null);
+      await sleep(200);
+      controller.abort();
+      await pending;
+      await waitFor(() => responseLines().length > 0, 3_000);
+      expect(lines.filter((line) => line.level >= 40)).toEqual([]);
+      const [line] = responseLines();
+      expect(line).toMatchObject({ status: 'cancelled', reason: 'cancelled', stream, turns: 1 });
+      const stored = (await (await fetch(`${gateway.baseURL}/responses/${line!.response_id}`)).json()) as any;
+      assertValidResponse(stored);
+      expect(stored).toMatchObject({ status: 'cancelled', incomplete_details: { reason: 'cancelled' }, output: [] });
+    });
+  }
 
   it('a refused request is one line with its method, path, status, code and duration (and tenant and model when the upstream refused); probes write nothing at info', async () => {
     const bad = await fetch(`${gateway.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', input: 'x', temperature: 'hot' }) });

@@ -53,9 +53,12 @@ describe('stopping responses', () => {
     expect(stopped.output).toEqual([]);
   });
 
-  it('a client that goes away before the first call is accepted still gets no response object (nobody to send it to)', async () => {
+  it('a client that goes away before the first call is accepted: cancelled and stored all the same (the transport has nobody to send it to)', async () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 50);
-    await expect(harness(new SilentProvider()).run({ model: 'm', input: 'x' }, { signal: controller.signal })).rejects.toThrow();
+    const gateway = harness(new SilentProvider());
+    const { response } = await gateway.run({ model: 'm', input: 'x' }, { signal: controller.signal });
+    expect(response).toMatchObject({ status: 'cancelled', incomplete_details: { reason: 'cancelled' }, output: [] });
+    expect((await gateway.store.get('t', response.id))?.response.status).toBe('cancelled');
   });
 });
