@@ -57,8 +57,9 @@ export async function takeIdempotencyKey(request: FastifyRequest, reply: Fastify
       complete: async (response) => {
         clearInterval(renewal);
         // A response that was not stored cannot be handed to a retry, nor one cut off because its client went away
-        // (a foreground response is cancelled only so): the retry, which is what a lost connection calls for, runs again.
-        if (response.store && response.status !== 'cancelled') {
+        // (a foreground response is cancelled only so) or because its replica shut down: the retry, which is what
+        // a lost connection and a restart call for, runs again (on a replica still running).
+        if (response.store && !interrupted(response)) {
           await options.keys.complete(tenant, key, fingerprint, response.id, options.ttlSeconds);
           completed = true;
         } else await options.keys.release(tenant, key);
@@ -101,4 +102,9 @@ async function replayStored(reply: FastifyReply, response: ResponseResource, pac
   }
   await writer.write('data: [DONE]\n\n');
   writer.end();
+}
+
+/** Cut off by its client going away or by the gateway's shutdown: not an answer to hand a retry. */
+function interrupted(response: ResponseResource): boolean {
+  return response.status === 'cancelled' || response.incomplete_details?.reason === 'server_shutdown';
 }

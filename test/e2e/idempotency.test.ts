@@ -5,6 +5,7 @@ import { RedisKeys } from '../../src/store/redis-keys.ts';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { assertEventStreamInvariants, parseSseText } from '../support/event-invariants.ts';
 import { assertValidResponse } from '../support/openresponses-schema.ts';
+import { startGateway } from '../support/gateway.ts';
 import { startReplicaPair, type ReplicaPair } from '../support/replica-pair.ts';
 import { chunk, ScriptedChatUpstream, sse, textCompletion, textReply, usageChunk, type UpstreamReply } from '../support/scripted-chat-upstream.ts';
 import { waitFor } from '../support/wait-for.ts';
@@ -148,3 +149,43 @@ for (const storeKind of ['memory', 'redis'] as const) {
     });
   });
 }
+
+/** A rolling restart: the replica a keyed request ran on stops before it finished. */
+describe('Idempotency-Key across a replica that shuts down', () => {
+  const upstream = new ScriptedChatUpstream(textReply('once'));
+  let replicas: ReplicaPair;
+  let upstreamUrl: string;
+
+  beforeAll(async () => {
+    upstreamUrl = await upstream.start();
+    replicas = await startReplicaPair('redis', upstreamUrl);
+  });
+  afterAll(async () => {
+    await replicas.close();
+    await upstream.close();
+  });
+
+  for (const stream of [false, true]) {
+    it(`a response cut off by the shutdown (incomplete, server_shutdown) lets its key go: the retry on another replica runs, not a replay of the cut-off answer (stream: ${stream})`, async () => {
+      const headers = { 'content-type': 'application/json', 'Idempotency-Key': `restart-${stream}` };
+      const body = JSON.stringify({ model: 'm', input: 'slow', stream });
+      upstream.setScript(() => ({ kind: 'sse', pauseMs: 150, pieces: sse([chunk({ role: 'assistant', content: '' }), ...Array.from({ length: 20 }, (_, index) => chunk({ content: `w${index} ` })), chunk({}, 'stop'), usageChunk(5, 20)]) }));
+      const stopping = await startGateway(upstreamUrl, { store: replicas.store, server: { shutdownGraceMs: 200 } });
+      const first = fetch(`${stopping.baseURL}/responses`, { method: 'POST', headers, body }).then((response) => response.text());
+      await waitFor(() => upstream.requests.some((request) => JSON.stringify(request.body).includes('slow')), 5_000, 20);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await stopping.close();
+      const cut = await first;
+      expect(cut).toContain('server_shutdown');
+      upstream.setScript(textReply('all of it'));
+      const again = await fetch(`${replicas.other.baseURL}/responses`, { method: 'POST', headers, body });
+      expect(again.status).toBe(200);
+      expect(again.headers.get('idempotent-replayed')).toBeNull();
+      const text = await again.text();
+      const retried = stream ? assertEventStreamInvariants(parseSseText(text).events) : JSON.parse(text);
+      assertValidResponse(retried);
+      expect(retried.status).toBe('completed');
+      expect(retried.output[0].content[0].text).toBe('all of it');
+    });
+  }
+});
