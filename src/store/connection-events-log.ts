@@ -22,6 +22,7 @@ export class ConnectionEventsLog {
   #failuresSinceReport = 0;
   #lastReportAt = 0;
   #ever = false;
+  #closing = false;
 
   constructor(log: StoreLogger, fields: Record<string, unknown>) {
     this.#log = log;
@@ -37,9 +38,14 @@ export class ConnectionEventsLog {
     this.#failuresSinceReport = 0;
   }
 
+  /** The gateway is closing the connection itself: what follows is not an outage. */
+  closing(): void {
+    this.#closing = true;
+  }
+
   /** A connection that was up went away. */
   lost(): void {
-    if (this.#down || !this.#ever) return;
+    if (this.#down || !this.#ever || this.#closing) return;
     this.#down = true;
     this.#lastReportAt = Date.now();
     this.#log.warn({ ...this.#fields }, 'Redis connection lost; reconnecting (requests that need the store get 503 meanwhile)');
@@ -47,6 +53,7 @@ export class ConnectionEventsLog {
 
   /** An error from the client: a failed connection attempt or a refusal. */
   failed(error: Error): void {
+    if (this.#closing) return;
     const reason = connectionFailureReason(error);
     const now = Date.now();
     if (!this.#down) {

@@ -103,6 +103,8 @@ export class RedisResponseStore implements ResponseStore {
   readonly redis: RedisClient & ChainCommands;
   readonly #options: RedisStoreOptions;
   readonly #keys: RedisKeys;
+  /** Turns the client's connection events into log lines (none without a logger). */
+  readonly #connectionEvents: ConnectionEventsLog | null;
   #readyWait: Promise<void> | null = null;
   /** Why the last connection attempt failed; null once connected. */
   #lastFailure: ConnectionFailureReason | null = null;
@@ -130,6 +132,7 @@ export class RedisResponseStore implements ResponseStore {
     // (Without an error listener, ioredis would print each reconnect failure to the console.)
     const where = clusterNodes.length > 0 ? { redis_cluster: clusterNodes.map(maskUrl) } : { redis: maskUrl(options.url) };
     const events = options.log ? new ConnectionEventsLog(options.log, where) : null;
+    this.#connectionEvents = events;
     this.redis.on('error', (error: Error) => {
       // A cluster that reaches no node says so in general terms; the last node's error says why.
       const cause = (error as { lastNodeError?: Error }).lastNodeError ?? error;
@@ -254,6 +257,8 @@ export class RedisResponseStore implements ResponseStore {
   }
 
   async close(): Promise<void> {
+    // Its own close: no outage to report.
+    this.#connectionEvents?.closing();
     this.redis.disconnect();
   }
 

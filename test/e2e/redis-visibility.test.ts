@@ -112,4 +112,16 @@ describe('Redis problems are visible', () => {
     const response = await fetch(`${gateway.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', input: 'x' }) });
     expect(response.status).toBe(200);
   });
+
+  it('its own shutdown is no outage: closing the gateway writes no lost or unavailable line', async () => {
+    const server = await startRedisServer(await freePort());
+    running.push({ close: server.stop });
+    const { gateway, storeLines } = await startWith(server.url);
+    await waitFor(() => storeLines().some((line) => line.msg === 'Redis connected'));
+    const response = await fetch(`${gateway.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', input: 'x' }) });
+    expect(response.status).toBe(200);
+    await gateway.close();
+    await sleep(300);
+    expect(storeLines().filter((line) => line.level >= 40)).toEqual([]);
+  });
 });
