@@ -199,6 +199,8 @@ export interface ObservedResponse {
   background: boolean;
   /** The response's `created_at` (Unix seconds). */
   createdAt: number;
+  /** Served by a routed alias: its model calls may go to different providers (a failover), each call's provider in its `modelCallEnded`. */
+  routed: boolean;
   /**
    * Cleans a tool error the way the client's output item is cleaned (no stack
    * traces, internal addresses or secrets, bounded): `toolCallEnded` carries

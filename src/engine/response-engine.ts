@@ -292,7 +292,7 @@ export class ResponseEngine {
     // Awaited only when there is one: `await undefined` costs a promise and a tick on every response.
     if (options.admit) await options.admit(turnRequest);
     const createdAt = Math.floor(Date.now() / 1000);
-    const observed: ObservedResponse = { id: responseId, tenant: options.tenant, background: request.background === true, createdAt, cleanToolError: (error) => this.#toolErrors.sanitize(error, toolContext) };
+    const observed: ObservedResponse = { id: responseId, tenant: options.tenant, background: request.background === true, createdAt, routed: route.calledBy !== undefined, cleanToolError: (error) => this.#toolErrors.sanitize(error, toolContext) };
     const observers = this.#responseObservers(observed);
     if (options.observers) observers.push(...options.observers);
     const observer = safeObserver(observers);

@@ -9,6 +9,7 @@ import { Compactor } from '../engine/compaction/compactor.ts';
 import { ContextWindows } from '../engine/context-windows.ts';
 import { InputTokenCounter } from '../engine/count-input-tokens.ts';
 import { ResponseEngine } from '../engine/response-engine.ts';
+import type { ObservedResponse } from '../engine/loop-observer.ts';
 import { estimateTurnTokens, loadTokenCounter } from '../engine/token-estimate.ts';
 import { measuresTokensUpFront } from '../config/measures-tokens.ts';
 import { UsageRecorder } from '../engine/usage-recorder.ts';
@@ -35,7 +36,7 @@ import { SecretRedactor } from '../util/secret-redactor.ts';
 import { createGatewayMetrics } from '../observability/create-gateway-metrics.ts';
 import { MeteredConversationStore } from '../observability/metered-conversation-store.ts';
 import { MeteredResponseStore } from '../observability/metered-response-store.ts';
-import { ResponseMetricsObserver } from '../observability/response-metrics-observer.ts';
+import { ResponseMetricsObserver, RoutedResponseMetricsObserver } from '../observability/response-metrics-observer.ts';
 import { REQUEST_LIMITS } from '../protocol/request-limits.ts';
 import { DEFAULT_TENANT, registerAuthentication } from './authenticate.ts';
 import { requestTimeoutOptions } from './request-timeouts.ts';
@@ -203,7 +204,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     conversations,
     compaction,
     contextWindows,
-    responseObservers: [...(metrics ? [() => new ResponseMetricsObserver(metrics)] : []), ...(inspected ? [inspected.observe] : []), () => usage],
+    responseObservers: [...(metrics ? [(response: ObservedResponse) => (response.routed ? new RoutedResponseMetricsObserver(metrics) : new ResponseMetricsObserver(metrics))] : []), ...(inspected ? [inspected.observe] : []), () => usage],
   });
   const tracing = Tracing.create({ config: config.tracing, providers: config.providers, secrets, log: app.log.child({ component: 'tracing' }) });
   const counter = new InputTokenCounter({ router, store, executors, defaultModel: config.defaultModel, hostedTools: config.loop.hostedTools, conversations, contextWindows, compaction });

@@ -1,5 +1,6 @@
 import { Counter, Gauge, Registry } from 'prom-client';
 import type { ResponseEndedEvent } from '../engine/loop-observer.ts';
+import type { TurnUsage } from '../providers/provider.ts';
 import { AggregatedCounter, type CounterSeries } from './aggregated-counter.ts';
 import { AggregatedHistogram, type HistogramSeries } from './aggregated-histogram.ts';
 import type { LabelBounds } from './label-bounds.ts';
@@ -168,7 +169,8 @@ export class GatewayMetrics {
     this.#openStreams.dec();
   }
 
-  responseEnded(event: ResponseEndedEvent, turns: number, firstTokenMs: number | null): void {
+  /** `withTokens` false: the response's tokens were counted per model call (`tokensUsed`). */
+  responseEnded(event: ResponseEndedEvent, turns: number, firstTokenMs: number | null, withTokens = true): void {
     const series = this.#seriesOf(this.bounds.model(event.model), this.bounds.provider(event.provider));
     const labels = series.labels;
     const status = event.status;
@@ -179,13 +181,26 @@ export class GatewayMetrics {
     if (turns > 0) series.turns.observe(turns);
     if (event.background) this.#backgroundEnded.inc({ status: event.status });
     const usage = event.usage;
-    if (!usage) return;
-    const tenant = this.bounds.tenant(event.tenant);
-    const tokens = series.tokens.get(tenant) ?? remember(series.tokens, tenant, this.#tokenSeries(labels, tenant));
+    if (!usage || !withTokens) return;
+    const tokens = this.#tokensOf(series, event.tenant);
     tokens.input.inc(usage.input_tokens);
     tokens.output.inc(usage.output_tokens);
     tokens.cached.inc(usage.input_tokens_details?.cached_tokens ?? 0);
     tokens.reasoning.inc(usage.output_tokens_details?.reasoning_tokens ?? 0);
+  }
+
+  /** One model call's tokens, under the provider that served it (a routed alias's calls may each go elsewhere). */
+  tokensUsed(model: string, provider: string, tenant: string, usage: TurnUsage): void {
+    const tokens = this.#tokensOf(this.#seriesOf(this.bounds.model(model), this.bounds.provider(provider)), tenant);
+    tokens.input.inc(usage.inputTokens);
+    tokens.output.inc(usage.outputTokens);
+    tokens.cached.inc(usage.cachedInputTokens);
+    tokens.reasoning.inc(usage.reasoningTokens);
+  }
+
+  #tokensOf(series: ModelSeries, tenantName: string): TokenSeries {
+    const tenant = this.bounds.tenant(tenantName);
+    return series.tokens.get(tenant) ?? remember(series.tokens, tenant, this.#tokenSeries(series.labels, tenant));
   }
 
   #seriesOf(model: string, provider: string): ModelSeries {

@@ -1,6 +1,7 @@
 import OpenAI from 'openai';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../support/gateway.ts';
+import { MockExecutor } from '../support/scripted-provider.ts';
 import { assertValidExtension, assertValidResponse } from '../support/openresponses-schema.ts';
 import { anthropic, openaiChat, type ProviderFlavor } from '../support/provider-flavors.ts';
 import { delta, parsePrometheusText, type Scrape } from '../support/prometheus-text.ts';
@@ -90,6 +91,47 @@ describe('metrics of a routed alias name the deployment that served', () => {
     expect(delta(before, after, 'loopgate_upstream_errors_total', { provider: 'b' })).toBe(1);
     expect(delta(before, after, 'loopgate_upstream_errors_total', { provider: 'a' })).toBe(0);
     expect(delta(before, after, 'loopgate_responses_total', { model: 'routed', provider: 'b', status: 'failed' })).toBe(1);
+  });
+});
+
+describe("a routed response whose calls were served by two deployments counts each call's tokens under its own", () => {
+  const deployments = new TwoDeployments(openaiChat);
+  const lookup = new MockExecutor(['lookup']);
+  let gateway: RunningGateway;
+  let client: OpenAI;
+  const scrape = async (): Promise<Scrape> => parsePrometheusText(await (await fetch(`${gateway.origin}/metrics`)).text());
+
+  beforeAll(async () => {
+    await deployments.start();
+    gateway = await startGateway(deployments.urls.a, deployments.config({ routing: { failuresBeforeCooldown: 100 } }), {}, [lookup]);
+    client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 });
+  });
+  afterAll(async () => {
+    await gateway.close();
+    await deployments.close();
+  });
+
+  it('turn 1 on a (a tool call), turn 2 failed over to b: a and b each have their own call\'s tokens', async () => {
+    // a calls the server-side tool, then is unavailable; b answers.
+    deployments.script.a = (request) => (openaiChat.seen(request).some((seen) => seen.kind === 'result') ? unavailable : openaiChat.render(request, { calls: [{ id: 'c1', name: 'lookup', args: {} }], usage: { input: 11, output: 3 } }));
+    deployments.script.b = (request) => openaiChat.render(request, { text: 'from b', usage: { input: 29, output: 7 } });
+    const before = await scrape();
+    let response = await client.responses.create({ model: 'routed', input: 'hi' });
+    // b (weighted 1:1000) may be drawn first: then it served both calls; go again until a took the first.
+    while (deployments.calls[0] !== 'a' || !deployments.calls.includes('b')) {
+      deployments.calls.length = 0;
+      response = await client.responses.create({ model: 'routed', input: 'hi' });
+    }
+    expect(response.output_text).toBe('from b');
+    expect(response.usage).toMatchObject({ input_tokens: 40, output_tokens: 10 });
+    const after = await scrape();
+    const tokens = (provider: string, type: string) => delta(before, after, 'loopgate_tokens_total', { model: 'routed', provider, type });
+    // The last response's first call went to a, its second to b (an earlier one b may have served alone, with 29).
+    expect(tokens('a', 'input')).toBeGreaterThanOrEqual(11);
+    expect(tokens('a', 'output')).toBeGreaterThanOrEqual(3);
+    expect(tokens('b', 'input')).toBeGreaterThanOrEqual(29);
+    expect(tokens('a', 'input') % 11).toBe(0);
+    expect(tokens('b', 'input') % 29).toBe(0);
   });
 });
 
