@@ -203,4 +203,34 @@ describe('Gemini in the MCP loop', () => {
       [ids[1], null],
     ]);
   });
+
+  it("a step the model began with an MCP call and went on with a client's call comes back with the signed MCP call first, the client's unsigned, the answers in the same order", async () => {
+    upstream.setScript((request) => {
+      const answered = (request.body.contents as any[]).some((content) => content.parts.some((part: any) => part.functionResponse?.name === 'get_weather'));
+      const parts = answered
+        ? [{ text: 'Sum and weather are in.' }]
+        : [
+            { functionCall: { id: 'g1', name: 'calc__add', args: { a: 1, b: 2 } }, thoughtSignature: 'U0lHX01DUF8x' },
+            { functionCall: { id: 'g2', name: 'get_weather', args: { city: 'Oslo' } } },
+          ];
+      const answer = { candidates: [{ content: { role: 'model', parts }, finishReason: 'STOP', index: 0 }], usageMetadata: usage, modelVersion: 'gemini-3-pro-preview' };
+      return streamed(request) ? { kind: 'sse', pieces: [chunk(answer)] } : { kind: 'json', body: answer };
+    });
+    const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 });
+    const tools = [{ type: 'function' as const, name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } }, strict: false }];
+    const paused = await client.responses.create({ model: 'gemini-3-pro-preview', input: 'Add and look up.', tools });
+    assertValidResponseWithMcpItems(paused);
+    const call = paused.output.find((item) => item.type === 'function_call') as OpenAI.Responses.ResponseFunctionToolCall;
+    const mcpCall = paused.output.find((item) => item.type === 'mcp_call')!;
+    const done = await client.responses.create({ model: 'gemini-3-pro-preview', previous_response_id: paused.id, tools, input: [{ type: 'function_call_output', call_id: call.call_id, output: '3°C' }] });
+    expect(done.output_text).toBe('Sum and weather are in.');
+    const contents = upstream.requests.at(-1)!.body.contents as any[];
+    const step = contents.find((content) => content.role === 'model' && content.parts.some((part: any) => part.functionCall))!;
+    expect(step.parts.map((part: any) => [part.functionCall.name, part.thoughtSignature ?? null])).toEqual([
+      ['calc__add', 'U0lHX01DUF8x'],
+      ['get_weather', null],
+    ]);
+    const answers = contents[contents.indexOf(step) + 1];
+    expect(answers.parts.map((part: any) => part.functionResponse.id)).toEqual([mcpCall.id, call.call_id]);
+  });
 });

@@ -128,8 +128,40 @@ function convertConversation(instructions: string | null, items: InputItem[], hi
         assertNever(item);
     }
   });
+  leadStepsWithSignedCall(contents);
   // Gemini's context cache is an object made ahead, not a mark in the prompt: the pieces are one text.
   return { system: instructionsText(pieces), contents };
+}
+
+/**
+ * Gemini signs only the first call of a step, and wants the signature back
+ * on the step's first call. The gateway's output lists an MCP call (run by
+ * the loop, shown as its own item) after the client's calls of the same
+ * step, so a step the model began with an MCP call comes back with an
+ * unsigned client call first: that call would take Google's placeholder and
+ * the model's own signature would ride second, its reasoning skipped. The
+ * signed call goes first again, as the model made it, and the responses
+ * follow the calls' order.
+ */
+function leadStepsWithSignedCall(contents: GeminiContent[]): void {
+  for (let index = 0; index < contents.length; index++) {
+    const { role, parts } = contents[index]!;
+    if (role !== 'model') continue;
+    const first = parts.findIndex((part) => part.functionCall);
+    const signed = parts.findIndex((part) => part.functionCall && part.thoughtSignature !== undefined && part.thoughtSignature !== SKIP_SIGNATURE_VALIDATOR);
+    if (first < 0 || signed <= first) continue;
+    parts.splice(first, 0, ...parts.splice(signed, 1));
+    for (const part of parts) if (part.thoughtSignature === SKIP_SIGNATURE_VALIDATOR) delete part.thoughtSignature;
+    const responses = contents[index + 1];
+    if (responses?.role !== 'user') continue;
+    const order = parts.flatMap((part) => (part.functionCall?.id ? [part.functionCall.id] : []));
+    const rank = (part: GeminiPart) => {
+      const at = part.functionResponse?.id ? order.indexOf(part.functionResponse.id) : -1;
+      return at < 0 ? order.length : at;
+    };
+    // Stable: parts that answer no call of the step keep their place after the answers.
+    responses.parts.sort((a, b) => (a.functionResponse && b.functionResponse ? rank(a) - rank(b) : 0));
+  }
 }
 
 /** A signature found by its call's name and arguments, once: a later call that looks the same is another call. */
