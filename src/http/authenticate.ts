@@ -2,6 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { GatewayError } from '../errors/gateway-error.ts';
 import { bearerToken, credentialDigest } from './bearer-credentials.ts';
+import { keyOfferedAsProtocol } from './websocket/socket-protocol-key.ts';
 
 /** The tenant of a gateway without API keys: everything belongs to it. */
 export const DEFAULT_TENANT = 'default';
@@ -53,9 +54,12 @@ export function registerAuthentication(app: FastifyInstance, apiKeys: { key: str
     // an absolute-form target (`POST http://host/v1/…`) for the same routes, and those went through without a key.
     const route = request.routeOptions.url;
     if (request.method === 'OPTIONS' || route === undefined || !route.startsWith('/v1/')) return done();
-    const entry = entryFor(entries, request.headers.authorization);
+    const headers = request.headers;
+    // A browser's WebSocket cannot carry the header: its page offers the key as a subprotocol.
+    const offered = headers.authorization === undefined && headers.upgrade?.toLowerCase() === 'websocket' ? keyOfferedAsProtocol(headers['sec-websocket-protocol']) : null;
+    const entry = offered === null ? entryFor(entries, bearerToken(headers.authorization)) : entryFor(entries, offered);
     if (entry === null) {
-      return done(new GatewayError({ status: 401, type: 'authentication_error', code: 'invalid_api_key', message: 'Missing or invalid API key. Send it as "Authorization: Bearer <key>".' }));
+      return done(new GatewayError({ status: 401, type: 'authentication_error', code: 'invalid_api_key', message: 'Missing or invalid API key. Send it as "Authorization: Bearer <key>" (a browser\'s WebSocket: as the subprotocol "openai-insecure-api-key.<key>").' }));
     }
     request.tenant = entry.tenant;
     request.apiKeyId = entry.keyId;
@@ -64,8 +68,7 @@ export function registerAuthentication(app: FastifyInstance, apiKeys: { key: str
   });
 }
 
-function entryFor(entries: KeyEntry[], authorization: string | undefined): KeyEntry | null {
-  const token = bearerToken(authorization);
+function entryFor(entries: KeyEntry[], token: string | null): KeyEntry | null {
   if (token === null) return null;
   const presented = credentialDigest(token);
   let found: KeyEntry | null = null;

@@ -100,7 +100,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     logger: {
       level: config.logLevel,
       // Nothing logs headers today; should anything start to, credentials stay out.
-      redact: { paths: ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers.cookie', 'headers.authorization', 'headers["x-api-key"]'], censor: '[redacted]' },
+      redact: { paths: ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers.cookie', 'req.headers["sec-websocket-protocol"]', 'headers.authorization', 'headers["x-api-key"]', 'headers["sec-websocket-protocol"]'], censor: '[redacted]' },
       ...(secrets.active && { hooks: { streamWrite: (line: string) => secrets.redact(line) } }),
       ...(options.logStream && { stream: options.logStream }),
     },

@@ -6,6 +6,7 @@ import type { BrowserOrigins } from '../browser-origins.ts';
 import { traceContextOf } from '../../util/trace-context.ts';
 import { WRITES_OWN_LOG_LINE } from '../routes/responses-route.ts';
 import { ResponsesSocketSession, type SocketSessionOptions } from './responses-socket-session.ts';
+import { chooseProtocol } from './socket-protocol-key.ts';
 
 export interface ResponsesSocketOptions extends SocketSessionOptions {
   /** Largest client frame, in bytes (a larger one closes the connection with 1009). */
@@ -39,7 +40,7 @@ export async function registerResponsesSocket(app: FastifyInstance, options: Res
     terminate: () => sessions.forEach((session) => session.terminate()),
   };
   await app.register(websocket, {
-    options: { maxPayload: options.maxFrameBytes, perMessageDeflate: false },
+    options: { maxPayload: options.maxFrameBytes, perMessageDeflate: false, handleProtocols: chooseProtocol },
     // Connections are drained with the HTTP requests (build-app.ts), not cut when closing begins.
     preClose: async () => {
       open.drain();
