@@ -17,7 +17,8 @@ export interface Finishing {
   response: ResponseResource;
   pausedStatus: 'requires_action' | 'completed';
   hooks: ResponseEventHooks;
-  signal: AbortSignal;
+  /** The client went away: nobody to answer with an HTTP error (a response the gateway stopped, at shutdown say, still has its client). */
+  clientGone: boolean;
   /** Whether tools ran on the server side (the gateway's, or hosted ones the upstream ran): what a retry of the request would repeat. */
   toolsRan: boolean;
 }
@@ -66,7 +67,7 @@ export async function finishResponse(
   try {
     await loop.hooks.beforeTerminal(response);
   } catch (error) {
-    if (loop.hooks.onHookFailure === 'throw' && !loop.signal.aborted) throw loop.toolsRan ? notToRetry(error) : error;
+    if (loop.hooks.onHookFailure === 'throw' && !loop.clientGone) throw loop.toolsRan ? notToRetry(error) : error;
     terminal = 'response.failed';
     // It may have been stored (and serialized) before a later hook failed: the JSON made of it then no longer says what it is.
     forgetResponseJson(response);

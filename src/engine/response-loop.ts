@@ -378,7 +378,7 @@ async function* runLoop(loop: ResponseLoop, tally: LoopTally): AsyncGenerator<Re
   builder.closeAll(final.status === 'completed' || final.status === 'requires_action' ? 'finished' : 'broken', emit);
   const report = gate.report(endedBy);
   if (report) response['loopgate:loop'] = report;
-  yield await finishResponse({ response, pausedStatus: loop.limits.pausedStatus, hooks: loop.hooks, signal: loop.signal, toolsRan: counters.run > 0 || hosted.made > 0 }, builder, usage, final, stamp);
+  yield await finishResponse({ response, pausedStatus: loop.limits.pausedStatus, hooks: loop.hooks, clientGone: loop.deadline.cause === 'cancelled', toolsRan: counters.run > 0 || hosted.made > 0 }, builder, usage, final, stamp);
 }
 
 /** A model call after the first; one the upstream refuses is told to the observers, then ends the response as any failure does. */

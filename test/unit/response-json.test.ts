@@ -65,7 +65,7 @@ describe('a response changed after it was stored', () => {
       {
         response,
         pausedStatus: 'requires_action',
-        signal: new AbortController().signal,
+        clientGone: false,
         toolsRan: false,
         hooks: {
           // Stored (and so serialized) as completed, then a later step of the same hook fails: the response ends failed.
