@@ -65,6 +65,8 @@ export interface ResponseRefusedEvent extends ResponseStartedEvent {
   errorCode: string;
   /** The HTTP status the request was answered with (4xx: the request as the upstream judged it; 5xx: a failure). */
   httpStatus: number;
+  /** What the upstream charged for the refused call all the same (a summary it cut short); null when nothing. */
+  usage: Usage | null;
   durationMs: number;
 }
 

@@ -1,6 +1,7 @@
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { ResponseResource, ResponseStatus, Usage } from '../protocol/response-resource.ts';
 import type { LoopObserver, ResponseStartedEvent } from './loop-observer.ts';
+import { usageOf } from './usage-total.ts';
 
 /** What a response's model calls and tools cost, counted by the loop (so a dropped stream's too). */
 interface Spent {
@@ -63,7 +64,8 @@ export class ResponseLifecycle {
     this.#over = true;
     const { code, status } = describeFailure(error);
     const { provider, upstreamModel } = this.#target();
-    this.#observer.responseRefused({ ...this.#started, provider, upstreamModel, error: { code, message: this.#redact(messageOf(error)) }, errorCode: code, httpStatus: status ?? 500, durationMs: performance.now() - this.#started.startedAt });
+    const billed = error instanceof GatewayError ? error.billed : null;
+    this.#observer.responseRefused({ ...this.#started, provider, upstreamModel, error: { code, message: this.#redact(messageOf(error)) }, errorCode: code, httpStatus: status ?? 500, usage: billed && usageOf(billed), durationMs: performance.now() - this.#started.startedAt });
   }
 
   #end(outcome: { status: ResponseStatus; error: { code: string; message: string } | null; incompleteReason: string | null }, spent: Spent): void {

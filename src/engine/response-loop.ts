@@ -228,6 +228,8 @@ async function* runLoop(loop: ResponseLoop, tally: LoopTally): AsyncGenerator<Re
       } catch (error) {
         // A model call refused at once ends its turn too: watchers (the inspector, traces) must not show it running.
         observer.turnEnded({ turn, toolCalls: 0, finish: null, durationMs: performance.now() - started });
+        // One that failed after the upstream answered (a summary cut short) was billed all the same.
+        if (error instanceof GatewayError && error.billed) usage.add(error.billed);
         throw error;
       }
       const read: { finish: TurnFinish | null; failure: { code: string; message: string } | null; output: boolean } = { finish: null, failure: null, output: false };

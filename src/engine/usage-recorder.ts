@@ -33,9 +33,9 @@ export class UsageRecorder implements LoopObserver {
     this.#record(event.tenant, event.model, event.usage, { responses: 1, toolCalls: event.toolCalls });
   }
 
-  /** A response refused at once counts as one, as a failed one does: no tokens, no tool calls. */
+  /** A response refused at once counts as one, as a failed one does: no tool calls, and the tokens only of a call the upstream billed all the same. */
   responseRefused(event: ResponseRefusedEvent): void {
-    this.#record(event.tenant, event.model, null, { responses: 1, toolCalls: 0 });
+    this.#record(event.tenant, event.model, event.usage, { responses: 1, toolCalls: 0 });
   }
 
   /** A compaction's model call: its tokens count, it is no response. */

@@ -20,14 +20,17 @@ export class UsageTotal {
 
   /** Null when no turn reported usage. */
   toUsage(): Usage | null {
-    const total = this.#total;
-    if (!total) return null;
-    return {
-      input_tokens: total.inputTokens,
-      output_tokens: total.outputTokens,
-      total_tokens: total.inputTokens + total.outputTokens,
-      input_tokens_details: { cached_tokens: total.cachedInputTokens },
-      output_tokens_details: { reasoning_tokens: total.reasoningTokens },
-    };
+    return this.#total && usageOf(this.#total);
   }
+}
+
+/** A model call's usage as a response reports it. */
+export function usageOf(total: TurnUsage): Usage {
+  return {
+    input_tokens: total.inputTokens,
+    output_tokens: total.outputTokens,
+    total_tokens: total.inputTokens + total.outputTokens,
+    input_tokens_details: { cached_tokens: total.cachedInputTokens },
+    output_tokens_details: { reasoning_tokens: total.reasoningTokens },
+  };
 }

@@ -1,3 +1,5 @@
+import type { TurnUsage } from '../providers/provider.ts';
+
 /**
  * The one error type the gateway raises on purpose. Every layer throws it (or
  * lets the HTTP layer wrap what it does not know), and exactly one place — the
@@ -26,6 +28,8 @@ export interface GatewayErrorOptions {
    * also hold the gateway's own suggestion to the client, which it does not.
    */
   upstreamRetry?: Readonly<Record<string, string>>;
+  /** What the upstream charged for the call that failed all the same (a summary cut short): counted against the caller's usage and limits. */
+  billed?: TurnUsage | null;
   cause?: unknown;
 }
 
@@ -36,6 +40,7 @@ export class GatewayError extends Error {
   readonly param: string | null;
   readonly headers: Record<string, string>;
   readonly upstreamRetry: Readonly<Record<string, string>> | null;
+  readonly billed: TurnUsage | null;
 
   constructor(options: GatewayErrorOptions) {
     super(options.message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -46,6 +51,7 @@ export class GatewayError extends Error {
     this.param = options.param ?? null;
     this.headers = options.headers ?? {};
     this.upstreamRetry = options.upstreamRetry ?? null;
+    this.billed = options.billed ?? null;
   }
 
   /** Whether a client retrying the same request could succeed. */

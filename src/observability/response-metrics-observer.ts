@@ -42,7 +42,7 @@ export class ResponseMetricsObserver implements LoopObserver {
   }
 
   responseRefused(event: ResponseRefusedEvent): void {
-    this.metrics.responseEnded({ ...event, status: 'failed', incompleteReason: null, usage: null, toolCalls: 0 }, this.#turns, null);
+    this.metrics.responseEnded({ ...event, status: 'failed', incompleteReason: null, toolCalls: 0 }, this.#turns, null);
   }
 }
 

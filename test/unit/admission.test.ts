@@ -36,7 +36,7 @@ describe('Admission', () => {
     const { admissionScope, charged, released, dropped, settlements } = scope();
     const admission = new Admission(admissionScope, 'key', LIMITS, 'slot-1');
     await admission.reserveTokens(turnRequest({ maxOutputTokens: 100 }));
-    admission.observer.responseRefused!({ ...started, error: { code: 'upstream_error', message: 'boom' }, errorCode: 'upstream_error', httpStatus: 502, durationMs: 1 });
+    admission.observer.responseRefused!({ ...started, error: { code: 'upstream_error', message: 'boom' }, errorCode: 'upstream_error', httpStatus: 502, usage: null, durationMs: 1 });
     // The route settles it again when the engine's call rejects: the same settlement.
     await admission.done();
     await Promise.all(settlements);

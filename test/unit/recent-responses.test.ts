@@ -65,7 +65,7 @@ describe('RecentResponses', () => {
     const recent = new RecentResponses(5);
     const observer = start(recent, 'r1');
     const started = { responseId: 'r1', tenant: 'team-a', model: 'm', provider: 'p', upstreamModel: 'm', stream: false, background: false, conversationId: null, previousResponseId: null, startedAt: 0 };
-    observer.responseRefused({ ...started, error: { code: 'upstream_error', message: 'The upstream failed.' }, errorCode: 'upstream_error', httpStatus: 502, durationMs: 3 });
+    observer.responseRefused({ ...started, error: { code: 'upstream_error', message: 'The upstream failed.' }, errorCode: 'upstream_error', httpStatus: 502, usage: null, durationMs: 3 });
     expect(recent.list(admin, 1)[0]).toMatchObject({ id: 'r1', status: 'failed', error: { code: 'upstream_error', message: 'The upstream failed.' }, tokens: null, turns: 0 });
   });
 

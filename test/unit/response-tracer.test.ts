@@ -84,12 +84,12 @@ describe('ResponseTracer', () => {
     const mistaken = startedEvent({ responseId: 'resp_a' });
     clientMistake.responseStarted!(mistaken);
     const tooLong = { code: 'context_length_exceeded', message: 'The input is longer than the model takes.' };
-    clientMistake.responseRefused!({ ...mistaken, error: tooLong, errorCode: tooLong.code, httpStatus: 400, durationMs: 1 });
+    clientMistake.responseRefused!({ ...mistaken, error: tooLong, errorCode: tooLong.code, httpStatus: 400, usage: null, durationMs: 1 });
     const outage = tracing.observer(null);
     const failing = startedEvent({ responseId: 'resp_b' });
     outage.responseStarted!(failing);
     const unavailable = { code: 'store_unavailable', message: 'The store is unavailable.' };
-    outage.responseRefused!({ ...failing, error: unavailable, errorCode: unavailable.code, httpStatus: 503, durationMs: 1 });
+    outage.responseRefused!({ ...failing, error: unavailable, errorCode: unavailable.code, httpStatus: 503, usage: null, durationMs: 1 });
     await tracing.flush();
     const [refused, failed] = exporter.getFinishedSpans();
     expect([refused!.status.code, refused!.attributes['error.type'], refused!.attributes['loopgate.response.status']]).toEqual([0, 'context_length_exceeded', 'refused']);

@@ -111,7 +111,7 @@ export async function readSummary(stream: TurnStream): Promise<{ text: string; u
         finish = event.finish.reason;
         break;
       case 'error':
-        throw summaryFailed(event.code, `The model call failed while summarising: ${event.message}`);
+        throw summaryFailed(event.code, `The model call failed while summarising: ${event.message}`, usage);
       // Reasoning and tool calls (none were offered) are not part of the summary.
       case 'reasoning.start':
       case 'reasoning.delta':
@@ -131,15 +131,16 @@ export async function readSummary(stream: TurnStream): Promise<{ text: string; u
         assertNever(event);
     }
   }
-  if (finish === null) throw summaryFailed('upstream_stream_truncated', 'The model call ended without a finish reason; the summary may be incomplete.');
-  if (finish === 'length') throw summaryFailed('summary_truncated', 'The summary reached the model\'s output token limit before it was complete.');
-  if (refusal || finish === 'content_filter') throw summaryFailed('summary_refused', `The model refused to summarise the conversation${refusal ? `: ${refusal}` : '.'}`);
-  if (text.trim() === '') throw summaryFailed('summary_empty', 'The model wrote no summary.');
+  if (finish === null) throw summaryFailed('upstream_stream_truncated', 'The model call ended without a finish reason; the summary may be incomplete.', usage);
+  if (finish === 'length') throw summaryFailed('summary_truncated', 'The summary reached the model\'s output token limit before it was complete.', usage);
+  if (refusal || finish === 'content_filter') throw summaryFailed('summary_refused', `The model refused to summarise the conversation${refusal ? `: ${refusal}` : '.'}`, usage);
+  if (text.trim() === '') throw summaryFailed('summary_empty', 'The model wrote no summary.', usage);
   return { text: text.trim(), usage };
 }
 
-function summaryFailed(code: string, message: string): GatewayError {
-  return new GatewayError({ status: 502, type: 'upstream_error', code, message });
+/** The upstream answered, and billed what it read and wrote: the failure carries that, to be charged. */
+function summaryFailed(code: string, message: string, usage: UsageTotal): GatewayError {
+  return new GatewayError({ status: 502, type: 'upstream_error', code, message, billed: usage.asTurnUsage() });
 }
 
 /**

@@ -87,8 +87,8 @@ export class Admission {
    */
   readonly observer: LoopObserver = {
     responseEnded: (event) => void this.settle(event.usage?.total_tokens ?? this.#reserved),
-    // Refused at once: nothing ran, nothing is charged.
-    responseRefused: () => void this.settle(0),
+    // Refused at once: nothing is charged but a call the upstream billed all the same.
+    responseRefused: (event) => void this.settle(event.usage?.total_tokens ?? 0),
   };
 
   /** Charges `usedTokens` in place of the reservation and frees the slot; later calls return the first one's promise. */

@@ -1,5 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Compactor } from '../../engine/compaction/compactor.ts';
+import { usageOf } from '../../engine/usage-total.ts';
+import { GatewayError } from '../../errors/gateway-error.ts';
 import type { UsageRecorder } from '../../engine/usage-recorder.ts';
 import { CompactRequest } from '../../protocol/compact-request.ts';
 import { parseRequest } from '../../protocol/parse-request.ts';
@@ -26,7 +28,13 @@ export function registerCompactRoute(app: FastifyInstance, compactor: Compactor,
       reply.headers(admission.headers());
       return compacted;
     } catch (error) {
-      await admission.done();
+      // A summary that failed after the upstream answered (cut short, refused, empty) was billed all the same.
+      const billed = error instanceof GatewayError ? error.billed : null;
+      if (billed) {
+        const usage = usageOf(billed);
+        await admission.settle(usage.total_tokens);
+        metering.usage.compacted(request.tenant, body.model, usage);
+      } else await admission.done();
       // The refusal's line (error-handler.ts) says whose request it was and for what.
       request.log = request.log.child({ tenant: request.tenant, model: body.model });
       throw error;
