@@ -268,7 +268,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   registerInputTokensRoute(app, counter);
   registerStoredResponsesRoutes(app, store, { ...backgroundSource, runner, cancelWaitMs: config.background.cancelWaitMs });
-  registerConversationsRoutes(app, conversations);
+  registerConversationsRoutes(app, conversations, compaction);
   registerCompactRoute(app, new Compactor({ router, store, codec: compaction, deadlineMs: config.loop.deadlineMs }), { rateLimits, usage });
   registerUsageRoute(app, backgroundStores.usage);
   // On a port of its own, /metrics is no path of this one's.

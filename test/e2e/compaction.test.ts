@@ -409,6 +409,24 @@ describe('compaction items that do not open, and compact request checks', () => 
     await as(gateway, TENANT_B).responses.create({ model: 'gpt-test', input: [item, { role: 'user', content: 'mine' }] });
   });
 
+  it("an item that does not open is refused as it is added to a conversation (kept, it would fail every later response there), on create and on adding items", async () => {
+    const client = as(gateway);
+    const foreign = await itemFrom(gateway, TENANT_B);
+    const altered = { ...foreign, encrypted_content: `A${foreign.encrypted_content.slice(1)}` };
+    for (const item of [foreign, altered]) {
+      const onCreate = await refusal(client.conversations.create({ items: [{ role: 'user', content: 'hi' }, item as never] }));
+      expect(onCreate).toMatchObject({ code: 'invalid_encrypted_content', param: 'items[1].encrypted_content' });
+      const conversation = await client.conversations.create({});
+      const onAdd = await refusal(client.conversations.items.create(conversation.id, { items: [item as never] }));
+      expect(onAdd).toMatchObject({ code: 'invalid_encrypted_content', param: 'items[0].encrypted_content' });
+      expect((await client.conversations.items.list(conversation.id)).data).toEqual([]);
+    }
+    // The tenant's own item goes in, and the conversation goes on from it.
+    const own = await itemFrom(gateway);
+    const conversation = await client.conversations.create({ items: [own as never] });
+    await client.responses.create({ model: 'gpt-test', conversation: conversation.id, input: 'and now?' });
+  });
+
   it('a compaction_trigger that is not the last input item is a 400 naming it, before any model call', async () => {
     const calls = upstream.requests.length;
     const error = await refusal(as(gateway).responses.create({ model: 'gpt-test', input: [{ role: 'user', content: 'x' }, { type: 'compaction_trigger' }, { role: 'user', content: 'y' }] }));

@@ -30,9 +30,19 @@ export function modelInputOf(history: readonly InputItem[], input: readonly Stor
     return items;
   }
   return [
-    ...history.map((item) => expandCompaction(item, scope, scope.inherited, `an earlier turn of this conversation ('${scope.inherited}')`)),
+    // Named by its id, so the client knows which item of the conversation to remove.
+    ...history.map((item) => expandCompaction(item, scope, scope.inherited, `${item.id != null ? `'${item.id}', ` : ''}an earlier turn of this conversation ('${scope.inherited}')`)),
     ...input.flatMap((item, index) => (unfinished.has(item) ? [] : storedItemToInput(expandCompaction(item, scope, `input[${index}].encrypted_content`)))),
   ];
+}
+
+/**
+ * Refuses, with the 400 a response would get later, a compaction item that
+ * does not open for this tenant, as it is added to a conversation (`field`:
+ * `items`): kept, it would make every later response of the conversation fail.
+ */
+export function checkCompactionItems(items: readonly InputItem[], scope: CompactionScope, field: string): void {
+  items.forEach((item, index) => void expandCompaction(item, scope, `${field}[${index}].encrypted_content`));
 }
 
 function isCompaction(item: { type: string }): boolean {

@@ -7,6 +7,8 @@ import { idPrefix } from '../../engine/conversation.ts';
 import { invalidRequest, notFound } from '../../errors/gateway-error.ts';
 import { duplicateItemId } from '../../protocol/duplicate-item-id.ts';
 import { checkNewItemIds } from '../../engine/check-new-item-ids.ts';
+import type { CompactionCodec } from '../../engine/compaction/compaction-codec.ts';
+import { checkCompactionItems } from '../../engine/compaction/expand-compactions.ts';
 import { InputItem } from '../../protocol/input-items.ts';
 import { parseRequest } from '../../protocol/parse-request.ts';
 import type { StoredConversation } from '../../store/conversation-store.ts';
@@ -98,12 +100,13 @@ function toStoredItems(items: readonly InputItem[]): StoredItem[] {
 }
 
 /** OpenAI's Conversations API: conversations and their items. */
-export function registerConversationsRoutes(app: FastifyInstance, store: ConversationStore): void {
+export function registerConversationsRoutes(app: FastifyInstance, store: ConversationStore, compaction: CompactionCodec): void {
   app.post('/v1/conversations', async (request) => {
     // Like OpenAI: an empty body creates an empty conversation.
     const body = parseRequest(CreateBody, request.body ?? {});
     const items = toStoredItems(body.items ?? []);
     checkToolOutputs([], items, 'items');
+    checkCompactionItems(body.items ?? [], { codec: compaction, tenant: request.tenant }, 'items');
     const conversation: StoredConversation = { id: newId('conv'), created_at: Math.floor(Date.now() / 1000), metadata: body.metadata ?? {} };
     await store.create(request.tenant, conversation, items);
     return conversationView(conversation);
@@ -139,6 +142,7 @@ export function registerConversationsRoutes(app: FastifyInstance, store: Convers
     parseRequest(IncludeQuery, gatherInclude(request.query));
     const body = parseRequest(AddItemsBody, request.body);
     const items = toStoredItems(body.items);
+    checkCompactionItems(body.items, { codec: compaction, tenant: request.tenant }, 'items');
     // Outputs answer calls the conversation holds, and ids given are new to it (read only when either is asked).
     if (items.some((item) => CLIENT_ANSWER_TYPES.has(item.type)) || body.items.some((item) => 'id' in item && item.id != null)) {
       const held = await store.items(request.tenant, request.params.id);
