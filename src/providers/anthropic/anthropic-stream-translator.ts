@@ -17,6 +17,8 @@ interface AnthropicUsage {
   output_tokens?: number | null;
   cache_read_input_tokens?: number | null;
   cache_creation_input_tokens?: number | null;
+  /** The tier Anthropic served the message at: `standard`, `priority` (or `batch`). */
+  service_tier?: string | null;
 }
 
 type Block =
@@ -34,7 +36,8 @@ type Block =
  */
 export class AnthropicStreamTranslator {
   readonly #blocks = new Map<number, Block>();
-  #usage: Required<{ [K in keyof AnthropicUsage]: number }> = { input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 };
+  #usage = { input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 };
+  #tierReported = false;
   #stopReason: string | null = null;
   #stopped = false;
 
@@ -50,7 +53,7 @@ export class AnthropicStreamTranslator {
   accept(event: AnthropicStreamEvent, out: TurnEvent[]): void {
     switch (event.type) {
       case 'message_start':
-        this.#takeUsage(event.message?.usage);
+        this.#takeUsage(event.message?.usage, out);
         if (event.message?.id || event.message?.model) out.push({ type: 'upstream.response', id: event.message.id ?? null, model: event.message.model ?? null });
         return;
       case 'content_block_start':
@@ -65,7 +68,7 @@ export class AnthropicStreamTranslator {
       case 'message_delta':
         if (event.delta?.stop_reason) this.#stopReason = event.delta.stop_reason;
         // Usage in message_delta is cumulative for the message: it replaces what message_start said.
-        this.#takeUsage(event.usage);
+        this.#takeUsage(event.usage, out);
         return;
       case 'message_stop':
         this.#stopped = true;
@@ -154,11 +157,16 @@ export class AnthropicStreamTranslator {
     if (block?.kind === 'thinking') out.push({ type: 'reasoning.encrypted', value: encodeThinking(block.text, block.signature) });
   }
 
-  #takeUsage(usage: AnthropicUsage | undefined): void {
+  #takeUsage(usage: AnthropicUsage | undefined, out: TurnEvent[]): void {
     if (!usage) return;
     for (const key of ['input_tokens', 'output_tokens', 'cache_read_input_tokens', 'cache_creation_input_tokens'] as const) {
       const value = usage[key];
       if (typeof value === 'number') this.#usage[key] = value;
+    }
+    // The tier it served at is what the response reports, in OpenAI's words (`standard` is OpenAI's `default`).
+    if (!this.#tierReported && typeof usage.service_tier === 'string') {
+      this.#tierReported = true;
+      out.push({ type: 'service_tier', tier: usage.service_tier === 'standard' ? 'default' : usage.service_tier });
     }
   }
 }

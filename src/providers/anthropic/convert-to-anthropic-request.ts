@@ -45,6 +45,7 @@ export interface AnthropicRequest {
   temperature?: number;
   top_p?: number;
   metadata?: { user_id: string };
+  service_tier?: 'auto' | 'standard_only';
 }
 
 export interface AnthropicRequestOptions {
@@ -116,6 +117,8 @@ export function convertToAnthropicRequest(request: TurnRequest, options: Anthrop
   if (request.temperature !== null) body.temperature = request.temperature;
   if (request.topP !== null) body.top_p = request.topP;
   if (request.safetyIdentifier !== null) body.metadata = { user_id: request.safetyIdentifier };
+  // Anthropic's tiers: `auto` takes priority capacity where the organisation has it, `standard_only` never does (OpenAI's `default` and `flex`, which Anthropic has no cheaper lane for).
+  if (request.serviceTier !== null) body.service_tier = request.serviceTier === 'default' || request.serviceTier === 'flex' ? 'standard_only' : 'auto';
   if ((options.promptCaching ?? 'auto') === 'auto') markCacheBreakpoints(body, request.promptCache);
   else clearCacheBreakpoints(body);
   return body;
