@@ -115,10 +115,19 @@ export function declareTools(tools: CreateResponseRequest['tools'], hostedPolicy
   };
 
   const listed = new Set<string>();
+  const searches = (tools ?? []).filter((tool) => tool.type === 'tool_search');
+  const clientSearches = searches.some((tool) => 'execution' in tool && tool.execution === 'client');
   (tools ?? []).forEach((tool, index) => {
     if ('name' in tool && typeof tool.name === 'string') listed.add(tool.name);
-    // A deferred tool waits for a tool search to load it.
-    if ('defer_loading' in tool && tool.defer_loading && !loadedNames.has((tool as { name: string }).name)) return;
+    if ('defer_loading' in tool && tool.defer_loading && !loadedNames.has((tool as { name: string }).name)) {
+      // A deferred tool waits for the client's tool search to load it.
+      if (clientSearches) return;
+      // With no search at all, nothing could ever load it: the model would never see it.
+      if (searches.length === 0) {
+        throw invalidRequest(`The tool '${(tool as { name: string }).name}' is deferred (defer_loading: true), but no tool search can load it: add a tool search the client runs ({"type": "tool_search", "execution": "client"}), or leave defer_loading out.`, `tools[${index}].defer_loading`, 'invalid_value');
+      }
+      // The hosted search that would load it does not run here (left out, and said so): the tool is offered as it is, so it can still be called.
+    }
     declare(tool, `tools[${index}]`);
   });
   for (const tool of loaded) if (!listed.has(tool.name)) declare(tool, 'tool_search_output');

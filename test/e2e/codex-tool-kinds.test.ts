@@ -165,6 +165,21 @@ describe.each(flavors)('Codex tool kinds over $name', (flavor) => {
     expect(offered()).toEqual(['exec_command', 'tool_search', 'deploy']);
   });
 
+  it('a deferred tool no search here can load: with only the hosted tool_search (left out) it is offered as it is; with no search at all, a 400 naming it', async () => {
+    const deploy = { type: 'function', name: 'deploy', description: 'Deploys.', parameters: { type: 'object', properties: {} }, defer_loading: true };
+    upstream.setScript((request) => flavor.render(request, { text: 'ok' }));
+    const hostedSearch = await post(gateway, { input: 'ship it', tools: [execCommand, { type: 'tool_search' }, deploy] });
+    expect(hostedSearch.status).toBe(200);
+    expect(hostedSearch.headers.get('x-loopgate-omitted-tools')).toBe('tool_search');
+    expect(offered()).toEqual(['exec_command', 'deploy']);
+    const calls = upstream.requests.length;
+    const noSearch = await post(gateway, { input: 'ship it', tools: [execCommand, deploy] });
+    expect(noSearch.status).toBe(400);
+    expect(noSearch.body.error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_value', param: 'tools[1].defer_loading' });
+    expect(noSearch.body.error.message).toContain("'deploy'");
+    expect(upstream.requests.length).toBe(calls);
+  });
+
   it('hosted tools the upstream does not run are left out of what the model sees and named in x-loopgate-omitted-tools; the strict policy refuses them', async () => {
     upstream.setScript((request) => flavor.render(request, { text: 'no search needed' }));
     const webSearch = { type: 'web_search', external_web_access: false };
