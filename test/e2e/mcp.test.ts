@@ -6,7 +6,7 @@ import { startGateway, type RunningGateway } from '../support/gateway.ts';
 import { McpTestServer } from '../support/mcp-test-server.ts';
 import { assertEventStreamInvariants } from '../support/event-invariants.ts';
 import { assertErrorEnvelope, assertValidEvent, assertValidEventWithMcpItems, assertValidItem, assertValidResponse, assertValidResponseWithMcpItems } from '../support/openresponses-schema.ts';
-import { chunk, ScriptedChatUpstream, sse, usageChunk, type RecordedRequest, type UpstreamReply } from '../support/scripted-chat-upstream.ts';
+import { chunk, ScriptedChatUpstream, sse, textCompletion, usageChunk, type RecordedRequest, type UpstreamReply } from '../support/scripted-chat-upstream.ts';
 
 /**
  * A model that calls the tools named in `plan` (by the name it was offered),
@@ -318,6 +318,13 @@ describe('MCP: servers named in the request', () => {
     const final: any = await stream.finalResponse();
     expect(final.output.map((item: any) => item.type)).toEqual(['mcp_list_tools', 'mcp_call', 'message']);
     expect(new Set(events.map((event) => event.type))).toEqual(new Set(['response.created', 'response.in_progress', 'response.output_item.added', 'response.output_item.done', 'response.content_part.added', 'response.output_text.delta', 'response.output_text.done', 'response.content_part.done', 'response.completed']));
+  });
+
+  it("server_description is context the model reads: it comes before each of the server's tools' own description", async () => {
+    upstream.setScript(() => textCompletion('ok'));
+    await client.responses.create({ model: 'm', input: 'x', tools: [tool({ require_approval: 'never', allowed_tools: ['add'], server_description: 'A calculator for the accounts team.' })] as any });
+    const add = upstream.requests.at(-1)!.body.tools.find((entry: any) => entry.function.name === 'calc__add');
+    expect(add.function.description).toBe('A calculator for the accounts team.\n\nAdds two numbers.');
   });
 
   it('approval: a call that needs it pauses; approve runs it, and the listing is reused from history', async () => {

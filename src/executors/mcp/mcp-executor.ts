@@ -221,15 +221,17 @@ export class McpExecutor implements ToolExecutor {
     }
     const offered = tools
       .filter((entry) => allowedByRequest(tool.allowed_tools, entry))
-      .flatMap((entry) => this.#offer(tool.server_label, entry, target, null, { kind: 'mcp', serverLabel: tool.server_label, toolName: entry.name, requiresApproval: requiresApproval(tool.require_approval, entry) }));
+      .flatMap((entry) => this.#offer(tool.server_label, entry, target, null, { kind: 'mcp', serverLabel: tool.server_label, toolName: entry.name, requiresApproval: requiresApproval(tool.require_approval, entry) }, tool.server_description ?? null));
     return { offered, listing };
   }
 
-  #offer(serverName: string, tool: McpTool, server: McpServerTarget, timeoutMs: number | null, presentation: OfferedTool['presentation']): OfferedTool[] {
+  /** `serverDescription`: the request's `server_description` of its server, context the model reads before each of its tools' own (as a namespace's description is). */
+  #offer(serverName: string, tool: McpTool, server: McpServerTarget, timeoutMs: number | null, presentation: OfferedTool['presentation'], serverDescription: string | null = null): OfferedTool[] {
     const name = qualifiedToolName(serverName, tool.name);
+    const description = [serverDescription, tool.description].filter(Boolean).join('\n\n');
     const callTimeoutMs = timeoutMs ?? this.#defaultTimeoutMs;
     const target: McpTarget = { server, toolName: tool.name, timeoutMs: callTimeoutMs };
-    return [{ definition: { type: 'function', name, ...(tool.description && { description: tool.description }), parameters: tool.inputSchema }, executor: this, presentation, target, timeoutMs: callTimeoutMs, serverUrl: server.url, ...(!server.untrusted && { operatorServer: serverName }) }];
+    return [{ definition: { type: 'function', name, ...(description && { description }), parameters: tool.inputSchema }, executor: this, presentation, target, timeoutMs: callTimeoutMs, serverUrl: server.url, ...(!server.untrusted && { operatorServer: serverName }) }];
   }
 }
 
