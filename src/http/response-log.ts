@@ -28,6 +28,12 @@ export class ResponseLog implements LoopObserver {
     if (event.error !== null) this.#failedToolCalls++;
   }
 
+  /** Answered without running (an unknown tool, a refusal): a failed call as the client sees it. */
+  toolCallRefused(): void {
+    this.#toolCalls++;
+    this.#failedToolCalls++;
+  }
+
   /** The first bytes of the answer left (the stream's first event, or the JSON body). */
   firstByte(): void {
     this.#firstByteAt ??= performance.now();

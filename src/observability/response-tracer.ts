@@ -1,9 +1,10 @@
 import { defaultTextMapSetter, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span, type TextMapPropagator, type Tracer } from '@opentelemetry/api';
-import type { LoopObserver, ModelCallEndedEvent, ModelCallStartedEvent, ResponseEndedEvent, ResponseRefusedEvent, ResponseStartedEvent, ToolCallEndedEvent, ToolCallStartedEvent, TraceCarrier } from '../engine/loop-observer.ts';
+import type { LoopObserver, ModelCallEndedEvent, ModelCallStartedEvent, ResponseEndedEvent, ResponseRefusedEvent, ResponseStartedEvent, ToolCallEndedEvent, ToolCallRefusedEvent, ToolCallStartedEvent, TraceCarrier } from '../engine/loop-observer.ts';
 import type { TurnUsage } from '../providers/provider.ts';
 import type { RefusedAttempt } from '../providers/routing/routed-provider.ts';
 import { GEN_AI, LOOPGATE, MCP_METHOD_NAME, OPERATION } from './gen-ai-attributes.ts';
 import { inputMessages, outputMessages, parsedArguments, systemInstructions, toolDefinitions } from './gen-ai-content.ts';
+import { jsonStringField } from '../util/json-string-field.ts';
 
 /** What the tracer knows of a configured provider. */
 export interface TracedProvider {
@@ -201,9 +202,22 @@ export class ResponseTracer implements LoopObserver {
     if (!span) return;
     this.#toolCalls.delete(event.callId);
     // MCP's conventions name a failed tool call (`isError`) so; timeouts and cancellations read the same to the model.
-    if (event.error !== null) this.#fail(span, 'tool_error', event.error);
+    if (event.error !== null) this.#fail(span, 'tool_error', unwrappedError(event.error));
     else if (this.#options.captureContent) span.setAttribute(GEN_AI.toolCallResult, this.#options.redact(event.output));
     span.end(this.#now());
+  }
+
+  /**
+   * A call the gateway answered without running it (an unknown tool, a
+   * policy's refusal, bad arguments, past a limit): a span of no length with
+   * status ERROR, `error.type` `tool_refused`, so that the turn it cost shows.
+   */
+  toolCallRefused(event: ToolCallRefusedEvent): void {
+    const now = this.#now();
+    const attributes: Attributes = { [GEN_AI.operationName]: OPERATION.executeTool, [GEN_AI.toolName]: event.name, [GEN_AI.toolCallId]: event.callId, [LOOPGATE.turn]: event.turn };
+    const span = this.#options.tracer.startSpan(`${OPERATION.executeTool} ${event.name}`, { kind: SpanKind.INTERNAL, attributes, startTime: now }, this.#context);
+    this.#fail(span, 'tool_refused', unwrappedError(event.error));
+    span.end(now);
   }
 
   #now(): number {
@@ -236,4 +250,9 @@ function usageAttributes(usage: TurnUsage): Attributes {
     [GEN_AI.usageCacheReadInputTokens]: usage.cachedInputTokens,
     [GEN_AI.usageReasoningOutputTokens]: usage.reasoningTokens,
   };
+}
+
+/** A tool error as the client's output reads it: its `error`, not the JSON the model is given around it. */
+function unwrappedError(error: string): string {
+  return jsonStringField(error, 'error') ?? error;
 }

@@ -66,6 +66,17 @@ describe('logs for operators', () => {
     expect(lines.filter((entry) => entry.request_id === response._request_id && entry.level >= 30)).toEqual([line]);
   });
 
+  it("a call the gateway answered without running it (no such tool) counts as a failed tool call, as the client's output shows it", async () => {
+    upstream.setScript((request) => {
+      const answered = (request.body.messages as any[]).some((message) => message.role === 'tool');
+      if (answered) return textCompletion('gave up');
+      return { kind: 'json', body: { choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: [{ id: 'call_x', type: 'function', function: { name: 'no_such_tool', arguments: '{}' } }] }, finish_reason: 'tool_calls' }] } };
+    });
+    const response = await client.responses.create({ model: 'm', input: 'x', tools: [tools[0]!] });
+    expect(response.output_text).toBe('gave up');
+    expect(responseLines()[0]).toMatchObject({ status: 'completed', turns: 2, tool_calls: 1, failed_tool_calls: 1 });
+  });
+
   it("a background response's line (the one saying how it ended) carries the request id of the request that created it", async () => {
     // A background response streams from its upstream.
     upstream.setScript(() => ({ kind: 'sse', pieces: sse([chunk({ role: 'assistant', content: 'done' }), chunk({}, 'stop'), usageChunk(3, 1)]) }));

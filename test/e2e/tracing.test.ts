@@ -210,6 +210,22 @@ describe.each(flavors)('traces over $name', (flavor) => {
     expect(onlyOne(spans, 'invoke_agent').status.code).toBe(0);
   });
 
+  it("a call the gateway answered without running it (no such tool) is an error span too, its message the error the model was given, unwrapped", async () => {
+    scriptTwoTurnLoop(upstream, flavor, 'tools__nosuchtool');
+    const client = await start();
+    const response = await client.responses.create({ model: flavor.model, input: 'Call what is not there.' });
+    assertValidResponse(response);
+    expect(response.status).toBe('completed');
+    await stop();
+
+    const spans = await receiver.waitForSpans(4);
+    const tool = onlyOne(spans, 'execute_tool tools__nosuchtool');
+    expect(tool.status.code).toBe(2);
+    expect(tool.status.message).toMatch(/^There is no tool named 'tools__nosuchtool'/);
+    expect(tool.attributes['error.type']).toBe('tool_refused');
+    expect(tool.attributes['gen_ai.tool.call.id']).toBe('call_add');
+  });
+
   it('an upstream that refuses the first call: the client gets the HTTP error, the trace says why', async () => {
     upstream.setScript(() => flavor.failAtOnce().reply);
     await start();

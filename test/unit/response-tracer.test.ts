@@ -124,6 +124,20 @@ describe('ResponseTracer', () => {
   });
 });
 
+describe('tool spans', () => {
+  it("a tool's error is its span's status message as the client reads it, not the JSON the model is given", async () => {
+    const { tracing, exporter } = tracingWith();
+    const observer = tracing.observer(null);
+    const started = startedEvent();
+    observer.responseStarted!(started);
+    observer.toolCallStarted!({ turn: 1, callId: 'c1', name: 'tools__sleep', executor: 'mcp', arguments: '{}', trace: {} });
+    observer.toolCallEnded!({ turn: 1, callId: 'c1', name: 'tools__sleep', executor: 'mcp', server: 'tools', output: '{"error":"The tool \'tools__sleep\' did not finish within 1000 ms."}', error: '{"error":"The tool \'tools__sleep\' did not finish within 1000 ms."}', durationMs: 1000 });
+    observer.responseEnded!({ ...started, status: 'completed', errorCode: null, error: null, incompleteReason: null, usage: null, toolCalls: 1, durationMs: 2 });
+    await tracing.flush();
+    expect(spanNamed(exporter.getFinishedSpans(), 'execute_tool tools__sleep').status.message).toBe("The tool 'tools__sleep' did not finish within 1000 ms.");
+  });
+});
+
 describe('ReportingExporter', () => {
   it('warns once while exports fail, and says when they work again', () => {
     const lines: { level: string; fields: Record<string, unknown> }[] = [];
