@@ -8,7 +8,7 @@ import { RedisKeys } from './redis-keys.ts';
 /** Redis (single or cluster) when one is configured, the embedded memory store otherwise. */
 export function createConversationStore(config: GatewayConfig['store']): ConversationStore {
   const clusterNodes = config.clusterNodes ?? [];
-  if (!config.redisUrl && clusterNodes.length === 0) return new MemoryConversationStore({ ttlSeconds: config.ttlSeconds });
+  if (!config.redisUrl && clusterNodes.length === 0) return new MemoryConversationStore({ ttlSeconds: config.ttlSeconds, maxEntries: config.maxEntries });
   const client = connectRedis({ url: config.redisUrl ?? '', clusterNodes, commandTimeoutMs: config.commandTimeoutMs, connectTimeoutMs: config.connectTimeoutMs });
   // Errors surface on the commands that hit them (503 store_unavailable); the response store logs the connection's story.
   client.on('error', () => {});

@@ -3,8 +3,13 @@ import type { StoredItem } from './response-store.ts';
 
 export interface MemoryConversationStoreOptions {
   ttlSeconds: number;
+  /** Most conversations kept (`store.maxEntries`); the least recently written go first, never one a response is writing to. */
+  maxEntries: number;
   now?: () => number;
 }
+
+/** How often expired conversations nobody reads again are let go. */
+const SWEEP_MS = 60_000;
 
 interface Entry {
   /** JSON of the conversation: readers get copies. */
@@ -19,26 +24,48 @@ interface Entry {
 
 /**
  * Conversations in this process (the embedded default). Each expires
- * `ttlSeconds` after its last write; claims expire on their own lease. Every
- * read returns a copy. An item appended with the id of an item already in the
- * conversation replaces it and moves to the end (ids stay unique), as in the
- * Redis store.
+ * `ttlSeconds` after its last write — its memory given back by a sweep, not
+ * only when it is read again — and at most `maxEntries` are kept; claims
+ * expire on their own lease. Every read returns a copy. An item appended with
+ * the id of an item already in the conversation replaces it and moves to the
+ * end (ids stay unique), as in the Redis store.
  */
 export class MemoryConversationStore implements ConversationStore {
+  /** By key, in the order of their last write: the front is what expires, or goes, first. */
   readonly #entries = new Map<string, Entry>();
   readonly #ttlMs: number;
+  readonly #maxEntries: number;
   readonly #now: () => number;
+  readonly #sweep: NodeJS.Timeout;
 
   constructor(options: MemoryConversationStoreOptions) {
     this.#ttlMs = options.ttlSeconds * 1000;
+    this.#maxEntries = options.maxEntries;
     this.#now = options.now ?? Date.now;
+    this.#sweep = setInterval(() => this.sweep(), SWEEP_MS);
+    this.#sweep.unref();
+  }
+
+  get size(): number {
+    return this.#entries.size;
   }
 
   async create(tenant: string, conversation: StoredConversation, items: StoredItem[]): Promise<void> {
     const entry: Entry = { conversation: JSON.stringify(conversation), order: [], items: new Map(), lock: null, expiresAt: 0 };
     appendTo(entry, items);
-    this.#touch(entry);
     this.#entries.set(keyOf(tenant, conversation.id), entry);
+    this.#touch(keyOf(tenant, conversation.id), entry);
+    this.#bound();
+  }
+
+  /** Lets go of every expired conversation (the timer runs it every minute). */
+  sweep(): void {
+    const now = this.#now();
+    for (const [key, entry] of this.#entries) {
+      // In write order: the first one still live ends the sweep (a held claim keeps an entry, not the order).
+      if (entry.expiresAt > now) break;
+      this.#entries.delete(key);
+    }
   }
 
   async get(tenant: string, id: string): Promise<StoredConversation | null> {
@@ -51,7 +78,7 @@ export class MemoryConversationStore implements ConversationStore {
     if (!entry) return null;
     const conversation = { ...(JSON.parse(entry.conversation) as StoredConversation), metadata: { ...metadata } };
     entry.conversation = JSON.stringify(conversation);
-    this.#touch(entry);
+    this.#touch(keyOf(tenant, id), entry);
     return JSON.parse(entry.conversation) as StoredConversation;
   }
 
@@ -65,7 +92,7 @@ export class MemoryConversationStore implements ConversationStore {
     const entry = this.#lookup(tenant, id);
     if (!entry) return false;
     appendTo(entry, items);
-    this.#touch(entry);
+    this.#touch(keyOf(tenant, id), entry);
     return true;
   }
 
@@ -98,7 +125,7 @@ export class MemoryConversationStore implements ConversationStore {
     const entry = this.#lookup(tenant, id);
     if (!entry || !entry.items.delete(itemId)) return false;
     entry.order = entry.order.filter((candidate) => candidate !== itemId);
-    this.#touch(entry);
+    this.#touch(keyOf(tenant, id), entry);
     return true;
   }
 
@@ -118,7 +145,7 @@ export class MemoryConversationStore implements ConversationStore {
     if (lock && lock.holder !== holder) return;
     appendTo(entry, items);
     entry.lock = null;
-    this.#touch(entry);
+    this.#touch(keyOf(tenant, id), entry);
   }
 
   async release(tenant: string, id: string, holder: string): Promise<void> {
@@ -127,6 +154,7 @@ export class MemoryConversationStore implements ConversationStore {
   }
 
   async close(): Promise<void> {
+    clearInterval(this.#sweep);
     this.#entries.clear();
   }
 
@@ -146,8 +174,21 @@ export class MemoryConversationStore implements ConversationStore {
     return entry.lock;
   }
 
-  #touch(entry: Entry): void {
+  /** Written now: it expires a TTL from now, and goes to the back of the order. */
+  #touch(key: string, entry: Entry): void {
     entry.expiresAt = this.#now() + this.#ttlMs;
+    this.#entries.delete(key);
+    this.#entries.set(key, entry);
+  }
+
+  /** Over the bound, the least recently written go, passing over those a response is writing to (a live claim). */
+  #bound(): void {
+    if (this.#entries.size <= this.#maxEntries) return;
+    for (const [key, entry] of this.#entries) {
+      if (this.#entries.size <= this.#maxEntries) return;
+      if (this.#liveLock(entry)) continue;
+      this.#entries.delete(key);
+    }
   }
 }
 

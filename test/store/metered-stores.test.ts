@@ -17,7 +17,7 @@ describeResponseStoreContract('metered memory', async () => new MeteredResponseS
 let now = 1_000_000;
 describeConversationStoreContract(
   'metered memory',
-  async () => new MeteredConversationStore(new MemoryConversationStore({ ttlSeconds: 60, now: () => now }), newMetrics().storeMeter('conversations')),
+  async () => new MeteredConversationStore(new MemoryConversationStore({ ttlSeconds: 60, maxEntries: 10_000, now: () => now }), newMetrics().storeMeter('conversations')),
   (store) => store.close(),
   async (ms) => {
     now += ms;
@@ -48,7 +48,7 @@ describe('metered stores', () => {
     expect(await store.delete('t', 'resp_1')).toBe(false);
     // What the engine asks before a stored response's model call while the store is away: each refusal is a store failure too.
     await expect(store.ensureWritable()).rejects.toMatchObject({ status: 503, code: 'store_unavailable' });
-    const conversations = new MeteredConversationStore(new MemoryConversationStore({ ttlSeconds: 60 }), metrics.storeMeter('conversations'));
+    const conversations = new MeteredConversationStore(new MemoryConversationStore({ ttlSeconds: 60, maxEntries: 10_000 }), metrics.storeMeter('conversations'));
     expect(await conversations.get('t', 'conv_1')).toBeNull();
 
     const scraped = parsePrometheusText((await metrics.exposition()).body);
