@@ -11,16 +11,21 @@ export interface ExportLogger {
 const REPEAT_AFTER_MS = 60_000;
 
 /**
- * An exporter that tells the operator when spans cannot be delivered: the
- * OpenTelemetry SDK otherwise drops them silently. The first failure is a
- * warning, another only after a minute, and recovery is said once.
+ * An exporter that tells the operator when spans are lost: the OpenTelemetry
+ * SDK otherwise drops them silently — in batches whose export failed, and
+ * (`queueFull`) before export, when its queue is full behind a collector too
+ * slow or hung for the spans coming in. The first loss is a warning, another
+ * only after a minute, each with the spans lost so far, and the recovery of
+ * failing exports is said once.
  */
 export class ReportingExporter implements SpanExporter {
   readonly #inner: SpanExporter;
   readonly #log: ExportLogger;
   readonly #endpoint: string;
   #failingSince: number | null = null;
-  #lastWarnedAt = 0;
+  /** When exports were said to work again: a slow export sent before then that fails late belongs to the outage already told. */
+  #recoveredAt = -Infinity;
+  #lastWarnedAt = -Infinity;
   #dropped = 0;
 
   constructor(inner: SpanExporter, log: ExportLogger, endpoint: string) {
@@ -30,11 +35,18 @@ export class ReportingExporter implements SpanExporter {
   }
 
   export(spans: ReadableSpan[], resultCallback: (result: ExportResult) => void): void {
+    const sentAt = performance.now();
     this.#inner.export(spans, (result) => {
       if (result.code === ExportResultCode.SUCCESS) this.#succeeded();
-      else this.#failed(spans.length, result.error);
+      else this.#failed(spans.length, result.error, sentAt);
       resultCallback(result);
     });
+  }
+
+  /** Spans the batch processor dropped before export, its queue full (span-queue-drops.ts). */
+  queueFull(spans: number): void {
+    this.#dropped += spans;
+    this.#warn('tracing: spans dropped, the export queue is full (the collector is slow or does not answer)', null);
   }
 
   shutdown(): Promise<void> {
@@ -45,20 +57,27 @@ export class ReportingExporter implements SpanExporter {
     return this.#inner.forceFlush?.() ?? Promise.resolve();
   }
 
-  #failed(spans: number, error: Error | undefined): void {
-    const now = Date.now();
-    this.#failingSince ??= now;
+  #failed(spans: number, error: Error | undefined, sentAt: number): void {
     this.#dropped += spans;
+    // Sent before the recovery was said, failing only now: the outage told already, not a new one.
+    if (sentAt < this.#recoveredAt) return;
+    this.#failingSince ??= performance.now();
+    this.#warn('tracing: spans could not be exported', error?.message ?? null);
+  }
+
+  #warn(message: string, error: string | null): void {
+    const now = performance.now();
     if (now - this.#lastWarnedAt < REPEAT_AFTER_MS) return;
     this.#lastWarnedAt = now;
-    this.#log.warn({ endpoint: this.#endpoint, dropped_spans: this.#dropped, error: error?.message ?? null }, 'tracing: spans could not be exported');
+    this.#log.warn({ endpoint: this.#endpoint, dropped_spans: this.#dropped, ...(error !== null && { error }) }, message);
   }
 
   #succeeded(): void {
     if (this.#failingSince === null) return;
     this.#log.info({ endpoint: this.#endpoint, dropped_spans: this.#dropped }, 'tracing: exporting spans again');
     this.#failingSince = null;
-    this.#lastWarnedAt = 0;
+    this.#recoveredAt = performance.now();
+    this.#lastWarnedAt = -Infinity;
     this.#dropped = 0;
   }
 }

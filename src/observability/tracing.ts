@@ -12,6 +12,7 @@ import type { LoopObserver } from '../engine/loop-observer.ts';
 import type { SecretRedactor } from '../util/secret-redactor.ts';
 import type { TraceContext } from '../util/trace-context.ts';
 import { ReportingExporter, type ExportLogger } from './reporting-exporter.ts';
+import { spanQueueDrops } from './span-queue-drops.ts';
 import { genAiProviderName } from './gen-ai-attributes.ts';
 import { ResponseTracer, type TracedProvider } from './response-tracer.ts';
 import { DEFAULT_OTLP_TRACES_URL, tracingEnabled } from './tracing-settings.ts';
@@ -58,6 +59,7 @@ export class Tracing {
     const { config } = options;
     const Exporter = config.protocol === 'http/json' ? JsonTraceExporter : ProtobufTraceExporter;
     const exporter = options.exporter ?? new Exporter({ url: config.endpoint ?? DEFAULT_OTLP_TRACES_URL, headers: config.headers, timeoutMillis: EXPORT_TIMEOUT_MS });
+    const reporting = new ReportingExporter(exporter, options.log, config.endpoint ?? DEFAULT_OTLP_TRACES_URL);
     this.#provider = new TracerProvider({
       // OTEL_RESOURCE_ATTRIBUTES (deployment.environment, …) as every OpenTelemetry SDK reads it, then the gateway's own; each
       // process its own instance id, so a collector tells replicas apart.
@@ -65,7 +67,7 @@ export class Tracing {
       // A client's sampled flag decides for its own trace; the ratio, for traces that start here.
       sampler: new ParentBasedSampler({ root: config.sampleRatio >= 1 ? new AlwaysOnSampler() : new TraceIdRatioBasedSampler(config.sampleRatio) }),
       spanLimits: { attributeValueLengthLimit: MAX_ATTRIBUTE_CHARS },
-      spanProcessors: [new BatchSpanProcessor({ exporter: new ReportingExporter(exporter, options.log, config.endpoint ?? DEFAULT_OTLP_TRACES_URL), exportTimeoutMillis: EXPORT_TIMEOUT_MS })],
+      spanProcessors: [new BatchSpanProcessor({ exporter: reporting, exportTimeoutMillis: EXPORT_TIMEOUT_MS, selfObsMeterProvider: spanQueueDrops((spans) => reporting.queueFull(spans)) })],
     });
     this.#tracer = this.#provider.getTracer('loopgate', VERSION);
     this.#providers = new Map(Object.entries(options.providers).map(([name, provider]) => [name, tracedProvider(provider)]));

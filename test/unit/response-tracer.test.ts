@@ -158,4 +158,34 @@ describe('ReportingExporter', () => {
       { level: 'info', fields: { endpoint: 'https://otel.example/v1/traces?api_key=***', dropped_spans: 6 } },
     ]);
   });
+
+  it('a slow export that fails only after exports were said to work again is the outage already told: no new warning', () => {
+    const lines: { level: string; message: string }[] = [];
+    const pending: ((result: { code: ExportResultCode; error?: Error }) => void)[] = [];
+    const inner: SpanExporter = { export: (_spans, done) => void pending.push(done), shutdown: async () => {} };
+    const exporter = new ReportingExporter(inner, { warn: (_fields, message) => lines.push({ level: 'warn', message }), info: (_fields, message) => lines.push({ level: 'info', message }) }, 'https://otel.example/v1/traces');
+    const send = () => exporter.export([{} as ReadableSpan], () => {});
+    send(); // hangs, sent during the outage
+    send();
+    pending[1]!({ code: ExportResultCode.FAILED, error: new Error('timeout') });
+    send();
+    pending[2]!({ code: ExportResultCode.SUCCESS });
+    pending[0]!({ code: ExportResultCode.FAILED, error: new Error('timeout') });
+    expect(lines).toEqual([
+      { level: 'warn', message: 'tracing: spans could not be exported' },
+      { level: 'info', message: 'tracing: exporting spans again' },
+    ]);
+  });
+});
+
+describe('spans the batch queue drops', () => {
+  it('behind a collector that does not answer, the spans the full queue drops are said, though no export has failed yet', async () => {
+    const lines: { message: string; fields: Record<string, unknown> }[] = [];
+    const hung: SpanExporter = { export: () => {}, shutdown: async () => {} };
+    const config = GatewayConfig.parse({ providers: { openai: { type: 'openai-chat', baseUrl: 'https://llm.example/v1', apiKey: SECRET } }, tracing: { enabled: true } });
+    const tracing = Tracing.create({ config: config.tracing, providers: config.providers, secrets: new SecretRedactor([SECRET]), log: { warn: (fields, message) => lines.push({ message, fields }), info: () => {} }, exporter: hung })!;
+    // 3,000 responses of two spans each: one batch of 512 goes out (and hangs), the queue holds 2,048, the rest is dropped.
+    for (let index = 0; index < 3_000; index++) runResponse(tracing.observer(null));
+    expect(lines).toEqual([{ message: 'tracing: spans dropped, the export queue is full (the collector is slow or does not answer)', fields: { endpoint: expect.any(String), dropped_spans: 1 } }]);
+  });
 });
