@@ -28,8 +28,9 @@ export interface RedisStoreOptions {
 /**
  * Writes a response, its conversation turn and its item index entries, all
  * with the TTL, in one command. KEYS: the response hash, then one key per
- * item. ARGV: ttl, full record JSON, turn JSON, previous id, item ids (comma
- * separated), then one JSON per item.
+ * item. ARGV: ttl, full record JSON, turn JSON, previous id, item ids (a JSON
+ * array: a client's item id may hold any character), then one index entry
+ * per item (`indexEntry`: its owner's id, a newline, its JSON).
  */
 const PUT_SCRIPT = `
 local ttl = tonumber(ARGV[1])
@@ -63,13 +64,25 @@ return {turns, false}
 `;
 
 /**
- * Deletes a response and the item index entries it owns, in one round trip.
- * KEYS[1]: the response; ARGV[1]: the tenant's item key prefix (same slot).
+ * Deletes a response and the item index entries it owns, in one round trip:
+ * an entry a later response took over (it resent the same item) is that
+ * response's and stays. KEYS[1]: the response; ARGV[1]: the tenant's item key
+ * prefix (same slot); ARGV[2]: the response's id. Responses stored before
+ * entries named their owner (a comma-joined id list, entries of bare JSON)
+ * are deleted as they were then.
  */
 const DELETE_SCRIPT = `
 local ids = redis.call('HGET', KEYS[1], 'items')
 if not ids then return 0 end
-for itemId in string.gmatch(ids, '[^,]+') do redis.call('DEL', ARGV[1] .. itemId) end
+local list = {}
+if string.sub(ids, 1, 1) == '[' then list = cjson.decode(ids)
+else for itemId in string.gmatch(ids, '[^,]+') do list[#list + 1] = itemId end end
+local owner = ARGV[2] .. '\\n'
+for _, itemId in ipairs(list) do
+  local key = ARGV[1] .. itemId
+  local entry = redis.call('GET', key)
+  if entry and (string.sub(entry, 1, 1) == '{' or string.sub(entry, 1, #owner) == owner) then redis.call('DEL', key) end
+end
 redis.call('DEL', KEYS[1])
 return 1
 `;
@@ -77,7 +90,7 @@ return 1
 interface ChainCommands {
   loopgatePut(...keysThenArgs: (string | number)[]): Promise<number>;
   loopgateChain(firstKey: string, prefix: string, id: string, limit: number): Promise<[string[], string | null]>;
-  loopgateDelete(key: string, itemPrefix: string): Promise<number>;
+  loopgateDelete(key: string, itemPrefix: string, id: string): Promise<number>;
 }
 
 /** How long the store may go unasked before a readiness check asks it (in the background) whether it still answers. */
@@ -165,7 +178,8 @@ export class RedisResponseStore implements ResponseStore {
         ids.push(item.id);
       }
     }
-    const args = [this.#options.ttlSeconds, parts.record, parts.turn, record.previousResponseId ?? '', ids.join(','), ...parts.items];
+    const owner = record.response.id;
+    const args = [this.#options.ttlSeconds, parts.record, parts.turn, record.previousResponseId ?? '', JSON.stringify(ids), ...parts.items.map((item) => indexEntry(owner, item))];
     await this.#run(() => this.redis.loopgatePut(keys.length, ...keys, ...args));
   }
 
@@ -203,13 +217,13 @@ export class RedisResponseStore implements ResponseStore {
     if (ids.length === 0) return found;
     const values = await this.#run(() => this.redis.mget(ids.map((id) => this.#keys.item(tenant, id))));
     values.forEach((value, index) => {
-      if (value) found.set(ids[index]!, JSON.parse(value) as StoredItem);
+      if (value) found.set(ids[index]!, JSON.parse(indexedItem(value)) as StoredItem);
     });
     return found;
   }
 
   async delete(tenant: string, id: string): Promise<boolean> {
-    const deleted = await this.#run(() => this.redis.loopgateDelete(this.#keys.response(tenant, id), this.#keys.itemPrefix(tenant)));
+    const deleted = await this.#run(() => this.redis.loopgateDelete(this.#keys.response(tenant, id), this.#keys.itemPrefix(tenant), id));
     return deleted === 1;
   }
 
@@ -294,4 +308,14 @@ export class RedisResponseStore implements ResponseStore {
       throw storeUnavailable(error);
     }
   }
+}
+
+/** An item's index entry: the id of the response holding it, so that deleting another one that held it leaves it be; then its JSON. */
+function indexEntry(owner: string, itemJson: string): string {
+  return `${owner}\n${itemJson}`;
+}
+
+/** The item's JSON in an index entry (one written before entries named their owner is the JSON alone). */
+function indexedItem(entry: string): string {
+  return entry.startsWith('{') ? entry : entry.slice(entry.indexOf('\n') + 1);
 }

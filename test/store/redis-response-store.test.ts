@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RedisKeys } from '../../src/store/redis-keys.ts';
 import { RedisResponseStore } from '../../src/store/redis-response-store.ts';
 import { acquireRedis, type TestRedis } from '../support/redis.ts';
 import { describeResponseStoreContract, record } from './response-store-contract.ts';
@@ -51,6 +52,25 @@ describe('RedisResponseStore', () => {
         expect(ttl).toBeGreaterThan(0);
         expect(ttl).toBeLessThanOrEqual(60);
       }
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('reads and deletes responses stored before index entries named their owner (ids comma-joined, entries of bare JSON)', async () => {
+    const prefix = redis.prefix();
+    const store = open(prefix);
+    const keys = new RedisKeys(prefix);
+    try {
+      const old = record('t', 'resp_old', null);
+      await store.put(old);
+      // As the earlier release wrote them.
+      await store.redis.hset(keys.response('t', 'resp_old'), 'items', 'msg_in_resp_old,msg_out_resp_old');
+      await store.redis.set(keys.item('t', 'msg_in_resp_old'), JSON.stringify(old.inputItems[0]), 'EX', 60);
+      await store.redis.set(keys.item('t', 'msg_out_resp_old'), JSON.stringify(old.response.output[0]), 'EX', 60);
+      expect((await store.items('t', ['msg_in_resp_old'])).get('msg_in_resp_old')).toEqual(old.inputItems[0]);
+      expect(await store.delete('t', 'resp_old')).toBe(true);
+      expect((await store.items('t', ['msg_in_resp_old', 'msg_out_resp_old'])).size).toBe(0);
     } finally {
       await store.close();
     }

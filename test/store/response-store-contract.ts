@@ -83,6 +83,31 @@ export function describeResponseStoreContract(name: string, create: () => Promis
         expect(await store.get('t1', 'resp_a')).toBeNull();
       }));
 
+    it("deleting a response forgets only the items it holds: not another's whose id its own contains (commas, any character a client may use)", () =>
+      withStore(async (store) => {
+        const keep = record('t_comma', 'resp_keep', null);
+        keep.inputItems[0]!.id = 'msg_keep';
+        const gone = record('t_comma', 'resp_gone', null, 'deleted text');
+        gone.inputItems[0]!.id = 'msg_gone,msg_keep';
+        await store.put(keep);
+        await store.put(gone);
+        expect(await store.delete('t_comma', 'resp_gone')).toBe(true);
+        expect([...(await store.items('t_comma', ['msg_keep', 'msg_gone,msg_keep', 'msg_gone'])).keys()]).toEqual(['msg_keep']);
+      }));
+
+    it('an item a later response took over (it resent the item) stays when the earlier response is deleted', () =>
+      withStore(async (store) => {
+        const first = record('t_owner', 'resp_first', null);
+        const second = record('t_owner', 'resp_second', 'resp_first', 'again');
+        second.inputItems = [{ id: 'msg_in_resp_first', type: 'message', role: 'user', content: 'resent' }];
+        await store.put(first);
+        await store.put(second);
+        expect(await store.delete('t_owner', 'resp_first')).toBe(true);
+        const found = await store.items('t_owner', ['msg_in_resp_first', 'msg_out_resp_first']);
+        expect([...found.keys()]).toEqual(['msg_in_resp_first']);
+        expect(found.get('msg_in_resp_first')).toMatchObject({ content: 'resent' });
+      }));
+
     it('returns copies: changing what was read does not change what is stored', () =>
       withStore(async (store) => {
         await store.put(record('t1', 'resp_a', null));
