@@ -53,14 +53,16 @@ export class TenantToolPolicy implements ToolGovernance {
 
   offers(tool: OfferedTool, tenant: string): boolean {
     const rules = this.#rulesOf(tenant);
-    return !rules || (rules.tools.permits(tool.definition.name) && (tool.serverUrl === undefined || rules.serverUrls.permits(parseUrl(tool.serverUrl))));
+    return !rules || (rules.tools.permits(tool.policyName ?? tool.definition.name) && (tool.serverUrl === undefined || rules.serverUrls.permits(parseUrl(tool.serverUrl))));
   }
 
   check(call: ToolCall, context: ToolContext): string | null {
     const rules = this.#rulesOf(context.tenant);
     if (!rules) return null;
-    if (!rules.tools.permits(call.name)) return TOOL_REFUSED;
-    const serverUrl = context.offered.get(call.name)?.serverUrl;
+    const offered = context.offered.get(call.name);
+    // Judged by the tool's own name, not the model's (shortened and hashed where it is long): a label of 60 characters must not step past `*__delete`.
+    if (!rules.tools.permits(offered?.policyName ?? call.name)) return TOOL_REFUSED;
+    const serverUrl = offered?.serverUrl;
     if (serverUrl !== undefined && !rules.serverUrls.permits(parseUrl(serverUrl))) return SERVER_REFUSED;
     return null;
   }

@@ -51,6 +51,13 @@ export interface OfferedTool {
   serverUrl?: string;
   /** The operator's MCP server the tool runs on, by its configured name (metrics label it so); absent for a server a request named. */
   operatorServer?: string;
+  /**
+   * The name tenants' tool rules judge, when it is not the model's: an MCP
+   * tool's `<server>__<tool>` as written — the model's name is shortened
+   * and hashed when that is over 64 characters or holds characters models
+   * refuse, and a rule like `*__delete` must still find it.
+   */
+  policyName?: string;
 }
 
 /** What `prepare` found: tools to offer, and items that announce them in the output (`mcp_list_tools`). */

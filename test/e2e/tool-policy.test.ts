@@ -6,10 +6,12 @@ import { McpTestServer } from '../support/mcp-test-server.ts';
 import { assertValidResponse, assertValidResponseWithOpenAIItems } from '../support/openresponses-schema.ts';
 import { flavors, type ModelTurn, type ProviderFlavor, type Seen } from '../support/provider-flavors.ts';
 import { ScriptedChatUpstream, type RecordedRequest } from '../support/scripted-chat-upstream.ts';
+import { joinedToolName } from '../../src/util/joined-tool-name.ts';
 
 const KEY_A = 'sk-policy-team-a-0123';
 const KEY_B = 'sk-policy-team-b-0123';
 const KEY_C = 'sk-policy-team-c-0123';
+const KEY_D = 'sk-policy-team-d-0123';
 /** A credential in the operator server's URL: configured, so it must never reach the model, though the MCP session does not know it. */
 const URL_TOKEN = 'url-token-secret-9876';
 const HEADER_SECRET = 'operator-header-secret';
@@ -57,8 +59,8 @@ describe.each(flavors)('tool policy over $name', (flavor) => {
     upstream.setScript((request) => flavor.render(request, model(flavor.seen(request))));
     gateway = await startGateway(upstreamUrl, {
       ...flavor.config(upstreamUrl),
-      auth: { apiKeys: [{ key: KEY_A, tenant: 'team-a' }, { key: KEY_B, tenant: 'team-b' }, { key: KEY_C, tenant: 'team-c' }] },
-      tenants: { 'team-a': { tools: { deny: ['tools__delete', 'recs__delete'] }, mcpServerUrls: { deny: [new URL(otherUrl).origin] } }, 'team-c': { tools: { allow: [] } } },
+      auth: { apiKeys: [{ key: KEY_A, tenant: 'team-a' }, { key: KEY_B, tenant: 'team-b' }, { key: KEY_C, tenant: 'team-c' }, { key: KEY_D, tenant: 'team-d' }] },
+      tenants: { 'team-a': { tools: { deny: ['tools__delete', 'recs__delete'] }, mcpServerUrls: { deny: [new URL(otherUrl).origin] } }, 'team-c': { tools: { allow: [] } }, 'team-d': { tools: { deny: ['*__delete'] } } },
       mcp: {
         callItems: 'function',
         servers: [
@@ -171,6 +173,22 @@ describe.each(flavors)('tool policy over $name', (flavor) => {
     expect(listed(b)).toContain('delete');
     expect(listed(a)).not.toContain('delete');
     expect(listed(a)).toEqual(listed(b).filter((name: string) => name !== 'delete'));
+  });
+
+  it("a rule written as *__delete holds for a server the request labels with a long label, though the model's name for the tool is shortened and hashed", async () => {
+    const label = 'l'.repeat(60);
+    const modelName = joinedToolName(label, 'delete');
+    expect(modelName).not.toContain('__delete');
+    model = (seen) => (resultsOf(seen).length > 0 ? { text: 'done' } : { calls: [{ id: 'call_del', name: modelName, args: { id: 'r1' } }] });
+    const deletes = tools.calls.filter((call) => call.name === 'delete').length;
+    const response: any = await as(KEY_D).responses.create({ model: flavor.model, input: 'Delete r1', tools: [{ type: 'mcp', server_label: label, server_url: toolsEndpoint, require_approval: 'never' }] } as any);
+    assertValidResponseWithOpenAIItems(response);
+    expect(response.output.find((item: any) => item.type === 'mcp_list_tools').tools.map((tool: any) => tool.name)).not.toContain('delete');
+    expect(offeredNames(flavor, upstream.requests[0]!)).not.toContain(modelName);
+    // Not offered, so a call the model makes anyway reads as one to a tool that does not exist (as a denied server's tools do), and never runs.
+    const output = response.output.find((item: any) => item.type === 'function_call_output' && item.call_id === 'call_del');
+    expect(JSON.parse(output.output).error).toBe(`There is no tool named '${modelName}'.`);
+    expect(tools.calls.filter((call) => call.name === 'delete')).toHaveLength(deletes);
   });
 
   it('a failing tool\'s error reaches the model without stack trace, internal addresses or secrets, its message kept', async () => {

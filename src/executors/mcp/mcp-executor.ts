@@ -231,7 +231,7 @@ export class McpExecutor implements ToolExecutor {
     const description = [serverDescription, tool.description].filter(Boolean).join('\n\n');
     const callTimeoutMs = timeoutMs ?? this.#defaultTimeoutMs;
     const target: McpTarget = { server, toolName: tool.name, timeoutMs: callTimeoutMs };
-    return [{ definition: { type: 'function', name, ...(description && { description }), parameters: tool.inputSchema }, executor: this, presentation, target, timeoutMs: callTimeoutMs, serverUrl: server.url, ...(!server.untrusted && { operatorServer: serverName }) }];
+    return [{ definition: { type: 'function', name, ...(description && { description }), parameters: tool.inputSchema }, policyName: `${serverName}__${tool.name}`, executor: this, presentation, target, timeoutMs: callTimeoutMs, serverUrl: server.url, ...(!server.untrusted && { operatorServer: serverName }) }];
   }
 }
 
