@@ -216,31 +216,39 @@ export class BackgroundRunner {
   }
 
   /**
-   * Gives up the lease of a response this replica stopped running. One
-   * whose ending may not be stored (its last write failed: the store was
-   * away, a slot moving) has the ending its readers were sent stored again;
-   * if that fails too it keeps its lease, no longer renewed: it lapses and
-   * a reaper ends the response once the store answers (with that same
-   * ending, read from its event log), so it never stays `in_progress`. Its
-   * record is asked first, in case the ending was stored after all.
+   * Gives up the lease of a response this replica stopped running. The
+   * ending its stream's readers got — the first terminal event in its log,
+   * this replica's or, when its lease lapsed during a stall, a reaper's — is
+   * what stays stored: stored again when this replica's own write failed (the
+   * store was away, a slot moving) or lost to a reaper's. When no ending can
+   * be stored, the lease is kept, no longer renewed: it lapses and a reaper
+   * ends the response once the store answers, so it never stays
+   * `in_progress`.
    */
   async #release(ref: BackgroundRef, settled: boolean, ending: ResponseResource | null): Promise<void> {
     const { store, registry, log } = this.#options;
     try {
-      if (!settled) {
+      const told = ending ? await this.#loggedEnding(ref) : null;
+      if (told && (!settled || !sameEnding(told, ending!))) {
+        const record = await store.get(ref.tenant, ref.id);
+        if (record) await store.put({ ...record, response: told });
+      } else if (!settled) {
         const record = await store.get(ref.tenant, ref.id);
         if (record && !isFinished(record.response)) {
-          if (!ending) {
-            log.warn({ response_id: ref.id }, 'background response: its ending could not be stored; its lease is left to lapse, and a reaper ends it as failed');
-            return;
-          }
-          await store.put({ ...record, response: ending });
+          log.warn({ response_id: ref.id }, 'background response: its ending could not be stored; its lease is left to lapse, and a reaper ends it as failed');
+          return;
         }
       }
       await registry.unregister(ref);
     } catch {
       // The store or registry is away: the lease lapses, and a reaper ends the response if it is unfinished.
     }
+  }
+
+  /** The ending the response's stream was sent: its log's first terminal event (nothing follows one); null when there is none. */
+  async #loggedEnding(ref: BackgroundRef): Promise<ResponseResource | null> {
+    const last = await this.#options.events.lastEvent(ref.tenant, ref.id);
+    return last && isTerminalEvent(last.type) ? (JSON.parse(last.json) as { response: ResponseResource }).response : null;
   }
 
   async #renewAndReap(): Promise<void> {
@@ -291,12 +299,20 @@ export class BackgroundRunner {
         const response: ResponseResource = { ...record.response, status: 'failed', completed_at: null, error: responseError('response_owner_lost', OWNER_LOST_MESSAGE) };
         await store.put({ ...record, response });
         await events.append(ref.tenant, ref.id, [toLoggedEvent({ type: 'response.failed', response, sequence_number: (last?.sequence ?? -1) + 1 })]);
+        // The owner, stalled rather than gone, may have sent its own ending first: the one the stream got is the one kept.
+        const told = await this.#loggedEnding(ref);
+        if (told && !sameEnding(told, response)) await store.put({ ...record, response: told });
         this.#options.log.warn({ response_id: ref.id, tenant: ref.tenant }, 'background response: its owner stopped renewing its lease; ended as failed');
       }
     }
     // Ended (now or before): the claim is done with.
     await registry.unregister(ref);
   }
+}
+
+/** Two endings of one response alike: the same status, for the same reason. */
+function sameEnding(a: ResponseResource, b: ResponseResource): boolean {
+  return a.status === b.status && a.error?.code === b.error?.code && a.incomplete_details?.reason === b.incomplete_details?.reason;
 }
 
 function toLoggedEvent(event: ResponseStreamEvent): LoggedEvent {

@@ -3,6 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GatewayConfig } from '../../src/config/load-config.ts';
 import { GatewayError } from '../../src/errors/gateway-error.ts';
 import { buildApp } from '../../src/http/build-app.ts';
+import { RedisEventLog } from '../../src/store/redis-event-log.ts';
+import { RedisKeys } from '../../src/store/redis-keys.ts';
 import { RedisResponseStore } from '../../src/store/redis-response-store.ts';
 import type { StoredResponse } from '../../src/store/response-store.ts';
 import { assertValidResponse } from '../support/openresponses-schema.ts';
@@ -77,4 +79,68 @@ describe('a background response whose ending cannot be stored', () => {
       });
     }
   }
+});
+
+/**
+ * A reaper on another replica that ended the response (its owner stalled past
+ * the lease) just before the owner's own ending landed: the reaper stored
+ * `failed` and sent `response.failed`; then the owner's `completed` write
+ * went in over it, and its `response.completed` was refused by the log (one
+ * terminal event only).
+ */
+class ReaperFirst extends RedisResponseStore {
+  events: RedisEventLog | null = null;
+  async #playReaper(record: StoredResponse): Promise<void> {
+    const response = { ...record.response, status: 'failed' as const, completed_at: null, output: [], error: { code: 'response_owner_lost', message: 'The gateway instance running this response stopped.' } };
+    await super.put({ ...record, response });
+    const last = await this.events!.lastSequence(record.tenant, response.id);
+    await this.events!.append(record.tenant, response.id, [{ sequence: last + 1, type: 'response.failed', json: JSON.stringify({ type: 'response.failed', response, sequence_number: last + 1 }) }]);
+  }
+  override async put(record: StoredResponse): Promise<void> {
+    if (record.response.status === 'completed') await this.#playReaper(record);
+    return super.put(record);
+  }
+}
+
+describe('a background response a reaper ended just before its owner did', () => {
+  const upstream = new ScriptedChatUpstream(textReply('Hello'));
+  let redis: TestRedis;
+  let store: ReaperFirst;
+  let app: Awaited<ReturnType<typeof buildApp>>;
+  let origin: string;
+
+  beforeAll(async () => {
+    const url = await upstream.start();
+    redis = await acquireRedis();
+    const keyPrefix = redis.prefix();
+    const config = GatewayConfig.parse({ logLevel: 'silent', providers: { openai: { type: 'openai-chat', baseUrl: url, apiKey: 'k' } }, store: { redisUrl: redis.url, keyPrefix }, background: { leaseMs: 500 }, server: { host: '127.0.0.1', port: 0, shutdownGraceMs: 200 } });
+    store = new ReaperFirst({ url: redis.url, clusterNodes: [], keyPrefix, ttlSeconds: 600, commandTimeoutMs: 1_000, connectTimeoutMs: 1_000 });
+    store.events = new RedisEventLog({ client: store.redis, keys: new RedisKeys(keyPrefix), limits: { maxEvents: 1_000, maxBytes: 1_000_000, ttlSeconds: 600 }, readyWaitMs: 1_000 });
+    app = await buildApp({ config, store });
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    origin = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await app.close();
+    await upstream.close();
+    await redis.cleanup();
+    await redis.stop();
+  });
+
+  it("keeps the ending its stream was sent (the reaper's), not the owner's write that landed after it", async () => {
+    const created = (await (await fetch(`${origin}/v1/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', input: 'hi', background: true }) })).json()) as { id: string };
+    const events = await (await fetch(`${origin}/v1/responses/${created.id}?stream=true&starting_after=0`)).text();
+    const terminal = events.split('\n').filter((line) => line.startsWith('data: {')).map((line) => JSON.parse(line.slice(6))).filter((event) => /^response\.(completed|failed|incomplete)$/.test(event.type));
+    expect(terminal.map((event) => event.type)).toEqual(['response.failed']);
+    let response: any = null;
+    await waitFor(async () => {
+      response = await (await fetch(`${origin}/v1/responses/${created.id}`)).json();
+      return response.status === 'failed';
+    }, 5_000);
+    assertValidResponse(response);
+    expect(response.error).toMatchObject({ code: 'response_owner_lost' });
+    // And so it stays.
+    await new Promise((resolve) => setTimeout(resolve, 800));
+    expect(((await (await fetch(`${origin}/v1/responses/${created.id}`)).json()) as any).status).toBe('failed');
+  });
 });
