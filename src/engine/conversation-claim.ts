@@ -2,6 +2,7 @@ import { GatewayError, notFound } from '../errors/gateway-error.ts';
 import type { ResponseResource } from '../protocol/response-resource.ts';
 import type { ConversationStore } from '../store/conversation-store.ts';
 import type { StoredInputItem } from '../store/response-store.ts';
+import { retryInBackground } from '../util/retry-in-background.ts';
 
 /** How long a claim lasts unrenewed: a replica that dies mid-response blocks its conversation this long at most. */
 const CLAIM_TTL_MS = 15_000;
@@ -62,15 +63,26 @@ export class ConversationClaim {
   /** The response ended: its items join the conversation (see above) and the claim is released. */
   async finish(response: ResponseResource, input: readonly StoredInputItem[]): Promise<void> {
     if (this.#settle()) return;
-    if (response.status === 'failed') await this.#store.release(this.#tenant, this.conversationId, this.#holder);
+    if (response.status === 'failed') return this.#release();
     // A compaction_trigger asked for the compaction: it is no item of the conversation (its answer, the compaction item, is).
-    else await this.#store.appendAndRelease(this.#tenant, this.conversationId, this.#holder, [...input.filter((item) => item.type !== 'compaction_trigger'), ...response.output]);
+    try {
+      await this.#store.appendAndRelease(this.#tenant, this.conversationId, this.#holder, [...input.filter((item) => item.type !== 'compaction_trigger'), ...response.output]);
+    } catch (error) {
+      // Nothing was added (the response fails for it): the conversation is freed once the store answers.
+      void this.#release().catch(() => {});
+      throw error;
+    }
   }
 
-  /** The response never started: release without appending (best effort; the claim lapses anyway). */
+  /** The response never started: release without appending (best effort: tried again while the store is away, and the claim lapses anyway). */
   async abandon(): Promise<void> {
     if (this.#settle()) return;
-    await this.#store.release(this.#tenant, this.conversationId, this.#holder).catch(() => {});
+    await this.#release().catch(() => {});
+  }
+
+  /** Frees the conversation; a store away at the moment is asked again until it answers (within the claim's lease), so the next response need not wait the lease out. */
+  #release(): Promise<void> {
+    return retryInBackground(() => this.#store.release(this.#tenant, this.conversationId, this.#holder), CLAIM_TTL_MS);
   }
 
   /** Stops renewing; true when already settled. */

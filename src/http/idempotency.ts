@@ -8,6 +8,7 @@ import type { IdempotencyStore } from '../store/idempotency-store.ts';
 import type { ResponseStore } from '../store/response-store.ts';
 import { streamBackgroundEvents, type BackgroundStreamSource } from './background-stream.ts';
 import { SseWriter, type StreamPacing } from './sse-writer.ts';
+import { retryInBackground } from '../util/retry-in-background.ts';
 
 export interface IdempotencyOptions {
   keys: IdempotencyStore;
@@ -53,6 +54,8 @@ export async function takeIdempotencyKey(request: FastifyRequest, reply: Fastify
     renewal.unref();
     /** Once the key names its response, nothing later (a failure while that response is being sent) may let it go: a retry must get that response, not run again. */
     let completed = false;
+    // A store away at the moment is asked again until it answers (within the lease), so the retry need not wait the lease out.
+    const letGo = () => retryInBackground(() => options.keys.release(tenant, key), PENDING_LEASE_SECONDS * 1000);
     return {
       complete: async (response) => {
         clearInterval(renewal);
@@ -62,11 +65,11 @@ export async function takeIdempotencyKey(request: FastifyRequest, reply: Fastify
         if (response.store && !interrupted(response)) {
           await options.keys.complete(tenant, key, fingerprint, response.id, options.ttlSeconds);
           completed = true;
-        } else await options.keys.release(tenant, key);
+        } else await letGo();
       },
       release: async () => {
         clearInterval(renewal);
-        if (!completed) await options.keys.release(tenant, key);
+        if (!completed) await letGo();
       },
     };
   }

@@ -42,5 +42,10 @@ describe('Idempotency-Key when its store fails at the end', () => {
     const body = await response.json();
     assertValidResponse(body);
     expect((body as any).output[0].content[0].text).toBe('answered');
+    // Let go once Redis takes writes again, not when the 30 s lease lapses: the retry runs.
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    const retried = await fetch(`${gateway.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': 'paused-at-the-end' }, body: JSON.stringify({ model: 'm', input: 'hi', store: false }) });
+    expect(retried.status).toBe(200);
+    expect(upstream.requests).toHaveLength(2);
   });
 });
