@@ -1,4 +1,5 @@
 import { GatewayError } from '../errors/gateway-error.ts';
+import { MAX_UPSTREAM_ANSWER_CHARS } from '../providers/upstream-answer-limits.ts';
 import type { ExecutorRegistry } from '../executors/executor-registry.ts';
 import type { CallPresentation, ToolContext } from '../executors/tool-executor.ts';
 import type { LoopReport } from '../protocol/loop-controls-param.ts';
@@ -34,6 +35,8 @@ export interface LoopLimits {
   maxConsecutiveToolFailures: number;
   /** The status a paused response reports: `requires_action`, or `completed` for clients that need OpenAI's exact behaviour. */
   pausedStatus: 'requires_action' | 'completed';
+  /** Most characters the model may write over the response (text, reasoning, call arguments); `MAX_UPSTREAM_ANSWER_CHARS` unless said. */
+  maxAnswerChars?: number;
 }
 
 export interface LoopPolicy extends ToolPolicy {
@@ -165,6 +168,9 @@ async function* runLoop(loop: ResponseLoop, tally: LoopTally): AsyncGenerator<Re
   let lastCall: LoopLimit | null = null;
   /** Model calls that are not turns: answers a completion check or a failed validation sent back. */
   let retries = 0;
+  /** Characters the model wrote over the whole response (text, refusals, reasoning, call arguments). */
+  let answerChars = 0;
+  const maxAnswerChars = loop.limits.maxAnswerChars ?? MAX_UPSTREAM_ANSWER_CHARS;
 
   // A client's own tool loop continues with its tools' outputs: that response has used tools too.
   const continuesTools = sendsToolOutputs(loop.request);
@@ -252,6 +258,12 @@ async function* runLoop(loop: ResponseLoop, tally: LoopTally): AsyncGenerator<Re
           if (!read.output) {
             read.output = true;
             observer.modelCallFirstOutput({ turn });
+          }
+          // An answer past the bound (an upstream streaming without end) is cut off, not held until the process runs out of memory.
+          if ('delta' in event && (answerChars += event.delta.length) > maxAnswerChars) {
+            read.failure = { code: 'upstream_invalid_response', message: `The upstream '${loop.provider.name}' sent an answer larger than ${describeChars(maxAnswerChars)}; it was cut off there.` };
+            observer.modelCallFailed({ turn, provider: loop.provider.name, code: read.failure.code, status: null });
+            return true;
           }
           if (event.type === 'hosted_item.done') hosted.made++;
           builder.apply(event, emit);
@@ -391,6 +403,11 @@ async function startModelCall(loop: ResponseLoop, request: TurnRequest, turn: nu
     if (!loop.signal.aborted) loop.observer.modelCallFailed({ turn, provider: loop.provider.name, ...describeFailure(error) });
     throw error;
   }
+}
+
+/** `64 Mi characters`, or the count itself below a mebi. */
+function describeChars(chars: number): string {
+  return chars >= 1024 * 1024 ? `${chars / (1024 * 1024)} Mi characters` : `${chars} characters`;
 }
 
 function isAsync(stream: TurnStream): stream is AsyncIterable<TurnEvent> {

@@ -8,6 +8,12 @@
  */
 export const MAX_UPSTREAM_BODY_BYTES = 64 * 1024 * 1024;
 export const MAX_UPSTREAM_EVENT_CHARS = 32 * 1024 * 1024;
+/**
+ * The same bound on what a streamed answer adds up to, over a response's
+ * model calls (text, reasoning, call arguments): a stream of small events
+ * that never ends grew one string until the process could no longer hold it.
+ */
+export const MAX_UPSTREAM_ANSWER_CHARS = 64 * 1024 * 1024;
 
 /** The code an answer over its limit fails with (`transportCode` reads it along a cause chain). */
 export const ANSWER_TOO_LARGE = 'LOOPGATE_UPSTREAM_ANSWER_TOO_LARGE';
