@@ -8,7 +8,7 @@ import { RedisKeys } from '../../src/store/redis-keys.ts';
 import { RedisResponseStore } from '../../src/store/redis-response-store.ts';
 import type { StoredResponse } from '../../src/store/response-store.ts';
 import { assertValidResponse } from '../support/openresponses-schema.ts';
-import { acquireRedis, type TestRedis } from '../support/redis.ts';
+import { acquireRedis } from '../support/redis.ts';
 import { ScriptedChatUpstream, textReply } from '../support/scripted-chat-upstream.ts';
 import { waitFor } from '../support/wait-for.ts';
 
@@ -25,31 +25,40 @@ class StoreAwayAtTheEnd extends RedisResponseStore {
   }
 }
 
+/** A gateway on Redis whose responses go through `makeStore` (leases and events live in Redis, as the config makes them); stopped by `close`. */
+async function gatewayWithStore<S extends RedisResponseStore>(makeStore: (options: ConstructorParameters<typeof RedisResponseStore>[0]) => S): Promise<{ store: S; origin: string; keyPrefix: string; close(): Promise<void> }> {
+  const upstream = new ScriptedChatUpstream(textReply('Hello'));
+  const url = await upstream.start();
+  const redis = await acquireRedis();
+  const keyPrefix = redis.prefix();
+  const config = GatewayConfig.parse({ logLevel: 'silent', providers: { openai: { type: 'openai-chat', baseUrl: url, apiKey: 'k' } }, store: { redisUrl: redis.url, keyPrefix }, background: { leaseMs: 500 }, server: { host: '127.0.0.1', port: 0, shutdownGraceMs: 200 } });
+  const store = makeStore({ url: redis.url, clusterNodes: [], keyPrefix, ttlSeconds: 600, commandTimeoutMs: 1_000, connectTimeoutMs: 1_000 });
+  const app = await buildApp({ config, store });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  return {
+    store,
+    keyPrefix,
+    origin: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`,
+    async close() {
+      await app.close();
+      await upstream.close();
+      await redis.cleanup();
+      await redis.stop();
+    },
+  };
+}
+
 /** README: "Background responses never stay running" — not even when the store refuses their last write. */
 describe('a background response whose ending cannot be stored', () => {
-  const upstream = new ScriptedChatUpstream(textReply('Hello'));
-  let redis: TestRedis;
+  let gateway: Awaited<ReturnType<typeof gatewayWithStore<StoreAwayAtTheEnd>>>;
   let store: StoreAwayAtTheEnd;
-  let app: Awaited<ReturnType<typeof buildApp>>;
   let origin: string;
 
   beforeAll(async () => {
-    const url = await upstream.start();
-    redis = await acquireRedis();
-    const keyPrefix = redis.prefix();
-    // Leases live in Redis (the registry the config makes); the responses in the store that refuses.
-    const config = GatewayConfig.parse({ logLevel: 'silent', providers: { openai: { type: 'openai-chat', baseUrl: url, apiKey: 'k' } }, store: { redisUrl: redis.url, keyPrefix }, background: { leaseMs: 500 }, server: { host: '127.0.0.1', port: 0, shutdownGraceMs: 200 } });
-    store = new StoreAwayAtTheEnd({ url: redis.url, clusterNodes: [], keyPrefix, ttlSeconds: 600, commandTimeoutMs: 1_000, connectTimeoutMs: 1_000 });
-    app = await buildApp({ config, store });
-    await app.listen({ host: '127.0.0.1', port: 0 });
-    origin = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+    gateway = await gatewayWithStore((options) => new StoreAwayAtTheEnd(options));
+    ({ store, origin } = gateway);
   });
-  afterAll(async () => {
-    await app.close();
-    await upstream.close();
-    await redis.cleanup();
-    await redis.stop();
-  });
+  afterAll(() => gateway.close());
 
   // One failure: the replica stores the ending again as it lets the response go. Two: that fails too, and the reaper stores it, read from the event log.
   for (const failures of [1, 2]) {
@@ -103,29 +112,15 @@ class ReaperFirst extends RedisResponseStore {
 }
 
 describe('a background response a reaper ended just before its owner did', () => {
-  const upstream = new ScriptedChatUpstream(textReply('Hello'));
-  let redis: TestRedis;
-  let store: ReaperFirst;
-  let app: Awaited<ReturnType<typeof buildApp>>;
+  let gateway: Awaited<ReturnType<typeof gatewayWithStore<ReaperFirst>>>;
   let origin: string;
 
   beforeAll(async () => {
-    const url = await upstream.start();
-    redis = await acquireRedis();
-    const keyPrefix = redis.prefix();
-    const config = GatewayConfig.parse({ logLevel: 'silent', providers: { openai: { type: 'openai-chat', baseUrl: url, apiKey: 'k' } }, store: { redisUrl: redis.url, keyPrefix }, background: { leaseMs: 500 }, server: { host: '127.0.0.1', port: 0, shutdownGraceMs: 200 } });
-    store = new ReaperFirst({ url: redis.url, clusterNodes: [], keyPrefix, ttlSeconds: 600, commandTimeoutMs: 1_000, connectTimeoutMs: 1_000 });
-    store.events = new RedisEventLog({ client: store.redis, keys: new RedisKeys(keyPrefix), limits: { maxEvents: 1_000, maxBytes: 1_000_000, ttlSeconds: 600 }, readyWaitMs: 1_000 });
-    app = await buildApp({ config, store });
-    await app.listen({ host: '127.0.0.1', port: 0 });
-    origin = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+    gateway = await gatewayWithStore((options) => new ReaperFirst(options));
+    gateway.store.events = new RedisEventLog({ client: gateway.store.redis, keys: new RedisKeys(gateway.keyPrefix), limits: { maxEvents: 1_000, maxBytes: 1_000_000, ttlSeconds: 600 }, readyWaitMs: 1_000 });
+    origin = gateway.origin;
   });
-  afterAll(async () => {
-    await app.close();
-    await upstream.close();
-    await redis.cleanup();
-    await redis.stop();
-  });
+  afterAll(() => gateway.close());
 
   it("keeps the ending its stream was sent (the reaper's), not the owner's write that landed after it", async () => {
     const created = (await (await fetch(`${origin}/v1/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', input: 'hi', background: true }) })).json()) as { id: string };
