@@ -26,14 +26,22 @@ describe('WebSocket transport: slow readers', () => {
     await upstream.close();
   });
 
-  /** One response on a fresh socket whose reading pauses for `pauseMs` once the first frame arrived; how it ended. */
+  /**
+   * One response on a fresh socket whose reading pauses for `pauseMs` once two
+   * megabyte deltas arrived (the gateway is then sending the rest, which fills
+   * the socket's buffers and waits in the gateway); how it ended. Pings every
+   * 400 ms: at 100 ms, on a loaded machine, the first tick of the pause could
+   * come before the gateway had anything waiting, and a peer that answers no
+   * ping with nothing waiting for it is gone, by design.
+   */
   async function pausingReader(stallMs: number, pauseMs: number): Promise<{ completed: boolean; closeCode: number | null }> {
-    const gateway = await startGateway(upstreamUrl, { server: { keepAliveIntervalMs: 100, clientStallTimeoutMs: stallMs } });
+    const gateway = await startGateway(upstreamUrl, { server: { keepAliveIntervalMs: 400, clientStallTimeoutMs: stallMs } });
     gateways.push(gateway);
     const socket = new WebSocket(`${gateway.origin.replace('http:', 'ws:')}/v1/responses`, { perMessageDeflate: false, maxPayload: 256 * 1024 * 1024 });
     await new Promise((resolve) => socket.once('open', resolve));
     let paused = false;
     let completed = false;
+    let deltas = 0;
     return new Promise((resolve) => {
       socket.on('message', (data) => {
         const type = JSON.parse(String(data)).type as string;
@@ -41,7 +49,8 @@ describe('WebSocket transport: slow readers', () => {
           completed = true;
           socket.close();
         }
-        if (paused) return;
+        if (type === 'response.output_text.delta') deltas++;
+        if (paused || deltas < 2) return;
         paused = true;
         const raw = (socket as unknown as { _socket: import('node:net').Socket })._socket;
         raw.pause();
@@ -53,7 +62,7 @@ describe('WebSocket transport: slow readers', () => {
   }
 
   it('a client that pauses reading for many ping intervals, within the stall bound, gets the whole response', async () => {
-    expect(await pausingReader(60_000, 1_500)).toEqual({ completed: true, closeCode: 1005 });
+    expect(await pausingReader(60_000, 3_000)).toEqual({ completed: true, closeCode: 1005 });
   });
 
   it('a client that takes nothing past the stall bound is cut', async () => {
