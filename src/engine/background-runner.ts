@@ -247,8 +247,7 @@ export class BackgroundRunner {
 
   /** The ending the response's stream was sent: its log's first terminal event (nothing follows one); null when there is none. */
   async #loggedEnding(ref: BackgroundRef): Promise<ResponseResource | null> {
-    const last = await this.#options.events.lastEvent(ref.tenant, ref.id);
-    return last && isTerminalEvent(last.type) ? (JSON.parse(last.json) as { response: ResponseResource }).response : null;
+    return endingOf(await this.#options.events.lastEvent(ref.tenant, ref.id));
   }
 
   async #renewAndReap(): Promise<void> {
@@ -292,8 +291,9 @@ export class BackgroundRunner {
     const record = await store.get(ref.tenant, ref.id);
     if (record && !isFinished(record.response)) {
       const last = await events.lastEvent(ref.tenant, ref.id);
-      if (last && isTerminalEvent(last.type)) {
-        await store.put({ ...record, response: (JSON.parse(last.json) as { response: ResponseResource }).response });
+      const logged = endingOf(last);
+      if (logged) {
+        await store.put({ ...record, response: logged });
         this.#options.log.warn({ response_id: ref.id, tenant: ref.tenant }, 'background response: its owner could not store its ending; stored now, as its stream ended');
       } else {
         const response: ResponseResource = { ...record.response, status: 'failed', completed_at: null, error: responseError('response_owner_lost', OWNER_LOST_MESSAGE) };
@@ -308,6 +308,11 @@ export class BackgroundRunner {
     // Ended (now or before): the claim is done with.
     await registry.unregister(ref);
   }
+}
+
+/** The response a logged terminal event carries; null for any other event, or none. */
+function endingOf(event: LoggedEvent | null): ResponseResource | null {
+  return event && isTerminalEvent(event.type) ? (JSON.parse(event.json) as { response: ResponseResource }).response : null;
 }
 
 /** Two endings of one response alike: the same status, for the same reason. */
