@@ -114,6 +114,8 @@ export const GatewayConfig = z.object({
       keyPrefix: z.string().default('loopgate:'),
       ttlSeconds: z.int().positive().default(2_592_000),
       maxEntries: z.int().positive().default(10_000),
+      /** Memory store only: most bytes of stored responses' JSON kept (512 MiB). */
+      maxBytes: z.int().positive().default(512 * 1024 * 1024),
       commandTimeoutMs: timerMs.positive().default(1_000),
       connectTimeoutMs: timerMs.positive().default(2_000),
     })

@@ -12,7 +12,7 @@ export interface StartupSummary {
   default_provider: string | null;
   default_model: string | null;
   store:
-    | { kind: 'memory'; max_entries: number; ttl_seconds: number }
+    | { kind: 'memory'; max_entries: number; max_bytes: number; ttl_seconds: number }
     | { kind: 'redis'; url: string; key_prefix: string; ttl_seconds: number }
     | { kind: 'redis-cluster'; nodes: string[]; key_prefix: string; ttl_seconds: number };
   mcp_servers: { name: string; origin: string }[];
@@ -56,7 +56,7 @@ export function describeStartup(config: GatewayConfig, runtime: { version: strin
 function describeStore(store: GatewayConfig['store']): StartupSummary['store'] {
   if (store.clusterNodes.length > 0) return { kind: 'redis-cluster', nodes: store.clusterNodes.map(maskUrl), key_prefix: store.keyPrefix, ttl_seconds: store.ttlSeconds };
   if (store.redisUrl) return { kind: 'redis', url: maskUrl(store.redisUrl), key_prefix: store.keyPrefix, ttl_seconds: store.ttlSeconds };
-  return { kind: 'memory', max_entries: store.maxEntries, ttl_seconds: store.ttlSeconds };
+  return { kind: 'memory', max_entries: store.maxEntries, max_bytes: store.maxBytes, ttl_seconds: store.ttlSeconds };
 }
 
 function listeningAt(address: AddressInfo | string | null): string | null {

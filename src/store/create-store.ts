@@ -17,5 +17,5 @@ export function createStore(config: GatewayConfig['store'], log?: StoreLogger): 
       ...(log && { log }),
     });
   }
-  return new MemoryResponseStore({ maxEntries: config.maxEntries, ttlSeconds: config.ttlSeconds });
+  return new MemoryResponseStore({ maxEntries: config.maxEntries, maxBytes: config.maxBytes, ttlSeconds: config.ttlSeconds });
 }

@@ -7,6 +7,8 @@ import { RecencyQueue } from './recency-queue.ts';
 
 export interface MemoryStoreOptions {
   maxEntries: number;
+  /** Most bytes of stored JSON kept (responses and their input items, as UTF-8); none by default. The newest response is kept whatever its size. */
+  maxBytes?: number;
   ttlSeconds: number;
   now?: () => number;
 }
@@ -34,7 +36,8 @@ interface Entry extends Span {
 
 /**
  * The embedded default: one process, nothing to install. Bounded by entry
- * count (least recently used goes first) and by age. Each response is kept
+ * count and by bytes (least recently used goes first: a count alone let a
+ * few responses of 50 MB each hold gigabytes) and by age. Each response is kept
  * as its JSON; every read returns a fresh copy.
  */
 export class MemoryResponseStore implements ResponseStore {
@@ -50,10 +53,14 @@ export class MemoryResponseStore implements ResponseStore {
   /** Every entry, least recently used first. */
   readonly #recency = new RecencyQueue<Entry>();
   readonly #options: MemoryStoreOptions;
+  readonly #maxBytes: number;
+  /** UTF-8 bytes of every live entry's JSON. */
+  #bytes = 0;
   readonly #now: () => number;
 
   constructor(options: MemoryStoreOptions) {
     this.#options = options;
+    this.#maxBytes = options.maxBytes ?? Number.POSITIVE_INFINITY;
     this.#now = options.now ?? Date.now;
   }
 
@@ -68,11 +75,12 @@ export class MemoryResponseStore implements ResponseStore {
     for (let index = 0; index < response.output.length; index++) itemIds[inputItems.length + index] = response.output[index]!.id;
     const entry: Entry = { chunk: UNWRITTEN, offset: 0, firstLength: 0, secondLength: 0, tenant: record.tenant, id, previousResponseId: record.previousResponseId, itemIds, expiresAt: this.#now() + this.#options.ttlSeconds * 1000, handle: this.#freeHandles.pop() ?? this.#entries.length, position: 0 };
     this.#arena.write(serializeResponse(response), JSON.stringify(inputItems), entry);
+    this.#bytes += entry.firstLength + entry.secondLength;
     this.#entries[entry.handle] = entry;
     this.#responses.set(record.tenant, id, entry.handle);
     for (const itemId of itemIds) this.#items.set(record.tenant, itemId, entry.handle);
     this.#recency.append(entry);
-    while (this.#recency.size > this.#options.maxEntries) this.#remove(this.#recency.oldest()!);
+    while (this.#recency.size > this.#options.maxEntries || (this.#bytes > this.#maxBytes && this.#recency.size > 1)) this.#remove(this.#recency.oldest()!);
   }
 
   async get(tenant: string, id: string): Promise<StoredResponse | null> {
@@ -125,6 +133,7 @@ export class MemoryResponseStore implements ResponseStore {
   async close(): Promise<void> {
     this.#entries.length = 0;
     this.#freeHandles.length = 0;
+    this.#bytes = 0;
     this.#responses.clear();
     this.#items.clear();
     this.#recency.clear();
@@ -161,6 +170,7 @@ export class MemoryResponseStore implements ResponseStore {
     this.#entries[entry.handle] = undefined;
     this.#freeHandles.push(entry.handle);
     this.#arena.release(entry);
+    this.#bytes -= entry.firstLength + entry.secondLength;
     this.#recency.remove(entry);
     this.#responses.delete(entry.tenant, entry.id, entry.handle);
     // An item id is the response's own unless a later put of the same item took it over (then it holds another handle and stays).

@@ -57,6 +57,38 @@ describe('MemoryResponseStore bounds', () => {
     expect((await store.items('t2', ['msg_in_resp_same'])).size).toBe(1);
   });
 
+  it('evicts the least recently used beyond maxBytes, counting what a replaced or deleted response held no longer', async () => {
+    const big = (id: string) => record('t', id, null, 'x'.repeat(400_000));
+    const store = new MemoryResponseStore({ maxEntries: 1_000, maxBytes: 2_000_000, ttlSeconds: 60 });
+    // Each holds its text twice (input and answer): about 800 KB, so two fit and a third pushes out the least recently used.
+    await store.put(big('resp_1'));
+    await store.put(big('resp_2'));
+    await store.get('t', 'resp_1');
+    await store.put(big('resp_3'));
+    expect(await store.get('t', 'resp_2')).toBeNull();
+    expect((await store.items('t', ['msg_in_resp_2'])).size).toBe(0);
+    expect(await store.get('t', 'resp_1')).not.toBeNull();
+    expect(await store.get('t', 'resp_3')).not.toBeNull();
+    // Putting a response again replaces its bytes, deleting one frees them: both kept entries stay with room for a third.
+    await store.put(big('resp_3'));
+    expect(await store.get('t', 'resp_1')).not.toBeNull();
+    expect(await store.delete('t', 'resp_1')).toBe(true);
+    await store.put(big('resp_4'));
+    expect(await store.get('t', 'resp_3')).not.toBeNull();
+    expect(await store.get('t', 'resp_4')).not.toBeNull();
+    // Small responses are not pushed out by the count of bytes alone.
+    for (let index = 0; index < 100; index++) await store.put(record('t', `resp_small_${index}`, null));
+    expect(await store.get('t', 'resp_small_0')).not.toBeNull();
+  });
+
+  it('keeps the newest response even when it alone is larger than maxBytes', async () => {
+    const store = new MemoryResponseStore({ maxEntries: 1_000, maxBytes: 100_000, ttlSeconds: 60 });
+    await store.put(record('t', 'resp_small', null));
+    await store.put(record('t', 'resp_huge', 'resp_small', 'y'.repeat(200_000)));
+    expect((await store.get('t', 'resp_huge'))?.inputItems[0]).toMatchObject({ content: 'y'.repeat(200_000) });
+    expect(await store.get('t', 'resp_small')).toBeNull();
+  });
+
   it('expires entries after the TTL', async () => {
     let now = 1_000_000;
     const store = new MemoryResponseStore({ maxEntries: 10, ttlSeconds: 5, now: () => now });

@@ -51,7 +51,7 @@ describe('describeStartup', () => {
       listening: 'http://[::]:9000',
       providers: [],
       default_provider: null,
-      store: { kind: 'memory', max_entries: 10_000, ttl_seconds: 2_592_000 },
+      store: { kind: 'memory', max_entries: 10_000, max_bytes: 536_870_912, ttl_seconds: 2_592_000 },
       mcp_servers: [],
       auth: { enabled: false, keys: 0, tenants: 0 },
       compaction: { key: 'generated' },
