@@ -118,6 +118,19 @@ describe('Gemini generateContent → OpenResponses events', () => {
     const missing = await provider.startTurn(turnRequest({ model: 'gemini-nope', stream: true }), new AbortController().signal).catch((error) => error);
     expect(missing).toMatchObject({ status: 404, code: 'model_not_found', param: 'model' });
 
+    // Google's overload is a 503 with a retry hint and its status word, as a status or in the first frame alike; its other failures a 502.
+    const overloaded = { error: { code: 503, message: 'The model is overloaded. Please try again later.', status: 'UNAVAILABLE' } };
+    upstream.setScript(() => ({ kind: 'json', status: 503, body: overloaded }));
+    const busy = await provider.startTurn(turnRequest({ model: 'gemini-2.5-flash', stream: true }), new AbortController().signal).catch((error) => error);
+    expect(busy).toMatchObject({ status: 503, type: 'server_error', code: 'unavailable', headers: { 'retry-after': '2' } });
+    expect(busy.message).toContain('The model is overloaded');
+    upstream.setScript(() => ({ kind: 'sse', pieces: [`data: ${JSON.stringify(overloaded)}\r\n\r\n`] }));
+    const busyFrame = await provider.startTurn(turnRequest({ model: 'gemini-2.5-flash', stream: true }), new AbortController().signal).catch((error) => error);
+    expect(busyFrame).toMatchObject({ status: 503, type: 'server_error', code: 'unavailable', headers: { 'retry-after': '2' } });
+    upstream.setScript(() => ({ kind: 'json', status: 500, body: { error: { code: 500, message: 'An internal error has occurred.', status: 'INTERNAL' } } }));
+    const broken = await provider.startTurn(turnRequest({ model: 'gemini-2.5-flash', stream: true }), new AbortController().signal).catch((error) => error);
+    expect(broken).toMatchObject({ status: 502, code: 'internal' });
+
     const text = fixture('thinking-text.sse');
     const cut = await run({ kind: 'sse', pieces: [text.slice(0, text.lastIndexOf('data:'))] });
     expect(cut.status).toBe('failed');

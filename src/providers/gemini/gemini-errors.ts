@@ -15,6 +15,7 @@ export function errorFromGeminiStatus(provider: string, status: number, bodyText
   if (status === 400 && body?.reasons.includes('API_KEY_INVALID')) return credentialsRefused(provider, 'API_KEY_INVALID');
   const tooLong = status === 400 && body?.message ? inputTooLong(body.message) : null;
   if (tooLong) return tooLong;
+  if (status >= 500 && body?.status) return geminiServerError(provider, body.status.toLowerCase(), body.message ?? `status ${status}`, retry);
   const normalised = body ? JSON.stringify({ error: { message: body.message, code: body.status?.toLowerCase() ?? null } }) : bodyText;
   // Google says when to come back in the body (RetryInfo's retryDelay, "37s"), not in a header.
   const delay = body?.retryDelayMs ?? null;
@@ -23,8 +24,21 @@ export function errorFromGeminiStatus(provider: string, status: number, bodyText
 
 /** An error inside the stream's first frame, after a 200. */
 export function errorFromGeminiFrame(provider: string, code: string, message: string): GatewayError {
+  if (code === 'unavailable') return geminiServerError(provider, code, message, {});
   const mapped = code === 'resource_exhausted' ? 'rate_limit_exceeded' : code === 'invalid_argument' ? 'invalid_request_error' : code;
   return errorFromUpstreamFrame(provider, mapped, message);
+}
+
+/**
+ * Google's own failures, answered as a status or in the stream's first frame
+ * alike: the status word is the code either way. `UNAVAILABLE` is Google's
+ * "the model is overloaded", a 503 with a retry hint, as Anthropic's overload
+ * is (the SDKs wait it out and retry); anything else a 502.
+ */
+function geminiServerError(provider: string, code: string, message: string, retry: RetryHeaders): GatewayError {
+  const reported = `The upstream '${provider}' failed: ${message}`;
+  if (code === 'unavailable') return new GatewayError({ status: 503, type: 'server_error', code, message: reported, headers: { 'retry-after': '2', ...retry }, upstreamRetry: retry });
+  return new GatewayError({ status: 502, type: 'upstream_error', code, message: reported, headers: { ...retry }, upstreamRetry: retry });
 }
 
 /** Gemini's refusal of a prompt over the model's window: "The input token count (1200293) exceeds the maximum number of tokens allowed (1048576)." */

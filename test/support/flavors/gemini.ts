@@ -71,7 +71,7 @@ export const gemini: ProviderFlavor<'gemini'> = {
   // As the Gemini API words it (recorded from real refusals).
   tooLong: (tokens, limit) => googleError(400, `The input token count (${tokens}) exceeds the maximum number of tokens allowed (${limit}).`),
   tooLongNamesWindow: true,
-  failAtOnce: () => ({ reply: googleError(503, 'The model is overloaded. Please try again later.'), status: 502 }),
+  failAtOnce: () => ({ reply: googleError(503, 'The model is overloaded. Please try again later.'), status: 503 }),
   failMidStream: (text) => ({
     reply: { kind: 'sse', pieces: [geminiChunk({ candidates: [{ content: { role: 'model', parts: [{ text }] }, index: 0 }] }), geminiChunk({ error: { code: 500, message: 'Internal error encountered.', status: 'INTERNAL' } })] },
     code: 'internal',
