@@ -100,6 +100,21 @@ describe('Anthropic Messages streams → OpenResponses events', () => {
     expect(decideFailover(error)).toEqual({ kind: 'retry', retryAfterMs: null });
   });
 
+  it('a 200 without an event stream, or one ending before any content, rejects as a 502 that routing may take elsewhere', async () => {
+    // A proxy's login page under a 200: nothing the SDK can read as an event.
+    upstream.setScript(() => ({ kind: 'json', headers: { 'content-type': 'text/html' }, body: '<html><body>Sign in to continue</body></html>' }));
+    const page = await provider.startTurn(baseRequest, new AbortController().signal).catch((caught) => caught);
+    expect(page).toBeInstanceOf(GatewayError);
+    expect(page).toMatchObject({ status: 502, code: 'upstream_invalid_response' });
+    expect(decideFailover(page).kind).toBe('retry');
+    const started = fixture('text.sse').split('\n\n').find((piece) => piece.includes('message_start'));
+    expect(started).toBeDefined();
+    upstream.setScript(() => ({ kind: 'sse', pieces: [`${started}\n\n`] }));
+    const cut = await provider.startTurn(baseRequest, new AbortController().signal).catch((caught) => caught);
+    expect(cut).toMatchObject({ status: 502, code: 'upstream_stream_truncated' });
+    expect(decideFailover(cut).kind).toBe('retry');
+  });
+
   it("a 529 that says when to come back keeps its retry-after (2 s only when it says nothing)", async () => {
     upstream.setScript(() => ({ kind: 'json', status: 529, headers: { 'retry-after': '9' }, body: { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } } }));
     const error = await provider.startTurn(baseRequest, new AbortController().signal).catch((caught) => caught);

@@ -1,7 +1,9 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { Agent, fetch as undiciFetch, type Dispatcher } from 'undici';
 import { traceHeaders, type TraceContext } from '../../util/trace-context.ts';
+import { GatewayError } from '../../errors/gateway-error.ts';
 import { IDLE_CONNECTION_MS } from '../http-upstream.ts';
+import { invalidUpstreamBody } from '../invalid-upstream-body.ts';
 import { outboundProxyConfigured, proxiedDispatcher } from '../outbound-proxy.ts';
 import type { ModelInfo, Provider, TurnEvent, TurnRequest, TurnStream } from '../provider.ts';
 import { reportMisconfiguration, upstreamTimedOut, type ProviderLogger } from '../upstream-errors.ts';
@@ -138,7 +140,13 @@ export class AnthropicProvider implements Provider {
       iterator = (stream as unknown as AsyncIterable<AnthropicStreamEvent>)[Symbol.asyncIterator]();
       for (;;) {
         const next = await iterator.next();
-        if (next.done) break;
+        if (next.done) {
+          if (deadline.aborted || signal.aborted) break;
+          // Ended before any content (a proxy's page under a 200, a stream cut at once): nothing is committed, so this is the call's refusal, which routing may take elsewhere.
+          throw buffered.length === 0
+            ? invalidUpstreamBody(this.name, null, `The upstream '${this.name}' answered without an event stream.`)
+            : new GatewayError({ status: 502, type: 'upstream_error', code: 'upstream_stream_truncated', message: `The upstream '${this.name}' closed the stream before the model finished.` });
+        }
         buffered.push(next.value);
         if (next.value.type === 'error') throw errorFromAnthropicType(this.name, next.value.error?.type ?? null, next.value.error?.message ?? 'The upstream reported an error.', null);
         if (next.value.type !== 'message_start' && next.value.type !== 'ping') break;
