@@ -24,3 +24,20 @@ describe('schemaAnswerCheck dialects', () => {
     expect(() => schemaAnswerCheck({ type: 'json_schema', name: 'r', schema: { $schema: 'http://json-schema.org/draft-04/schema#', type: 'object' } })).toThrow(expect.objectContaining({ status: 400, param: 'text.format.schema' }));
   });
 });
+
+describe('schemaAnswerCheck and $id', () => {
+  it('two versions of a schema with one $id each validate by their own rules, again after 300 other schemas, and a self-reference by $id holds', async () => {
+    const version = (required: string) => ({ $id: 'https://example.com/schemas/order', type: 'object', properties: { [required]: { type: 'string' }, parts: { type: 'array', items: { $ref: 'https://example.com/schemas/order' } } }, required: [required] });
+    expect(await problems(version('id'), '{"id": "a", "parts": [{"id": "b"}]}')).toEqual([]);
+    expect(await problems(version('number'), '{"number": "a"}')).toEqual([]);
+    expect(await problems(version('number'), '{"id": "a"}')).toEqual(["(the answer) must have required property 'number'"]);
+    expect(await problems(version('id'), '{"id": "a", "parts": [{"number": "b"}]}')).toEqual(["/parts/0 must have required property 'id'"]);
+    for (let index = 0; index < 300; index++) await problems({ type: 'object', title: `filler ${index}` }, '{}');
+    expect(await problems(version('id'), '{"number": "a"}')).toEqual(["(the answer) must have required property 'id'"]);
+  });
+
+  it("one request's schema is never reached by another's $ref", () => {
+    schemaAnswerCheck({ type: 'json_schema', name: 'r', schema: { $id: 'https://example.com/schemas/private', type: 'object' } });
+    expect(() => schemaAnswerCheck({ type: 'json_schema', name: 'r', schema: { $ref: 'https://example.com/schemas/private' } })).toThrow(expect.objectContaining({ status: 400, param: 'text.format.schema' }));
+  });
+});

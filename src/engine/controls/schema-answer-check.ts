@@ -50,11 +50,16 @@ function compile(schema: Record<string, unknown>): ValidateFunction {
     return known;
   }
   let validate: ValidateFunction;
+  const ajv = typeof schema.$schema === 'string' && DRAFT_07.test(schema.$schema) ? ajvDraft07 : ajv2020;
   try {
-    const ajv = typeof schema.$schema === 'string' && DRAFT_07.test(schema.$schema) ? ajvDraft07 : ajv2020;
     validate = ajv.compile(schema);
   } catch (error) {
     throw invalidRequest(`The JSON schema in text.format cannot be used to validate answers: ${error instanceof Error ? error.message : String(error)}`, 'text.format.schema', 'invalid_json_schema');
+  } finally {
+    // The compiler registers every schema it compiles (by object and by `$id`) for good; the validator keeps
+    // working without that. Registered, a second schema with the same `$id` was refused, one request's schema
+    // could be reached by another's `$ref`, and evicting a validator from the cache here freed nothing.
+    ajv.removeSchema(schema);
   }
   compiled.set(key, validate);
   if (compiled.size > CACHED_SCHEMAS) compiled.delete(compiled.keys().next().value!);
