@@ -300,6 +300,11 @@ async function* runLoop(loop: ResponseLoop, tally: LoopTally): AsyncGenerator<Re
       }
       if (ending) break;
 
+      // A refusal is the model's answer, not a malformed one: asked again it refuses again, each time billed (OpenAI's own contract: a `refusal` part, completed).
+      if (calls.length === 0 && answerRefused(builder.output, mark)) {
+        ending = { status: 'completed' };
+        break;
+      }
       if (calls.length === 0) {
         const verdict = gate.verdictBeforeReading(usedTools(), lastCall !== null) ?? (await gate.validate({ text: answerText(builder.output, mark), toolContext: loop.toolContext, signal: loop.signal }, lastCall !== null));
         if (verdict.kind === 'retry') {
@@ -422,6 +427,15 @@ function answerText(output: readonly OutputItem[], from: number): string {
     for (const part of item.content) if (part.type === 'output_text') text += part.text;
   }
   return text;
+}
+
+/** Whether the turn's answer is a refusal (a message with a `refusal` part). */
+function answerRefused(output: readonly OutputItem[], from: number): boolean {
+  for (let index = from; index < output.length; index++) {
+    const item = output[index]!;
+    if (item.type === 'message' && item.content.some((part) => part.type === 'refusal')) return true;
+  }
+  return false;
 }
 
 /** Whether the request's own input (after the inherited history) carries outputs of the client's tools. */
