@@ -92,6 +92,9 @@ describe('text tool calls: scanning and reading the model\'s text', () => {
     // An answer whose own fields include a "tool" (a structured answer's schema may ask for one) is an answer, unless it names a tool.
     expect(scanBothWays('{"tool": "hand saw", "reason": "it cuts"}')).toEqual([{ text: '{"tool": "hand saw", "reason": "it cuts"}' }]);
     expect((scanBothWays('{"tool": "echo", "reason": "x"}')[0] as { reading: CandidateReading }).reading.kind).toBe('invalid');
+    // So is one with a "parameters" field (a job's settings, an example request body), unless its "name" is a tool's.
+    expect(scanBothWays('{"name": "nightly-backup", "parameters": {"retries": 3}}')).toEqual([{ text: '{"name": "nightly-backup", "parameters": {"retries": 3}}' }]);
+    expect(scanBothWays('Send this:\n```json\n{"model": "m", "parameters": {"temperature": 0}}\n```')).toEqual([{ text: 'Send this:\n```json\n{"model": "m", "parameters": {"temperature": 0}}\n```' }]);
   });
 
   it('prose, a fenced call, prose: the line break after the fence stays with the prose after it, as after a bare call', () => {
@@ -133,6 +136,8 @@ describe('text tool calls: scanning and reading the model\'s text', () => {
     expect(problem('```json\n{"tool": "echo", "parameters": {}}')).toBe('calls');
     expect(problem('{"tool": "launch_rockets", "parameters": {}}')).toBe('there is no tool named "launch_rockets"; the tools are: get_weather, echo.');
     expect(problem('{"parameters": {"city": "Paris"}}')).toBe('"tool" must be the name of a tool (the tools are: get_weather, echo).');
+    // Function-call JSON naming an offered tool is a call written the wrong way: the model is told how.
+    expect(problem('{"name": "echo", "parameters": {"text": "hi"}}')).toBe('"tool" must be the name of a tool (the tools are: get_weather, echo).');
     expect(problem('{"tool": "launch_rockets"}')).toBe('there is no tool named "launch_rockets"; the tools are: get_weather, echo.');
     expect(problem('{"tool": "echo"}')).toBe('"parameters" of the call to echo must be a JSON object (use {} when the tool takes no arguments).');
     expect(problem('{"tool": "echo", "parameters": "text=hi"}')).toMatch(/"parameters" of the call to echo must be a JSON object/);

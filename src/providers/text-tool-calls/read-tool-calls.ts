@@ -69,16 +69,18 @@ function parseJson(text: string): unknown {
 }
 
 /**
- * Whether an object is meant as a call: it carries `parameters`, or names a
- * tool as its `tool`, or holds nothing but the protocol's keys. An answer
- * that merely has a `tool` field among others (a structured answer whose
- * schema asks for one: `{"tool": "hand saw", "reason": …}`) is an answer.
+ * Whether an object is meant as a call: it names a tool as its `tool` (or,
+ * beside `parameters`, as its `name`: how models trained on function-call
+ * JSON write one), or holds nothing but the protocol's keys. An answer that
+ * merely has such a field among others (a structured answer whose schema
+ * asks for one: `{"tool": "hand saw", "reason": …}`, `{"name": "nightly",
+ * "parameters": {"retries": 3}}`) is an answer.
  */
 function isCallAttempt(value: unknown, tools: readonly string[]): value is Record<string, unknown> {
   if (!isObject(value)) return false;
-  if ('parameters' in value) return true;
-  if (!('tool' in value)) return false;
-  return (typeof value.tool === 'string' && tools.includes(value.tool)) || Object.keys(value).every((key) => PROTOCOL_KEYS.has(key));
+  const names = (key: string) => typeof value[key] === 'string' && tools.includes(value[key]);
+  if (!('tool' in value) && !('parameters' in value)) return false;
+  return names('tool') || ('parameters' in value && names('name')) || Object.keys(value).every((key) => PROTOCOL_KEYS.has(key));
 }
 
 const PROTOCOL_KEYS = new Set(['tool', 'parameters', 'terminate']);
