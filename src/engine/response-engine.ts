@@ -31,6 +31,7 @@ import { OfferedToolRefusals } from './offered-tool-refusals.ts';
 import { describeFailure, ResponseLifecycle } from './response-lifecycle.ts';
 import { runResponseLoop, type Delivery, type LoopLimits, type LoopPolicy } from './response-loop.ts';
 import { planResume } from './resume-paused-turn.ts';
+import type { ApprovalAnswer, ApprovalAnswers } from './approval-answers.ts';
 import { InFlightResponses, LeaseLost, ResponseDeadline } from './response-deadline.ts';
 import type { CompactionCodec } from './compaction/compaction-codec.ts';
 import { modelInputOf } from './compaction/expand-compactions.ts';
@@ -62,6 +63,8 @@ export interface ResponseEngineOptions {
   conversations?: ConversationStore;
   /** Runs `background: true` responses detached from their connection. */
   background?: BackgroundRunner;
+  /** Takes each approval request a continuation answers, so that no other continuation answers it again (runs its gated call once more). */
+  approvals?: ApprovalAnswers;
   /** Opens compaction items in the input and history (their summaries are what the model sees); without it they are a 400. */
   compaction?: CompactionCodec;
   /** Models' context windows, configured and learned, for `truncation: "auto"` (shared with token counting). */
@@ -291,6 +294,11 @@ export class ResponseEngine {
     // A request its rate limits refuse (the first call's tokens) never starts: no observer hears of it.
     // Awaited only when there is one: `await undefined` costs a promise and a tick on every response.
     if (options.admit) await options.admit(turnRequest);
+    // Last of the refusals before anything runs: an answer taken is never given back (the approved call may run from here on).
+    if (resume && this.#options.approvals) {
+      const answers = approvalAnswersIn(input);
+      if (answers.length > 0) await this.#options.approvals.take(options.tenant, answers, responseId);
+    }
     const createdAt = Math.floor(Date.now() / 1000);
     const observed: ObservedResponse = { id: responseId, tenant: options.tenant, background: request.background === true, createdAt, routed: route.calledBy !== undefined, cleanToolError: (error) => this.#toolErrors.sanitize(error, toolContext) };
     const observers = this.#responseObservers(observed);
@@ -483,6 +491,10 @@ class StartedRun implements ResponseRun {
   get deployment(): string | null {
     return this.#route.servedBy?.()?.deployment ?? null;
   }
+}
+
+function approvalAnswersIn(input: readonly StoredInputItem[]): ApprovalAnswer[] {
+  return input.flatMap((item, index) => (item.type === 'mcp_approval_response' ? [{ approvalRequestId: item.approval_request_id, index }] : []));
 }
 
 /** Whether the input answers a call the previous response left open (the client continuing its paused turn). */

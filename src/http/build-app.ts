@@ -8,6 +8,7 @@ import { CompactionCodec } from '../engine/compaction/compaction-codec.ts';
 import { Compactor } from '../engine/compaction/compactor.ts';
 import { ContextWindows } from '../engine/context-windows.ts';
 import { InputTokenCounter } from '../engine/count-input-tokens.ts';
+import { ApprovalAnswers } from '../engine/approval-answers.ts';
 import { ResponseEngine } from '../engine/response-engine.ts';
 import type { ObservedResponse } from '../engine/loop-observer.ts';
 import { estimateTurnTokens, loadTokenCounter } from '../engine/token-estimate.ts';
@@ -203,6 +204,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     background: runner,
     conversations,
     compaction,
+    approvals: new ApprovalAnswers(backgroundStores.idempotency, config.store.ttlSeconds),
     contextWindows,
     responseObservers: [...(metrics ? [(response: ObservedResponse) => (response.routed ? new RoutedResponseMetricsObserver(metrics) : new ResponseMetricsObserver(metrics))] : []), ...(inspected ? [inspected.observe] : []), () => usage],
   });

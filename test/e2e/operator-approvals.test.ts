@@ -186,8 +186,15 @@ describe.each(flavors)('approval gates for operator MCP servers, $name upstream'
       expect(ops.callsOf('lookup')).toEqual([{ id: 'r1' }]);
       expect(resultsSeen()).toEqual(['first record', 'deleted r2']);
 
-      const denied = await create({ store: false, input: [{ role: 'user', content: 'Read r1, then delete r2.' }, lookup, request, approve(request, false)] });
-      expect(denied.output[0]).toMatchObject({ type: 'mcp_call', name: 'delete_record', error: 'The user did not approve this call.', approval_request_id: request.id });
+      // Answered once, statelessly too: the same request answered again (here denied) is a 400, and nothing more runs.
+      const again = await fetch(`${gateway.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: flavor.model, store: false, input: [{ role: 'user', content: 'Read r1, then delete r2.' }, lookup, request, approve(request, false)] }) });
+      expect(again.status).toBe(400);
+      expect(((await again.json()) as any).error).toMatchObject({ code: 'unknown_approval_request', param: 'input[3].approval_request_id' });
+
+      const pausedAgain = await create({ input: 'Read r1, then delete r2.', store: false });
+      const [lookupAgain, requestAgain] = pausedAgain.output;
+      const denied = await create({ store: false, input: [{ role: 'user', content: 'Read r1, then delete r2.' }, lookupAgain, requestAgain, approve(requestAgain, false)] });
+      expect(denied.output[0]).toMatchObject({ type: 'mcp_call', name: 'delete_record', error: 'The user did not approve this call.', approval_request_id: requestAgain.id });
       expect(ops.callsOf('delete_record')).toEqual([{ id: 'r2' }]);
       expect(resultsSeen()).toEqual(['first record', '{"error":"The user did not approve this call."}']);
     });

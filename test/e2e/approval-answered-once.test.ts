@@ -1,0 +1,86 @@
+import OpenAI from 'openai';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startGateway, type RunningGateway } from '../support/gateway.ts';
+import { McpTestServer } from '../support/mcp-test-server.ts';
+import { assertErrorEnvelope } from '../support/openresponses-schema.ts';
+import { flavors, scriptModel } from '../support/provider-flavors.ts';
+import { acquireRedis, type TestRedis } from '../support/redis.ts';
+import { ScriptedChatUpstream } from '../support/scripted-chat-upstream.ts';
+
+const flavor = flavors.find((candidate) => candidate.name === 'openai-chat')!;
+
+/**
+ * An approval request is answered once, whichever continuation answers it:
+ * the same paused response continued twice (a repeated request, two clients
+ * at once on two replicas, an SDK retry) ran the gated call each time — a
+ * call a human approved once, gated because it writes.
+ */
+describe('an approval request is answered once, across continuations and replicas', () => {
+  const upstream = new ScriptedChatUpstream();
+  const ops = new McpTestServer('streamable', { records: true });
+  let redis: TestRedis;
+  let replicas: RunningGateway[];
+  let a: OpenAI;
+  let b: OpenAI;
+
+  beforeAll(async () => {
+    redis = await acquireRedis();
+    const [url, opsUrl] = await Promise.all([upstream.start(), ops.start()]);
+    const overrides = { ...flavor.config(url), store: { redisUrl: redis.url, keyPrefix: redis.prefix() }, mcp: { servers: [{ name: 'ops', url: opsUrl, requireApproval: 'writes', allowedTools: ['lookup', 'delete_record'] }] } };
+    replicas = await Promise.all([startGateway(url, overrides), startGateway(url, overrides)]);
+    [a, b] = replicas.map((gateway) => new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 })) as [OpenAI, OpenAI];
+    scriptModel(upstream, flavor, (_request, results) => (results.length === 0 ? { calls: [{ id: 'call_1', name: 'ops__delete_record', args: { id: 'r1' } }] } : { text: `Done: ${results.join(' | ')}` }));
+  });
+  beforeEach(() => {
+    ops.calls.length = 0;
+    ops.records.set('r1', 'first record');
+  });
+  afterAll(async () => {
+    await Promise.all(replicas.map((gateway) => gateway.close()));
+    await Promise.all([upstream.close(), ops.close()]);
+    await redis.cleanup();
+    await redis.stop();
+  });
+
+  const paused = async () => {
+    const response: any = await a.responses.create({ model: flavor.model, input: 'Delete r1.' });
+    expect(response.output.map((item: any) => item.type)).toEqual(['mcp_approval_request']);
+    return response;
+  };
+  const answer = (on: OpenAI, request: any, approve = true) =>
+    on.responses.create({ model: flavor.model, previous_response_id: request.id, input: [{ type: 'mcp_approval_response', approval_request_id: request.output[0].id, approve }] } as any);
+  const refusal = async (pending: Promise<unknown>) => {
+    const error: any = await pending.then(() => null, (caught) => caught);
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+    assertErrorEnvelope({ error: error.error });
+    expect(error.error).toMatchObject({ code: 'unknown_approval_request', param: 'input[0].approval_request_id' });
+    return error.error.message as string;
+  };
+  const deletions = () => ops.calls.filter((call) => call.name === 'delete_record').length;
+
+  it('approved on one replica, approved again on the other: the second is a 400 and the call ran once', async () => {
+    const request = await paused();
+    const approved: any = await answer(b, request);
+    expect(approved.status).toBe('completed');
+    expect(await refusal(answer(a, request))).toContain(`by response '${approved.id}'`);
+    expect(await refusal(answer(b, request))).toContain('already answered');
+    expect(deletions()).toBe(1);
+  });
+
+  it('two clients approving at once on two replicas: one runs the call, the other is refused', async () => {
+    const request = await paused();
+    const settled = await Promise.allSettled([answer(a, request), answer(b, request)]);
+    expect(settled.filter((result) => result.status === 'fulfilled').map((result) => (result as PromiseFulfilledResult<any>).value.status)).toEqual(['completed']);
+    const rejected = settled.find((result) => result.status === 'rejected') as PromiseRejectedResult;
+    await refusal(Promise.reject(rejected.reason));
+    expect(deletions()).toBe(1);
+  });
+
+  it('a denial answers it too: approving after it is refused, and nothing runs', async () => {
+    const request = await paused();
+    const denied: any = await answer(a, request, false);
+    expect(denied.status).toBe('completed');
+    await refusal(answer(b, request));
+    expect(deletions()).toBe(0);
+  });
+});
