@@ -497,8 +497,13 @@ function approvalAnswersIn(input: readonly StoredInputItem[]): ApprovalAnswer[] 
   return input.flatMap((item, index) => (item.type === 'mcp_approval_response' ? [{ approvalRequestId: item.approval_request_id, index }] : []));
 }
 
-/** Whether the input answers a call the previous response left open (the client continuing its paused turn). */
+/** Whether the input answers a call the previous response left open (the client continuing its paused turn): its own call's output, or an approval request's answer. */
 function answersCallOf(previous: ConversationTurn, input: readonly StoredInputItem[]): boolean {
-  const answered = new Set(input.flatMap((item) => modelOutputOf(item)?.callId ?? []));
-  return answered.size > 0 && previous.output.some((item) => answered.has(modelCallOf(item)?.callId ?? ''));
+  const answered = new Set<string>();
+  for (const item of input) {
+    const output = modelOutputOf(item);
+    if (output) answered.add(output.callId);
+    else if (item.type === 'mcp_approval_response') answered.add(item.approval_request_id);
+  }
+  return answered.size > 0 && previous.output.some((item) => answered.has(item.type === 'mcp_approval_request' ? item.id : (modelCallOf(item)?.callId ?? '')));
 }

@@ -340,16 +340,18 @@ async function* runLoop(loop: ResponseLoop, tally: LoopTally): AsyncGenerator<Re
       }
 
       let planned = capCallsPerTurn(planToolCalls(calls, loop.registry, loop.toolContext, loop.policy), controls.maxToolCallsPerTurn);
-      const serverCalls = planned.filter((entry) => entry.route === 'server').length;
+      // A call waiting for approval is one the gateway will run: it counts as one of the response's tool calls.
+      const serverCalls = planned.filter((entry) => entry.route === 'server' || entry.route === 'approval').length;
       if (loop.policy.maxToolCalls !== null && counters.run + hosted.made + serverCalls > loop.policy.maxToolCalls) {
-        // The calls within the limit run; the rest end with the turn, each answered saying why (an MCP call shown, a function call not left dangling for a continuation).
+        // The calls within the limit run (or wait for their approval); the rest end with the turn, each answered saying why (an MCP call shown, a function call not left dangling for a continuation).
         const capped = withinToolCallBudget(planned, Math.max(0, loop.policy.maxToolCalls - counters.run - hosted.made), 'max_tool_calls');
-        if (controls.atLimit !== 'final_answer') {
+        if (controls.atLimit !== 'final_answer' && !capped.some((entry) => entry.route === 'approval')) {
           const round = yield* runToolRound(scope, capped, [], turn);
-          ending = round.stop ?? { status: 'incomplete', reason: 'max_tool_calls' };
+          // A terminal call among those that ran ends the response as it would below the limit.
+          ending = round.stop ?? (await endIfTerminal(capped, round)) ?? { status: 'incomplete', reason: 'max_tool_calls' };
           break;
         }
-        lastCall = 'max_tool_calls';
+        if (controls.atLimit === 'final_answer') lastCall = 'max_tool_calls';
         planned = capped;
       }
       const waitsForClient = planned.some((entry) => entry.route === 'client');

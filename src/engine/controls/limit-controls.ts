@@ -21,15 +21,15 @@ export function notRunAtLimit(planned: readonly PlannedCall[], limit: LoopLimit)
 
 /**
  * A turn's calls with `budget` tool calls left in the response: the first
- * `budget` server-side calls run, as OpenAI runs the calls within
- * `max_tool_calls` and ignores the rest; every other call is answered saying
- * the limit was reached (a client's or one awaiting approval too: the
+ * `budget` server-side calls run (or, gated, wait for their approval), as
+ * OpenAI runs the calls within `max_tool_calls` and ignores the rest; every
+ * other call is answered saying the limit was reached (a client's too: the
  * response ends at the limit, so none is left dangling).
  */
 export function withinToolCallBudget(planned: readonly PlannedCall[], budget: number, limit: LoopLimit): PlannedCall[] {
   let left = budget;
   const notRun = notRunAtLimit(planned, limit);
-  return planned.map((entry, index) => (entry.route === 'server' && left-- > 0 ? entry : notRun[index]!));
+  return planned.map((entry, index) => ((entry.route === 'server' || entry.route === 'approval') && left-- > 0 ? entry : notRun[index]!));
 }
 
 /** Seed 001's "at the limit, ask for a final answer instead of just stopping": what the model is told on its last call, made without tools. */
