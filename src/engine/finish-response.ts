@@ -11,7 +11,8 @@ import { responseError } from '../protocol/response-error.ts';
 export type Ending =
   | { status: 'completed' | 'requires_action' | 'cancelled' }
   | { status: 'incomplete'; reason: string }
-  | { status: 'failed'; code: string; message: string };
+  /** `type` as the error's own (a refusal's `rate_limit_error`), else read from the code. */
+  | { status: 'failed'; code: string; message: string; type?: string };
 
 export interface Finishing {
   response: ResponseResource;
@@ -60,7 +61,7 @@ export async function finishResponse(
       break;
     case 'failed':
       response.status = 'failed';
-      response.error = responseError(ending.code, ending.message);
+      response.error = responseError(ending.code, ending.message, ending.type);
       terminal = 'response.failed';
       break;
   }

@@ -383,7 +383,8 @@ async function* runLoop(loop: ResponseLoop, tally: LoopTally): AsyncGenerator<Re
     }
   } catch (error) {
     if (!loop.signal.aborted) {
-      ending = error instanceof GatewayError ? { status: 'failed', code: error.code ?? 'upstream_error', message: error.message } : { status: 'failed', code: 'server_error', message: 'The response failed.' };
+      // The error's own type, as the client of a JSON request refused at once gets it (a 429's `rate_limit_error`), not one read from its code.
+      ending = error instanceof GatewayError ? { status: 'failed', code: error.code ?? 'upstream_error', message: error.message, type: error.type } : { status: 'failed', code: 'server_error', message: 'The response failed.' };
     }
   }
 

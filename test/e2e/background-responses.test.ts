@@ -218,5 +218,16 @@ for (const storeKind of ['memory', 'redis', 'redis-cluster'] as const satisfies 
       await waitFor(async () => (latest = await clientOther.responses.retrieve(queued.id)).status === 'failed', 10_000, 50);
       expect(latest.error?.code).toBeTruthy();
     });
+
+    it("a refusal's own error type is kept on the stored response, as a JSON request's error envelope has it", async () => {
+      upstream.setScript(() => ({ kind: 'json', status: 429, headers: { 'retry-after': '1' }, body: { error: { message: 'Slow down.', type: 'rate_limit_error', code: 'requests_per_minute' } } }));
+      const foreground = await clientOne.responses.create({ model: 'm', input: 'hi' }).catch((caught: unknown) => caught);
+      expect(foreground).toBeInstanceOf(OpenAI.RateLimitError);
+      const queued = await clientOne.responses.create({ model: 'm', input: 'hi', background: true });
+      let latest = queued;
+      await waitFor(async () => (latest = await clientOther.responses.retrieve(queued.id)).status === 'failed', 10_000, 50);
+      expect(latest.error).toEqual({ code: 'requests_per_minute', message: 'Slow down.', type: (foreground as InstanceType<typeof OpenAI.RateLimitError>).type });
+      expect(latest.error).toMatchObject({ type: 'rate_limit_error' });
+    });
   });
 }
