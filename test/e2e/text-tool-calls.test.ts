@@ -131,6 +131,23 @@ describe.each(flavors)('text tool calls over $name, to an upstream without tool 
     expect(resultsIn(second!)).toEqual([{ callId: call.call_id, name: 'tools__add', output: '5' }]);
   });
 
+  it("the tools join the client's own system message: one system message, first, as strict chat templates require", async () => {
+    scriptText(() => 'Hello.');
+    for (const role of ['system', 'developer'] as const) {
+      upstream.requests.length = 0;
+      await client.responses.create({ model, input: [{ role, content: 'You are terse.' }, { role: 'user', content: 'Hi' }] });
+      const seen = flavor.seen(upstream.requests[0]!);
+      const systems = seen.filter((entry) => entry.kind === 'system');
+      expect(systems).toHaveLength(1);
+      expect(seen[0]?.kind === 'system' && seen[0].text).toMatch(/^You are terse\.\n\n[^]*## tools__add/);
+    }
+    // With instructions of its own, the tools follow them, and the client's system message is left as it sent it.
+    upstream.requests.length = 0;
+    await client.responses.create({ model, instructions: 'Be kind.', input: [{ role: 'system', content: 'You are terse.' }, { role: 'user', content: 'Hi' }] });
+    const texts = flavor.seen(upstream.requests[0]!).flatMap((entry) => (entry.kind === 'system' ? [entry.text] : []));
+    expect(texts.join('\n\n')).toMatch(/^Be kind\.\n\n[^]*## tools__add[^]*You are terse\.$/);
+  });
+
   it('streamed: the prose streams before the call, no fragment of the call JSON reaches an output_text delta, every event is schema-valid', async () => {
     const calling = 'I will add them.\n\n{"tool": "tools__add", "parameters": {"a": 40, "b": 2}, "terminate": false}';
     scriptText((_seen, results) => (results.length === 0 ? inPieces(calling, 3) : inPieces(`The sum is ${results[0]!.output}.`, 4)));

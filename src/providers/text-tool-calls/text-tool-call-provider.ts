@@ -58,6 +58,15 @@ export class TextToolCallProvider implements Provider {
 /** `request` as a model without native tools is sent it. */
 function plainTurnRequest(request: TurnRequest, plan: ToolUsePlan): TurnRequest {
   const history = renderToolHistory(request.items, request.historyLength);
-  const instructions = [request.instructions, toolInstructions(plan)].filter(Boolean).join('\n\n');
-  return { ...request, instructions: instructions || null, items: history.items, historyLength: history.historyLength, tools: [], hostedTools: [], hostedInclude: [], toolChoice: null, parallelToolCalls: null };
+  const section = toolInstructions(plan);
+  const plain = { ...request, items: history.items, historyLength: history.historyLength, tools: [], hostedTools: [], hostedInclude: [], toolChoice: null, parallelToolCalls: null };
+  // The tools go into the client's own system message when it opens the input: as instructions they would be a second one,
+  // before it, and the chat templates of models run without native tools (Gemma's, Mistral's, Phi's) refuse all but one, first.
+  const first = history.items[0];
+  if (!request.instructions && section && first?.type === 'message' && (first.role === 'system' || first.role === 'developer')) {
+    const content = typeof first.content === 'string' ? `${first.content}\n\n${section}` : [...first.content, { type: 'input_text' as const, text: `\n\n${section}` }];
+    return { ...plain, instructions: null, items: [{ ...first, content }, ...history.items.slice(1)] };
+  }
+  const instructions = [request.instructions, section].filter(Boolean).join('\n\n');
+  return { ...plain, instructions: instructions || null };
 }
