@@ -97,3 +97,21 @@ function mcpFunctions(entry: McpToolChoice, offered: readonly OfferedTool[], par
   if (named.length === 0) throw invalidRequest(`${param} names the tool '${entry.name}' of the MCP server '${entry.server_label}', which offers no tool of that name to this request.`, `${param}.name`, 'invalid_value');
   return named.map((tool) => ({ type: 'function', name: tool.definition.name }));
 }
+
+/**
+ * The choice for model calls after the response's tools have run: one that
+ * forces a tool (`required`, a named function, `allowed_tools` in `required`
+ * mode) becomes `auto`, so the model can answer with what the tools gave it.
+ * Forced on every call of the loop, a model that obeys makes a tool call
+ * each turn until `max_turns` (and one using text tool calls is refused its
+ * answer as "calls no tool"); the agent frameworks reset it after a tool call
+ * for the same reason (the Agents SDK's `resetToolChoice`).
+ */
+export function choiceAfterToolsRan(choice: FunctionToolChoice | null): FunctionToolChoice | null {
+  if (choice === 'required') return 'auto';
+  if (typeof choice === 'object' && choice !== null) {
+    if (choice.type === 'function') return 'auto';
+    if (choice.type === 'allowed_tools' && choice.mode === 'required') return { ...choice, mode: 'auto' };
+  }
+  return choice;
+}

@@ -13,6 +13,7 @@ import { AnswerGate } from './controls/answer-gate.ts';
 import { HostedCallBudget } from './controls/hosted-call-budget.ts';
 import { capCallsPerTurn, finalAnswerPrompt, withinToolCallBudget, type LoopLimit } from './controls/limit-controls.ts';
 import type { LoopControls } from './controls/loop-controls.ts';
+import { choiceAfterToolsRan } from './resolve-tool-choice.ts';
 import { fitsTextFormat, terminalCall, type TerminalRunWhilePaused } from './controls/terminal-tools.ts';
 import type { ClientToolName } from './declared-tools.ts';
 import { finishResponse, type Ending } from './finish-response.ts';
@@ -177,7 +178,14 @@ async function* runLoop(loop: ResponseLoop, tally: LoopTally): AsyncGenerator<Re
   const usedTools = () => continuesTools || counters.run > 0;
   const hosted = new HostedCallBudget(loop.policy.maxToolCalls);
   const nextRequest = (): TurnRequest => {
-    if (!lastCall) return hosted.bound({ ...loop.request, items: transcript.next(builder.output) }, counters.run);
+    if (!lastCall) {
+      const next: TurnRequest = { ...loop.request, items: transcript.next(builder.output) };
+      if (counters.run > 0 || hosted.made > 0) {
+        next.toolChoice = choiceAfterToolsRan(loop.request.toolChoice);
+        next.hostedToolChoice = null;
+      }
+      return hosted.bound(next, counters.run);
+    }
     return { ...loop.request, items: transcript.next(builder.output, [userMessage(finalAnswerPrompt(lastCall))]), toolChoice: 'none', hostedToolChoice: null };
   };
   /**
