@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COMPACTION_REQUEST } from '../../src/engine/compaction/compaction-prompt.ts';
 import { startGateway, type RunningGateway } from '../support/gateway.ts';
 import { assertValidResponse } from '../support/openresponses-schema.ts';
+import { delta, parsePrometheusText, sumOf } from '../support/prometheus-text.ts';
 import { chunk, ScriptedChatUpstream, sse, textCompletion, usageChunk, type RecordedRequest, type UpstreamReply } from '../support/scripted-chat-upstream.ts';
 import { waitFor } from '../support/wait-for.ts';
 
@@ -70,5 +71,56 @@ describe('a compaction whose summary failed is charged what the upstream billed'
     // 3,800 tokens spent of 3,000 a minute: the next compaction waits for the bucket to refill.
     const refused = await client.responses.compact({ model: 'm', input: window }).catch((error: unknown) => error);
     expect(refused).toMatchObject({ status: 429 });
+  });
+});
+
+/**
+ * A compaction is a model call, though no response: its tokens count in
+ * `loopgate_tokens_total` beside `/v1/usage`, and a call that fails counts in
+ * `loopgate_upstream_errors_total`, as a response's would (an operator
+ * reconciling the metrics with the upstream's bill, or alerting on upstream
+ * errors, saw nothing of compactions).
+ */
+describe('compactions in the metrics', () => {
+  const upstream = new ScriptedChatUpstream((request) => {
+    const text = JSON.stringify(request.body.messages);
+    if (text.includes('upstream down')) return { kind: 'json', status: 500, body: { error: { message: 'boom' } } };
+    const summary = text.includes('nothing to say') ? '' : 'The user said hello.';
+    return { kind: 'json', body: { choices: [{ index: 0, message: { role: 'assistant', content: summary }, finish_reason: 'stop' }], usage: { prompt_tokens: 300, completion_tokens: 20, total_tokens: 320 } } };
+  });
+  let gateway: RunningGateway;
+  let client: OpenAI;
+  const scrape = async () => parsePrometheusText(await (await fetch(`${gateway.origin}/metrics`)).text());
+
+  beforeAll(async () => {
+    gateway = await startGateway(await upstream.start(), { compaction: { key: Buffer.alloc(32, 'metrics').toString('base64') } });
+    client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 });
+  });
+  afterAll(async () => {
+    await gateway.close();
+    await upstream.close();
+  });
+
+  it('counts the tokens of a compaction, a failed summary the upstream billed, and an upstream that failed', async () => {
+    const tokens = (type: string) => ({ provider: 'openai', tenant: 'default', type });
+    let before = await scrape();
+    const compacted = await client.responses.compact({ model: 'm', input: [{ role: 'user', content: 'hello' }] });
+    expect(compacted.output.at(-1)).toMatchObject({ type: 'compaction' });
+    let after = await scrape();
+    expect(delta(before, after, 'loopgate_tokens_total', tokens('input'))).toBe(300);
+    expect(delta(before, after, 'loopgate_tokens_total', tokens('output'))).toBe(20);
+
+    before = after;
+    await expect(client.responses.compact({ model: 'm', input: [{ role: 'user', content: 'nothing to say' }] })).rejects.toMatchObject({ status: 502, code: 'summary_empty' });
+    after = await scrape();
+    expect(delta(before, after, 'loopgate_tokens_total', tokens('input'))).toBe(300);
+    // The upstream answered: the summary failed, not the call.
+    expect(sumOf(after, 'loopgate_upstream_errors_total') - sumOf(before, 'loopgate_upstream_errors_total')).toBe(0);
+
+    before = after;
+    await expect(client.responses.compact({ model: 'm', input: [{ role: 'user', content: 'upstream down' }] })).rejects.toMatchObject({ status: 502 });
+    after = await scrape();
+    expect(delta(before, after, 'loopgate_upstream_errors_total', { provider: 'openai', code: 'upstream_error' })).toBe(1);
+    expect(delta(before, after, 'loopgate_tokens_total', tokens('input'))).toBe(0);
   });
 });

@@ -4,10 +4,11 @@ import type { CompactResource, KeptUserMessage } from '../../protocol/compact-re
 import type { InputItem, UserContentPart } from '../../protocol/input-items.ts';
 import { refuseUnsupportedParameters } from '../../protocol/unsupported-parameters.ts';
 import type { ModelRouter } from '../../providers/model-router.ts';
-import type { TurnRequest, TurnStream } from '../../providers/provider.ts';
+import type { TurnRequest, TurnStream, TurnUsage } from '../../providers/provider.ts';
 import type { ResponseStore } from '../../store/response-store.ts';
 import { assertNever } from '../../util/assert-never.ts';
 import { newId } from '../../util/ids.ts';
+import { calledTarget } from '../call-target.ts';
 import { buildConversation } from '../conversation.ts';
 import { ResponseDeadline } from '../response-deadline.ts';
 import { toTurnRequest } from '../turn-request.ts';
@@ -22,6 +23,16 @@ export interface CompactorOptions {
   codec: CompactionCodec;
   /** Longest the summarising call may take (the response deadline, `loop.deadlineMs`). */
   deadlineMs: number;
+  /** Told of each summarising call, as a response's model calls are told to the metrics. */
+  calls?: CompactionCallWatcher;
+}
+
+/** What a compaction's model call comes to, for the metrics: a compaction is a model call, though no response. */
+export interface CompactionCallWatcher {
+  /** The tokens the upstream billed (the summary may still have failed: cut short, refused, empty). */
+  billed(model: string, provider: string, tenant: string, usage: TurnUsage): void;
+  /** The call failed: the upstream refused it at once, or its stream ended in an error. */
+  failed(provider: string, code: string): void;
 }
 
 export interface CompactOptions {
@@ -64,13 +75,14 @@ export class Compactor {
     try {
       summary = await readSummary(await route.provider.startTurn(turn, deadline.signal));
     } catch (error) {
-      if (deadline.cause === 'deadline_exceeded') {
-        throw new GatewayError({ status: 504, type: 'upstream_error', code: 'upstream_timeout', message: `The model did not finish the summary within the response deadline (${deadlineMs} ms).`, cause: error });
-      }
-      throw error;
+      const failure = deadline.cause === 'deadline_exceeded' ? new GatewayError({ status: 504, type: 'upstream_error', code: 'upstream_timeout', message: `The model did not finish the summary within the response deadline (${deadlineMs} ms).`, cause: error }) : error;
+      if (!options.signal.aborted) this.#watch(request.model, route, options.tenant, failure);
+      throw failure;
     } finally {
       deadline.dispose();
     }
+    const billed = summary.usage.asTurnUsage();
+    if (billed) this.#options.calls?.billed(request.model, calledTarget(route).provider, options.tenant, billed);
 
     const createdAt = Math.floor(Date.now() / 1000);
     return {
@@ -83,6 +95,14 @@ export class Compactor {
       ],
       usage: summary.usage.toUsage() ?? { input_tokens: 0, output_tokens: 0, total_tokens: 0, input_tokens_details: { cached_tokens: 0 }, output_tokens_details: { reasoning_tokens: 0 } },
     };
+  }
+  /** A failed summarising call, told as a response's would be: billed tokens if the upstream answered, and a failure unless the summary itself was what failed. */
+  #watch(model: string, route: ReturnType<ModelRouter['resolve']>, tenant: string, error: unknown): void {
+    const watcher = this.#options.calls;
+    if (!watcher || !(error instanceof GatewayError)) return;
+    const provider = calledTarget(route).provider;
+    if (error.billed) watcher.billed(model, provider, tenant, error.billed);
+    if (!SUMMARY_FAILURES.has(error.code ?? '')) watcher.failed(provider, error.code ?? 'upstream_error');
   }
 }
 
@@ -137,6 +157,9 @@ export async function readSummary(stream: TurnStream): Promise<{ text: string; u
   if (text.trim() === '') throw summaryFailed('summary_empty', 'The model wrote no summary.', usage);
   return { text: text.trim(), usage };
 }
+
+/** Codes of a summary the model did write, that cannot stand: the call itself did not fail. */
+const SUMMARY_FAILURES = new Set(['summary_truncated', 'summary_refused', 'summary_empty']);
 
 /** The upstream answered, and billed what it read and wrote: the failure carries that, to be charged. */
 function summaryFailed(code: string, message: string, usage: UsageTotal): GatewayError {
