@@ -203,6 +203,8 @@ export interface ObservedResponse {
   createdAt: number;
   /** Served by a routed alias: its model calls may go to different providers (a failover), each call's provider in its `modelCallEnded`. */
   routed: boolean;
+  /** False for `generate: false`: its one turn prepares the state and calls no model. */
+  callsModel: boolean;
   /**
    * Cleans a tool error the way the client's output item is cleaned (no stack
    * traces, internal addresses or secrets, bounded): `toolCallEnded` carries

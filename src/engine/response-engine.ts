@@ -300,7 +300,7 @@ export class ResponseEngine {
       if (answers.length > 0) await this.#options.approvals.take(options.tenant, answers, responseId);
     }
     const createdAt = Math.floor(Date.now() / 1000);
-    const observed: ObservedResponse = { id: responseId, tenant: options.tenant, background: request.background === true, createdAt, routed: route.calledBy !== undefined, cleanToolError: (error) => this.#toolErrors.sanitize(error, toolContext) };
+    const observed: ObservedResponse = { id: responseId, tenant: options.tenant, background: request.background === true, createdAt, routed: route.calledBy !== undefined, callsModel: request.generate !== false, cleanToolError: (error) => this.#toolErrors.sanitize(error, toolContext) };
     const observers = this.#responseObservers(observed);
     if (options.observers) observers.push(...options.observers);
     const observer = safeObserver(observers);

@@ -206,7 +206,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     compaction,
     approvals: new ApprovalAnswers(backgroundStores.idempotency, config.store.ttlSeconds),
     contextWindows,
-    responseObservers: [...(metrics ? [(response: ObservedResponse) => (response.routed ? new RoutedResponseMetricsObserver(metrics) : new ResponseMetricsObserver(metrics))] : []), ...(inspected ? [inspected.observe] : []), () => usage],
+    responseObservers: [...(metrics ? [(response: ObservedResponse) => (response.routed ? new RoutedResponseMetricsObserver(metrics, response.callsModel) : new ResponseMetricsObserver(metrics, response.callsModel))] : []), ...(inspected ? [inspected.observe] : []), () => usage],
   });
   const tracing = Tracing.create({ config: config.tracing, providers: config.providers, secrets, log: app.log.child({ component: 'tracing' }) });
   const counter = new InputTokenCounter({ router, store, executors, defaultModel: config.defaultModel, hostedTools: config.loop.hostedTools, conversations, contextWindows, compaction });

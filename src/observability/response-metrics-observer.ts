@@ -14,13 +14,17 @@ export class ResponseMetricsObserver implements LoopObserver {
   #turns = 0;
   #firstOutputAt: number | null = null;
 
-  constructor(metrics: GatewayMetrics) {
+  /** False when the response calls no model (`generate: false`): its turn is no model call. */
+  readonly #callsModel: boolean;
+
+  constructor(metrics: GatewayMetrics, callsModel = true) {
     this.metrics = metrics;
+    this.#callsModel = callsModel;
   }
 
   /** Counted as it starts: a model call cut off (a client gone, a cancel) was a turn all the same. */
   turnStarted(): void {
-    this.#turns++;
+    if (this.#callsModel) this.#turns++;
   }
 
   modelCallFirstOutput(): void {

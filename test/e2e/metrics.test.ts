@@ -296,3 +296,35 @@ describe.each(flavors)('metrics over $name', (flavor: ProviderFlavor) => {
     for (const route of labelValues('route')) expect(route).toMatch(/^\/[a-z0-9_/:.-]*$/);
   });
 });
+
+/** `generate: false` (what Codex sends first on every socket) prepares the state and calls no model: no turn in `loopgate_response_turns`, whose README line counts model calls. */
+describe('metrics: a response that calls no model', () => {
+  const upstream = new ScriptedChatUpstream(() => ({ kind: 'json', body: { choices: [{ index: 0, message: { role: 'assistant', content: 'Hi' }, finish_reason: 'stop' }], usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 } } }));
+  let gateway: RunningGateway;
+  let client: OpenAI;
+  const scrape = async (): Promise<Scrape> => parsePrometheusText(await (await fetch(`${gateway.origin}/metrics`)).text());
+
+  beforeAll(async () => {
+    gateway = await startGateway(await upstream.start());
+    client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 });
+  });
+  afterAll(async () => {
+    await gateway.close();
+    await upstream.close();
+  });
+
+  it('counts the response but no turn; a response that does call the model counts one', async () => {
+    let before = await scrape();
+    const prepared = await client.responses.create({ model: 'm', input: 'hello', generate: false } as never);
+    expect(prepared.status).toBe('completed');
+    expect(upstream.requests).toHaveLength(0);
+    let after = await scrape();
+    expect(delta(before, after, 'loopgate_responses_total', { status: 'completed' })).toBe(1);
+    expect(delta(before, after, 'loopgate_response_turns_count')).toBe(0);
+    before = after;
+    await client.responses.create({ model: 'm', input: 'hello' });
+    after = await scrape();
+    expect(delta(before, after, 'loopgate_response_turns_count')).toBe(1);
+    expect(delta(before, after, 'loopgate_response_turns_sum')).toBe(1);
+  });
+});

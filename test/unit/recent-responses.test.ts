@@ -7,7 +7,7 @@ const admin = { tenant: 'ops', admin: true };
 
 /** Starts a response on `recent` the way the engine does: the factory, then responseStarted. */
 function start(recent: RecentResponses, id: string, tenant = 'team-a', background = false): Required<LoopObserver> {
-  const observer = recent.observe({ id, tenant, background, createdAt: Math.floor(Date.now() / 1000), routed: false, cleanToolError: (error) => error.replace(/secret/g, '[redacted]') }) as Required<LoopObserver>;
+  const observer = recent.observe({ id, tenant, background, createdAt: Math.floor(Date.now() / 1000), routed: false, callsModel: true, cleanToolError: (error) => error.replace(/secret/g, '[redacted]') }) as Required<LoopObserver>;
   observer.responseStarted({ responseId: id, tenant, model: 'm', provider: 'p', upstreamModel: 'm', stream: false, background, conversationId: null, previousResponseId: null, startedAt: performance.now() });
   return observer;
 }
@@ -23,7 +23,7 @@ describe('RecentResponses', () => {
 
   it('lists a response only once it starts running', () => {
     const recent = new RecentResponses(5);
-    recent.observe({ id: 'never', tenant: 'team-a', background: true, createdAt: Math.floor(Date.now() / 1000), routed: false, cleanToolError: (error) => error });
+    recent.observe({ id: 'never', tenant: 'team-a', background: true, createdAt: Math.floor(Date.now() / 1000), routed: false, callsModel: true, cleanToolError: (error) => error });
     expect(recent.list(admin, 10)).toEqual([]);
   });
 
