@@ -17,12 +17,15 @@ export interface KnownWindow {
   scale: number;
   /** Output tokens the upstream counted against the window on its own (Anthropic's default `max_tokens`), kept free as well. */
   outputReserve: number;
+  /** The window bounds the input alone (learned from an upstream saying so): no room is kept in it for the output. */
+  inputOnly: boolean;
 }
 
 interface Learned {
   tokens: number | null;
   scale: number;
   outputReserve: number;
+  inputOnly: boolean;
 }
 
 /** Upstream models whose window was learned, at most; the oldest learned is forgotten first. */
@@ -48,8 +51,8 @@ export class ContextWindows {
     const configured = Object.hasOwn(models, model) ? models[model]! : Object.hasOwn(providers, provider) ? providers[provider]! : null;
     const learned = this.#learned.get(key(provider, upstreamModel));
     const calibration = { scale: learned?.scale ?? 1, outputReserve: learned?.outputReserve ?? 0 };
-    if (learned?.tokens != null && (configured === null || learned.tokens < configured)) return { tokens: learned.tokens, source: 'learned', ...calibration };
-    if (configured !== null) return { tokens: configured, source: 'configured', ...calibration };
+    if (learned?.tokens != null && (configured === null || learned.tokens < configured)) return { tokens: learned.tokens, source: 'learned', ...calibration, inputOnly: learned.inputOnly };
+    if (configured !== null) return { tokens: configured, source: 'configured', ...calibration, inputOnly: false };
     return null;
   }
 
@@ -77,7 +80,8 @@ export class ContextWindows {
     // It did not fit, and the upstream did not say by how much: what was sent counts as a tenth over the window.
     else if (window !== null && estimatedInput > 0) scale = Math.max(scale, (1.1 * window) / estimatedInput);
     this.#learned.delete(id);
-    this.#learned.set(id, { tokens: sizes.window ?? previous?.tokens ?? null, scale, outputReserve: Math.max(previous?.outputReserve ?? 0, sizes.outputTokens ?? 0) });
+    const inputOnly = sizes.window !== null ? sizes.inputOnly === true : (previous?.inputOnly ?? false);
+    this.#learned.set(id, { tokens: sizes.window ?? previous?.tokens ?? null, scale, outputReserve: Math.max(previous?.outputReserve ?? 0, sizes.outputTokens ?? 0), inputOnly });
     if (this.#learned.size > MAX_LEARNED) this.#learned.delete(this.#learned.keys().next().value!);
   }
 }

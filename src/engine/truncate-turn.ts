@@ -28,7 +28,7 @@ export interface FittedTurn {
  * is); otherwise the tokenizer is loaded (once) and every item counted.
  */
 export async function fitContextWindow(request: TurnRequest, window: KnownWindow): Promise<FittedTurn> {
-  const reserve = Math.max(request.maxOutputTokens ?? 0, window.outputReserve);
+  const reserve = window.inputOnly ? 0 : Math.max(request.maxOutputTokens ?? 0, window.outputReserve);
   const budget = Math.floor((window.tokens - reserve) / window.scale);
   if (boundTurnTokens(request).total <= budget) return { request, dropped: 0, estimatedTokens: null };
   const measure = await estimateTurnTokens(request);

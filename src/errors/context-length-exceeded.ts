@@ -8,6 +8,8 @@ export interface ContextSizes {
   inputTokens: number | null;
   /** Output tokens the upstream counted against the window too (Anthropic's `max_tokens`, vLLM's completion). */
   outputTokens: number | null;
+  /** The window bounds the input alone, the output having a limit of its own (Gemini's, OpenAI's "configured limit" of its newer models). */
+  inputOnly?: boolean;
 }
 
 /**

@@ -7,7 +7,10 @@ import { ContextLengthExceeded } from '../errors/context-length-exceeded.ts';
  * - OpenAI and vLLM: code `context_length_exceeded`, or "This model's maximum
  *   context length is 128000 tokens. However, your messages resulted in
  *   130000 tokens" (vLLM: "you requested 5000 tokens (4000 in the messages,
- *   1000 in the completion)", "your request has 5000 input tokens");
+ *   1000 in the completion)", "your request has 5000 input tokens"); OpenAI's
+ *   newer models, whose input has a limit of its own: "Input tokens exceed
+ *   the configured limit of 272000 tokens. Your messages resulted in 289650
+ *   tokens.";
  * - Anthropic: "prompt is too long: 210000 tokens > 200000 maximum", and
  *   "input length and `max_tokens` exceed context limit: 195000 + 8192 > 200000";
  * - llama.cpp: type `exceed_context_size_error`, "the request (5000 tokens)
@@ -23,6 +26,11 @@ export function contextLengthError(message: string, codes: readonly (string | nu
   if (withOutput) return new ContextLengthExceeded(message, { window: number(withOutput[3]), inputTokens: number(withOutput[1]), outputTokens: number(withOutput[2]) });
   const llamaCpp = /\((\d+) tokens\) exceeds the available context size \((\d+) tokens\)/i.exec(message);
   if (llamaCpp) return new ContextLengthExceeded(message, { window: number(llamaCpp[2]), inputTokens: number(llamaCpp[1]), outputTokens: null });
+  const inputLimit = /input tokens exceed the configured limit of (\d+) tokens/i.exec(message);
+  if (inputLimit) {
+    const counted = /resulted in (\d+) tokens/i.exec(message);
+    return new ContextLengthExceeded(message, { window: number(inputLimit[1]), inputTokens: number(counted?.[1]), outputTokens: null, inputOnly: true });
+  }
 
   const window = /maximum context length is (\d+) tokens/i.exec(message);
   const recognized = codes.some((code) => code === 'context_length_exceeded' || code === 'exceed_context_size_error') || window !== null || /exceeds? (?:the )?(?:available )?context (?:window|size)/i.test(message);

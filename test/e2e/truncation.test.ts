@@ -181,3 +181,48 @@ describe.each(flavors)('truncation over $name', (flavor) => {
     expect(modelRequests()).toHaveLength(0);
   });
 });
+
+/**
+ * OpenAI's newer models refuse with their own input limit ("Input tokens
+ * exceed the configured limit of N tokens"), the output having a limit of
+ * its own: learned as a window of the input alone, so `max_output_tokens` is
+ * not taken out of it (nothing was learned from this wording before: every
+ * `truncation: "auto"` request was a 400).
+ */
+describe('truncation: a window of the input alone (OpenAI configured input limit)', () => {
+  const upstream = new ScriptedChatUpstream();
+  let limit = Number.POSITIVE_INFINITY;
+  let gateway: RunningGateway;
+  let client: OpenAI;
+  const conversation = (turns: number) => Array.from({ length: turns }, (_, index) => ({ role: 'user' as const, content: question(index + 1) }));
+
+  beforeAll(async () => {
+    upstream.setScript((request) => {
+      const tokens = upstreamTokens(request);
+      if (tokens > limit) {
+        return { kind: 'json', status: 400, body: { error: { message: `Input tokens exceed the configured limit of ${limit} tokens. Your messages resulted in ${tokens} tokens. Please reduce the length of the messages.`, type: 'invalid_request_error', param: 'messages', code: 'context_length_exceeded' } } };
+      }
+      return { kind: 'json', body: { choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage: { prompt_tokens: tokens, completion_tokens: 1, total_tokens: tokens + 1 } } };
+    });
+    gateway = await startGateway(await upstream.start());
+    client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 });
+  });
+  afterAll(async () => {
+    await gateway.close();
+    await upstream.close();
+  });
+
+  it('learns the limit, retries smaller once, and keeps no room for the output within it', async () => {
+    limit = Math.floor(upstreamTokens({ body: { model: 'gpt-next', messages: conversation(8) } } as RecordedRequest) * 0.6);
+    const first = await client.responses.create({ model: 'gpt-next', input: conversation(8), truncation: 'auto', max_output_tokens: limit });
+    expect(first.status).toBe('completed');
+    expect(upstream.requests).toHaveLength(2);
+    expect(upstreamTokens(upstream.requests[1]!)).toBeLessThanOrEqual(limit);
+    expect((first as unknown as Record<string, unknown>)['loopgate:truncation']).toMatchObject({ context_window: limit, window_source: 'learned' });
+    // A max_output_tokens as large as the whole limit would leave no room for any input in a window of input and output together.
+    upstream.requests.length = 0;
+    const second = await client.responses.create({ model: 'gpt-next', input: conversation(8), truncation: 'auto', max_output_tokens: limit });
+    expect(second.status).toBe('completed');
+    expect(upstream.requests).toHaveLength(1);
+  });
+});

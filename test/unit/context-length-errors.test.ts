@@ -5,7 +5,7 @@ import { errorFromUpstreamFrame, errorFromUpstreamStatus } from '../../src/provi
 
 /** Upstreams' wordings for an input too long for the model, and the sizes each names. */
 describe('contextLengthError', () => {
-  const cases: [string, string, (string | null)[], { window: number | null; inputTokens: number | null; outputTokens: number | null }][] = [
+  const cases: [string, string, (string | null)[], { window: number | null; inputTokens: number | null; outputTokens: number | null; inputOnly?: boolean }][] = [
     [
       'OpenAI',
       "This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens (129000 in the messages, 1000 in the functions). Please reduce the length of the messages or functions.",
@@ -17,6 +17,12 @@ describe('contextLengthError', () => {
       "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens (4000 in the messages, 1000 in the completion). Please reduce the length of the messages or completion.",
       ['400', 'BadRequestError'],
       { window: 4096, inputTokens: 4000, outputTokens: 1000 },
+    ],
+    [
+      'OpenAI, a model whose input has a limit of its own',
+      'Input tokens exceed the configured limit of 272000 tokens. Your messages resulted in 289650 tokens. Please reduce the length of the messages.',
+      ['context_length_exceeded'],
+      { window: 272000, inputTokens: 289650, outputTokens: null, inputOnly: true },
     ],
     ['vLLM, newer', "This model's maximum context length is 32768 tokens. However, your request has 40000 input tokens. Please reduce the length of the input messages.", [null], { window: 32768, inputTokens: 40000, outputTokens: null }],
     ['Anthropic', 'prompt is too long: 210000 tokens > 200000 maximum', ['invalid_request_error'], { window: 200000, inputTokens: 210000, outputTokens: null }],

@@ -43,7 +43,7 @@ describe('truncateTurn', () => {
 });
 
 describe('fitContextWindow', () => {
-  const window = { tokens: 1_000, source: 'configured' as const, scale: 1, outputReserve: 0 };
+  const window = { tokens: 1_000, source: 'configured' as const, scale: 1, outputReserve: 0, inputOnly: false };
 
   it('leaves a turn that clearly fits alone, without counting', async () => {
     const request = turnRequest({ items: [user('short'), assistant('answer'), user('next')] });
@@ -57,6 +57,8 @@ describe('fitContextWindow', () => {
     expect((await fitContextWindow({ ...request, maxOutputTokens: 700 }, window)).dropped).toBe(4);
     expect((await fitContextWindow(request, { ...window, outputReserve: 700 })).dropped).toBe(4);
     expect((await fitContextWindow(request, { ...window, scale: 2 })).dropped).toBe(4);
+    // A window of the input alone (Gemini's, OpenAI's configured input limit) keeps no room for the output in it.
+    expect((await fitContextWindow({ ...request, maxOutputTokens: 700 }, { ...window, inputOnly: true })).dropped).toBe(2);
   });
 
   it('is a 400 context_length_exceeded when the newest turn alone is too long', async () => {
@@ -72,17 +74,27 @@ describe('ContextWindows', () => {
     expect(windows.lookup('other', 'openai', 'gpt')).toMatchObject({ tokens: 8_000, source: 'configured' });
     expect(windows.lookup('other', 'anthropic', 'claude')).toBeNull();
     windows.learn('other', 'openai', 'gpt', { window: 4_000, inputTokens: 6_000, outputTokens: null }, 5_000);
-    expect(windows.lookup('other', 'openai', 'gpt')).toEqual({ tokens: 4_000, source: 'learned', scale: 1.2, outputReserve: 0 });
+    expect(windows.lookup('other', 'openai', 'gpt')).toEqual({ tokens: 4_000, source: 'learned', scale: 1.2, outputReserve: 0, inputOnly: false });
     expect(windows.lookup('small', 'openai', 'gpt')).toMatchObject({ tokens: 500, source: 'configured', scale: 1.2 });
   });
 
   it('learns the window per provider and upstream model, and a reserve the upstream counts', () => {
     const windows = new ContextWindows();
     windows.learn('claude-x', 'anthropic', 'claude-x', { window: 200_000, inputTokens: 195_000, outputTokens: 8_192 }, 150_000);
-    expect(windows.lookup('alias', 'anthropic', 'claude-x')).toEqual({ tokens: 200_000, source: 'learned', scale: 1.3, outputReserve: 8_192 });
+    expect(windows.lookup('alias', 'anthropic', 'claude-x')).toEqual({ tokens: 200_000, source: 'learned', scale: 1.3, outputReserve: 8_192, inputOnly: false });
     expect(windows.lookup('claude-x', 'other', 'claude-x')).toBeNull();
     // A refusal that names no sizes says the estimate was short by more than the window allows.
     windows.learn('claude-x', 'anthropic', 'claude-x', { window: null, inputTokens: null, outputTokens: null }, 100_000);
     expect(windows.lookup('claude-x', 'anthropic', 'claude-x')).toMatchObject({ tokens: 200_000, scale: 2.2 });
+  });
+
+  it('learns a window of the input alone as such, and keeps it so when a later refusal names no window', () => {
+    const windows = new ContextWindows();
+    windows.learn('gemini-x', 'gemini', 'gemini-x', { window: 3_000, inputTokens: 3_300, outputTokens: null, inputOnly: true }, 3_000);
+    expect(windows.lookup('gemini-x', 'gemini', 'gemini-x')).toMatchObject({ tokens: 3_000, inputOnly: true });
+    windows.learn('gemini-x', 'gemini', 'gemini-x', { window: null, inputTokens: null, outputTokens: null }, 2_000);
+    expect(windows.lookup('gemini-x', 'gemini', 'gemini-x')).toMatchObject({ tokens: 3_000, inputOnly: true });
+    // A configured window is input and output together.
+    expect(new ContextWindows({ models: { m: 5_000 } }).lookup('m', 'openai', 'gpt')).toMatchObject({ inputOnly: false });
   });
 });

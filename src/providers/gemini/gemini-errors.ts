@@ -44,7 +44,8 @@ function geminiServerError(provider: string, code: string, message: string, retr
 /** Gemini's refusal of a prompt over the model's window: "The input token count (1200293) exceeds the maximum number of tokens allowed (1048576)." */
 function inputTooLong(message: string): ContextLengthExceeded | null {
   const sizes = /input token count \((\d+)\) exceeds the maximum number of tokens allowed \((\d+)\)/i.exec(message);
-  return sizes ? new ContextLengthExceeded(message, { window: Number(sizes[2]), inputTokens: Number(sizes[1]), outputTokens: null }) : null;
+  // Gemini's limit is on the input: the output has its own (outputTokenLimit).
+  return sizes ? new ContextLengthExceeded(message, { window: Number(sizes[2]), inputTokens: Number(sizes[1]), outputTokens: null, inputOnly: true }) : null;
 }
 
 function parseGoogleError(text: string): { message?: string; status?: string; reasons: string[]; retryDelayMs?: number } | null {
