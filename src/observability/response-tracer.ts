@@ -15,6 +15,9 @@ export interface TracedProvider {
   port: number;
 }
 
+/** A failed tool span's status without content capture: that it failed, not what the tool said. */
+const TOOL_ERROR_WITHHELD = 'The tool call failed (its error is tool output: recorded with tracing.captureContent).';
+
 export interface ResponseTracerOptions {
   tracer: Tracer;
   propagator: TextMapPropagator;
@@ -202,7 +205,8 @@ export class ResponseTracer implements LoopObserver {
     if (!span) return;
     this.#toolCalls.delete(event.callId);
     // MCP's conventions name a failed tool call (`isError`) so; timeouts and cancellations read the same to the model.
-    if (event.error !== null) this.#fail(span, 'tool_error', unwrappedError(event.error));
+    // A tool's error is its result, content like any other (an MCP tool's error names what it was asked for): said only with content capture on.
+    if (event.error !== null) this.#fail(span, 'tool_error', this.#options.captureContent ? unwrappedError(event.error) : TOOL_ERROR_WITHHELD);
     else if (this.#options.captureContent) span.setAttribute(GEN_AI.toolCallResult, this.#options.redact(event.output));
     span.end(this.#now());
   }

@@ -194,7 +194,7 @@ describe.each(flavors)('traces over $name', (flavor) => {
     expect(receiver.requests.map((request) => request.contentType)).toEqual(receiver.requests.map(() => 'application/json'));
   });
 
-  it('a failed tool call is an error span; the response goes on and its span is not one', async () => {
+  it('a failed tool call is an error span; the response goes on and its span is not one; what the tool said is content, withheld without captureContent', async () => {
     scriptTwoTurnLoop(upstream, flavor, 'tools__fail');
     const client = await start();
     const response = await client.responses.create({ model: flavor.model, input: 'Break it.' });
@@ -205,9 +205,20 @@ describe.each(flavors)('traces over $name', (flavor) => {
     const spans = await receiver.waitForSpans(4);
     const tool = onlyOne(spans, 'execute_tool tools__fail');
     expect(tool.status.code).toBe(2);
-    expect(tool.status.message).toContain('the thing is broken');
+    expect(tool.status.message).not.toContain('the thing is broken');
+    expect(tool.status.message).toMatch(/failed/);
     expect(tool.attributes['error.type']).toBe('tool_error');
     expect(onlyOne(spans, 'invoke_agent').status.code).toBe(0);
+    expect(JSON.stringify(spans, (_key, value) => (typeof value === 'bigint' ? String(value) : value))).not.toContain('the thing is broken');
+  });
+
+  it('with captureContent, a failed tool call says what the tool said', async () => {
+    scriptTwoTurnLoop(upstream, flavor, 'tools__fail');
+    const client = await start({ captureContent: true });
+    await client.responses.create({ model: flavor.model, input: 'Break it.' });
+    await stop();
+    const tool = onlyOne(await receiver.waitForSpans(4), 'execute_tool tools__fail');
+    expect(tool.status.message).toContain('the thing is broken');
   });
 
   it("a call the gateway answered without running it (no such tool) is an error span too, its message the error the model was given, unwrapped", async () => {
