@@ -109,6 +109,8 @@ export interface ModelCallEndedEvent {
 export interface ToolCallStartedEvent {
   turn: number;
   callId: string;
+  /** The id the client finds the call under: an `mcp_call` item's own id, or the call id of a call shown as a `function_call`. */
+  itemId: string;
   name: string;
   executor: string;
   /** The arguments as the model wrote them (JSON text). */
@@ -127,6 +129,8 @@ export interface ToolCallEndedEvent {
   durationMs: number;
   /** A failed call's error output, raw (for the operator's log; whoever shows it to others cleans it: `ObservedResponse.cleanToolError`). */
   error: string | null;
+  /** The error is the gateway's own (the call timed out, or was cancelled), not what the tool answered. */
+  unfinished?: boolean;
   /** What the executor returned, before error outputs are cleaned for the model; `error` repeats it for failed calls. */
   output: string;
 }

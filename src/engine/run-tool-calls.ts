@@ -19,6 +19,13 @@ export interface ToolRunOptions {
   onResult(index: number, result: ToolResult): void;
 }
 
+/** A server-side call and its executor; `itemId` where the client finds it under another id than the call's (an `mcp_call`'s). */
+export interface RunnableCall {
+  call: ToolCall;
+  executor: ToolExecutor;
+  itemId?: string;
+}
+
 /**
  * Runs server-side calls and returns their results in call order. A call that
  * throws, times out or is cancelled becomes an error result, and every error
@@ -26,11 +33,11 @@ export interface ToolRunOptions {
  * waits on an executor past its timeout or the response's cancellation, even
  * one that ignores its abort signal.
  */
-export async function runToolCalls(calls: readonly { call: ToolCall; executor: ToolExecutor }[], options: ToolRunOptions): Promise<ToolResult[]> {
-  const runOne = async ({ call, executor }: { call: ToolCall; executor: ToolExecutor }, index: number): Promise<ToolResult> => {
+export async function runToolCalls(calls: readonly RunnableCall[], options: ToolRunOptions): Promise<ToolResult[]> {
+  const runOne = async ({ call, executor, itemId }: RunnableCall, index: number): Promise<ToolResult> => {
     const started = performance.now();
     const carrier: TraceCarrier = {};
-    options.observer.toolCallStarted({ turn: options.turn, callId: call.callId, name: call.name, executor: executor.kind, arguments: call.arguments, trace: carrier });
+    options.observer.toolCallStarted({ turn: options.turn, callId: call.callId, itemId: itemId ?? call.callId, name: call.name, executor: executor.kind, arguments: call.arguments, trace: carrier });
     const trace = carriedTrace(carrier);
     // Each call carries its own trace context; without one, every call shares the response's context as it is.
     const context = trace ? { ...options.context, trace } : options.context;
@@ -44,6 +51,7 @@ export async function runToolCalls(calls: readonly { call: ToolCall; executor: T
       server: options.context.offered.get(call.name)?.operatorServer ?? null,
       durationMs: performance.now() - started,
       error: outcome.isError ? outcome.output : null,
+      ...(outcome.unfinished && { unfinished: true }),
       output: outcome.output,
     });
     const result = outcome.isError ? { ...outcome, output: options.errors.sanitize(outcome.output, options.context) } : outcome;

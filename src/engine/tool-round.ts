@@ -67,7 +67,7 @@ export async function* runToolRound(scope: ToolRoundScope, planned: readonly Pla
   counters.run += server.length;
   const arrived: { index: number; result: ToolResult }[] = [];
   let wake: (() => void) | null = null;
-  const all = runToolCalls(server, {
+  const all = runToolCalls(server.map((entry) => ({ call: entry.call, executor: entry.executor, itemId: shownAs(entry.call.callId) })), {
     context: loop.toolContext,
     parallel: loop.policy.parallel,
     defaultTimeoutMs: loop.limits.toolTimeoutMs,

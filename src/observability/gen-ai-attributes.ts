@@ -52,6 +52,8 @@ export const LOOPGATE = {
   previousResponseId: 'loopgate.previous_response_id',
   turn: 'loopgate.turn',
   executor: 'loopgate.tool.executor',
+  /** The id a client finds a tool call under, where it differs from the model's call id (an `mcp_call` item's own). */
+  toolItemId: 'loopgate.tool.item_id',
   deployment: 'loopgate.deployment',
   /** A span event on a routed alias's model call: one deployment refused the call before output, and routing moved on. */
   failoverEvent: 'loopgate.failover',

@@ -194,6 +194,7 @@ export class ResponseTracer implements LoopObserver {
       [LOOPGATE.turn]: event.turn,
     };
     if (event.executor === 'mcp') attributes[MCP_METHOD_NAME] = 'tools/call';
+    if (event.itemId !== event.callId) attributes[LOOPGATE.toolItemId] = event.itemId;
     if (this.#options.captureContent) attributes[GEN_AI.toolCallArguments] = JSON.stringify(parsedArguments(event.arguments));
     const span = this.#options.tracer.startSpan(`${OPERATION.executeTool} ${event.name}`, { kind: SpanKind.INTERNAL, attributes, startTime: this.#now() }, this.#context);
     this.#toolCalls.set(event.callId, span);
@@ -206,7 +207,8 @@ export class ResponseTracer implements LoopObserver {
     this.#toolCalls.delete(event.callId);
     // MCP's conventions name a failed tool call (`isError`) so; timeouts and cancellations read the same to the model.
     // A tool's error is its result, content like any other (an MCP tool's error names what it was asked for): said only with content capture on.
-    if (event.error !== null) this.#fail(span, 'tool_error', this.#options.captureContent ? unwrappedError(event.error) : TOOL_ERROR_WITHHELD);
+    // The gateway's own (a timeout, a cancellation) is no content.
+    if (event.error !== null) this.#fail(span, 'tool_error', this.#options.captureContent || event.unfinished ? unwrappedError(event.error) : TOOL_ERROR_WITHHELD);
     else if (this.#options.captureContent) span.setAttribute(GEN_AI.toolCallResult, this.#options.redact(event.output));
     span.end(this.#now());
   }

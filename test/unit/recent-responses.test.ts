@@ -43,8 +43,8 @@ describe('RecentResponses', () => {
     expect(recent.list(admin, 1)[0]).toMatchObject({ status: 'in_progress', turns: 0, tokens: null });
     observer.turnStarted({ turn: 1 });
     observer.turnEnded({ turn: 1, toolCalls: 2, finish: 'tool_calls', durationMs: 12.4 });
-    observer.toolCallStarted({ turn: 1, callId: 'c1', name: 'ok', executor: 'mcp', arguments: '{}', trace: {} });
-    observer.toolCallStarted({ turn: 1, callId: 'c2', name: 'bad', executor: 'mcp', arguments: '{}', trace: {} });
+    observer.toolCallStarted({ turn: 1, callId: 'c1', itemId: 'c1', name: 'ok', executor: 'mcp', arguments: '{}', trace: {} });
+    observer.toolCallStarted({ turn: 1, callId: 'c2', itemId: 'c2', name: 'bad', executor: 'mcp', arguments: '{}', trace: {} });
     expect(recent.timeline(admin, 'r1')!.tool_calls.map((call) => call.status)).toEqual(['running', 'running']);
     observer.toolCallEnded({ turn: 1, callId: 'c2', name: 'bad', executor: 'mcp', server: null, durationMs: 3, error: `the secret is ${'x'.repeat(2_000)}`, output: `the secret is ${'x'.repeat(2_000)}` });
     observer.toolCallEnded({ turn: 1, callId: 'c1', name: 'ok', executor: 'mcp', server: null, durationMs: 5, error: null, output: '5' });
@@ -83,7 +83,7 @@ describe('RecentResponses', () => {
     const observer = start(recent, 'r1');
     observer.turnStarted({ turn: 1 });
     for (let call = 0; call < 300; call++) {
-      observer.toolCallStarted({ turn: 1, callId: `c${call}`, name: 'tools__add', executor: 'mcp', arguments: '{}', trace: {} });
+      observer.toolCallStarted({ turn: 1, callId: `c${call}`, itemId: `c${call}`, name: 'tools__add', executor: 'mcp', arguments: '{}', trace: {} });
       observer.toolCallEnded({ turn: 1, callId: `c${call}`, name: 'tools__add', executor: 'mcp', server: 'tools', durationMs: 1, error: call < 280 ? null : 'failed', output: '' });
     }
     observer.toolCallRefused({ turn: 1, callId: 'ghost', name: 'ghost', error: 'There is no tool named ghost.' });

@@ -116,22 +116,24 @@ describe('ResponseTracer', () => {
     const started = startedEvent({ responseId: 'resp_2', stream: true });
     observer.responseStarted!(started);
     observer.modelCallStarted!({ turn: 1, provider: 'openai', request: turnRequest(), trace: {} });
-    observer.toolCallStarted!({ turn: 1, callId: 'c1', name: 'tools__add', executor: 'mcp', arguments: '{}', trace: {} });
+    observer.toolCallStarted!({ turn: 1, callId: 'c1', itemId: 'mcp_1', name: 'tools__add', executor: 'mcp', arguments: '{}', trace: {} });
     observer.responseEnded!({ ...started, status: 'cancelled', errorCode: null, error: null, incompleteReason: 'cancelled', usage: null, toolCalls: 0, durationMs: 1 });
     await tracing.flush();
     expect(exporter.getFinishedSpans().map((span) => span.name).sort()).toEqual(['chat test-model', 'execute_tool tools__add', 'invoke_agent']);
     expect(spanNamed(exporter.getFinishedSpans(), 'invoke_agent').attributes).toMatchObject({ 'loopgate.response.status': 'cancelled', 'loopgate.response.incomplete_reason': 'cancelled' });
+    // The model's call id, and the id the client finds the call under (its mcp_call's).
+    expect(spanNamed(exporter.getFinishedSpans(), 'execute_tool tools__add').attributes).toMatchObject({ 'gen_ai.tool.call.id': 'c1', 'loopgate.tool.item_id': 'mcp_1' });
   });
 });
 
 describe('tool spans', () => {
-  it("a tool's error is its span's status message as the client reads it, not the JSON the model is given", async () => {
+  it("a call the gateway timed out says so on its span's status, as the client reads it (not the JSON the model is given), capture or not: the error is the gateway's, no content", async () => {
     const { tracing, exporter } = tracingWith();
     const observer = tracing.observer(null);
     const started = startedEvent();
     observer.responseStarted!(started);
-    observer.toolCallStarted!({ turn: 1, callId: 'c1', name: 'tools__sleep', executor: 'mcp', arguments: '{}', trace: {} });
-    observer.toolCallEnded!({ turn: 1, callId: 'c1', name: 'tools__sleep', executor: 'mcp', server: 'tools', output: '{"error":"The tool \'tools__sleep\' did not finish within 1000 ms."}', error: '{"error":"The tool \'tools__sleep\' did not finish within 1000 ms."}', durationMs: 1000 });
+    observer.toolCallStarted!({ turn: 1, callId: 'c1', itemId: 'c1', name: 'tools__sleep', executor: 'mcp', arguments: '{}', trace: {} });
+    observer.toolCallEnded!({ turn: 1, callId: 'c1', name: 'tools__sleep', executor: 'mcp', server: 'tools', output: '{"error":"The tool \'tools__sleep\' did not finish within 1000 ms."}', error: '{"error":"The tool \'tools__sleep\' did not finish within 1000 ms."}', unfinished: true, durationMs: 1000 });
     observer.responseEnded!({ ...started, status: 'completed', errorCode: null, error: null, incompleteReason: null, usage: null, toolCalls: 1, durationMs: 2 });
     await tracing.flush();
     expect(spanNamed(exporter.getFinishedSpans(), 'execute_tool tools__sleep').status.message).toBe("The tool 'tools__sleep' did not finish within 1000 ms.");
