@@ -69,7 +69,7 @@ describe('the observer seam', () => {
     ]);
     // What each carrier was given went with its call.
     expect(provider.requests.map((request) => request.trace?.traceparent)).toEqual(seen.of('modelCallStarted').map((event) => event.trace.traceparent));
-    expect(seen.of('toolCallStarted')).toEqual([{ turn: 1, callId: 'c1', name: 'lookup', executor: 'mock', arguments: '{"q":"oslo"}', trace: { traceparent: expect.any(String) } }]);
+    expect(seen.of('toolCallStarted')).toEqual([{ turn: 1, callId: 'c1', itemId: 'c1', name: 'lookup', executor: 'mock', arguments: '{"q":"oslo"}', trace: { traceparent: expect.any(String) } }]);
     expect(contexts.map((context) => context.trace)).toEqual([{ traceparent: seen.of('toolCallStarted')[0].trace.traceparent }]);
     expect(seen.of('toolCallEnded')).toEqual([expect.objectContaining({ callId: 'c1', error: null, output: 'result of lookup' })]);
   });
