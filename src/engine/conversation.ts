@@ -182,7 +182,7 @@ function needsStoredItems(input: CreateResponseRequest['input']): boolean {
  * one, is what the model is shown again (else it would read an empty result).
  */
 function isBareMcpCall(item: Exclude<CreateResponseRequest['input'], string | null | undefined>[number]): boolean {
-  return item.type === 'mcp_call' && item.output == null && item.error == null;
+  return item.type === 'mcp_call' && item.id != null && item.output == null && item.error == null;
 }
 
 /** The input as it will be stored: every item with an id, references replaced by the items `found` for them. */
@@ -205,8 +205,14 @@ function inputWithIds(input: CreateResponseRequest['input'], found: ReadonlyMap<
 }
 
 /** The id prefix of an input item the client sent without one. */
-export function idPrefix(type: InputItem['type']): 'msg' | 'fc' | 'fco' | 'rs' | 'cmp' | 'ctc' | 'ctco' | 'tsc' | 'tso' {
+export function idPrefix(type: InputItem['type']): 'msg' | 'fc' | 'fco' | 'rs' | 'cmp' | 'ctc' | 'ctco' | 'tsc' | 'tso' | 'mcp' | 'mcpl' | 'mcpr' {
   switch (type) {
+    case 'mcp_call':
+      return 'mcp';
+    case 'mcp_list_tools':
+      return 'mcpl';
+    case 'mcp_approval_request':
+      return 'mcpr';
     case 'custom_tool_call':
       return 'ctc';
     case 'tool_search_call':

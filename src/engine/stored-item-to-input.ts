@@ -1,6 +1,7 @@
 import type { InputItem } from '../protocol/input-items.ts';
 import type { StoredItem } from '../store/response-store.ts';
 import { qualifiedToolName } from '../executors/mcp/mcp-executor.ts';
+import { newId } from '../util/ids.ts';
 import { modelCallOf, modelOutputOf } from './client-call-kinds.ts';
 import type { OutputTextAnnotations } from '../protocol/input-items.ts';
 
@@ -51,9 +52,11 @@ export function storedItemToInput(item: StoredItem | InputItem): InputItem[] {
       // Images the tool answered with follow the text, as in a function_call_output.
       const images = item['loopgate:images'] ?? [];
       const output = images.length > 0 ? [{ type: 'input_text' as const, text }, ...images] : text;
+      // Stored calls always have their id; one the client sent without (ids are optional in input) pairs with its own output all the same.
+      const callId = item.id ?? newId('mcp');
       return [
-        { type: 'function_call', call_id: item.id, name, arguments: item.arguments },
-        { type: 'function_call_output', call_id: item.id, output },
+        { type: 'function_call', call_id: callId, name, arguments: item.arguments },
+        { type: 'function_call_output', call_id: callId, output },
       ];
     }
     case 'mcp_list_tools':

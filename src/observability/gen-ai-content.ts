@@ -94,7 +94,7 @@ function messageOf(item: InputItem): Message | null {
     case 'custom_tool_call':
       return { role: 'assistant', parts: [{ type: 'tool_call', id: item.call_id, name: item.name, arguments: item.input }] };
     case 'mcp_call':
-      return { role: 'assistant', parts: [{ type: 'tool_call', id: item.id, name: item.name, arguments: parsedArguments(item.arguments) }] };
+      return { role: 'assistant', parts: [{ type: 'tool_call', id: item.id ?? '', name: item.name, arguments: parsedArguments(item.arguments) }] };
     case 'function_call_output':
     case 'custom_tool_call_output':
       return { role: 'tool', parts: [{ type: 'tool_call_response', id: item.call_id, response: typeof item.output === 'string' ? item.output : item.output.map((part) => (part.type === 'input_text' ? part.text : `[${part.type}]`)).join('') }] };

@@ -202,9 +202,11 @@ export const McpApprovalResponseItem = z.strictObject({
 });
 // MCP items the gateway itself returned, resent by stateless clients (names and labels as MCP servers and OpenAI spell them).
 const mcpId = z.string().max(REQUEST_LIMITS.maxIdChars);
+// Their own id may be left out, as for every other item: the Agents SDK's conversation session strips every id but reasoning's before adding items.
+const mcpItemId = mcpId.nullish();
 const mcpName = z.string().max(REQUEST_LIMITS.maxIdChars);
 const McpListToolsInput = z.strictObject({
-  id: mcpId,
+  id: mcpItemId,
   type: z.literal('mcp_list_tools'),
   server_label: mcpName,
   tools: z
@@ -231,7 +233,7 @@ const McpToolCallError = z
   ])
   .transform((error) => (error.type === 'mcp_tool_execution_error' ? (typeof error.content === 'string' ? error.content : JSON.stringify(error.content ?? null)) : `${error.message} (${error.type === 'http_error' ? 'HTTP' : 'code'} ${error.code})`));
 const McpCallInput = z.strictObject({
-  id: mcpId,
+  id: mcpItemId,
   type: z.literal('mcp_call'),
   server_label: mcpName,
   name: mcpName,
@@ -244,7 +246,7 @@ const McpCallInput = z.strictObject({
   // The images the tool answered with, as the gateway's own mcp_call items carry them (output-items.ts).
   'loopgate:images': z.array(z.strictObject({ type: z.literal('input_image'), image_url: z.string().max(REQUEST_LIMITS.maxImageChars) })).max(REQUEST_LIMITS.maxContentParts).nullish(),
 });
-const McpApprovalRequestInput = z.strictObject({ id: mcpId, type: z.literal('mcp_approval_request'), server_label: mcpName, name: mcpName, arguments: jsonArgumentsText });
+const McpApprovalRequestInput = z.strictObject({ id: mcpItemId, type: z.literal('mcp_approval_request'), server_label: mcpName, name: mcpName, arguments: jsonArgumentsText });
 
 const ItemUnion = z.discriminatedUnion('type', [
   MessageItem,

@@ -1,5 +1,5 @@
 import { Agent, hostedMcpTool, Runner, setTracingDisabled, tool } from '@openai/agents';
-import { OpenAIProvider } from '@openai/agents-openai';
+import { OpenAIConversationsSession, OpenAIProvider } from '@openai/agents-openai';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -177,6 +177,24 @@ describe.each(flavors)('Agents SDK over $name', (flavor) => {
     const last = upstream.requests.at(-1)!;
     expect(offeredTools(flavor, last)).toContain('calc__add');
     expect(mcpRoundTrip(last, flavor.seen)).toEqual({ args: { a: 5, b: 6 }, result: '11' });
+  });
+
+  it("hosted MCP in a conversation session (OpenAIConversationsSession): the SDK adds the turn's items with their ids stripped, MCP items included", async () => {
+    script((_request, results) => (results.length === 0 ? { calls: [{ id: 'call_cs', name: 'calc__add', args: { a: 2, b: 40 } }] } : { text: `It is ${results[0]}.` }));
+    const agent = new Agent({ name: 'mcp-session', model: flavor.model, tools: [hostedMcpTool({ serverLabel: 'calc', serverUrl: mcpUrl, requireApproval: 'never' })] });
+    const session = new OpenAIConversationsSession({ client: client as never });
+    expect((await runner.run(agent, 'Add 2 and 40.', { session })).finalOutput).toBe('It is 42.');
+    const conversationId = await session.getSessionId();
+    const kept = await client.conversations.items.list(conversationId, { order: 'asc' });
+    const types = kept.data.map((item) => item.type);
+    expect(types[0]).toBe('message');
+    expect(types).toEqual(expect.arrayContaining(['mcp_list_tools', 'mcp_call']));
+    expect(types.at(-1)).toBe('message');
+    for (const item of kept.data) expect(item.id).toMatch(/^(msg|mcpl|mcp|fc|fco|rs)_/);
+    // The next turn reads the conversation back (the SDK keeps the MCP call without its output) and goes on.
+    script(() => ({ text: 'Still 42.' }));
+    expect((await runner.run(agent, 'And again?', { session })).finalOutput).toBe('Still 42.');
+    expect(flavor.seen(upstream.requests.at(-1)!).filter((entry) => entry.kind === 'user').map((entry) => (entry as { text: string }).text)).toEqual(['Add 2 and 40.', 'And again?']);
   });
 
   it('hosted MCP streamed', async () => {
