@@ -28,6 +28,9 @@ interface Learned {
   inputOnly: boolean;
 }
 
+/** The least an upstream's count of an input may be of the gateway's estimate and still be taken as a count of the same input. */
+const MIN_PLAUSIBLE_RATIO = 0.5;
+
 /** Upstream models whose window was learned, at most; the oldest learned is forgotten first. */
 const MAX_LEARNED = 1_000;
 
@@ -71,6 +74,23 @@ export class ContextWindows {
    * estimated at `estimatedInput` tokens: the window it named, and how its
    * count compares with the estimate (`lookup` tells what is known then).
    */
+  /**
+   * An upstream accepted a call whose input the gateway estimated at
+   * `estimatedInput` and counted it `reportedInput`: the scale follows its
+   * count, down as well as up. Learned only from refusals, one call that
+   * the estimate fell far short of (images, which upstreams count much
+   * higher) left every later call to the model, any tenant's, cut to half
+   * what would have fitted, for good.
+   */
+  calibrate(provider: string, upstreamModel: string, reportedInput: number, estimatedInput: number): void {
+    const learned = this.#learned.get(key(provider, upstreamModel));
+    if (!learned || estimatedInput <= 0) return;
+    const ratio = reportedInput / estimatedInput;
+    // Tokenizers differ by tens of percent: a count under half the estimate is not of the same input (a server counting only uncached tokens).
+    if (ratio < MIN_PLAUSIBLE_RATIO) return;
+    learned.scale = Math.max(1, ratio);
+  }
+
   learn(model: string, provider: string, upstreamModel: string, sizes: ContextSizes, estimatedInput: number): void {
     const id = key(provider, upstreamModel);
     const previous = this.#learned.get(id);

@@ -11,6 +11,8 @@ export interface FittedTurn {
   dropped: number;
   /** The input sent, estimated in the upstream's tokens; null when it was clearly under the window without counting. */
   estimatedTokens: number | null;
+  /** The same in the gateway's own estimate, before the window's scale; null likewise. */
+  estimate: number | null;
 }
 
 /**
@@ -30,10 +32,10 @@ export interface FittedTurn {
 export async function fitContextWindow(request: TurnRequest, window: KnownWindow): Promise<FittedTurn> {
   const reserve = window.inputOnly ? 0 : Math.max(request.maxOutputTokens ?? 0, window.outputReserve);
   const budget = Math.floor((window.tokens - reserve) / window.scale);
-  if (boundTurnTokens(request).total <= budget) return { request, dropped: 0, estimatedTokens: null };
+  if (boundTurnTokens(request).total <= budget) return { request, dropped: 0, estimatedTokens: null, estimate: null };
   const measure = await estimateTurnTokens(request);
   const upstreamTokens = (tokens: number) => Math.ceil(tokens * window.scale);
-  if (measure.total <= budget) return { request, dropped: 0, estimatedTokens: upstreamTokens(measure.total) };
+  if (measure.total <= budget) return { request, dropped: 0, estimatedTokens: upstreamTokens(measure.total), estimate: measure.total };
   const cut = truncateTurn(request, measure, budget);
   if (cut.tokens > budget) {
     const room = reserve > 0 ? `${window.tokens} tokens, ${reserve} of them kept for the output` : `${window.tokens} tokens`;
@@ -42,7 +44,7 @@ export async function fitContextWindow(request: TurnRequest, window: KnownWindow
       { window: window.tokens, inputTokens: upstreamTokens(cut.tokens), outputTokens: reserve || null },
     );
   }
-  return { request: cut.request, dropped: cut.dropped, estimatedTokens: upstreamTokens(cut.tokens) };
+  return { request: cut.request, dropped: cut.dropped, estimatedTokens: upstreamTokens(cut.tokens), estimate: cut.tokens };
 }
 
 /** Leaves out the oldest droppable turns of `request` until `measure` says it is within `budget`, or nothing droppable is left. */

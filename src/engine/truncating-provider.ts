@@ -45,7 +45,7 @@ export class TruncatingProvider implements Provider {
   async startTurn(request: TurnRequest, signal: AbortSignal): Promise<TurnStream> {
     const sent = await this.#fit(request, this.#window(request));
     try {
-      return await this.#inner.startTurn(sent.request, signal);
+      return this.#calibrating(await this.#inner.startTurn(sent.request, signal), sent, request);
     } catch (error) {
       if (!(error instanceof ContextLengthExceeded) || signal.aborted) throw error;
       const refusedBy = calledTarget(this.#route, request.model);
@@ -55,8 +55,22 @@ export class TruncatingProvider implements Provider {
       const retry = await this.#fit(request, learned);
       // Nothing more to leave out: the refusal stands.
       if (retry.request.items.length >= sent.request.items.length) throw error;
-      return await this.#inner.startTurn(retry.request, signal);
+      return this.#calibrating(await this.#inner.startTurn(retry.request, signal), retry, request);
     }
+  }
+
+  /** A call whose input was counted near the window: the upstream's own count of it, when it reports one, calibrates the estimate. */
+  #calibrating(stream: TurnStream, sent: FittedTurn, request: TurnRequest): TurnStream {
+    if (sent.estimate === null) return stream;
+    const target = calledTarget(this.#route, request.model);
+    const windows = this.#windows;
+    const estimate = sent.estimate;
+    return (async function* () {
+      for await (const event of stream) {
+        if (event.type === 'usage' && event.usage.inputTokens > 0) windows.calibrate(target.provider, target.upstreamModel, event.usage.inputTokens, estimate);
+        yield event;
+      }
+    })();
   }
 
   listModels(signal: AbortSignal): Promise<ModelInfo[]> {
@@ -72,7 +86,7 @@ export class TruncatingProvider implements Provider {
   }
 
   async #fit(request: TurnRequest, window: KnownWindow | null): Promise<FittedTurn> {
-    if (!window) return { request, dropped: 0, estimatedTokens: null };
+    if (!window) return { request, dropped: 0, estimatedTokens: null, estimate: null };
     const fitted = await fitContextWindow(request, window);
     if (fitted.dropped > 0) {
       this.#report = { dropped_items: fitted.dropped, context_window: window.tokens, window_source: window.source, estimated_input_tokens: fitted.estimatedTokens ?? 0 };

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { ContextWindows } from '../../src/engine/context-windows.ts';
 import { fitContextWindow, truncateTurn } from '../../src/engine/truncate-turn.ts';
+import { TruncatingProvider } from '../../src/engine/truncating-provider.ts';
+import type { Provider, TurnEvent, TurnRequest } from '../../src/providers/provider.ts';
 import type { TurnMeasure } from '../../src/engine/token-estimate.ts';
 import type { InputItem } from '../../src/protocol/input-items.ts';
 import { turnRequest } from '../support/turn-request.ts';
@@ -47,7 +49,7 @@ describe('fitContextWindow', () => {
 
   it('leaves a turn that clearly fits alone, without counting', async () => {
     const request = turnRequest({ items: [user('short'), assistant('answer'), user('next')] });
-    expect(await fitContextWindow(request, window)).toEqual({ request, dropped: 0, estimatedTokens: null });
+    expect(await fitContextWindow(request, window)).toEqual({ request, dropped: 0, estimatedTokens: null, estimate: null });
   });
 
   it('leaves room for max_output_tokens and for what the upstream reserved, scaled to its tokens', async () => {
@@ -96,5 +98,48 @@ describe('ContextWindows', () => {
     expect(windows.lookup('gemini-x', 'gemini', 'gemini-x')).toMatchObject({ tokens: 3_000, inputOnly: true });
     // A configured window is input and output together.
     expect(new ContextWindows({ models: { m: 5_000 } }).lookup('m', 'openai', 'gpt')).toMatchObject({ inputOnly: false });
+  });
+});
+
+describe('TruncatingProvider calibration', () => {
+  it("follows the upstream's own count of a call near the window down as well as up: one call it undercounted (images) no longer cuts every later call short", async () => {
+    const windows = new ContextWindows();
+    // A refusal that counted twice the estimate: the scale is 2.
+    windows.learn('m', 'openai', 'm', { window: 4_000, inputTokens: 4_400, outputTokens: null }, 2_200);
+    expect(windows.lookup('m', 'openai', 'm')).toMatchObject({ scale: 2 });
+    const sent: TurnRequest[] = [];
+    let reported = 0;
+    const upstream: Provider = {
+      name: 'openai',
+      async startTurn(request) {
+        sent.push(request);
+        // Read as the stream is: the test sets what the upstream counted once it knows the estimate.
+        return (function* () {
+          yield { type: 'usage', usage: { inputTokens: reported, outputTokens: 1, cachedInputTokens: 0, reasoningTokens: 0 } } as TurnEvent;
+          yield { type: 'finish', finish: { reason: 'stop', raw: 'stop' } } as TurnEvent;
+        })();
+      },
+      async listModels() {
+        return [];
+      },
+      async close() {},
+    };
+    const provider = new TruncatingProvider({ provider: upstream, upstreamModel: 'm' }, windows, 'm');
+    const long = 'word '.repeat(800);
+    const request = turnRequest({ model: 'm', items: [user(long), assistant('a'), user(long), assistant('b'), user(long), assistant('c'), user('next')] });
+    const fitted = await provider.startTurn(request, new AbortController().signal);
+    // What the upstream counts of what it was sent, about the estimate: the scale comes back towards 1.
+    const estimate = provider.report?.estimated_input_tokens ?? 0;
+    expect(estimate).toBeGreaterThan(0);
+    reported = Math.ceil(estimate / 2);
+    for await (const _event of fitted as AsyncIterable<TurnEvent>) {
+      // read to the end
+    }
+    expect(windows.lookup('m', 'openai', 'm')!.scale).toBeLessThan(1.2);
+    const again = await provider.startTurn(request, new AbortController().signal);
+    for await (const _event of again as AsyncIterable<TurnEvent>) {
+      // read to the end
+    }
+    expect(sent[1]!.items.length).toBeGreaterThan(sent[0]!.items.length);
   });
 });
