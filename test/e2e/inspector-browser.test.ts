@@ -184,6 +184,27 @@ describe.each(pageFlavors)('inspector page in Chromium over $name', (flavor) => 
     expect(httpErrors).toEqual(['401 /v1/inspector/responses']);
   });
 
+  it('lists 50 responses, and more on request up to all the replica keeps; a key the gateway refuses is said so, in its words', async () => {
+    // Responses that call no model (generate: false): listed like any other, many in little time.
+    const made = await Promise.all(Array.from({ length: 55 }, (_, index) => as(KEY_A).responses.create({ model: flavor.model, input: `quick ${index}`, generate: false } as never)));
+    const page = await openInspector(KEY_A);
+    await row(page, made.at(-1)!.id).waitFor();
+    expect(await page.locator('#responses tbody tr').count()).toBe(50);
+    await page.click('#more');
+    for (const response of made) await row(page, response.id).waitFor();
+    await page.locator('#more').waitFor({ state: 'hidden' });
+
+    const refused = await browser.context.newPage();
+    await refused.goto(`${gateway.origin}/inspector/`);
+    await refused.locator('#notice', { hasText: 'needs an API key' }).waitFor();
+    await refused.fill('#key', 'sk-not-a-key-of-this-gateway');
+    await refused.click('#key-form button[type=submit]');
+    await refused.locator('#notice', { hasText: 'The gateway refused this key' }).waitFor();
+    expect(await refused.locator('#notice').textContent()).toMatch(/API key/);
+    await refused.close();
+    expect(pageProblems).toEqual([]);
+  });
+
   it('a link whose id was mangled in copying (a cut-off %-escape) says so, without an error on the page', async () => {
     const page = await browser.context.newPage();
     page.on('pageerror', (error) => pageProblems.push(`page error: ${error.message}`));

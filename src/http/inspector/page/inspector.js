@@ -50,18 +50,25 @@ const badge = (status) => el('span', { className: `status status-${status}` }, s
 // ---- Recent responses -------------------------------------------------------
 
 let listTimer = null;
+/** How many of the replica's recent responses the list shows: more on request, up to all it keeps. */
+const LIST_PAGE = 50;
+let listLimit = LIST_PAGE;
 
 async function refreshList() {
   clearTimeout(listTimer);
   try {
-    const { data } = await (await api('responses?limit=50')).json();
+    const { data } = await (await api(`responses?limit=${listLimit}`)).json();
     renderList(data);
+    // A full page may have more behind it.
+    $('more').hidden = data.length < listLimit;
     notice('');
   } catch (error) {
     // Without a (valid) key there is nothing to show or poll for: the key form starts it again.
     if (error.status === 401) {
       renderList([]);
-      return notice('This gateway needs an API key: enter one above.');
+      $('more').hidden = true;
+      // A key was given and refused: say so, with the gateway's own words, rather than ask for one.
+      return notice(sessionStorage.getItem(KEY_STORAGE) ? `The gateway refused this key: ${error.message}` : 'This gateway needs an API key: enter one above.');
     }
     notice(`Could not load responses: ${error.message}`);
   }
@@ -296,6 +303,11 @@ $('key-form').addEventListener('submit', (event) => {
   $('key').value = '';
   void refreshList();
   if (current) select(current.id, null);
+});
+
+$('more').addEventListener('click', () => {
+  listLimit += LIST_PAGE * 2;
+  void refreshList();
 });
 
 $('forget').addEventListener('click', () => {
