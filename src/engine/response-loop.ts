@@ -9,7 +9,7 @@ import type { ResponseResource, Usage } from '../protocol/response-resource.ts';
 import type { ResponseStreamEvent, ResponseStreamEventBody } from '../protocol/stream-events.ts';
 import type { Provider, TurnEvent, TurnFinish, TurnRequest, TurnStream } from '../providers/provider.ts';
 import { callItemsFor } from './call-items.ts';
-import { AnswerGate } from './controls/answer-gate.ts';
+import { AnswerGate, type AnswerVerdict } from './controls/answer-gate.ts';
 import { HostedCallBudget } from './controls/hosted-call-budget.ts';
 import { capCallsPerTurn, finalAnswerPrompt, withinToolCallBudget, type LoopLimit } from './controls/limit-controls.ts';
 import type { LoopControls } from './controls/loop-controls.ts';
@@ -314,7 +314,17 @@ async function* runLoop(loop: ResponseLoop, tally: LoopTally): AsyncGenerator<Re
         break;
       }
       if (calls.length === 0) {
-        const verdict = gate.verdictBeforeReading(usedTools(), lastCall !== null) ?? (await gate.validate({ text: answerText(builder.output, mark), toolContext: loop.toolContext, signal: loop.signal }, lastCall !== null));
+        let verdict: AnswerVerdict;
+        try {
+          verdict = gate.verdictBeforeReading(usedTools(), lastCall !== null) ?? (await gate.validate({ text: answerText(builder.output, mark), toolContext: loop.toolContext, signal: loop.signal }, lastCall !== null));
+        } catch (error) {
+          // A validator that could not answer fails the response: the answer it never judged is not sent, nor kept.
+          if (held) {
+            pending.length = heldFrom;
+            builder.output.splice(mark);
+          }
+          throw error;
+        }
         if (verdict.kind === 'retry') {
           pending.length = heldFrom;
           transcript.hide(builder.output.splice(mark), verdict.feedback);

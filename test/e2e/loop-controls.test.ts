@@ -228,6 +228,22 @@ describe.each(flavors)('loop controls over $name', (flavor: ProviderFlavor) => {
     }
   });
 
+  it('validated output: a validator that cannot answer fails the response, and the answer it never judged is neither streamed nor kept', async () => {
+    model = () => ({ text: 'An answer nobody judged.' });
+    const unreachable = await startGateway(upstreamBase, { ...base, loop: { outputValidation: { enabled: true, maxAttempts: 2, validator: { type: 'http', url: 'http://127.0.0.1:9/judge', timeoutMs: 1_000 } } } });
+    try {
+      const { json, streamed, events } = await both({ input: 'Greet' }, new OpenAI({ baseURL: unreachable.baseURL, apiKey: 'k', maxRetries: 0 }));
+      for (const response of [json, streamed]) {
+        expect(response.status).toBe('failed');
+        expect(response.error).toMatchObject({ code: 'output_validator_failed' });
+        expect(response.output.filter((item: any) => item.type === 'message')).toEqual([]);
+      }
+      expect(events.filter((event) => event.type === 'response.output_text.delta')).toEqual([]);
+    } finally {
+      await unreachable.close();
+    }
+  });
+
   it("validated output: the operator's HTTP validator judges every answer and requests cannot turn it off", async () => {
     model = (seen) => (seen.some((entry) => entry.kind === 'user' && entry.text.includes('Start with "Dear"')) ? { text: 'Dear reader, hello.' } : { text: 'Hello.' });
     const other = new OpenAI({ baseURL: validated.baseURL, apiKey: 'k', maxRetries: 0 });
