@@ -228,6 +228,18 @@ describe.each(flavors)('text tool calls over $name, to an upstream without tool 
     assertNoCallText(events);
   });
 
+  it('parallel_tool_calls: false: a reply with two calls is sent back (a native model makes one at most), and the single call it then makes is taken', async () => {
+    const two = '{"tool": "tools__add", "parameters": {"a": 1, "b": 2}}\n{"tool": "tools__add", "parameters": {"a": 3, "b": 4}}';
+    scriptText((seen, results, call) => (call === 1 ? two : results.length === 0 ? '{"tool": "tools__add", "parameters": {"a": 1, "b": 2}}' : `The sum is ${results[0]!.output}.`));
+    const response = await client.responses.create({ model, input: 'Add 1 and 2, then 3 and 4.', parallel_tool_calls: false });
+    assertValidResponse(response);
+    expect(response.status).toBe('completed');
+    expect(response.output.filter((item) => item.type === 'function_call')).toHaveLength(1);
+    expect(mcp.calls).toEqual([{ name: 'add', args: { a: 1, b: 2 } }]);
+    const feedback = flavor.seen(upstream.requests[1]!).filter((entry) => entry.kind === 'user').at(-1);
+    expect(feedback && 'text' in feedback && feedback.text).toContain('at most one');
+  });
+
   it('plain answers pass through untouched, braces and all', async () => {
     scriptText(() => inPieces('No tool needed: the set {1, 2} has two elements.', 6));
     const response = await client.responses.create({ model, input: 'How many elements has {1, 2}?', tools: [weatherTool] });

@@ -8,6 +8,13 @@ import type { ToolUsePlan } from './tool-use-plan.ts';
 /** What a call written where `tool_choice` rules tools out is, for the model to put right. */
 const FORBIDDEN_CALL = 'it calls a tool, and no tool may be called in this reply.';
 
+/** What is wrong with the number of calls a reply makes: none where one is required, several where `parallel_tool_calls` is false. */
+function callCountProblem(plan: ToolUsePlan, calls: number): string | null {
+  if (calls === 0) return plan.mustCall ? missingCallProblem(plan) : null;
+  // As a native model with parallel tool calls off makes one at most: the client asked for one at a time.
+  return !plan.parallel && calls > 1 ? `it makes ${calls} tool calls, and a reply may make at most one.` : null;
+}
+
 /** The code a response fails with when the model's calls still cannot be read after every retry. */
 export const INVALID_TOOL_CALL = 'invalid_tool_call';
 
@@ -60,7 +67,7 @@ export async function* textToolCallTurn(first: TurnStream, options: TextToolCall
     const result = yield* readAttempt(stream, tools, shown, plan.answersInJson);
     if (result.failed || !result.finish) return;
     const cutShort = result.finish.reason === 'length' || result.finish.reason === 'content_filter';
-    const problem = cutShort ? null : plan.forbidden ? (result.problem || result.calls.length > 0 ? FORBIDDEN_CALL : null) : (result.problem ?? (result.calls.length === 0 && plan.mustCall ? missingCallProblem(plan) : null));
+    const problem = cutShort ? null : plan.forbidden ? (result.problem || result.calls.length > 0 ? FORBIDDEN_CALL : null) : (result.problem ?? callCountProblem(plan, result.calls.length));
     if (problem) {
       if (attempt >= options.retries) {
         const tries = attempt + 1;
@@ -69,7 +76,7 @@ export async function* textToolCallTurn(first: TurnStream, options: TextToolCall
       }
       request = {
         ...request,
-        items: [...request.items, { type: 'message', role: 'assistant', content: result.text }, { type: 'message', role: 'user', content: retryFeedback(problem, plan, result.calls.length) }],
+        items: [...request.items, { type: 'message', role: 'assistant', content: result.text }, { type: 'message', role: 'user', content: retryFeedback(problem, plan, result.problem ? result.calls.length : 0) }],
       };
       stream = await options.restart(request);
       continue;
