@@ -43,18 +43,21 @@ export function orderToolOutputs(items: readonly InputItem[]): InputItem[] {
 }
 
 /**
- * The last model item of the turn that holds the call at `callIndex`: the
- * calls and assistant text right after it (one turn's calls with text between
- * them). Anything else ends it. An output already right after its call stays
- * there: the next call may be a later turn's, and moving the output would
- * also change a history whose prefix the upstream has cached.
+ * The last call of the turn that holds the call at `callIndex`: the calls
+ * right after it, and those after assistant text (one turn's calls with text
+ * between them). Anything else ends it, and so does assistant text no call
+ * follows: the outputs go before it (an assistant message after a turn's
+ * calls and before their outputs, a conversation's item added by hand, is
+ * one Chat Completions refuses). An output already right after its call
+ * stays there: the next call may be a later turn's, and moving the output
+ * would also change a history whose prefix the upstream has cached.
  */
 function turnEnd(items: readonly InputItem[], callIndex: number): number {
   let end = callIndex;
   for (let next = callIndex + 1; next < items.length; next++) {
     const item = items[next]!;
-    if (item.type !== 'function_call' && !(item.type === 'message' && item.role === 'assistant')) break;
-    end = next;
+    if (item.type === 'function_call') end = next;
+    else if (!(item.type === 'message' && item.role === 'assistant')) break;
   }
   return end;
 }

@@ -25,6 +25,11 @@ describe('orderToolOutputs', () => {
     expect(names(orderToolOutputs(items))).toEqual(['user', 'thought', 'assistant', 'call a', 'assistant', 'call b', 'out a', 'out b']);
   });
 
+  it('puts the outputs before assistant text no call follows (a message added to a conversation by hand, after a call the gateway then closed): Chat Completions refuses text between calls and their outputs', () => {
+    expect(names(orderToolOutputs([user('q'), call('a'), said('The tool is unavailable.'), output('a'), user('go on')]))).toEqual(['user', 'call a', 'out a', 'assistant', 'user']);
+    expect(names(orderToolOutputs([user('q'), said('first'), call('a'), said('then'), call('b'), said('after'), user('more'), output('a'), output('b')]))).toEqual(['user', 'assistant', 'call a', 'assistant', 'call b', 'out a', 'out b', 'assistant', 'user']);
+  });
+
   it('leaves an output right after its call: the next call may be a later turn, and the cached prefix stays the same', () => {
     const calls = [user('q'), call('a'), output('a'), call('b'), call('c'), output('b'), output('c')];
     expect(orderToolOutputs(calls)).toEqual(calls);
