@@ -122,6 +122,20 @@ describe('convertToAnthropicRequest', () => {
     ]);
   });
 
+  it("inline images as their bytes are, in any data URL spelling; a type Claude cannot read is a 400 naming the part", () => {
+    const png = 'iVBORw0KGgoAAAANSUhEUg==';
+    const jpeg = '/9j/4AAQSkZJRgABAQ==';
+    const sent = (urls: string[]) =>
+      convertToAnthropicRequest(turn({ items: items([{ role: 'user', content: urls.map((image_url) => ({ type: 'input_image', image_url })) }]) }), options).messages[0]!.content.map((block: any) => block.source);
+    expect(sent([`data:IMAGE/PNG;BASE64,${png}`, `data:image/png;charset=utf-8;base64,${png}`, `data:image/png;base64, ${png.slice(0, 8)}\n${png.slice(8)}`])).toEqual(Array(3).fill({ type: 'base64', media_type: 'image/png', data: png }));
+    // Declared as PNG (or as image/jpg, which Claude does not take), the bytes are JPEG: Claude is told what they are.
+    expect(sent([`data:image/png;base64,${jpeg}`, `data:image/jpg;base64,${jpeg}`])).toEqual(Array(2).fill({ type: 'base64', media_type: 'image/jpeg', data: jpeg }));
+    // Percent-encoded, without ;base64.
+    const percentEncoded = [...Buffer.from(png, 'base64')].map((byte) => `%${byte.toString(16).padStart(2, '0')}`).join('');
+    expect(sent([`data:image/png,${percentEncoded}`])).toEqual([{ type: 'base64', media_type: 'image/png', data: png }]);
+    expect(() => sent(['data:image/tiff;base64,SUkqAA=='])).toThrow(expect.objectContaining({ status: 400, code: 'invalid_image_format', param: 'input[0].content[0].image_url' }));
+  });
+
   it('tools, every tool_choice, parallel_tool_calls: false, allowed_tools by filtering', () => {
     expect(convertToAnthropicRequest(turn({ tools, toolChoice: 'auto' }), options)).toMatchObject({
       tools: [{ name: 'f', description: 'does f', input_schema: { type: 'object', properties: { a: { type: 'number' } } } }, { name: 'g', input_schema: { type: 'object', properties: {} } }],

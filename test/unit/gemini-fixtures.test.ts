@@ -143,6 +143,14 @@ describe('Gemini generateContent → OpenResponses events', () => {
 });
 
 describe('TurnRequest → generateContent request', () => {
+  it('inline images in any data URL spelling, as what their bytes are (a JPEG declared as PNG goes as image/jpeg)', () => {
+    const jpeg = '/9j/4AAQSkZJRgABAQ==';
+    const body = convertToGeminiRequest(
+      turnRequest({ model: 'gemini-2.5-pro', items: [{ type: 'message', role: 'user', content: [`DATA:IMAGE/PNG;charset=utf-8;BASE64,${jpeg}`, `data:image/png;base64,${jpeg}`].map((image_url) => ({ type: 'input_image' as const, image_url, detail: 'auto' as const })) }] }),
+    );
+    expect(body.contents[0]!.parts).toEqual(Array(2).fill({ inlineData: { mimeType: 'image/jpeg', data: jpeg } }));
+  });
+
   it('system, images, calls with their signatures and results, tools and tool_choice', () => {
     const body = convertToGeminiRequest(
       turnRequest({

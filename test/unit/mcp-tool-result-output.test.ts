@@ -5,6 +5,13 @@ import { REQUEST_LIMITS } from '../../src/protocol/request-limits.ts';
 const image = (data: string, mimeType = 'image/png') => ({ type: 'image', data, mimeType });
 
 describe('toolResultOutput', () => {
+  it("attaches an image as what its bytes are: a JPEG labelled image/png goes as image/jpeg", () => {
+    const jpeg = '/9j/4AAQSkZJRgABAQ==';
+    const result = toolResultOutput({ content: [image(jpeg, 'image/png')] }, true);
+    expect(result.images).toEqual([{ type: 'input_image', image_url: `data:image/jpeg;base64,${jpeg}`, detail: 'auto' }]);
+    expect(result.text).toMatch(/^\[image 1 \(image\/jpeg, /);
+  });
+
   it('attaches images of the types vision models take, in order, each named where it was', () => {
     const result = { content: [image('AAAA'), { type: 'text', text: 'between' }, image('BBBB', 'image/jpeg'), image('CCCC', 'image/tiff')] };
     expect(toolResultOutput(result, true)).toEqual({

@@ -1,4 +1,5 @@
 import { REQUEST_LIMITS } from '../../protocol/request-limits.ts';
+import { imageTypeOf } from '../../util/image-type.ts';
 import type { AttachedImage } from '../tool-executor.ts';
 
 /** A part of an MCP tool result (MCP's `CallToolResult.content`: text, image, audio, resource_link, resource), as far as the gateway reads it. */
@@ -43,11 +44,13 @@ export function toolResultOutput(result: Record<string, unknown>, attachImages: 
   const images: AttachedImage[] = [];
   let budget = REQUEST_LIMITS.maxImageChars;
   const lines = parts.map((part) => {
-    const url = attachImages && part.type === 'image' && part.data && VISION_TYPES.has(part.mimeType ?? '') ? `data:${part.mimeType};base64,${part.data}` : null;
+    // Attached as what its bytes are: a tool that labels a JPEG screenshot `image/png` must not fail the model call it goes to.
+    const type = attachImages && part.type === 'image' && part.data ? (imageTypeOf(part.data) ?? part.mimeType ?? '') : '';
+    const url = VISION_TYPES.has(type) ? `data:${type};base64,${part.data}` : null;
     if (url !== null && url.length <= budget) {
       budget -= url.length;
       images.push({ type: 'input_image', image_url: url, detail: 'auto' });
-      return `[image ${images.length}${details(part.mimeType, part.data)}, attached]`;
+      return `[image ${images.length}${details(type, part.data)}, attached]`;
     }
     return describePart(part);
   });

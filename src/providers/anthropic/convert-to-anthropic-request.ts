@@ -3,6 +3,8 @@ import type { FunctionCallOutputPart, InputItem, UserContentPart } from '../../p
 import { parseJsonWithinDepth } from '../../protocol/json-depth.ts';
 import { REQUEST_LIMITS } from '../../protocol/request-limits.ts';
 import { assertNever } from '../../util/assert-never.ts';
+import { parseDataUrl } from '../../util/data-url.ts';
+import { imageTypeOf } from '../../util/image-type.ts';
 import type { TurnRequest } from '../provider.ts';
 import { assistantTexts, instructionsText, separateInstructions, type InstructionPiece } from '../wire-items.ts';
 import { describedSchema } from '../described-schema.ts';
@@ -304,7 +306,7 @@ function partBlocks(part: UserContentPart | FunctionCallOutputPart, param: strin
     case 'input_image': {
       if (!part.image_url) throw invalidRequest('An input_image needs an image_url for this upstream.', `${param}.image_url`, 'missing_required_parameter');
       const data = parseDataUrl(part.image_url);
-      return [{ type: 'image', source: data ? { type: 'base64', media_type: data.mediaType, data: data.data } : { type: 'url', url: part.image_url } }];
+      return [{ type: 'image', source: data ? { type: 'base64', media_type: claudeImageType(data, `${param}.image_url`), data: data.data } : { type: 'url', url: part.image_url } }];
     }
     case 'input_file': {
       const title = part.filename ? { title: part.filename } : {};
@@ -331,7 +333,7 @@ function fileBlock(file: { mediaType: string; data: string }, title: { title?: s
   const mediaType = file.mediaType.toLowerCase();
   if (mediaType === 'application/pdf') return { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: file.data }, ...title };
   if (TEXT_FILE.test(mediaType)) return { type: 'document', source: { type: 'text', media_type: 'text/plain', data: Buffer.from(file.data, 'base64').toString('utf8') }, ...title };
-  if (mediaType.startsWith('image/')) return { type: 'image', source: { type: 'base64', media_type: mediaType, data: file.data } };
+  if (mediaType.startsWith('image/')) return { type: 'image', source: { type: 'base64', media_type: claudeImageType(file, param), data: file.data } };
   throw invalidRequest(`Claude reads PDF, text and image files; this file is '${file.mediaType}', which it cannot read. Send it as PDF or text.`, param, 'unsupported_file_type');
 }
 
@@ -363,7 +365,18 @@ function parseArguments(text: string): unknown {
   }
 }
 
-function parseDataUrl(url: string): { mediaType: string; data: string } | null {
-  const match = /^data:([^;,]+);base64,(.*)$/s.exec(url);
-  return match ? { mediaType: match[1]!, data: match[2]! } : null;
+/** Claude's four image types. */
+const CLAUDE_IMAGE_TYPES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
+
+/**
+ * The type Claude is told an inline image is: what its bytes are (Claude
+ * refuses a declared type the bytes do not match), else the declared one
+ * (`image/jpg` read as `image/jpeg`) when Claude reads it; any other is a 400
+ * naming the part, not the upstream's refusal of the whole request.
+ */
+function claudeImageType(image: { mediaType: string; data: string }, param: string): string {
+  const declared = image.mediaType.toLowerCase() === 'image/jpg' ? 'image/jpeg' : image.mediaType.toLowerCase();
+  const type = imageTypeOf(image.data) ?? declared;
+  if (CLAUDE_IMAGE_TYPES.has(type)) return type;
+  throw invalidRequest(`Claude reads PNG, JPEG, GIF and WebP images; this one is '${image.mediaType}'.`, param, 'invalid_image_format');
 }

@@ -3,6 +3,8 @@ import type { FunctionCallOutputPart, InputItem, UserContentPart } from '../../p
 import { parseJsonWithinDepth } from '../../protocol/json-depth.ts';
 import { REQUEST_LIMITS } from '../../protocol/request-limits.ts';
 import { assertNever } from '../../util/assert-never.ts';
+import { parseDataUrl } from '../../util/data-url.ts';
+import { imageTypeOf } from '../../util/image-type.ts';
 import type { TurnRequest } from '../provider.ts';
 import { assistantTexts, instructionsText, separateInstructions } from '../wire-items.ts';
 import { describedSchema } from '../described-schema.ts';
@@ -185,8 +187,8 @@ function userPart(part: UserContentPart | FunctionCallOutputPart, param: string)
       return [media(part.image_url, 'image/jpeg')];
     case 'input_file': {
       if (part.file_data) {
-        const data = parseDataUrl(part.file_data) ?? { mimeType: mimeOf(part.filename ?? '', 'application/pdf'), data: part.file_data };
-        return [{ inlineData: data }];
+        const data = parseDataUrl(part.file_data);
+        return [{ inlineData: data ? { mimeType: data.mediaType, data: data.data } : { mimeType: mimeOf(part.filename ?? '', 'application/pdf'), data: part.file_data } }];
       }
       if (part.file_url) return [media(part.file_url, mimeOf(part.filename ?? '', 'application/pdf'))];
       throw invalidRequest('An input_file needs file_data or file_url.', param, 'missing_required_parameter');
@@ -201,7 +203,8 @@ function userPart(part: UserContentPart | FunctionCallOutputPart, param: string)
 /** A data URL goes inline; any other URL (https, gs://, a Files API URI) by reference. */
 function media(url: string, fallbackMime: string): GeminiPart {
   const data = parseDataUrl(url);
-  return data ? { inlineData: data } : { fileData: { mimeType: mimeOf(url, fallbackMime), fileUri: url } };
+  // An image's type as its bytes say it, whatever it was declared as.
+  return data ? { inlineData: { mimeType: imageTypeOf(data.data) ?? data.mediaType, data: data.data } } : { fileData: { mimeType: mimeOf(url, fallbackMime), fileUri: url } };
 }
 
 function functionResponse(callId: string, name: string, output: string | FunctionCallOutputPart[], param: string): GeminiPart[] {
@@ -219,11 +222,6 @@ function parseArguments(text: string): Record<string, unknown> {
   } catch {
     return {};
   }
-}
-
-function parseDataUrl(url: string): { mimeType: string; data: string } | null {
-  const match = /^data:([^;,]+);base64,(.*)$/s.exec(url);
-  return match ? { mimeType: match[1]!, data: match[2]! } : null;
 }
 
 function mimeOf(url: string, fallback: string): string {
