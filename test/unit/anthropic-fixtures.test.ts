@@ -78,6 +78,11 @@ describe('Anthropic Messages streams → OpenResponses events', () => {
     expect(decodeReasoning(response.output[0].encrypted_content)).toEqual({ type: 'thinking', thinking: 'The user wants 2+2. That is 4.', signature: 'EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds' });
   });
 
+  it("the tokens Claude thought in (usage.output_tokens_details.thinking_tokens) are the response's reasoning tokens", async () => {
+    const { response } = await run('thinking.sse', 29, (text) => text.replace('"usage":{"output_tokens":40}', '"usage":{"output_tokens":40,"output_tokens_details":{"thinking_tokens":31}}'));
+    expect(response.usage).toMatchObject({ output_tokens: 40, output_tokens_details: { reasoning_tokens: 31 } });
+  });
+
   it('redacted thinking is carried opaquely', async () => {
     const { response } = await run('redacted-thinking.sse');
     expect(response.output[0].type).toBe('reasoning');

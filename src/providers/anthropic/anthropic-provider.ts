@@ -5,7 +5,7 @@ import { GatewayError } from '../../errors/gateway-error.ts';
 import { IDLE_CONNECTION_MS } from '../http-upstream.ts';
 import { invalidUpstreamBody } from '../invalid-upstream-body.ts';
 import { outboundProxyConfigured, proxiedDispatcher } from '../outbound-proxy.ts';
-import type { ModelInfo, Provider, TurnEvent, TurnRequest, TurnStream } from '../provider.ts';
+import type { ModelInfo, Provider, TurnEvent, TurnRequest, TurnStream, TurnUsage } from '../provider.ts';
 import { reportMisconfiguration, upstreamTimedOut, type ProviderLogger } from '../upstream-errors.ts';
 import { errorFromAnthropic, errorFromAnthropicType } from './anthropic-errors.ts';
 import { AnthropicStreamTranslator, type AnthropicStreamEvent } from './anthropic-stream-translator.ts';
@@ -233,10 +233,11 @@ export class AnthropicProvider implements Provider {
   }
 }
 
-function addUsage(total: { inputTokens: number; outputTokens: number; cachedInputTokens: number }, part: { inputTokens: number; outputTokens: number; cachedInputTokens: number }): void {
+function addUsage(total: TurnUsage, part: TurnUsage): void {
   total.inputTokens += part.inputTokens;
   total.outputTokens += part.outputTokens;
   total.cachedInputTokens += part.cachedInputTokens;
+  total.reasoningTokens += part.reasoningTokens;
 }
 
 /** Serves the events read while opening first, then the rest of the stream. */

@@ -19,6 +19,8 @@ interface AnthropicUsage {
   cache_creation_input_tokens?: number | null;
   /** The tier Anthropic served the message at: `standard`, `priority` (or `batch`). */
   service_tier?: string | null;
+  /** Of `output_tokens`, those the model thought in. */
+  output_tokens_details?: { thinking_tokens?: number | null } | null;
 }
 
 type Block =
@@ -36,7 +38,7 @@ type Block =
  */
 export class AnthropicStreamTranslator {
   readonly #blocks = new Map<number, Block>();
-  #usage = { input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 };
+  #usage = { input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0, thinking_tokens: 0 };
   #tierReported = false;
   #stopReason: string | null = null;
   #stopped = false;
@@ -88,7 +90,7 @@ export class AnthropicStreamTranslator {
       inputTokens: usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens,
       outputTokens: usage.output_tokens,
       cachedInputTokens: usage.cache_read_input_tokens,
-      reasoningTokens: 0,
+      reasoningTokens: usage.thinking_tokens,
     };
   }
 
@@ -163,6 +165,8 @@ export class AnthropicStreamTranslator {
       const value = usage[key];
       if (typeof value === 'number') this.#usage[key] = value;
     }
+    const thinking = usage.output_tokens_details?.thinking_tokens;
+    if (typeof thinking === 'number') this.#usage.thinking_tokens = thinking;
     // The tier it served at is what the response reports, in OpenAI's words (`standard` is OpenAI's `default`).
     if (!this.#tierReported && typeof usage.service_tier === 'string') {
       this.#tierReported = true;
