@@ -30,7 +30,7 @@ export interface OpenedResult {
 const FUNCTION_CALL_ITEMS: CallItems = {
   hidesCall: false,
   openResult(builder, call, emit) {
-    const slot = builder.beginToolOutput(call.callId, emit);
+    const slot = builder.beginToolOutput(call, emit);
     return {
       // Images go as parts after the text, as OpenAI's function_call_output holds them.
       finish: ({ output, images }) => builder.finishToolOutput(slot, images?.length ? [{ type: 'input_text', text: output }, ...images] : output, emit),

@@ -106,9 +106,16 @@ export class OutputBuilder {
     emit?.({ type: 'response.output_item.done', output_index: pending.index, item: pending.item });
   }
 
-  /** Adds a `function_call_output` item whose result is still pending; finish it with `finishToolOutput`. */
-  beginToolOutput(callId: string, emit: Emit): { item: FunctionCallResultItem; index: number } {
-    const item: FunctionCallResultItem = { type: 'function_call_output', id: newId('fco'), call_id: callId, output: '', status: 'in_progress' };
+  /**
+   * Adds the output item of a call whose result is still pending — a
+   * `function_call_output`, or a `custom_tool_call_output` for a call of a
+   * client's freeform tool (a call closed or refused unrun is answered as its
+   * kind is: a client resending the output finds it paired); finish it with
+   * `finishToolOutput`.
+   */
+  beginToolOutput(call: { callId: string; name: string }, emit: Emit): { item: FunctionCallResultItem; index: number } {
+    const custom = this.#clientName(call.name)?.kind === 'custom';
+    const item: FunctionCallResultItem = { type: custom ? 'custom_tool_call_output' : 'function_call_output', id: newId(custom ? 'ctco' : 'fco'), call_id: call.callId, output: '', status: 'in_progress' };
     return { item, index: this.#add(item, emit) };
   }
 

@@ -48,7 +48,7 @@ export function planResume(previous: ConversationTurn | null, input: readonly St
   // A paused response may report `completed` (loop.pausedStatus, or no server-side tools at all, as OpenAI does): what marks it is calls left without output.
   if (!previous || (previous.status !== 'requires_action' && previous.status !== 'completed')) return null;
 
-  const answeredInPrevious = new Set(previous.output.flatMap((item) => (item.type === 'function_call_output' ? [item.call_id] : [])));
+  const answeredInPrevious = new Set(previous.output.flatMap((item) => modelOutputOf(item)?.callId ?? []));
   const paused: ToolCall[] = previous.output.flatMap((item) => {
     const call = modelCallOf(item);
     return call && !answeredInPrevious.has(call.callId) ? [call] : [];

@@ -39,8 +39,9 @@ export interface FunctionCallOutputItem {
   status: ItemStatus;
 }
 
+/** A call's output the gateway gives: a function's, or a freeform (`custom`) tool's, as each kind of call is answered. */
 export interface FunctionCallResultItem {
-  type: 'function_call_output';
+  type: 'function_call_output' | 'custom_tool_call_output';
   id: string;
   call_id: string;
   output: string | unknown[];

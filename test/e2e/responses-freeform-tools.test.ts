@@ -110,6 +110,20 @@ describe('freeform tools over an OpenAI Responses upstream', () => {
     expect((upstream.requests.at(-1)!.body as any).tool_choice).toEqual({ type: 'allowed_tools', mode: 'required', tools: [{ type: 'custom', name: 'apply_patch' }, { type: 'function', name: 'exec_command' }] });
   });
 
+  it('a custom call the conversation moved on from is closed with a custom_tool_call_output, which the client can send back as it got it', async () => {
+    upstream.setScript(() => ({ kind: 'json', body: body('completed', [call]) }));
+    const { response: paused } = await post(gateway, { input: 'patch it', tools: [execCommand, applyPatch] });
+    upstream.setScript(() => ({ kind: 'json', body: body('completed', [{ id: 'msg_up', type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'ok', annotations: [] }] }]) }));
+    // The client goes on without answering the call: the gateway closes it, as the custom call it is.
+    const { response: movedOn } = await post(gateway, { previous_response_id: paused.id, tools: [execCommand, applyPatch], input: 'Never mind.' });
+    const closing = movedOn.output.find((item: any) => item.call_id === 'call_patch');
+    expect(closing).toMatchObject({ type: 'custom_tool_call_output', call_id: 'call_patch', id: expect.stringMatching(/^ctco_/) });
+    assertValidResponseWithOpenAIItems(movedOn);
+    // Stateless, the whole history resent as the client got it: accepted, the pair intact.
+    await post(gateway, { store: false, tools: [execCommand, applyPatch], input: [{ role: 'user', content: 'patch it' }, { type: 'custom_tool_call', call_id: 'call_patch', name: 'apply_patch', input: patch }, { role: 'user', content: 'Never mind.' }, { type: 'custom_tool_call_output', call_id: 'call_patch', output: closing.output }, { role: 'user', content: 'Go on.' }] });
+    expect((upstream.requests.at(-1)!.body as any).input.filter((item: any) => item.type === 'custom_tool_call_output')).toHaveLength(1);
+  });
+
   it('nativeCustomTools: false offers a function with one string, its grammar described, and sends history as function calls', async () => {
     upstream.setScript(() => ({ kind: 'json', body: body('completed', [{ id: 'fc_up', type: 'function_call', status: 'completed', call_id: 'call_patch', name: 'apply_patch', arguments: JSON.stringify({ input: patch }) }]) }));
     const { response: paused } = await post(functionsOnly, { input: 'patch it', tools: [execCommand, applyPatch] });
