@@ -351,7 +351,10 @@ async function* runLoop(loop: ResponseLoop, tally: LoopTally): AsyncGenerator<Re
         break;
       }
       // A tenant's policy that leaves nothing to offer still has its refusal said (and the model goes on): the tools exist, the tenant may not use them.
-      if (loop.policy.toolChoiceNone || (!loop.registry.serverSideAvailable(loop.toolContext) && !calls.some((call) => loop.registry.refusal(call, loop.toolContext) !== null))) {
+      // (Not when a call is outside `allowed_tools`, which is enforced whoever runs the tools: planned below, it is refused with an error output.)
+      const allowed = loop.policy.allowed;
+      const allAllowed = allowed === null || calls.every((call) => allowed.has(call.name));
+      if (loop.policy.toolChoiceNone || (allAllowed && !loop.registry.serverSideAvailable(loop.toolContext) && !calls.some((call) => loop.registry.refusal(call, loop.toolContext) !== null))) {
         if (hidden.length > 0) yield* showNotRun(loop.policy.toolChoiceNone ? 'tool_choice is "none"' : 'no tool server is available to run it');
         ending = { status: 'completed' };
         break;
