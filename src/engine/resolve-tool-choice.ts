@@ -2,7 +2,7 @@ import { invalidRequest } from '../errors/gateway-error.ts';
 import { isHostedToolChoice, type FunctionToolChoice, type HostedToolChoice, type McpToolChoice, type ToolChoiceParam } from '../protocol/create-response-request.ts';
 import type { UpstreamHostedToolType } from '../protocol/hosted-tools.ts';
 import type { OfferedTool } from '../executors/tool-executor.ts';
-import type { DeclaredTools } from './declared-tools.ts';
+import { modelToolName, type DeclaredTools } from './declared-tools.ts';
 
 /** A `tool_choice` as providers take it: modes and function names, or a hosted tool. */
 export type ResolvedToolChoice = FunctionToolChoice | HostedToolChoice;
@@ -40,24 +40,28 @@ export function resolveToolChoice(choice: ToolChoiceParam | null | undefined, of
   if (choice === null || choice === undefined || typeof choice === 'string' || isHostedToolChoice(choice)) return choice ?? null;
   switch (choice.type) {
     case 'function':
-      checkOffered(choice.name, functions, 'tool_choice');
-      return choice;
+      return { ...choice, name: offeredName(choice.name, functions, 'tool_choice') };
     case 'mcp': {
       const functions = mcpFunctions(choice, [...offered], 'tool_choice');
       return choice.name ? functions[0]! : { type: 'allowed_tools', tools: functions, mode: 'required' };
     }
     case 'allowed_tools':
-      choice.tools.forEach((tool, index) => {
-        if (tool.type === 'function') checkOffered(tool.name, functions, `tool_choice.tools[${index}]`);
-      });
-      return resolveAllowedTools(choice, offered, hosted);
+      return resolveAllowedTools({ ...choice, tools: choice.tools.map((tool, index) => (tool.type === 'function' ? { ...tool, name: offeredName(tool.name, functions, `tool_choice.tools[${index}]`) } : tool)) }, offered, hosted);
   }
 }
 
-/** A function a choice names (`where`) must be one the model is offered (unchecked without `functions`). */
-function checkOffered(name: string, functions: readonly { name: string }[] | null, where: string): void {
-  if (!functions || functions.some((tool) => tool.name === name)) return;
-  throw invalidRequest(`${where} names the function '${name}', which is not among the tools offered to the model (the request's tools and its MCP servers' tools, a namespace's functions as <namespace>__<name>).`, `${where}.name`, 'invalid_value');
+/**
+ * The name the model is offered a function a choice names (`where`) under:
+ * the name itself, or, for a namespace's function named as the Agents SDK
+ * names it (`<namespace>.<name>`), its flattened name. It must be one the
+ * model is offered (unchecked without `functions`).
+ */
+function offeredName(name: string, functions: readonly { name: string }[] | null, where: string): string {
+  if (!functions || functions.some((tool) => tool.name === name)) return name;
+  const dot = name.indexOf('.');
+  const flat = dot > 0 ? modelToolName({ namespace: name.slice(0, dot), name: name.slice(dot + 1) }) : null;
+  if (flat !== null && functions.some((tool) => tool.name === flat)) return flat;
+  throw invalidRequest(`${where} names the function '${name}', which is not among the tools offered to the model (the request's tools and its MCP servers' tools, a namespace's functions as <namespace>.<name> or <namespace>__<name>).`, `${where}.name`, 'invalid_value');
 }
 
 function resolveAllowedTools(choice: Extract<ToolChoiceParam, { type: 'allowed_tools' }>, offered: Iterable<OfferedTool>, hosted: HostedToolsAtHand): ResolvedToolChoice {

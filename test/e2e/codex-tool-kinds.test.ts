@@ -57,6 +57,20 @@ describe.each(flavors)('Codex tool kinds over $name', (flavor) => {
     ]);
   });
 
+  it("tool_choice may name a namespace's function as the Agents SDK does (<namespace>.<name>), alone or in allowed_tools", async () => {
+    upstream.setScript((request) => flavor.render(request, { text: 'ok' }));
+    const named = await post(gateway, { input: 'delegate', tools: [execCommand, namespace], tool_choice: { type: 'function', name: 'multi_agent_v1.spawn_agent' }, store: false });
+    expect(named.status).toBe(200);
+    // Echoed as the name the model was offered.
+    expect(named.body.tool_choice).toEqual({ type: 'function', name: 'multi_agent_v1__spawn_agent' });
+    const allowed = await post(gateway, { input: 'delegate', tools: [execCommand, namespace], tool_choice: { type: 'allowed_tools', mode: 'auto', tools: [{ type: 'function', name: 'multi_agent_v1.spawn_agent' }] }, store: false });
+    expect(allowed.status).toBe(200);
+    expect(offered()).toContain('multi_agent_v1__spawn_agent');
+    const unknown = await post(gateway, { input: 'delegate', tools: [execCommand, namespace], tool_choice: { type: 'function', name: 'multi_agent_v1.nothing' }, store: false });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.error).toMatchObject({ param: 'tool_choice.name' });
+  });
+
   it('a namespace whose flat names would pass 64 characters, holding a freeform tool: offered under short stable names, calls come back with their namespace', async () => {
     const space = 'n'.repeat(40);
     const longFunction = { type: 'function', name: 'f'.repeat(30), parameters: { type: 'object', properties: {} } };
