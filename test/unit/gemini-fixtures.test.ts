@@ -143,6 +143,17 @@ describe('Gemini generateContent → OpenResponses events', () => {
 });
 
 describe('TurnRequest → generateContent request', () => {
+  it("reasoning effort as a thinking budget within what the model takes: Flash up to 24,576, Pro never off", () => {
+    const budget = (model: string, effort: string) => convertToGeminiRequest(turnRequest({ model, reasoningEffort: effort })).generationConfig?.thinkingConfig?.thinkingBudget;
+    expect(budget('gemini-2.5-flash', 'max')).toBe(24_576);
+    expect(budget('gemini-2.5-flash', 'none')).toBe(0);
+    expect(budget('gemini-2.5-flash-lite', 'minimal')).toBe(512);
+    expect(budget('gemini-2.5-pro', 'none')).toBe(128);
+    expect(convertToGeminiRequest(turnRequest({ model: 'gemini-2.5-pro', reasoningEffort: 'none' })).generationConfig?.thinkingConfig).toEqual({ thinkingBudget: 128 });
+    expect(budget('gemini-2.5-pro', 'max')).toBe(32_768);
+    expect(budget('gemini-2.5-pro', 'medium')).toBe(8_192);
+  });
+
   it('inline images in any data URL spelling, as what their bytes are (a JPEG declared as PNG goes as image/jpeg)', () => {
     const jpeg = '/9j/4AAQSkZJRgABAQ==';
     const body = convertToGeminiRequest(

@@ -14,6 +14,23 @@ import type { GeminiContent, GeminiPart, GeminiRequest } from './gemini-wire.ts'
 /** Thinking budgets per `reasoning.effort`; `none` turns thinking off where the model allows it; 32,768 is the most any Gemini model takes. */
 const THINKING_BUDGET: Record<string, number> = { none: 0, minimal: 512, low: 2_048, medium: 8_192, high: 24_576, xhigh: 32_768, max: 32_768 };
 
+/**
+ * The budgets a model takes, as Google documents them: Flash 0–24,576, Flash-Lite
+ * 512–24,576 (0 off), 2.5 Pro and 3 Pro 128–32,768 with no way to turn thinking
+ * off. A budget outside them is Google's 400 ("The thinking budget (N) is
+ * invalid", "does not support setting thinking_budget to 0"), so each effort's
+ * is brought within: `none` becomes the least the model thinks where it
+ * cannot stop.
+ */
+function thinkingBudgetFor(model: string, effort: string): number | undefined {
+  const wanted = THINKING_BUDGET[effort];
+  if (wanted === undefined) return undefined;
+  const name = model.toLowerCase();
+  const range = name.includes('flash-lite') ? { min: 512, max: 24_576, off: true } : name.includes('flash') ? { min: 1, max: 24_576, off: true } : name.includes('pro') ? { min: 128, max: 32_768, off: false } : { min: 1, max: 32_768, off: true };
+  if (wanted === 0) return range.off ? 0 : range.min;
+  return Math.min(range.max, Math.max(range.min, wanted));
+}
+
 const MIME_BY_EXTENSION: Record<string, string> = {
   png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', webp: 'image/webp', gif: 'image/gif', heic: 'image/heic',
   pdf: 'application/pdf', mp4: 'video/mp4', webm: 'video/webm', mov: 'video/quicktime', txt: 'text/plain',
@@ -60,8 +77,9 @@ export function convertToGeminiRequest(request: TurnRequest): GeminiRequest {
     // Full JSON Schema goes in `responseJsonSchema` (`responseSchema` takes only an OpenAPI subset and rejects `additionalProperties`).
     if (format.type === 'json_schema' && format.schema) generation.responseJsonSchema = describedSchema(format.schema, format.description);
   }
-  const budget = request.reasoningEffort ? THINKING_BUDGET[request.reasoningEffort] : undefined;
-  if (budget !== undefined) generation.thinkingConfig = budget === 0 ? { thinkingBudget: 0 } : { includeThoughts: true, thinkingBudget: budget };
+  const budget = request.reasoningEffort ? thinkingBudgetFor(request.model, request.reasoningEffort) : undefined;
+  // `none` on a model that cannot stop thinking: as little as it takes, its thoughts not shown.
+  if (budget !== undefined) generation.thinkingConfig = request.reasoningEffort === 'none' ? { thinkingBudget: budget } : { includeThoughts: true, thinkingBudget: budget };
   // Summaries asked for without an effort: the model thinks as it does by default, and says so.
   else if (request.reasoningSummary !== null) generation.thinkingConfig = { includeThoughts: true };
   if (Object.keys(generation).length > 0) body.generationConfig = generation;
