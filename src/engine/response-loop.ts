@@ -306,6 +306,7 @@ async function* runLoop(loop: ResponseLoop, tally: LoopTally): AsyncGenerator<Re
       else if (finish.reason === 'other' && calls.length === 0 && builder.output.slice(mark).every((item) => item.type === 'reasoning')) {
         ending = { status: 'failed', code: 'upstream_no_answer', message: `The model stopped without an answer (finish reason ${JSON.stringify(finish.raw ?? 'unknown')}).` };
       }
+      if (ending?.status === 'incomplete') gate.cutShort(ending.reason);
       if (ending) break;
 
       // A refusal is the model's answer, not a malformed one: asked again it refuses again, each time billed (OpenAI's own contract: a `refusal` part, completed).

@@ -51,3 +51,31 @@ describe('output validation and a refusal', () => {
     }
   });
 });
+
+/** A retried answer cut short by max_output_tokens: the report counts it and says why, not the hidden attempt's errors. */
+describe('output validation and an answer cut short', () => {
+  let calls = 0;
+  const upstream = new ScriptedChatUpstream(() => {
+    calls++;
+    const [content, finish] = calls % 2 === 1 ? ['{"answer":"seven"}', 'stop'] : ['{"answer":', 'length'];
+    return { kind: 'json', body: { id: 'chatcmpl-c', object: 'chat.completion', created: 1_760_000_000, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: finish }], usage: { prompt_tokens: 5, completion_tokens: 5, total_tokens: 10 } } };
+  });
+  let gateway: RunningGateway;
+  let client: OpenAI;
+
+  beforeAll(async () => {
+    gateway = await startGateway(await upstream.start(), { loop: { outputValidation: { enabled: true, maxAttempts: 3 } } });
+    client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'unused', maxRetries: 0 });
+  });
+  afterAll(async () => {
+    await gateway.close();
+    await upstream.close();
+  });
+
+  it('is the second attempt, not valid, cut short', async () => {
+    const response: any = await client.responses.create({ model: 'm', input: 'How many?', text: { format: { type: 'json_schema', name: 'result', schema: SCHEMA, strict: true } } });
+    expect(response.status).toBe('incomplete');
+    expect(response.incomplete_details).toEqual({ reason: 'max_output_tokens' });
+    expect(response['loopgate:loop']).toEqual({ output_validation: { attempts: 2, valid: false, errors: ['The answer was cut short (max_output_tokens) before it could be judged.'] } });
+  });
+});

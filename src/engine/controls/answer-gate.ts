@@ -72,6 +72,18 @@ export class AnswerGate {
     return { kind: 'retry', feedback: retryPrompt(problems) };
   }
 
+  /**
+   * A retried answer ended before it could be judged (cut short by
+   * `max_output_tokens`, filtered): one attempt more, not valid, and the
+   * report says why rather than repeat the errors of the hidden attempt
+   * before it. A first answer cut short was never an attempt of validation.
+   */
+  cutShort(reason: string): void {
+    if (!this.#controls.outputValidation || this.#attempts === 0) return;
+    this.#attempts++;
+    this.#lastProblems = [`The answer was cut short (${reason}) before it could be judged.`];
+  }
+
   /** What the loop did, for the response's `"loopgate:loop"`: how it ended (when a control ended it) and what the gate did; null when neither says anything. */
   report(endedBy: LoopReport['ended_by'] | undefined): LoopReport | null {
     if (!endedBy && !this.#checkOutcome && this.#attempts === 0) return null;
