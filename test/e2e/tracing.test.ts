@@ -194,6 +194,18 @@ describe.each(flavors)('traces over $name', (flavor) => {
     expect(receiver.requests.map((request) => request.contentType)).toEqual(receiver.requests.map(() => 'application/json'));
   });
 
+  it("a compaction_trigger response's model call says which answer and model the upstream gave, as any model call does", async () => {
+    scriptModel(upstream, flavor, () => ({ text: 'The user said hello.' }));
+    gateway = await startGateway(upstreamUrl, { ...flavor.config(upstreamUrl), compaction: { key: Buffer.alloc(32, 'trace').toString('base64') }, tracing: { endpoint: tracesUrl } });
+    const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 });
+    const response = await client.responses.create({ model: flavor.model, input: [{ role: 'user', content: 'hello' }, { type: 'compaction_trigger' } as never] });
+    expect(response.output.at(-1)).toMatchObject({ type: 'compaction' });
+    await stop();
+    const call = onlyOne(await receiver.waitForSpans(2), `chat ${flavor.model}`);
+    expect(call.attributes['gen_ai.response.model']).toBe(flavor.answer.model);
+    expect(call.attributes['gen_ai.response.id']).toMatch(flavor.answer.id);
+  });
+
   it('a failed tool call is an error span; the response goes on and its span is not one; what the tool said is content, withheld without captureContent', async () => {
     scriptTwoTurnLoop(upstream, flavor, 'tools__fail');
     const client = await start();

@@ -32,7 +32,8 @@ export class CompactingProvider extends ServingFront {
     const summary = await readSummary(await this.serving.startTurn(summarising, signal));
     const encrypted = this.#codec.seal(this.#seal.tenant, { summary: summary.text, createdAt: Math.floor(Date.now() / 1000), model: this.#seal.model });
     const usage = summary.usage.asTurnUsage();
-    const events: TurnEvent[] = [{ type: 'compaction', item: { id: newId('cmp'), type: 'compaction', encrypted_content: encrypted } }];
+    const events: TurnEvent[] = summary.upstream ? [summary.upstream] : [];
+    events.push({ type: 'compaction', item: { id: newId('cmp'), type: 'compaction', encrypted_content: encrypted } });
     if (usage) events.push({ type: 'usage', usage });
     events.push({ type: 'finish', finish: { reason: 'stop', raw: null } });
     return events;

@@ -4,7 +4,7 @@ import type { CompactResource, KeptUserMessage } from '../../protocol/compact-re
 import type { InputItem, UserContentPart } from '../../protocol/input-items.ts';
 import { refuseUnsupportedParameters } from '../../protocol/unsupported-parameters.ts';
 import type { ModelRouter } from '../../providers/model-router.ts';
-import type { TurnRequest, TurnStream, TurnUsage } from '../../providers/provider.ts';
+import type { TurnEvent, TurnRequest, TurnStream, TurnUsage } from '../../providers/provider.ts';
 import type { ResponseStore } from '../../store/response-store.ts';
 import { assertNever } from '../../util/assert-never.ts';
 import { newId } from '../../util/ids.ts';
@@ -107,7 +107,8 @@ export class Compactor {
 }
 
 /** The model's text, whole, or a 502 when the call failed or stopped before the summary was complete. */
-export async function readSummary(stream: TurnStream): Promise<{ text: string; usage: UsageTotal }> {
+export async function readSummary(stream: TurnStream): Promise<{ text: string; usage: UsageTotal; upstream: Extract<TurnEvent, { type: 'upstream.response' }> | null }> {
+  let upstream: Extract<TurnEvent, { type: 'upstream.response' }> | null = null;
   let text = '';
   let refusal = '';
   let finish: string | null = null;
@@ -127,6 +128,10 @@ export async function readSummary(stream: TurnStream): Promise<{ text: string; u
       case 'usage':
         usage.add(event.usage);
         break;
+      // Which answer and model the upstream gave: the compaction's model call is traced with it, as any other.
+      case 'upstream.response':
+        upstream = event;
+        break;
       case 'finish':
         finish = event.finish.reason;
         break;
@@ -138,7 +143,6 @@ export async function readSummary(stream: TurnStream): Promise<{ text: string; u
       case 'reasoning.encrypted':
       case 'tool_call.start':
       case 'tool_call.delta':
-      case 'upstream.response':
       case 'service_tier':
       // Nor are annotations or hosted calls (no hosted tools were offered either).
       case 'text.annotation':
@@ -155,7 +159,7 @@ export async function readSummary(stream: TurnStream): Promise<{ text: string; u
   if (finish === 'length') throw summaryFailed('summary_truncated', 'The summary reached the model\'s output token limit before it was complete.', usage);
   if (refusal || finish === 'content_filter') throw summaryFailed('summary_refused', `The model refused to summarise the conversation${refusal ? `: ${refusal}` : '.'}`, usage);
   if (text.trim() === '') throw summaryFailed('summary_empty', 'The model wrote no summary.', usage);
-  return { text: text.trim(), usage };
+  return { text: text.trim(), usage, upstream };
 }
 
 /** Codes of a summary the model did write, that cannot stand: the call itself did not fail. */
