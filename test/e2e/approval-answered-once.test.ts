@@ -2,7 +2,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../support/gateway.ts';
 import { McpTestServer } from '../support/mcp-test-server.ts';
-import { assertErrorEnvelope } from '../support/openresponses-schema.ts';
+import { assertErrorEnvelope, assertValidResponseWithMcpItems } from '../support/openresponses-schema.ts';
 import { flavors, scriptModel } from '../support/provider-flavors.ts';
 import { acquireRedis, type TestRedis } from '../support/redis.ts';
 import { ScriptedChatUpstream } from '../support/scripted-chat-upstream.ts';
@@ -44,11 +44,15 @@ describe('an approval request is answered once, across continuations and replica
 
   const paused = async () => {
     const response: any = await a.responses.create({ model: flavor.model, input: 'Delete r1.' });
+    assertValidResponseWithMcpItems(response);
     expect(response.output.map((item: any) => item.type)).toEqual(['mcp_approval_request']);
     return response;
   };
-  const answer = (on: OpenAI, request: any, approve = true) =>
-    on.responses.create({ model: flavor.model, previous_response_id: request.id, input: [{ type: 'mcp_approval_response', approval_request_id: request.output[0].id, approve }] } as any);
+  const answer = async (on: OpenAI, request: any, approve = true) => {
+    const response = await on.responses.create({ model: flavor.model, previous_response_id: request.id, input: [{ type: 'mcp_approval_response', approval_request_id: request.output[0].id, approve }] } as any);
+    assertValidResponseWithMcpItems(response);
+    return response;
+  };
   const refusal = async (pending: Promise<unknown>) => {
     const error: any = await pending.then(() => null, (caught) => caught);
     expect(error).toBeInstanceOf(OpenAI.BadRequestError);

@@ -226,6 +226,7 @@ for (const storeKind of ['memory', 'redis', 'redis-cluster'] as const satisfies 
       const queued = await clientOne.responses.create({ model: 'm', input: 'hi', background: true });
       let latest = queued;
       await waitFor(async () => (latest = await clientOther.responses.retrieve(queued.id)).status === 'failed', 10_000, 50);
+      assertValidResponse(latest);
       expect(latest.error).toEqual({ code: 'requests_per_minute', message: 'Slow down.', type: (foreground as InstanceType<typeof OpenAI.RateLimitError>).type });
       expect(latest.error).toMatchObject({ type: 'rate_limit_error' });
     });

@@ -6,7 +6,7 @@ import { assertEventStreamInvariants } from '../support/event-invariants.ts';
 import { startGateway, type RunningGateway } from '../support/gateway.ts';
 import { launchChromium, type HeadlessChromium } from '../support/headless-chromium.ts';
 import { McpTestServer } from '../support/mcp-test-server.ts';
-import { assertValidEventWithMcpItems, assertValidResponseWithMcpItems } from '../support/openresponses-schema.ts';
+import { assertValidEventWithMcpItems, assertValidResponse, assertValidResponseWithMcpItems } from '../support/openresponses-schema.ts';
 import { anthropic, openaiChat, type ModelTurn } from '../support/provider-flavors.ts';
 import { ScriptedChatUpstream, type UpstreamReply } from '../support/scripted-chat-upstream.ts';
 import { waitFor } from '../support/wait-for.ts';
@@ -187,6 +187,7 @@ describe.each(pageFlavors)('inspector page in Chromium over $name', (flavor) => 
   it('lists 50 responses, and more on request up to all the replica keeps; a key the gateway refuses is said so, in its words', async () => {
     // Responses that call no model (generate: false): listed like any other, many in little time.
     const made = await Promise.all(Array.from({ length: 55 }, (_, index) => as(KEY_A).responses.create({ model: flavor.model, input: `quick ${index}`, generate: false } as never)));
+    for (const response of made) assertValidResponse(response);
     const page = await openInspector(KEY_A);
     await row(page, made.at(-1)!.id).waitFor();
     expect(await page.locator('#responses tbody tr').count()).toBe(50);

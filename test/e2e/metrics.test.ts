@@ -316,13 +316,14 @@ describe('metrics: a response that calls no model', () => {
   it('counts the response but no turn; a response that does call the model counts one', async () => {
     let before = await scrape();
     const prepared = await client.responses.create({ model: 'm', input: 'hello', generate: false } as never);
+    assertValidResponse(prepared);
     expect(prepared.status).toBe('completed');
     expect(upstream.requests).toHaveLength(0);
     let after = await scrape();
     expect(delta(before, after, 'loopgate_responses_total', { status: 'completed' })).toBe(1);
     expect(delta(before, after, 'loopgate_response_turns_count')).toBe(0);
     before = after;
-    await client.responses.create({ model: 'm', input: 'hello' });
+    assertValidResponse(await client.responses.create({ model: 'm', input: 'hello' }));
     after = await scrape();
     expect(delta(before, after, 'loopgate_response_turns_count')).toBe(1);
     expect(delta(before, after, 'loopgate_response_turns_sum')).toBe(1);

@@ -199,6 +199,7 @@ describe.each(flavors)('traces over $name', (flavor) => {
     gateway = await startGateway(upstreamUrl, { ...flavor.config(upstreamUrl), compaction: { key: Buffer.alloc(32, 'trace').toString('base64') }, tracing: { endpoint: tracesUrl } });
     const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 });
     const response = await client.responses.create({ model: flavor.model, input: [{ role: 'user', content: 'hello' }, { type: 'compaction_trigger' } as never] });
+    assertValidResponse(response);
     expect(response.output.at(-1)).toMatchObject({ type: 'compaction' });
     await stop();
     const call = onlyOne(await receiver.waitForSpans(2), `chat ${flavor.model}`);

@@ -215,6 +215,7 @@ describe('truncation: a window of the input alone (OpenAI configured input limit
   it('learns the limit, retries smaller once, and keeps no room for the output within it', async () => {
     limit = Math.floor(upstreamTokens({ body: { model: 'gpt-next', messages: conversation(8) } } as RecordedRequest) * 0.6);
     const first = await client.responses.create({ model: 'gpt-next', input: conversation(8), truncation: 'auto', max_output_tokens: limit });
+    assertValidResponse(first);
     expect(first.status).toBe('completed');
     expect(upstream.requests).toHaveLength(2);
     expect(upstreamTokens(upstream.requests[1]!)).toBeLessThanOrEqual(limit);
@@ -222,6 +223,7 @@ describe('truncation: a window of the input alone (OpenAI configured input limit
     // A max_output_tokens as large as the whole limit would leave no room for any input in a window of input and output together.
     upstream.requests.length = 0;
     const second = await client.responses.create({ model: 'gpt-next', input: conversation(8), truncation: 'auto', max_output_tokens: limit });
+    assertValidResponse(second);
     expect(second.status).toBe('completed');
     expect(upstream.requests).toHaveLength(1);
   });

@@ -72,6 +72,7 @@ describe('output validation and an answer cut short', () => {
 
   it('is the second attempt, not valid, cut short', async () => {
     const response: any = await clientOf().responses.create({ model: 'm', input: 'How many?', text: { format: { type: 'json_schema', name: 'result', schema: SCHEMA, strict: true } } });
+    assertValidResponse(response);
     expect(response.status).toBe('incomplete');
     expect(response.incomplete_details).toEqual({ reason: 'max_output_tokens' });
     expect(response['loopgate:loop']).toEqual({ output_validation: { attempts: 2, valid: false, errors: ['The answer was cut short (max_output_tokens) before it could be judged.'] } });
