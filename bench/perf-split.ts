@@ -32,6 +32,7 @@ import { gatewayEnv } from './observability-cost.ts';
  * all are the event loop's own, the collector's, or another thread's.
  *
  *   node bench/perf-split.ts      BENCH_ROUNDS=3  BENCH_SLICE_MS=3000  BENCH_SETTLE_MS=20000  BENCH_TOP=25
+ *   BENCH_BY=function             charge each sample to its JavaScript function (name and file) rather than its package or file
  *
  * Needs `perf` (Debian: linux-perf) allowed to record its own user's
  * processes (`kernel.perf_event_paranoid` ≤ 2).
@@ -40,6 +41,7 @@ const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const sliceMs = Number(process.env.BENCH_SLICE_MS ?? 3_000);
 const settleMs = Number(process.env.BENCH_SETTLE_MS ?? 20_000);
 const top = Number(process.env.BENCH_TOP ?? 25);
+const byFunction = process.env.BENCH_BY === 'function';
 const SAMPLE_HZ = 2_999;
 const PERF_FLAGS = ['--perf-basic-prof-only-functions', '--interpreted-frames-native-stack'];
 
@@ -121,6 +123,7 @@ function samplesByPlace(script: string): Map<string, number> {
 function placeOf(frames: string[]): string {
   const js = frames.find((frame) => frame.startsWith('JS:'));
   if (!js) return frames.some(isCollector) ? '(collector, main thread)' : '(event loop and runtime, no JS frame)';
+  if (byFunction) return js.replace(/^JS:[*~^+-]?/, '').replace(/file:\/\/\S*?\/(node_modules|src|bench)\//, '$1/');
   const where = /(node_modules\/(?:@[^/]+\/)?[^/]+|src\/[^:]+|bench\/[^:]+|node:[^: ]+|wasm)/.exec(js);
   return where ? where[1]!.replace(/^node_modules\//, '') : js;
 }
@@ -137,8 +140,9 @@ function print(splits: Split[]): void {
   const places = [...new Set([...gateway.byPlace.keys(), ...forwarder.byPlace.keys()])];
   const rows = places.map((place) => ({ place, gateway: gateway.byPlace.get(place) ?? 0, forwarder: forwarder.byPlace.get(place) ?? 0 })).sort((a, b) => b.gateway - b.forwarder - (a.gateway - a.forwarder));
   console.log(`\nwhere the gateway spends more than the forwarder, µs per response (top ${top}):`);
-  console.log(`  ${'place'.padEnd(48)}${'gateway'.padStart(9)}${'forwarder'.padStart(11)}${'more'.padStart(8)}`);
-  for (const row of rows.slice(0, top)) console.log(`  ${row.place.slice(0, 47).padEnd(48)}${row.gateway.toFixed(1).padStart(9)}${row.forwarder.toFixed(1).padStart(11)}${(row.gateway - row.forwarder).toFixed(1).padStart(8)}`);
+  const width = byFunction ? 88 : 48;
+  console.log(`  ${'place'.padEnd(width)}${'gateway'.padStart(9)}${'forwarder'.padStart(11)}${'more'.padStart(8)}`);
+  for (const row of rows.slice(0, top)) console.log(`  ${row.place.slice(0, width - 1).padEnd(width)}${row.gateway.toFixed(1).padStart(9)}${row.forwarder.toFixed(1).padStart(11)}${(row.gateway - row.forwarder).toFixed(1).padStart(8)}`);
   const project = rows.filter((row) => row.place.startsWith('src/')).reduce((sum, row) => sum + row.gateway, 0);
   console.log(`\n  the gateway's own code (src/, with the native code it calls): ${project.toFixed(1)} µs of ${total(gateway).toFixed(1)}; the rest is Node, its libraries and the runtime, beside the forwarder's ${total(forwarder).toFixed(1)}`);
 }
