@@ -63,6 +63,44 @@ describe('over an OpenAI Responses upstream', () => {
     ]);
   });
 
+  it('reasoning the upstream cannot verify (minted under another key or organisation) is left out and the call made again, so the conversation goes on, streamed and not', async () => {
+    reply = () => ({ kind: 'sse', pieces: [fixture('reasoning-then-tool.sse')] });
+    const opening: any[] = [];
+    for await (const event of await client.responses.create({ model: openaiResponses.model, input: 'Weather in Paris?', tools, reasoning: { effort: 'low' }, stream: true })) opening.push(event);
+    const first = assertEventStreamInvariants(opening);
+    expect(first.output[0]).toMatchObject({ type: 'reasoning', encrypted_content: expect.stringMatching(/^gAAAAAB/) });
+    // As OpenAI answers a key of another organisation (the operator moved the deployment): a 400 before anything streams.
+    const unverified = { error: { message: 'The encrypted content gAAA...c90= could not be verified.', type: 'invalid_request_error', param: null, code: 'invalid_encrypted_content' } };
+    const carriesReasoning = (request: RecordedRequest) => request.body.input.some((item: any) => item.type === 'reasoning');
+    for (const stream of [false, true]) {
+      upstream.requests.length = 0;
+      reply = (request) => (carriesReasoning(request) ? { kind: 'json', status: 400, body: unverified } : stream ? { kind: 'sse', pieces: [fixture('text.sse')] } : { kind: 'json', body: JSON.parse(fixture('reasoning-and-text.json')) });
+      const input = [{ type: 'function_call_output' as const, call_id: 'call_Vx1mJ9rK2pLqA7', output: '18°C, clear' }];
+      let second: any;
+      if (stream) {
+        const events: any[] = [];
+        for await (const event of await client.responses.create({ model: openaiResponses.model, previous_response_id: first.id, tools, input, stream: true })) events.push(event);
+        second = assertEventStreamInvariants(events);
+      } else {
+        second = await client.responses.create({ model: openaiResponses.model, previous_response_id: first.id, tools, input });
+        assertValidResponse(second);
+      }
+      expect(second.status).toBe('completed');
+      expect(upstream.requests.map(carriesReasoning)).toEqual([true, false]);
+      expect(upstream.requests[1]!.body.input).toEqual([
+        { type: 'message', role: 'user', content: 'Weather in Paris?' },
+        { type: 'function_call', call_id: 'call_Vx1mJ9rK2pLqA7', name: 'get_weather', arguments: '{"city":"Paris"}' },
+        { type: 'function_call_output', call_id: 'call_Vx1mJ9rK2pLqA7', output: '18°C, clear' },
+      ]);
+    }
+    // Any other refusal is the client's, as it was: no second call.
+    upstream.requests.length = 0;
+    reply = () => ({ kind: 'json', status: 400, body: { error: { message: 'Invalid value for temperature.', type: 'invalid_request_error', param: 'temperature', code: 'invalid_value' } } });
+    const refused = await client.responses.create({ model: openaiResponses.model, previous_response_id: first.id, tools, input: [{ type: 'function_call_output', call_id: 'call_Vx1mJ9rK2pLqA7', output: '18°C' }] }).catch((error) => error);
+    expect(refused).toMatchObject({ status: 400, code: 'invalid_value' });
+    expect(upstream.requests).toHaveLength(1);
+  });
+
   it('with upstreamStore, reasoning still goes back: its encrypted_content is asked for, as the gateway keeps no upstream item ids to name it by', async () => {
     const storing = await startGateway(url, { providers: { responses: { type: 'openai-responses', baseUrl: url, apiKey: 'sk-test', upstreamStore: true } }, defaultProvider: 'responses' });
     try {

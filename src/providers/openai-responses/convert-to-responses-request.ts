@@ -24,6 +24,11 @@ export interface ResponsesRequestOptions {
  */
 const FOREIGN_REASONING = /^[a-z][a-z0-9-]*\.[a-z_]+\.v\d+:/;
 
+/** Whether a reasoning item's `encrypted_content` is OpenAI's own, the kind this upstream is sent back. */
+export function isOpenAIReasoning(encrypted: string | null | undefined): encrypted is string {
+  return !!encrypted && !FOREIGN_REASONING.test(encrypted);
+}
+
 /**
  * Translates one turn into a Responses API request. The upstream is called
  * statelessly: the whole conversation goes in `input`, without item ids (ids
@@ -141,7 +146,7 @@ function convertItems(items: InputItem[], historyLength: number, upstreamStore: 
       case 'reasoning': {
         // Only OpenAI's own encrypted reasoning can go back; without it a stateless upstream has nothing to continue.
         const encrypted = item.encrypted_content;
-        if (!encrypted || FOREIGN_REASONING.test(encrypted)) return;
+        if (!isOpenAIReasoning(encrypted)) return;
         converted.push({ type: 'reasoning', summary: item.summary.map((part) => ({ type: 'summary_text', text: part.text })), encrypted_content: encrypted });
         return;
       }

@@ -10,6 +10,7 @@ import { readResponsesBody } from './read-responses-body.ts';
 import { invalidUpstreamBody } from '../invalid-upstream-body.ts';
 import { errorFromResponsesStatus } from './responses-errors.ts';
 import { startResponsesStream } from './responses-stream.ts';
+import { refusedEncryptedReasoning, withoutEncryptedReasoning } from './unverified-reasoning.ts';
 
 export interface OpenAIResponsesProviderOptions extends ResponsesRequestOptions, UpstreamConnectionOptions, OpenAIEndpointOptions {
   /** The hosted tools the upstream runs itself (config `hostedTools`); none when absent. */
@@ -46,6 +47,17 @@ export class OpenAIResponsesProvider implements Provider {
   }
 
   async startTurn(request: TurnRequest, signal: AbortSignal): Promise<TurnStream> {
+    try {
+      return await this.#startTurn(request, signal);
+    } catch (error) {
+      const retried = refusedEncryptedReasoning(error) ? withoutEncryptedReasoning(request) : null;
+      if (!retried) throw error;
+      this.#options.log?.warn({ provider: this.name, code: 'invalid_encrypted_content' }, 'the upstream could not verify the encrypted reasoning it was sent back (minted under another key or organisation): the call is made again without it');
+      return this.#startTurn(retried, signal);
+    }
+  }
+
+  async #startTurn(request: TurnRequest, signal: AbortSignal): Promise<TurnStream> {
     const body = JSON.stringify(convertToResponsesRequest(request, this.#options));
     if (!request.stream) return readResponsesBody(await this.#upstream.requestJson('POST', '/responses', body, this.#headers.json, signal, this.#invalidBody, request.trace), this.name, this.#leftOut);
     const response = await this.#send('POST', '/responses', body, 'sse', signal, request.trace);
