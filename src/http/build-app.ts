@@ -271,7 +271,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   registerInputTokensRoute(app, counter);
   registerStoredResponsesRoutes(app, store, { ...backgroundSource, runner, cancelWaitMs: config.background.cancelWaitMs });
   registerConversationsRoutes(app, conversations, compaction);
-  registerCompactRoute(app, new Compactor({ router, store, codec: compaction, deadlineMs: config.loop.deadlineMs, ...(metrics && { calls: { billed: (model, provider, tenant, usage) => metrics.tokensUsed(model, provider, tenant, usage), failed: (provider, code) => metrics.upstreamError(provider, code) } }) }), { rateLimits, usage });
+  registerCompactRoute(app, new Compactor({ router, store, codec: compaction, deadlineMs: config.loop.deadlineMs, ...(metrics && { calls: { billed: (model, provider, tenant, usage) => metrics.tokensUsed(model, provider, tenant, usage), failed: (provider, code) => metrics.upstreamError(provider, code) } }) }), { rateLimits, usage, tracing });
   registerUsageRoute(app, backgroundStores.usage);
   // On a port of its own, /metrics is no path of this one's.
   registerDiscoveryRoutes(app, { metricsPath: metrics && config.metrics.port === null ? config.metrics.path : null });

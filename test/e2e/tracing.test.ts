@@ -207,6 +207,20 @@ describe.each(flavors)('traces over $name', (flavor) => {
     expect(call.attributes['gen_ai.response.id']).toMatch(flavor.answer.id);
   });
 
+  it('POST /v1/responses/compact traces its summarising call: a chat span under the client\'s trace, whose context goes upstream', async () => {
+    scriptModel(upstream, flavor, () => ({ text: 'The user said hello.' }));
+    gateway = await startGateway(upstreamUrl, { ...flavor.config(upstreamUrl), compaction: { key: Buffer.alloc(32, 'trace').toString('base64') }, tracing: { endpoint: tracesUrl } });
+    const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 });
+    const caller = clientTrace();
+    const compacted = await client.responses.compact({ model: flavor.model, input: [{ role: 'user', content: 'hello' }] }, { headers: { traceparent: caller.traceparent } });
+    expect(compacted.output.at(-1)).toMatchObject({ type: 'compaction' });
+    await stop();
+    const call = onlyOne(await receiver.waitForSpans(1), `chat ${flavor.model}`);
+    expect(call).toMatchObject({ traceId: caller.traceId, parentSpanId: caller.spanId, kind: SPAN_KIND.client });
+    expect(call.attributes).toMatchObject({ 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': GEN_AI_PROVIDER[flavor.name], 'gen_ai.response.model': flavor.answer.model, 'gen_ai.usage.input_tokens': compacted.usage.input_tokens });
+    expect(parseTraceparent(upstream.requests.at(-1)!.headers.traceparent)).toEqual({ traceId: caller.traceId, spanId: call.spanId, flags: '01' });
+  });
+
   it('a failed tool call is an error span; the response goes on and its span is not one; what the tool said is content, withheld without captureContent', async () => {
     scriptTwoTurnLoop(upstream, flavor, 'tools__fail');
     const client = await start();

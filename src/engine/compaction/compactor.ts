@@ -8,7 +8,9 @@ import type { TurnEvent, TurnRequest, TurnStream, TurnUsage } from '../../provid
 import type { ResponseStore } from '../../store/response-store.ts';
 import { assertNever } from '../../util/assert-never.ts';
 import { newId } from '../../util/ids.ts';
-import { calledTarget } from '../call-target.ts';
+import { calledTarget, routedCalls } from '../call-target.ts';
+import type { LoopObserver } from '../loop-observer.ts';
+import { ObservedProvider } from '../observed-provider.ts';
 import { buildConversation } from '../conversation.ts';
 import { ResponseDeadline } from '../response-deadline.ts';
 import { toTurnRequest } from '../turn-request.ts';
@@ -41,6 +43,8 @@ export interface CompactOptions {
   signal: AbortSignal;
   /** Runs once the summarising call is assembled, before it is sent; throwing refuses the compaction (as `CreateResponseOptions.admit`). */
   admit?(call: TurnRequest): Promise<void>;
+  /** Told of the summarising call as of a response's model calls (a trace: its span, whose context the call carries upstream). */
+  observer?: Required<LoopObserver>;
 }
 
 /**
@@ -73,7 +77,8 @@ export class Compactor {
     const deadline = new ResponseDeadline(options.signal, deadlineMs);
     let summary: { text: string; usage: UsageTotal };
     try {
-      summary = await readSummary(await route.provider.startTurn(turn, deadline.signal));
+      const provider = options.observer ? new ObservedProvider(route.provider, options.observer, routedCalls(route)) : route.provider;
+      summary = await readSummary(await provider.startTurn(turn, deadline.signal));
     } catch (error) {
       const failure = deadline.cause === 'deadline_exceeded' ? new GatewayError({ status: 504, type: 'upstream_error', code: 'upstream_timeout', message: `The model did not finish the summary within the response deadline (${deadlineMs} ms).`, cause: error }) : error;
       if (!options.signal.aborted) this.#watch(request.model, route, options.tenant, failure);

@@ -6,12 +6,17 @@ import type { UsageRecorder } from '../../engine/usage-recorder.ts';
 import { CompactRequest } from '../../protocol/compact-request.ts';
 import { parseRequest } from '../../protocol/parse-request.ts';
 import { abortOnDisconnect } from '../abort-on-disconnect.ts';
+import { safeObserver } from '../../engine/loop-observer.ts';
+import type { Tracing } from '../../observability/tracing.ts';
+import { traceContextOf } from '../../util/trace-context.ts';
 import type { RateLimitGate } from '../rate-limits/rate-limit-gate.ts';
 
 /** What a compaction is metered by: it is a request with a model call, though no response. */
 export interface CompactMetering {
   rateLimits: RateLimitGate;
   usage: UsageRecorder;
+  /** Traces the summarising call (its `chat` span, under the client's traceparent) when tracing is on. */
+  tracing?: Tracing | null;
 }
 
 /** `POST /v1/responses/compact`: the compacted window as JSON (`CompactResource`); failures in the error envelope, like `POST /v1/responses`. */
@@ -22,7 +27,8 @@ export function registerCompactRoute(app: FastifyInstance, compactor: Compactor,
     const admission = await metering.rateLimits.admit(request.apiKeyId, { concurrent: false });
     reply.headers(admission.headers());
     try {
-      const compacted = await compactor.compact(body, { tenant: request.tenant, signal, admit: admission.reserveTokens });
+      const tracer = metering.tracing?.observer(traceContextOf(request.headers));
+      const compacted = await compactor.compact(body, { tenant: request.tenant, signal, admit: admission.reserveTokens, ...(tracer && { observer: safeObserver([tracer]) }) });
       await admission.settle(compacted.usage.total_tokens);
       metering.usage.compacted(request.tenant, body.model, compacted.usage);
       reply.headers(admission.headers());
