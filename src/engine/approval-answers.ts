@@ -1,10 +1,16 @@
 import { invalidRequest } from '../errors/gateway-error.ts';
+import type { CreateResponseRequest } from '../protocol/create-response-request.ts';
 import type { IdempotencyStore } from '../store/idempotency-store.ts';
 
 /** An `mcp_approval_response` of the request's input: the approval request it answers, and where. */
 export interface ApprovalAnswer {
   approvalRequestId: string;
   index: number;
+}
+
+/** Whether a request answers approval requests: its approved calls may run, and each runs once (below). */
+export function answersApprovalRequests(request: CreateResponseRequest): boolean {
+  return Array.isArray(request.input) && request.input.some((item) => item.type === 'mcp_approval_response');
 }
 
 /** How long a claim is held before it is settled; settled at once, so only a crash in between lets it lapse. */

@@ -1,4 +1,5 @@
 import { GatewayError, notFound } from '../errors/gateway-error.ts';
+import { interrupted } from './interrupted-response.ts';
 import type { ResponseResource } from '../protocol/response-resource.ts';
 import type { ConversationStore } from '../store/conversation-store.ts';
 import type { StoredInputItem } from '../store/response-store.ts';
@@ -60,10 +61,14 @@ export class ConversationClaim {
     return new ConversationClaim(store, tenant, conversationId, holder);
   }
 
-  /** The response ended: its items join the conversation (see above) and the claim is released. */
-  async finish(response: ResponseResource, input: readonly StoredInputItem[]): Promise<void> {
+  /**
+   * The response ended: its items join the conversation (see above) and the
+   * claim is released. A failed one adds nothing, nor does one cut off whose
+   * retry runs again (`rerunIfInterrupted`): either way the retry's turn is the only one.
+   */
+  async finish(response: ResponseResource, input: readonly StoredInputItem[], rerunIfInterrupted = false): Promise<void> {
     if (this.#settle()) return;
-    if (response.status === 'failed') return this.#release();
+    if (response.status === 'failed' || (rerunIfInterrupted && interrupted(response))) return this.#release();
     // A compaction_trigger asked for the compaction: it is no item of the conversation (its answer, the compaction item, is).
     try {
       await this.#store.appendAndRelease(this.#tenant, this.conversationId, this.#holder, [...input.filter((item) => item.type !== 'compaction_trigger'), ...response.output]);

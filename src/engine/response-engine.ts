@@ -93,6 +93,12 @@ export interface CreateResponseOptions {
    * the loop then skips building the events nobody reads. Default `events`.
    */
   delivery?: Delivery;
+  /**
+   * Its retry runs again should it be cut off (its Idempotency-Key is let
+   * go: http/idempotency.ts): a cut-off response then adds nothing to its
+   * conversation, or the retry would add the turn a second time.
+   */
+  rerunIfInterrupted?: boolean;
 }
 
 /** A response whose first model call has been accepted by the upstream. */
@@ -378,7 +384,7 @@ export class ResponseEngine {
           const deployment = route.servedBy?.()?.deployment;
           if (deployment && !final['loopgate:deployment']) final['loopgate:deployment'] = deployment;
           if (request.store !== false) await this.#options.store.put({ tenant: options.tenant, response: final, inputItems: input, previousResponseId: request.previous_response_id ?? null });
-          if (claim) await claim.finish(final, input);
+          if (claim) await claim.finish(final, input, options.rerunIfInterrupted === true);
           // A failed response is not continued from (and the transport evicts the one it continued).
           if (options.connection && final.status !== 'failed') options.connection.remember([...turns, { responseId: final.id, status: final.status, inputItems: input, output: final.output }]);
         },

@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError, invalidRequest } from '../errors/gateway-error.ts';
 import type { ResponseResource } from '../protocol/response-resource.ts';
 import { isFinished } from '../engine/background-runner.ts';
+import { interrupted } from '../engine/interrupted-response.ts';
 import { replayStoredResponse } from '../engine/replay-stored-response.ts';
 import type { IdempotencyStore } from '../store/idempotency-store.ts';
 import type { ResponseStore } from '../store/response-store.ts';
@@ -24,6 +25,12 @@ const PENDING_LEASE_SECONDS = 30;
 
 /** A request holding its `Idempotency-Key`: it says which response the key stands for, or lets go. */
 export interface IdempotencyHold {
+  /**
+   * Whether a response cut off (`interrupted`) lets the key go, so its retry
+   * runs again: the engine then keeps nothing of it in a conversation, so the
+   * retry's turn is the only one.
+   */
+  readonly rerunsInterrupted: boolean;
   complete(response: ResponseResource): Promise<void>;
   release(): Promise<void>;
 }
@@ -42,7 +49,7 @@ export function carriesIdempotencyKey(request: FastifyRequest): boolean {
   return typeof key === 'string' && key !== '';
 }
 
-export async function takeIdempotencyKey(request: FastifyRequest, reply: FastifyReply, stream: boolean, options: IdempotencyOptions, background: BackgroundStreamSource): Promise<IdempotencyHold | null | 'none'> {
+export async function takeIdempotencyKey(request: FastifyRequest, reply: FastifyReply, stream: boolean, options: IdempotencyOptions, background: BackgroundStreamSource, answersApprovals = false): Promise<IdempotencyHold | null | 'none'> {
   const key = request.headers['idempotency-key'];
   if (typeof key !== 'string' || key === '') return 'none';
   if (key.length > MAX_KEY_CHARS) throw invalidRequest(`The Idempotency-Key header is longer than ${MAX_KEY_CHARS} characters.`, null, 'invalid_idempotency_key');
@@ -56,13 +63,17 @@ export async function takeIdempotencyKey(request: FastifyRequest, reply: Fastify
     let completed = false;
     // A store away at the moment is asked again until it answers (within the lease), so the retry need not wait the lease out.
     const letGo = () => retryInBackground(() => options.keys.release(tenant, key), PENDING_LEASE_SECONDS * 1000);
+    // A request that answered approval requests is not run again, even cut off: its approved calls may have run, and
+    // each approval is answered once (approval-answers.ts), so its retry gets the response that took them.
+    const rerunsInterrupted = !answersApprovals;
     return {
+      rerunsInterrupted,
       complete: async (response) => {
         clearInterval(renewal);
         // A response that was not stored cannot be handed to a retry, nor one cut off because its client went away
         // (a foreground response is cancelled only so) or because its replica shut down: the retry, which is what
         // a lost connection and a restart call for, runs again (on a replica still running).
-        if (response.store && !interrupted(response)) {
+        if (response.store && !(rerunsInterrupted && interrupted(response))) {
           await options.keys.complete(tenant, key, fingerprint, response.id, options.ttlSeconds);
           completed = true;
         } else await letGo();
@@ -107,7 +118,3 @@ async function replayStored(reply: FastifyReply, response: ResponseResource, pac
   writer.end();
 }
 
-/** Cut off by its client going away or by the gateway's shutdown: not an answer to hand a retry. */
-function interrupted(response: ResponseResource): boolean {
-  return response.status === 'cancelled' || response.incomplete_details?.reason === 'server_shutdown';
-}

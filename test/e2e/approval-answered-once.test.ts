@@ -2,10 +2,12 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../support/gateway.ts';
 import { McpTestServer } from '../support/mcp-test-server.ts';
-import { assertErrorEnvelope, assertValidResponseWithMcpItems } from '../support/openresponses-schema.ts';
+import { parseSseText } from '../support/event-invariants.ts';
+import { assertErrorEnvelope, assertValidResponseWithMcpItems, assertValidEventWithMcpItems } from '../support/openresponses-schema.ts';
 import { flavors, scriptModel } from '../support/provider-flavors.ts';
 import { acquireRedis, type TestRedis } from '../support/redis.ts';
 import { ScriptedChatUpstream } from '../support/scripted-chat-upstream.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 const flavor = flavors.find((candidate) => candidate.name === 'openai-chat')!;
 
@@ -78,6 +80,40 @@ describe('an approval request is answered once, across continuations and replica
     const rejected = settled.find((result) => result.status === 'rejected') as PromiseRejectedResult;
     await refusal(Promise.reject(rejected.reason));
     expect(deletions()).toBe(1);
+  });
+
+  it("an approval cut off mid-answer, retried with its Idempotency-Key, gets the response that took the approval, not a refusal, and the call ran once", async () => {
+    const request = await paused();
+    // The answer after the approved call streams slowly, so the client is gone before it ends.
+    upstream.setScript((sent) => {
+      const results = flavor.seen(sent).flatMap((seen) => (seen.kind === 'result' ? [seen.content] : []));
+      const reply = flavor.render(sent, results.length === 0 ? { calls: [{ id: 'call_1', name: 'ops__delete_record', args: { id: 'r1' } }] } : { textPieces: ['Deleted', ' the', ' record', ' r1', ' for', ' you.'] });
+      return reply.kind === 'sse' ? { ...reply, pauseMs: 150 } : reply;
+    });
+    try {
+      const headers = { 'content-type': 'application/json', 'idempotency-key': `approve-${request.id}` };
+      const body = JSON.stringify({ model: flavor.model, previous_response_id: request.id, input: [{ type: 'mcp_approval_response', approval_request_id: request.output[0].id, approve: true }], stream: true });
+      const abort = new AbortController();
+      const first = await fetch(`${replicas[0]!.baseURL}/responses`, { method: 'POST', headers, body, signal: abort.signal });
+      const reader = first.body!.getReader();
+      let seen = '';
+      while (!seen.includes('response.output_text.delta')) seen += new TextDecoder().decode((await reader.read()).value);
+      const id = /"id":"(resp_[0-9a-f]+)"/.exec(seen)![1]!;
+      abort.abort();
+      await waitFor(async () => (await a.responses.retrieve(id).catch(() => null))?.status === 'cancelled', 10_000, 50);
+
+      const retried = await fetch(`${replicas[1]!.baseURL}/responses`, { method: 'POST', headers, body });
+      expect(retried.status).toBe(200);
+      expect(retried.headers.get('idempotent-replayed')).toBe('true');
+      const { events } = parseSseText(await retried.text());
+      for (const event of events) assertValidEventWithMcpItems(event);
+      const replayed = events.at(-1)!.response;
+      expect(replayed).toMatchObject({ id, status: 'cancelled' });
+      expect(replayed.output[0]).toMatchObject({ type: 'mcp_call', name: 'delete_record', output: expect.any(String) });
+      expect(deletions()).toBe(1);
+    } finally {
+      scriptModel(upstream, flavor, (_request, results) => (results.length === 0 ? { calls: [{ id: 'call_1', name: 'ops__delete_record', args: { id: 'r1' } }] } : { text: `Done: ${results.join(' | ')}` }));
+    }
   });
 
   it('a denial answers it too: approving after it is refused, and nothing runs', async () => {

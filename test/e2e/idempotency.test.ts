@@ -119,6 +119,23 @@ for (const storeKind of ['memory', 'redis'] as const) {
       expect(retried.output[0].content[0].text).toBe('all of it');
     });
 
+    it("the SDK's own retry of a conversation's turn that timed out, with its key, adds the turn once: the cut-off attempt keeps nothing in the conversation", async () => {
+      const headers = key();
+      const conversation = await clientOne.conversations.create();
+      let calls = 0;
+      // The first call outlasts the client's timeout; the retry's is answered at once.
+      upstream.setScript((request) => ({ ...(textCompletion('answered') as Extract<UpstreamReply, { kind: 'json' }>), ...(request.body.stream !== true && calls++ === 0 && { delayMs: 3_000 }) }));
+      const impatient = new OpenAI({ baseURL: replicas.one.baseURL, apiKey: 'k', timeout: 1_000, maxRetries: 1 });
+      const before = upstream.requests.length;
+      const response = await impatient.responses.create({ model: 'm', conversation: conversation.id, input: 'hello' }, { headers });
+      assertValidResponse(response);
+      expect(response.output_text).toBe('answered');
+      const sent = upstream.requests.slice(before).map((request) => request.body.messages.filter((message: any) => message.role === 'user').map((message: any) => message.content));
+      expect(sent).toEqual([['hello'], ['hello']]);
+      const items = await clientOther.conversations.items.list(conversation.id, { order: 'asc' });
+      expect(items.data.map((item: any) => [item.role, item.content[0].text])).toEqual([['user', 'hello'], ['assistant', 'answered']]);
+    });
+
     it('a background request retried gets the same response, not a second run', async () => {
       const headers = key();
       const before = upstream.requests.length;

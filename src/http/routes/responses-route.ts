@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { answersApprovalRequests } from '../../engine/approval-answers.ts';
 import { collectResponse } from '../../engine/collect-response.ts';
 import { loggingObserver, type LoopObserver } from '../../engine/loop-observer.ts';
 import type { BackgroundStart, ResponseEngine, ResponseRun } from '../../engine/response-engine.ts';
@@ -40,7 +41,7 @@ export function registerResponsesRoute(app: FastifyInstance, options: ResponsesR
   app.post('/v1/responses', { config: WRITES_OWN_LOG_LINE }, async (request, reply) => {
     const body = parseCreateResponseRequest(request.body);
     if (!carriesIdempotencyKey(request)) return respond(request, reply, body, options, null);
-    const hold = await takeIdempotencyKey(request, reply, body.stream === true, options.idempotency, options.background);
+    const hold = await takeIdempotencyKey(request, reply, body.stream === true, options.idempotency, options.background, answersApprovalRequests(body));
     if (hold === null) return reply; // a retry, answered with the first request's response
     if (hold === 'none') return respond(request, reply, body, options, null);
     try {
@@ -73,7 +74,7 @@ async function respond(request: FastifyRequest, reply: FastifyReply, body: Creat
   let run: ResponseRun;
   try {
     // Throws before anything is sent when the upstream fails at once: the client gets a real status.
-    run = await options.engine.createResponse(body, { tenant: request.tenant, signal, observers, ...(admission.metered && { admit: admission.reserveTokens }), delivery: body.stream ? 'events' : 'final' });
+    run = await options.engine.createResponse(body, { tenant: request.tenant, signal, observers, ...(admission.metered && { admit: admission.reserveTokens }), delivery: body.stream ? 'events' : 'final', ...(hold?.rerunsInterrupted && { rerunIfInterrupted: true }) });
   } catch (error) {
     await admission.done();
     if (!signal.aborted) {
