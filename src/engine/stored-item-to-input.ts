@@ -6,6 +6,16 @@ import { modelCallOf, modelOutputOf } from './client-call-kinds.ts';
 import type { OutputTextAnnotations } from '../protocol/input-items.ts';
 
 /**
+ * What the model is shown for an MCP call with neither output nor error: one
+ * sent back without its result that no stored response holds (the Agents SDK
+ * resends the gateway's calls so, and with `store: false` nothing keeps
+ * them), or one cut off before it finished. An empty result would read as
+ * the tool having returned nothing, and a model may call a tool with side
+ * effects again.
+ */
+export const RESULT_NOT_AVAILABLE = 'The result of this call is not available (it was sent back without its output, or the call never finished).';
+
+/**
  * Reads a stored item — an earlier request's input or an earlier response's
  * output — back as the input items the model is given its history in. MCP
  * items become the function call and output the model made and saw; listings
@@ -48,7 +58,7 @@ export function storedItemToInput(item: StoredItem | InputItem): InputItem[] {
       return [{ ...(item.id != null && { id: item.id }), type: 'reasoning', summary: item.summary, ...(item.content?.length && { content: item.content }), ...(item.encrypted_content != null && { encrypted_content: item.encrypted_content }) }];
     case 'mcp_call': {
       const name = qualifiedToolName(item.server_label, item.name);
-      const text = item.error ? JSON.stringify({ error: item.error }) : (item.output ?? '');
+      const text = item.error ? JSON.stringify({ error: item.error }) : (item.output ?? RESULT_NOT_AVAILABLE);
       // Images the tool answered with follow the text, as in a function_call_output.
       const images = item['loopgate:images'] ?? [];
       const output = images.length > 0 ? [{ type: 'input_text' as const, text }, ...images] : text;

@@ -6,6 +6,7 @@ import { generateText, stepCountIs, streamText, tool as aiTool } from 'ai';
 import OpenAI from 'openai';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { RESULT_NOT_AVAILABLE } from '../../../src/engine/stored-item-to-input.ts';
 import { startGateway, type RunningGateway } from '../../support/gateway.ts';
 import { McpTestServer } from '../../support/mcp-test-server.ts';
 import { assertValidEventWithMcpItems, assertValidResponseWithMcpItems } from '../../support/openresponses-schema.ts';
@@ -118,6 +119,16 @@ describe.each(flavors)('an operator MCP server under the agent frameworks, over 
     expect(result.finalOutput).toBe('Seen: 5 | windy in Oslo');
     expect(mcp.calls).toHaveLength(1);
     expect(resultsShown(flavor, upstream.requests.at(-1)!).sort()).toEqual(['5', 'windy in Oslo']);
+  });
+
+  it("with store: false the Agents SDK resends the gateway's call without its result: the model is told the result is not available, never shown an empty one", async () => {
+    modelAdding(true);
+    const weather = agentTool({ name: 'get_weather', description: 'Weather in a city', parameters: z.object({ city: z.string() }), execute: async ({ city }) => `windy in ${city}` });
+    const runner = new Runner({ modelProvider: new OpenAIProvider({ openAIClient: client as never, useResponses: true }), tracingDisabled: true });
+    await runner.run(new Agent({ name: 'both', model: flavor.model, tools: [weather], modelSettings: { store: false } }), 'Add 2 and 3, and the weather in Oslo?');
+    expect(sent[1].input.find((item: any) => item.type === 'mcp_call')).not.toHaveProperty('output');
+    expect(resultsShown(flavor, upstream.requests.at(-1)!).sort()).toEqual([RESULT_NOT_AVAILABLE, 'windy in Oslo']);
+    expect(mcp.calls).toHaveLength(1);
   });
 
   it.each([false, true])('the AI SDK takes the answer in one step, with no tool error (streamed: %s)', async (stream) => {
