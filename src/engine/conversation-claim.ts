@@ -69,9 +69,8 @@ export class ConversationClaim {
   async finish(response: ResponseResource, input: readonly StoredInputItem[], rerunIfInterrupted = false): Promise<void> {
     if (this.#settle()) return;
     if (response.status === 'failed' || (rerunIfInterrupted && interrupted(response))) return this.#release();
-    // A compaction_trigger asked for the compaction: it is no item of the conversation (its answer, the compaction item, is).
     try {
-      await this.#store.appendAndRelease(this.#tenant, this.conversationId, this.#holder, [...input.filter((item) => item.type !== 'compaction_trigger'), ...response.output]);
+      await this.#store.appendAndRelease(this.#tenant, this.conversationId, this.#holder, [...input, ...response.output]);
     } catch (error) {
       // Nothing was added (the response fails for it): the conversation is freed once the store answers.
       void this.#release().catch(() => {});

@@ -350,12 +350,14 @@ export class ResponseEngine {
     if (servedBy) response['loopgate:deployment'] = servedBy.deployment;
     // Said in the response itself too, for transports without headers (WebSocket) and for whoever reads it back.
     if (declared.omitted.length > 0) response['loopgate:omitted_tools'] = declared.omitted;
+    // A compaction_trigger asks for the compaction: it is no item of the response's input (nor of a conversation); its answer, the compaction item, is.
+    const kept = compacting ? input.filter((item) => item.type !== 'compaction_trigger') : input;
     let queued: StoredResponse | null = null;
     if (request.background) {
       response.status = 'queued';
       response.background = true;
       // Stored by the background runner, once it holds the response's lease.
-      queued = { tenant: options.tenant, response: structuredClone(response), inputItems: input, previousResponseId: request.previous_response_id ?? null };
+      queued = { tenant: options.tenant, response: structuredClone(response), inputItems: kept, previousResponseId: request.previous_response_id ?? null };
     }
     const events = runResponseLoop({
       response,
@@ -383,10 +385,10 @@ export class ResponseEngine {
           // A background response's first call runs inside the loop: its deployment is known only now.
           const deployment = route.servedBy?.()?.deployment;
           if (deployment && !final['loopgate:deployment']) final['loopgate:deployment'] = deployment;
-          if (request.store !== false) await this.#options.store.put({ tenant: options.tenant, response: final, inputItems: input, previousResponseId: request.previous_response_id ?? null });
-          if (claim) await claim.finish(final, input, options.rerunIfInterrupted === true);
+          if (request.store !== false) await this.#options.store.put({ tenant: options.tenant, response: final, inputItems: kept, previousResponseId: request.previous_response_id ?? null });
+          if (claim) await claim.finish(final, kept, options.rerunIfInterrupted === true);
           // A failed response is not continued from (and the transport evicts the one it continued).
-          if (options.connection && final.status !== 'failed') options.connection.remember([...turns, { responseId: final.id, status: final.status, inputItems: input, output: final.output }]);
+          if (options.connection && final.status !== 'failed') options.connection.remember([...turns, { responseId: final.id, status: final.status, inputItems: kept, output: final.output }]);
         },
         // Only a JSON answer can still be an HTTP error; a background response's client was answered when it was queued, and reads its ending from its events.
         onHookFailure: request.stream || request.background ? 'fail-response' : 'throw',

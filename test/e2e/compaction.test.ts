@@ -211,8 +211,12 @@ describe.each(flavors)('compaction over $name', (flavor) => {
 
   it('compaction_trigger in a stored conversation: the next turn by previous_response_id starts from the summary, not the window again', async () => {
     const first = await client.responses.create({ model: flavor.model, input: 'I am Ada and I work on parser.ts.' });
-    const compacted = await client.responses.create({ model: flavor.model, previous_response_id: first.id, input: [{ type: 'compaction_trigger' }] });
+    const compacted = await client.responses.create({ model: flavor.model, previous_response_id: first.id, input: [{ role: 'user', content: 'Compact now.' }, { type: 'compaction_trigger' }] });
     expect(compacted.output.map((item) => item.type)).toEqual(['compaction']);
+    // The trigger asked for the compaction: it is no input item of the response (none of OpenAI's item kinds, nor the schema's).
+    const listed = await client.responses.inputItems.list(compacted.id);
+    expect(listed.data.map((item) => item.type)).toEqual(['message']);
+    for (const item of listed.data) assertValidItem(item);
     await client.responses.create({ model: flavor.model, previous_response_id: compacted.id, input: 'Who am I?' });
     expect(texts(lastSeen())).toEqual([`user: ${summaryMessageText(summaries[0]!)}`, 'user: Who am I?']);
   });
