@@ -105,7 +105,8 @@ for _, spec in ipairs(specs) do
     keep = math.max(keep, resetOf(spec.capacity, spec.period, level))
   end
 end
-if keep > 0 then keepFor(KEYS[1], keep + 1000) end
+-- Always a TTL: a refund to a bucket that had expired recreates it, full, and full needs no keeping.
+keepFor(KEYS[1], keep + 1000)
 return 1`;
 
 /** KEYS: slots. ARGV: lease ms, then slot ids; only slots still held are extended. */

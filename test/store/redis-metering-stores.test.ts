@@ -110,6 +110,12 @@ describe('Redis metering keys', () => {
       const slotsTtl = await client.pttl(`${prefix}{k:key-id}:slots`);
       expect(slotsTtl).toBeGreaterThan(0);
       expect(slotsTtl).toBeLessThanOrEqual(5_000);
+      // A refund that comes after its bucket expired (a response that outlived it) recreates the bucket full: it still expires.
+      await client.del(`${prefix}{k:key-id}:rl`);
+      await limiter.charge('key-id', { requestsPerMinute: 10, tokensPerMinute: 100, tokensPerDay: null, concurrentResponses: 2 }, -40);
+      const refundedTtl = await client.pttl(`${prefix}{k:key-id}:rl`);
+      expect(refundedTtl).toBeGreaterThan(0);
+      expect(refundedTtl).toBeLessThanOrEqual(1_000);
     } finally {
       client.disconnect();
     }
