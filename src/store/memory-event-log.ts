@@ -108,6 +108,15 @@ export class MemoryEventLog implements ResponseEventLog {
     });
   }
 
+  async delete(tenant: string, id: string): Promise<void> {
+    const key = keyOf(tenant, id);
+    const log = this.#logs.get(key);
+    if (!log) return;
+    this.#logs.delete(key);
+    // A follower (none should be left: a response is deleted once stopped) rereads and finds nothing.
+    for (const wake of log.waiters) wake();
+  }
+
   #live(key: string): Log | null {
     const log = this.#logs.get(key);
     if (!log) return null;

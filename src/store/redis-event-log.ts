@@ -92,6 +92,12 @@ export class RedisEventLog implements ResponseEventLog {
     await this.#run(() => this.#client.loopgateAppendEvents(stream, `${stream}:bytes`, ...args));
   }
 
+  async delete(tenant: string, id: string): Promise<void> {
+    const stream = this.#keys.events(tenant, id);
+    // One hash tag: one slot, one command on a cluster too.
+    await this.#run(() => this.#client.del(stream, `${stream}:bytes`));
+  }
+
   async lastSequence(tenant: string, id: string): Promise<number> {
     return (await this.lastEvent(tenant, id))?.sequence ?? -1;
   }

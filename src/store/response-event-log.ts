@@ -54,6 +54,8 @@ export interface ResponseEventLog {
    * until a terminal event, the signal, or `stillRunning()` saying no.
    */
   follow(tenant: string, id: string, options: FollowOptions): AsyncGenerator<LoggedEvent[]>;
+  /** Forgets the response's events (it was deleted: what it said must not outlive it until the TTL). */
+  delete(tenant: string, id: string): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -1,3 +1,4 @@
+import { Redis } from 'ioredis';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { McpTestServer } from '../support/mcp-test-server.ts';
@@ -197,6 +198,15 @@ for (const storeKind of ['memory', 'redis', 'redis-cluster'] as const satisfies 
       await expect(clientOne.responses.retrieve(queued.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
       await expect(clientOne.responses.inputItems.list(queued.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
       await expect(clientOther.responses.delete(queued.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+      if (storeKind === 'redis') {
+        // Its kept events (its answer so far) went with it, not left in Redis until their TTL.
+        const redis = new Redis(replicas.store.redisUrl as string);
+        try {
+          expect(await redis.keys(`${replicas.store.keyPrefix as string}*${queued.id}*`)).toEqual([]);
+        } finally {
+          redis.disconnect();
+        }
+      }
     });
 
     it('cancel of a response that was not background is a 400; of an unknown one a 404', async () => {

@@ -42,6 +42,18 @@ function contract(name: string, setUp: () => Promise<{ make: Make; tearDown(): P
       expect(await log.lastSequence('other-tenant', id)).toBe(-1);
     });
 
+    it('forgets a deleted response\'s events, every key of them', async () => {
+      const log = make({ maxEvents: 100, maxBytes: 1_000_000, ttlSeconds: 60 });
+      const id = nextId();
+      await log.append('t', id, [event(0, 'response.created'), event(1), event(2, 'response.completed')]);
+      await log.append('t', `${id}_kept`, [event(0, 'response.created')]);
+      await log.delete('t', id);
+      expect(await log.lastEvent('t', id)).toBeNull();
+      expect(await collect(log, id, -1)).toEqual([]);
+      expect(await log.lastSequence('t', `${id}_kept`)).toBe(0);
+      await log.delete('t', 'resp_never_logged');
+    });
+
     it('keeps at most maxEvents: the oldest go, the terminal event stays, and a replay from before them is refused', async () => {
       const log = make({ maxEvents: 5, maxBytes: 1_000_000, ttlSeconds: 60 });
       const id = nextId();
@@ -141,4 +153,24 @@ redisContract('redis', async () => {
 redisContract('redis-cluster', async () => {
   const cluster: TestRedisCluster = await startRedisCluster();
   return { client: connectRedis({ url: '', clusterNodes: cluster.nodes, commandTimeoutMs: 2_000 }), prefix: 'events-test:', stop: () => cluster.stop() };
+});
+
+describe('event log on redis, deleted', () => {
+  it('leaves no key of the response behind: the stream and its byte counter both go', async () => {
+    const redis = await acquireRedis();
+    const client = connectRedis({ url: redis.url, commandTimeoutMs: 2_000 });
+    const prefix = redis.prefix();
+    const log = new RedisEventLog({ client, keys: new RedisKeys(prefix), limits: { maxEvents: 100, maxBytes: 1_000_000, ttlSeconds: 60 }, readyWaitMs: 5_000 });
+    try {
+      await log.append('t', 'resp_gone', [event(0, 'response.created'), event(1, 'response.completed')]);
+      expect(await client.keys(`${prefix}*resp_gone*`)).toHaveLength(2);
+      await log.delete('t', 'resp_gone');
+      expect(await client.keys(`${prefix}*resp_gone*`)).toEqual([]);
+    } finally {
+      await log.close();
+      client.disconnect();
+      await redis.cleanup();
+      await redis.stop();
+    }
+  });
 });

@@ -72,6 +72,8 @@ export function registerStoredResponsesRoutes(app: FastifyInstance, store: Respo
     await background.runner.stopBeforeDelete({ tenant: request.tenant, id: request.params.id }, background.cancelWaitMs);
     const deleted = await store.delete(request.tenant, request.params.id);
     if (!deleted) throw responseNotFound(request.params.id);
+    // A background response's kept events hold its whole answer: deleted with it, not left until their TTL.
+    await background.events.delete(request.tenant, request.params.id);
     return { id: request.params.id, object: 'response.deleted', deleted: true };
   });
 
