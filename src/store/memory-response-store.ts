@@ -32,6 +32,14 @@ interface Entry extends Span {
   handle: number;
   /** Where the entry stands in the store's recency queue. */
   position: number;
+  /** Items it took over from a response still stored then (it resent them, or resolved a reference to them): who to give each back to when this one goes. */
+  displaced: Map<string, Heir> | null;
+}
+
+/** An earlier holder of an item, by handle and id: a handle alone may have been reused by another response since. */
+interface Heir {
+  handle: number;
+  id: string;
 }
 
 /**
@@ -73,12 +81,16 @@ export class MemoryResponseStore implements ResponseStore {
     const itemIds = new Array<string>(inputItems.length + response.output.length);
     for (let index = 0; index < inputItems.length; index++) itemIds[index] = inputItems[index]!.id;
     for (let index = 0; index < response.output.length; index++) itemIds[inputItems.length + index] = response.output[index]!.id;
-    const entry: Entry = { chunk: UNWRITTEN, offset: 0, firstLength: 0, secondLength: 0, tenant: record.tenant, id, previousResponseId: record.previousResponseId, itemIds, expiresAt: this.#now() + this.#options.ttlSeconds * 1000, handle: this.#freeHandles.pop() ?? this.#entries.length, position: 0 };
+    const entry: Entry = { chunk: UNWRITTEN, offset: 0, firstLength: 0, secondLength: 0, tenant: record.tenant, id, previousResponseId: record.previousResponseId, itemIds, expiresAt: this.#now() + this.#options.ttlSeconds * 1000, handle: this.#freeHandles.pop() ?? this.#entries.length, position: 0, displaced: null };
     this.#arena.write(serializeResponse(response), JSON.stringify(inputItems), entry);
     this.#bytes += entry.firstLength + entry.secondLength;
     this.#entries[entry.handle] = entry;
     this.#responses.set(record.tenant, id, entry.handle);
-    for (const itemId of itemIds) this.#items.set(record.tenant, itemId, entry.handle);
+    for (const itemId of itemIds) {
+      const previous = this.#items.set(record.tenant, itemId, entry.handle);
+      const holder = previous >= 0 && previous !== entry.handle ? this.#entries[previous] : undefined;
+      if (holder) (entry.displaced ??= new Map()).set(itemId, { handle: holder.handle, id: holder.id });
+    }
     this.#recency.append(entry);
     while (this.#recency.size > this.#options.maxEntries || (this.#bytes > this.#maxBytes && this.#recency.size > 1)) this.#remove(this.#recency.oldest()!);
   }
@@ -173,7 +185,12 @@ export class MemoryResponseStore implements ResponseStore {
     this.#bytes -= entry.firstLength + entry.secondLength;
     this.#recency.remove(entry);
     this.#responses.delete(entry.tenant, entry.id, entry.handle);
-    // An item id is the response's own unless a later put of the same item took it over (then it holds another handle and stays).
-    for (const itemId of entry.itemIds) this.#items.delete(entry.tenant, itemId, entry.handle);
+    // An item id is the response's own unless a later put of the same item took it over (then it holds another handle and stays);
+    // one it took over goes back to the response it was taken from, if that one is still stored.
+    for (const itemId of entry.itemIds) {
+      if (!this.#items.delete(entry.tenant, itemId, entry.handle)) continue;
+      const heir = entry.displaced?.get(itemId);
+      if (heir && this.#entries[heir.handle]?.id === heir.id) this.#items.set(entry.tenant, itemId, heir.handle);
+    }
   }
 }

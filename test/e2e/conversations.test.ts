@@ -93,6 +93,15 @@ for (const storeKind of ['memory', 'redis'] as const) {
         { role: 'assistant', content: 'Blue.' },
         { role: 'user', content: 'Why?' },
       ]);
+      // The referring response holds the items now too; deleted, it leaves them to the first, which still holds them (the AI SDK refers back so).
+      const again = await client.responses.create({ model: 'm', input: [{ type: 'item_reference', id: outputId! }, { role: 'user', content: 'Sure?' }] });
+      await client.responses.delete(again.id);
+      await client.responses.create({ model: 'm', input: [{ type: 'item_reference', id: 'msg_client_1' }, { type: 'item_reference', id: outputId! }, { role: 'user', content: 'Really?' }] });
+      expect(upstream.requests.at(-1)!.body.messages).toEqual([
+        { role: 'user', content: 'Favourite colour?' },
+        { role: 'assistant', content: 'Blue.' },
+        { role: 'user', content: 'Really?' },
+      ]);
       const missing = await fetch(`${gateway.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', input: [{ role: 'user', content: 'x' }, { type: 'item_reference', id: 'msg_nope' }] }) });
       const body: any = await missing.json();
       expect(missing.status).toBe(404);

@@ -108,6 +108,28 @@ export function describeResponseStoreContract(name: string, create: () => Promis
         expect(found.get('msg_in_resp_first')).toMatchObject({ content: 'resent' });
       }));
 
+    it('an item two responses hold stays findable while either is stored: deleting the later one gives it back to the earlier', () =>
+      withStore(async (store) => {
+        const first = record('t_heir', 'resp_first', null);
+        const second = record('t_heir', 'resp_second', null, 'again');
+        // The later response holds the earlier one's output (an item_reference resolved, or the item resent).
+        second.inputItems = [{ ...first.response.output[0]!, id: 'msg_out_resp_first' } as never];
+        const third = record('t_heir', 'resp_third', null, 'and again');
+        third.inputItems = [{ ...first.response.output[0]!, id: 'msg_out_resp_first' } as never];
+        await store.put(first);
+        await store.put(second);
+        await store.put(third);
+        // Stored again (a background response: queued, then finished), it still knows whom it took the item from.
+        await store.put(third);
+        expect(await store.delete('t_heir', 'resp_third')).toBe(true);
+        expect([...(await store.items('t_heir', ['msg_out_resp_first'])).keys()]).toEqual(['msg_out_resp_first']);
+        expect(await store.delete('t_heir', 'resp_second')).toBe(true);
+        const found = await store.items('t_heir', ['msg_out_resp_first']);
+        expect(found.get('msg_out_resp_first')).toMatchObject({ type: 'message', role: 'assistant' });
+        expect(await store.delete('t_heir', 'resp_first')).toBe(true);
+        expect((await store.items('t_heir', ['msg_out_resp_first'])).size).toBe(0);
+      }));
+
     it('returns copies: changing what was read does not change what is stored', () =>
       withStore(async (store) => {
         await store.put(record('t1', 'resp_a', null));
