@@ -107,6 +107,28 @@ describe('McpSessionPool', () => {
     }
   });
 
+  it('a server that fails both transports leaves nothing behind: no event stream reconnecting for good after the failure', async () => {
+    // Streamable HTTP refused (404), and the older transport's event stream cut at once: the SSE fallback fails.
+    let streams = 0;
+    const broken = createServer((request, response) => {
+      if (request.method !== 'GET') return void response.writeHead(404).end();
+      streams++;
+      request.socket.destroy();
+    });
+    await new Promise<void>((resolve) => broken.listen(0, '127.0.0.1', resolve));
+    const pool = new McpSessionPool({ listTtlMs: 60_000, maxOutputChars: 1_000, maxSessions: 8, untrustedFetch: egress.fetch });
+    try {
+      await expect(pool.session({ url: `http://127.0.0.1:${(broken.address() as AddressInfo).port}/mcp`, headers: {}, untrusted: false }).tools()).rejects.toThrow();
+      const afterFailure = streams;
+      // The SDK's EventSource retries after about 3 s when nothing closes it.
+      await new Promise((resolve) => setTimeout(resolve, 4_000));
+      expect(streams).toBe(afterFailure);
+    } finally {
+      await pool.close();
+      broken.close();
+    }
+  });
+
   it("errors never carry the credentials of the server's URL (a token in its query), whatever the server echoes", async () => {
     // A broken server that quotes the request back, as proxies' error pages do.
     const echo = createServer((req, res) => res.writeHead(500, { 'content-type': 'text/plain' }).end(`bad request to ${req.url}`));

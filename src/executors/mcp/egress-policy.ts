@@ -1,7 +1,7 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { BlockList, isIP } from 'node:net';
 import { Agent, fetch as undiciFetch } from 'undici';
-import { canonicalHref } from '../../util/canonical-url.ts';
+import { canonicalHref, canonicalPath } from '../../util/canonical-url.ts';
 
 /**
  * Where the gateway may connect on a client's behalf. Request-supplied MCP
@@ -91,6 +91,8 @@ function expandIpv6(address: string): number[] | null {
 export interface EgressPolicyOptions {
   /** URL prefixes always allowed (operators' own MCP servers, tests), e.g. `http://127.0.0.1:9000/`. */
   allowedUrlPrefixes: readonly string[];
+  /** Resolves host names at connect time (the system's resolver unless tests name another). */
+  lookup?: typeof dnsLookup;
 }
 
 export class EgressPolicy {
@@ -103,15 +105,18 @@ export class EgressPolicy {
       const url = URL.parse(prefix);
       return url ? canonicalHref(url) : prefix;
     });
+    const resolve = options.lookup ?? dnsLookup;
     // Every connection's resolved address is checked before the socket opens.
     this.#agent = new Agent({
       connect: {
         lookup: (hostname, lookupOptions, callback) => {
-          dnsLookup(hostname, { ...lookupOptions, all: true }, (error, addresses) => {
+          resolve(hostname, { ...lookupOptions, all: true }, (error, addresses) => {
             if (error) return callback(error, '', 0);
             const list = addresses as LookupAddress[];
+            // No exception for a host an allowed prefix names: those URLs never come through this agent, and any other
+            // URL on that host (another port or path, a redirect) is no more allowed than the host's address is.
             const refused = list.find((entry) => isForbiddenAddress(entry.address));
-            if (refused && !this.#allowedHost(hostname)) return callback(new EgressRefused(`${hostname} resolves to ${refused.address}, which the egress policy refuses.`), '', 0);
+            if (refused) return callback(new EgressRefused(`${hostname} resolves to ${refused.address}, which the egress policy refuses.`), '', 0);
             if ((lookupOptions as { all?: boolean }).all) return (callback as unknown as (error: null, addresses: LookupAddress[]) => void)(null, list);
             return callback(null, list[0]!.address, list[0]!.family);
           });
@@ -132,6 +137,9 @@ export class EgressPolicy {
     } catch {
       throw new EgressRefused(`'${rawUrl}' is not a valid URL.`);
     }
+    // A path a server may read two ways (`/admin/..%2Fmcp/`: `/mcp/` decoded, under `/admin/` as Node and Express
+    // route it) could be judged by one reading and served by the other: refused rather than read either way.
+    if (canonicalPath(url.pathname) !== url.pathname) throw new EgressRefused(`The path '${url.pathname}' reads differently once its escapes are decoded; name the server by its plain path.`);
     if (this.isAllowedByPrefix(canonicalHref(url))) return url;
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new EgressRefused(`Only http and https URLs are allowed, not ${url.protocol}`);
     if (url.username || url.password) throw new EgressRefused('URLs with credentials are not allowed.');
@@ -148,19 +156,13 @@ export class EgressPolicy {
     await this.#agent.close();
   }
 
-  /** Whether a URL, in canonical form (`canonicalHref`), starts with one of the allowed prefixes. */
+  /**
+   * Whether a URL, in canonical form (`canonicalHref`), lies under one of the
+   * allowed prefixes, segment by segment: `…/mcp` allows `…/mcp` and
+   * `…/mcp/…`, not `…/mcp-admin`.
+   */
   isAllowedByPrefix(href: string): boolean {
-    return this.#allowed.some((prefix) => href.startsWith(prefix));
-  }
-
-  #allowedHost(hostname: string): boolean {
-    return this.#allowed.some((prefix) => {
-      try {
-        return new URL(prefix).hostname === hostname;
-      } catch {
-        return false;
-      }
-    });
+    return this.#allowed.some((prefix) => href.startsWith(prefix) && (prefix.endsWith('/') || href.length === prefix.length || href[prefix.length] === '/' || href[prefix.length] === '?'));
   }
 
   /**

@@ -301,6 +301,8 @@ export class McpSession {
         await connectedWithin(legacy.connect(new SSEClientTransport(url, { requestInit, ...(fetch && { fetch, eventSourceInit: { fetch } }) })), remainingMs, () => legacy.close());
         return (this.#live = legacy);
       } catch (legacyError) {
+        // The SDK leaves a failed SSE transport's EventSource reconnecting every few seconds, for good: closed here.
+        await legacy.close().catch(() => {});
         throw legacyError instanceof McpTimeoutError ? legacyError : streamableError;
       }
     }

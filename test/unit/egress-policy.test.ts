@@ -1,0 +1,58 @@
+import { lookup as dnsLookup } from 'node:dns';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EgressPolicy, EgressRefused } from '../../src/executors/mcp/egress-policy.ts';
+
+/** A resolver that knows one name more than the system's: `sidecar.test`, an operator's MCP host on a private address. */
+const withSidecar = ((hostname: string, options: object, callback: (error: Error | null, addresses: { address: string; family: number }[]) => void) =>
+  hostname === 'sidecar.test' ? callback(null, [{ address: '127.0.0.1', family: 4 }]) : dnsLookup(hostname, options, callback as never)) as unknown as typeof dnsLookup;
+
+/**
+ * What the operator's allowed prefixes open to request-named MCP servers:
+ * that prefix, segment by segment, and nothing else on its host — not another
+ * port or path behind the same name, not a sibling path, not a path a server
+ * would read otherwise than the rule does.
+ */
+describe('the egress policy under allowed URL prefixes', () => {
+  let target: Server;
+  let targetPort: number;
+  const hits: string[] = [];
+
+  beforeAll(async () => {
+    target = createServer((request, response) => {
+      hits.push(request.url ?? '');
+      response.end('INTERNAL-ONLY');
+    });
+    await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
+    targetPort = (target.address() as AddressInfo).port;
+  });
+  afterAll(() => new Promise<void>((resolve) => target.close(() => resolve())));
+
+  it('a host name an allowed prefix names opens no other port or path on that host: its address is refused as any other', async () => {
+    const policy = new EgressPolicy({ allowedUrlPrefixes: ['http://sidecar.test:9/mcp/'], lookup: withSidecar });
+    try {
+      await expect(policy.fetch(`http://sidecar.test:${targetPort}/admin/flushall`, { method: 'POST' })).rejects.toThrow();
+      expect(hits).toEqual([]);
+    } finally {
+      await policy.close();
+    }
+  });
+
+  it('a prefix allows what lies below it segment by segment: not a sibling path that merely starts with its text', () => {
+    const policy = new EgressPolicy({ allowedUrlPrefixes: ['http://10.1.2.3:9000/mcp'] });
+    expect(policy.check('http://10.1.2.3:9000/mcp').href).toBe('http://10.1.2.3:9000/mcp');
+    expect(policy.check('http://10.1.2.3:9000/mcp/tools').pathname).toBe('/mcp/tools');
+    expect(policy.check('http://10.1.2.3:9000/mcp?x=1').search).toBe('?x=1');
+    expect(() => policy.check('http://10.1.2.3:9000/mcp-admin/')).toThrow(EgressRefused);
+    expect(() => policy.check('http://10.1.2.3:9000/mcpx')).toThrow(EgressRefused);
+  });
+
+  it('a path a server may read two ways (an escaped slash, escaped letters) is refused, allowed prefix or not', () => {
+    const policy = new EgressPolicy({ allowedUrlPrefixes: ['http://10.1.2.3:9000/mcp/'] });
+    for (const url of ['http://10.1.2.3:9000/admin/..%2Fmcp/', 'http://10.1.2.3:9000/mcp/..%2F..%2Fadmin', 'http://10.1.2.3:9000/%6Dcp/', 'https://mcp.example.com/team/..%2fother', 'https://mcp.example.com/a%5C..%5Cb']) {
+      expect(() => policy.check(url), url).toThrow(EgressRefused);
+    }
+    expect(policy.check('https://mcp.example.com/my%20server/mcp').pathname).toBe('/my%20server/mcp');
+  });
+});
