@@ -520,6 +520,8 @@ describe('MCP egress policy for request-supplied server URLs', () => {
     const body: any = await response.json();
     expect(response.status).toBe(400);
     expect(body.error.param).toBe('tools[0].server_url');
+    // Said in the policy's words, not the fetch's ("fetch failed").
+    expect(body.error.message).toMatch(/127\.0\.0\.1 is an address the egress policy refuses/);
     expect(connections).toBe(0);
   });
 });

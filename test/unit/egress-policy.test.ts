@@ -2,7 +2,7 @@ import { lookup as dnsLookup } from 'node:dns';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EgressPolicy, EgressRefused } from '../../src/executors/mcp/egress-policy.ts';
+import { egressRefusalIn, EgressPolicy, EgressRefused } from '../../src/executors/mcp/egress-policy.ts';
 
 /** A resolver that knows one name more than the system's: `sidecar.test`, an operator's MCP host on a private address. */
 const withSidecar = ((hostname: string, options: object, callback: (error: Error | null, addresses: { address: string; family: number }[]) => void) =>
@@ -32,8 +32,11 @@ describe('the egress policy under allowed URL prefixes', () => {
   it('a host name an allowed prefix names opens no other port or path on that host: its address is refused as any other', async () => {
     const policy = new EgressPolicy({ allowedUrlPrefixes: ['http://sidecar.test:9/mcp/'], lookup: withSidecar });
     try {
-      await expect(policy.fetch(`http://sidecar.test:${targetPort}/admin/flushall`, { method: 'POST' })).rejects.toThrow();
+      const failure = await policy.fetch(`http://sidecar.test:${targetPort}/admin/flushall`, { method: 'POST' }).then(() => null, (error: unknown) => error);
       expect(hits).toEqual([]);
+      // The fetch says "fetch failed"; the refusal it carries says why, and is what a client is told.
+      expect(egressRefusalIn(failure)?.message).toBe('sidecar.test resolves to 127.0.0.1, which the egress policy refuses.');
+      expect(egressRefusalIn(new Error('ECONNREFUSED'))).toBeNull();
     } finally {
       await policy.close();
     }

@@ -15,6 +15,15 @@ export class EgressRefused extends Error {
   override readonly name = 'EgressRefused';
 }
 
+/** The egress policy's refusal behind a failure (a fetch's "fetch failed" carries it as its cause), to be said in its own words; null for any other failure. */
+export function egressRefusalIn(error: unknown): Error | null {
+  for (let current: unknown = error, depth = 0; current && depth < 5; depth++) {
+    if (current instanceof EgressRefused) return current;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return error instanceof Error && /egress policy refuses/.test(error.message) ? error : null;
+}
+
 const forbidden = new BlockList();
 for (const [network, prefix] of [
   ['0.0.0.0', 8], // "this" network

@@ -3,7 +3,7 @@ import type { McpToolParam } from '../../protocol/create-response-request.ts';
 import type { McpListToolsItem, OutputItem } from '../../protocol/output-items.ts';
 import { newId } from '../../util/ids.ts';
 import type { CallPresentation, OfferedTool, PreparedTools, ToolCall, ToolContext, ToolExecutor, ToolResult } from '../tool-executor.ts';
-import { EgressRefused, type EgressPolicy } from './egress-policy.ts';
+import { egressRefusalIn, type EgressPolicy } from './egress-policy.ts';
 import type { McpServerTarget, McpSessionPool, McpTool } from './mcp-session-pool.ts';
 import { gatesAnyTool, needsApproval, type OperatorApprovalSetting } from './operator-approval.ts';
 import { OperatorToolCatalog, type CatalogLogger, type OperatorServerStatus } from './operator-tool-catalog.ts';
@@ -203,7 +203,8 @@ export class McpExecutor implements ToolExecutor {
       try {
         tools = await this.#pool.session(target).tools();
       } catch (error) {
-        if (isEgressRefusal(error)) throw invalidRequest(`The MCP server URL for '${tool.server_label}' is not allowed: ${(error as Error).message}`, param, 'mcp_server_url_refused');
+        const refusal = egressRefusalIn(error);
+        if (refusal) throw invalidRequest(`The MCP server URL for '${tool.server_label}' is not allowed: ${refusal.message}`, param, 'mcp_server_url_refused');
         listing = { type: 'mcp_list_tools', id: newId('mcpl'), server_label: tool.server_label, tools: [], error: `Could not list the tools of '${tool.server_label}': ${describe(error)}` };
         return { offered: [], listing };
       }
@@ -237,13 +238,6 @@ export class McpExecutor implements ToolExecutor {
 
 const SILENT: CatalogLogger = { info: () => {}, warn: () => {}, debug: () => {} };
 
-function isEgressRefusal(error: unknown): boolean {
-  for (let current: unknown = error, depth = 0; current && depth < 5; depth++) {
-    if (current instanceof EgressRefused) return true;
-    current = (current as { cause?: unknown }).cause;
-  }
-  return error instanceof Error && /egress policy refuses/.test(error.message);
-}
 
 function describe(error: unknown): string {
   if (error instanceof GatewayError) return error.message;
