@@ -38,7 +38,8 @@ export function createBackgroundStores(config: Pick<GatewayConfig, 'store' | 'ba
   const retentionDays = config.usage.retentionDays;
   const limits = { maxEvents: background.maxEvents, maxBytes: background.maxEventBytes, ttlSeconds: background.eventsTtlSeconds };
   if (!store.redisUrl && store.clusterNodes.length === 0) {
-    const events = new MemoryEventLog(limits);
+    // In memory, as much event JSON in all as the response store keeps of responses (`store.maxBytes`).
+    const events = new MemoryEventLog({ ...limits, maxTotalBytes: store.maxBytes });
     const registry = new MemoryBackgroundRegistry();
     return {
       events,

@@ -1,11 +1,11 @@
 import type { GatewayConfig } from '../config/load-config.ts';
-import { MemoryResponseStore } from './memory-response-store.ts';
+import { MemoryResponseStore, type MemoryStoreOptions } from './memory-response-store.ts';
 import { RedisResponseStore } from './redis-response-store.ts';
 import type { ResponseStore } from './response-store.ts';
 import type { StoreLogger } from './connection-events-log.ts';
 
 /** Redis when a URL or cluster nodes are configured (the cluster wins), the embedded memory store otherwise. */
-export function createStore(config: GatewayConfig['store'], log?: StoreLogger): ResponseStore {
+export function createStore(config: GatewayConfig['store'], log?: StoreLogger, onDropped?: MemoryStoreOptions['onDropped']): ResponseStore {
   if (config.redisUrl || config.clusterNodes.length > 0) {
     return new RedisResponseStore({
       url: config.redisUrl ?? '',
@@ -17,5 +17,6 @@ export function createStore(config: GatewayConfig['store'], log?: StoreLogger): 
       ...(log && { log }),
     });
   }
-  return new MemoryResponseStore({ maxEntries: config.maxEntries, maxBytes: config.maxBytes, ttlSeconds: config.ttlSeconds });
+  // In Redis, what is kept beside a response expires by itself (its events' TTL is far shorter than a response's).
+  return new MemoryResponseStore({ maxEntries: config.maxEntries, maxBytes: config.maxBytes, ttlSeconds: config.ttlSeconds, ...(onDropped && { onDropped }) });
 }

@@ -15,9 +15,12 @@ const QUIET_CHECK_MS = 5_000;
 
 /** The embedded event log: the same bounds and replay as Redis Streams, in this process. */
 export class MemoryEventLog implements ResponseEventLog {
+  /** Least recently written first: a log moves to the end with each append. */
   readonly #logs = new Map<string, Log>();
   readonly #limits: EventLogLimits;
   readonly #sweep: NodeJS.Timeout;
+  /** Bytes of event JSON over every log, bounded by `maxTotalBytes`: per-log bounds and a TTL alone let a busy hour of background responses hold gigabytes. */
+  #totalBytes = 0;
 
   constructor(limits: EventLogLimits) {
     this.#limits = limits;
@@ -28,7 +31,10 @@ export class MemoryEventLog implements ResponseEventLog {
   async append(tenant: string, id: string, events: readonly LoggedEvent[]): Promise<void> {
     const key = keyOf(tenant, id);
     let log = this.#logs.get(key);
-    if (!log) this.#logs.set(key, (log = { events: [], bytes: 0, dropped: false, expiresAt: 0, waiters: new Set() }));
+    if (log) this.#logs.delete(key);
+    else log = { events: [], bytes: 0, dropped: false, expiresAt: 0, waiters: new Set() };
+    this.#logs.set(key, log);
+    const bytesBefore = log.bytes;
     // Events it holds already (a batch sent again) are passed over, as in Redis; and once a terminal event is in, nothing follows it.
     const held = log.events.at(-1);
     const last = held?.sequence ?? -1;
@@ -46,8 +52,30 @@ export class MemoryEventLog implements ResponseEventLog {
       log.dropped = true;
     }
     log.expiresAt = Date.now() + this.#limits.ttlSeconds * 1000;
+    this.#totalBytes += log.bytes - bytesBefore;
+    if (this.#totalBytes > (this.#limits.maxTotalBytes ?? Number.POSITIVE_INFINITY)) this.#shed(key);
     for (const wake of log.waiters) wake();
     log.waiters.clear();
+  }
+
+  /** Drops whole logs, least recently written first, until the total fits: finished responses' that nobody reads first, then any but `keep`'s. */
+  #shed(keep: string): void {
+    const limit = this.#limits.maxTotalBytes!;
+    for (const pass of ['finished', 'any'] as const) {
+      for (const [key, log] of this.#logs) {
+        if (this.#totalBytes <= limit) return;
+        if (key === keep) continue;
+        const finished = log.waiters.size === 0 && isTerminalEvent(log.events.at(-1)?.type ?? '');
+        if (pass === 'any' || finished) this.#drop(key, log);
+      }
+    }
+  }
+
+  #drop(key: string, log: Log): void {
+    this.#logs.delete(key);
+    this.#totalBytes -= log.bytes;
+    // A reader rereads, finds nothing, and stops once the response is found not running.
+    for (const wake of log.waiters) wake();
   }
 
   async lastSequence(tenant: string, id: string): Promise<number> {
@@ -86,6 +114,7 @@ export class MemoryEventLog implements ResponseEventLog {
     clearInterval(this.#sweep);
     for (const log of this.#logs.values()) for (const wake of log.waiters) wake();
     this.#logs.clear();
+    this.#totalBytes = 0;
   }
 
   /** Resolves true on the next append, false after a quiet while or on abort. */
@@ -111,17 +140,14 @@ export class MemoryEventLog implements ResponseEventLog {
   async delete(tenant: string, id: string): Promise<void> {
     const key = keyOf(tenant, id);
     const log = this.#logs.get(key);
-    if (!log) return;
-    this.#logs.delete(key);
-    // A follower (none should be left: a response is deleted once stopped) rereads and finds nothing.
-    for (const wake of log.waiters) wake();
+    if (log) this.#drop(key, log);
   }
 
   #live(key: string): Log | null {
     const log = this.#logs.get(key);
     if (!log) return null;
     if (log.expiresAt <= Date.now() && log.waiters.size === 0) {
-      this.#logs.delete(key);
+      this.#drop(key, log);
       return null;
     }
     return log;

@@ -11,6 +11,8 @@ export interface MemoryStoreOptions {
   maxBytes?: number;
   ttlSeconds: number;
   now?: () => number;
+  /** Told of each response that leaves the store (pushed out by the bounds, expired, deleted): what is kept beside it (its events) goes too. */
+  onDropped?: (tenant: string, id: string) => void;
 }
 
 /**
@@ -92,7 +94,7 @@ export class MemoryResponseStore implements ResponseStore {
       if (holder) (entry.displaced ??= new Map()).set(itemId, { handle: holder.handle, id: holder.id });
     }
     this.#recency.append(entry);
-    while (this.#recency.size > this.#options.maxEntries || (this.#bytes > this.#maxBytes && this.#recency.size > 1)) this.#remove(this.#recency.oldest()!);
+    while (this.#recency.size > this.#options.maxEntries || (this.#bytes > this.#maxBytes && this.#recency.size > 1)) this.#drop(this.#recency.oldest()!);
   }
 
   async get(tenant: string, id: string): Promise<StoredResponse | null> {
@@ -128,7 +130,7 @@ export class MemoryResponseStore implements ResponseStore {
   async delete(tenant: string, id: string): Promise<boolean> {
     const entry = this.#live(this.#entryOf(this.#responses.get(tenant, id)));
     if (!entry) return false;
-    this.#remove(entry);
+    this.#drop(entry);
     return true;
   }
 
@@ -163,7 +165,7 @@ export class MemoryResponseStore implements ResponseStore {
   #live(entry: Entry | undefined): Entry | null {
     if (!entry) return null;
     if (entry.expiresAt > this.#now()) return entry;
-    this.#remove(entry);
+    this.#drop(entry);
     return null;
   }
 
@@ -177,8 +179,14 @@ export class MemoryResponseStore implements ResponseStore {
     return entry;
   }
 
-  #remove(entry: Entry): void {
-    if (this.#entries[entry.handle] !== entry) return;
+  /** The response leaves the store (not replaced by a newer version of itself). */
+  #drop(entry: Entry): void {
+    if (this.#remove(entry)) this.#options.onDropped?.(entry.tenant, entry.id);
+  }
+
+  /** False when the entry was no longer stored. */
+  #remove(entry: Entry): boolean {
+    if (this.#entries[entry.handle] !== entry) return false;
     this.#entries[entry.handle] = undefined;
     this.#freeHandles.push(entry.handle);
     this.#arena.release(entry);
@@ -192,5 +200,6 @@ export class MemoryResponseStore implements ResponseStore {
       const heir = entry.displaced?.get(itemId);
       if (heir && this.#entries[heir.handle]?.id === heir.id) this.#items.set(entry.tenant, itemId, heir.handle);
     }
+    return true;
   }
 }

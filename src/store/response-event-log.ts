@@ -14,6 +14,8 @@ export interface EventLogLimits {
   maxBytes: number;
   /** How long a response's events are kept after its last event. */
   ttlSeconds: number;
+  /** Most bytes of event JSON kept in all, over every response (the memory log's; Redis bounds its own memory): the logs of finished responses go first, least recently written first. */
+  maxTotalBytes?: number;
 }
 
 export interface FollowOptions {

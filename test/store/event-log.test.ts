@@ -119,6 +119,33 @@ contract('memory', async () => {
   };
 });
 
+describe('event log in memory, bounded in all', () => {
+  it('keeps at most maxTotalBytes over every response: finished logs nobody reads go first, least recently written first, then running ones', async () => {
+    // Each event is about 70 bytes of JSON; the whole log holds about four responses' worth.
+    const log = new MemoryEventLog({ maxEvents: 100, maxBytes: 1_000_000, ttlSeconds: 60, maxTotalBytes: 600 });
+    try {
+      const size = (id: string) => log.lastSequence('t', id);
+      await log.append('t', 'finished_old', [event(0, 'response.created'), event(1, 'response.completed')]);
+      await log.append('t', 'running_old', [event(0, 'response.created'), event(1)]);
+      await log.append('t', 'finished_new', [event(0, 'response.created'), event(1, 'response.completed')]);
+      await log.append('t', 'running_new', [event(0, 'response.created'), event(1)]);
+      expect(await size('finished_old')).toBe(1);
+      // Over the bound: the oldest finished log goes, not the older running one.
+      await log.append('t', 'running_new', [event(2), event(3)]);
+      expect(await size('finished_old')).toBe(-1);
+      expect(await size('running_old')).toBe(1);
+      // Written to again, a log is the most recent: the other finished one goes next, then the oldest running one.
+      await log.append('t', 'running_old', [event(2), event(3)]);
+      await log.append('t', 'another', [event(0, 'response.created'), event(1), event(2), event(3), event(4)]);
+      expect(await size('finished_new')).toBe(-1);
+      expect(await size('another')).toBe(4);
+      expect(await size('running_old')).toBe(-1);
+    } finally {
+      await log.close();
+    }
+  });
+});
+
 function redisContract(name: string, connect: () => Promise<{ client: RedisClient; prefix: string; stop(): Promise<void> }>) {
   contract(name, async () => {
     const { client, prefix, stop } = await connect();

@@ -89,6 +89,24 @@ describe('MemoryResponseStore bounds', () => {
     expect(await store.get('t', 'resp_small')).toBeNull();
   });
 
+  it('tells of every response that leaves the store — pushed out, expired, deleted — and of none stored again over itself', async () => {
+    let now = 1_000_000;
+    const dropped: string[] = [];
+    const store = new MemoryResponseStore({ maxEntries: 2, ttlSeconds: 5, now: () => now, onDropped: (tenant, id) => dropped.push(`${tenant}/${id}`) });
+    await store.put(record('t', 'resp_1', null));
+    // A background response is stored queued, then finished: the same response, not one that left.
+    await store.put(record('t', 'resp_1', null));
+    await store.put(record('t', 'resp_2', null));
+    expect(dropped).toEqual([]);
+    await store.put(record('t', 'resp_3', null));
+    expect(dropped).toEqual(['t/resp_1']);
+    await store.delete('t', 'resp_2');
+    expect(dropped).toEqual(['t/resp_1', 't/resp_2']);
+    now += 6_000;
+    expect(await store.get('t', 'resp_3')).toBeNull();
+    expect(dropped).toEqual(['t/resp_1', 't/resp_2', 't/resp_3']);
+  });
+
   it('expires entries after the TTL', async () => {
     let now = 1_000_000;
     const store = new MemoryResponseStore({ maxEntries: 10, ttlSeconds: 5, now: () => now });
