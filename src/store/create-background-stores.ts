@@ -29,6 +29,8 @@ export interface BackgroundStores {
   limiter: RateLimiter;
   /** Model deployments' cool-downs shared across replicas (providers/routing/); null: each process keeps its own. */
   deploymentHealth: RedisDeploymentHealth | null;
+  /** Forgets a response's events at once (the memory store lets the response go); null in Redis, where they expire by themselves. */
+  forgetEvents: ((tenant: string, id: string) => void) | null;
   close(): Promise<void>;
 }
 
@@ -48,6 +50,7 @@ export function createBackgroundStores(config: Pick<GatewayConfig, 'store' | 'ba
       usage: new MemoryUsageStore({ retentionDays }),
       limiter: new MemoryRateLimiter(),
       deploymentHealth: null,
+      forgetEvents: (tenant, id) => events.forget(tenant, id),
       close: async () => void (await Promise.all([events.close(), registry.close()])) };
   }
   const client = connectRedis({ url: store.redisUrl ?? '', clusterNodes: store.clusterNodes, commandTimeoutMs: store.commandTimeoutMs, connectTimeoutMs: store.connectTimeoutMs });
@@ -64,6 +67,7 @@ export function createBackgroundStores(config: Pick<GatewayConfig, 'store' | 'ba
     usage: new CoalescingUsageStore(new RedisUsageStore({ client, keys, readyWaitMs: store.commandTimeoutMs, retentionDays })),
     limiter: new RedisRateLimiter({ client, keys, readyWaitMs: store.commandTimeoutMs }),
     deploymentHealth: new RedisDeploymentHealth({ client, keys, readyWaitMs: store.commandTimeoutMs }),
+    forgetEvents: null,
     close: async () => {
       await Promise.all([events.close(), registry.close()]);
       client.disconnect();

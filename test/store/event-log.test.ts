@@ -1,5 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GatewayConfig } from '../../src/config/load-config.ts';
+import { createBackgroundStores } from '../../src/store/create-background-stores.ts';
+import { createStore } from '../../src/store/create-store.ts';
 import { MemoryEventLog } from '../../src/store/memory-event-log.ts';
+import { record } from './response-store-contract.ts';
 import { connectRedis, type RedisClient } from '../../src/store/redis-client.ts';
 import { RedisEventLog } from '../../src/store/redis-event-log.ts';
 import { RedisKeys } from '../../src/store/redis-keys.ts';
@@ -142,6 +146,27 @@ describe('event log in memory, bounded in all', () => {
       expect(await size('running_old')).toBe(-1);
     } finally {
       await log.close();
+    }
+  });
+});
+
+describe('event log in memory beside the memory store', () => {
+  it('a background response the store pushes out takes its events with it; a deleted one too', async () => {
+    const config = GatewayConfig.parse({ providers: {}, store: { maxEntries: 1 } });
+    const background = createBackgroundStores(config);
+    const store = createStore(config.store, undefined, background.forgetEvents ?? undefined);
+    try {
+      await background.events.append('t', 'resp_1', [event(0, 'response.created'), event(1, 'response.completed')]);
+      await store.put(record('t', 'resp_1', null));
+      await background.events.append('t', 'resp_2', [event(0, 'response.created'), event(1, 'response.completed')]);
+      await store.put(record('t', 'resp_2', null));
+      expect(await background.events.lastSequence('t', 'resp_1')).toBe(-1);
+      expect(await background.events.lastSequence('t', 'resp_2')).toBe(1);
+      await store.delete('t', 'resp_2');
+      expect(await background.events.lastSequence('t', 'resp_2')).toBe(-1);
+    } finally {
+      await store.close();
+      await background.close();
     }
   });
 });
