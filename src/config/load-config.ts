@@ -51,7 +51,8 @@ export const GatewayConfig = z.object({
       keepAliveIntervalMs: timerMs.positive().default(15_000),
       /** How long a streaming client may take nothing (its socket full, not reading) before it is cut (0: no bound). */
       clientStallTimeoutMs: timerMs.min(0).default(60_000),
-      corsOrigins: z.array(browserOrigin).default(['*']),
+      /** Null (not set): any origin when API keys are configured, else pages on this machine only (http/browser-origins.ts). */
+      corsOrigins: z.array(browserOrigin).nullable().default(null),
       shutdownGraceMs: timerMs.min(0).default(30_000),
       /** How long an `Idempotency-Key` on POST /v1/responses keeps its response, per tenant. */
       idempotencyTtlSeconds: z.int().positive().default(86_400),

@@ -7,17 +7,24 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
  * a page must be able to read as well.
  */
 export class BrowserOrigins {
-  readonly allowed: readonly string[] | '*';
+  /** Any origin, the listed ones, or pages on this machine only (`loopback`: the default without API keys). */
+  readonly allowed: readonly string[] | '*' | 'loopback';
   /** What a page may read beyond the basic headers: one string (the plugin would join an array anew for every response). */
   readonly exposedHeaders: string;
 
-  constructor(origins: readonly string[], exposedHeaders: readonly string[]) {
-    this.allowed = origins.includes('*') ? '*' : origins;
+  constructor(origins: readonly string[] | 'loopback', exposedHeaders: readonly string[]) {
+    this.allowed = origins !== 'loopback' && origins.includes('*') ? '*' : origins;
     this.exposedHeaders = exposedHeaders.join(', ');
   }
 
   allows(origin: string): boolean {
-    return this.allowed === '*' || this.allowed.includes(origin);
+    if (this.allowed === '*') return true;
+    return this.allowed === 'loopback' ? isLoopbackOrigin(origin) : this.allowed.includes(origin);
+  }
+
+  /** What `Access-Control-Allow-Origin` says to a page of an allowed origin. */
+  allowOriginFor(origin: string): string {
+    return this.allowed === '*' ? '*' : origin;
   }
 
   /**
@@ -30,7 +37,7 @@ export class BrowserOrigins {
     const origin = request.headers.origin;
     reply.header('vary', 'Origin');
     if (origin === undefined || !this.allows(origin)) return false;
-    reply.header('access-control-allow-origin', this.allowed === '*' ? '*' : origin);
+    reply.header('access-control-allow-origin', this.allowOriginFor(origin));
     const preflight = request.method === 'OPTIONS' && request.headers['access-control-request-method'] !== undefined;
     if (!preflight) {
       reply.header('access-control-expose-headers', this.exposedHeaders);
@@ -43,4 +50,17 @@ export class BrowserOrigins {
       .send();
     return true;
   }
+}
+
+/**
+ * The origins a gateway without API keys lets call it when `server.corsOrigins`
+ * is not set: pages served from this machine (a frontend's dev server). With
+ * no key to ask for, any other website a user opens could otherwise run
+ * responses on the operator's account, and read and delete what is stored.
+ */
+export function isLoopbackOrigin(origin: string): boolean {
+  const url = URL.parse(origin);
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) return false;
+  const host = url.hostname;
+  return host === 'localhost' || host.endsWith('.localhost') || host === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }

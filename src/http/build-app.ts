@@ -96,7 +96,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // An upstream or server echoing a configured credential back must not carry it into logs, errors or stored responses.
   const secrets = new SecretRedactor(configuredSecrets(config));
   // x-should-retry: the SDKs read it before the status, in browsers too (a refusal no retry can pass).
-  const browsers = config.server.corsOrigins.length > 0 ? new BrowserOrigins(config.server.corsOrigins, ['x-request-id', 'x-loopgate-omitted-tools', 'x-loopgate-deployment', 'idempotent-replayed', 'x-should-retry', ...RATE_LIMIT_HEADERS]) : null;
+  // Not set: any origin when every request needs a key (a page must hold one), else pages on this machine only.
+  const origins = config.server.corsOrigins ?? (config.auth.apiKeys.length > 0 ? ['*'] : 'loopback');
+  const browsers = origins === 'loopback' || origins.length > 0 ? new BrowserOrigins(origins, ['x-request-id', 'x-loopgate-omitted-tools', 'x-loopgate-deployment', 'idempotent-replayed', 'x-should-retry', ...RATE_LIMIT_HEADERS]) : null;
   const app = Fastify({
     logger: {
       level: config.logLevel,
@@ -224,12 +226,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     done();
   });
   if (browsers) {
-    const allowed = browsers.allowed === '*' ? '*' : [...browsers.allowed];
     await app.register(cors, {
       // Only a browser's cross-origin request carries `Origin`: SDKs, agents and curl get no CORS headers to write and
       // check on every response (the exposed list alone is 400 bytes). The answer then depends on `Origin`, so the
       // plugin says `Vary: Origin` on every response, as caches need.
-      origin: (origin, callback) => callback(null, origin === undefined ? false : allowed),
+      origin: (origin, callback) => callback(null, origin === undefined || !browsers.allows(origin) ? false : browsers.allowOriginFor(origin)),
       methods: ['GET', 'POST', 'DELETE', 'OPTIONS'],
       // One string: the plugin joins an array anew for every response.
       exposedHeaders: browsers.exposedHeaders,

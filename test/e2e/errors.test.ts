@@ -173,11 +173,11 @@ describe('client errors', () => {
     assertErrorEnvelope(hugeBody);
     expect(hugeBody.error.code).toBe('request_headers_too_large');
     expect(huge.headers.get('x-should-retry')).toBe('false');
-    // Like every other answer: a request id, and readable by a page of an allowed origin (the default: any).
+    // Like every other answer: a request id, and readable by a page of an allowed origin (the default without keys: this machine's pages).
     expect(huge.headers.get('x-request-id')).toMatch(/^req_/);
-    const fromPage = await fetch(`${gateway.baseURL}/models`, { headers: { origin: 'https://app.example', 'x-big': 'a'.repeat(20_000) } });
+    const fromPage = await fetch(`${gateway.baseURL}/models`, { headers: { origin: 'http://localhost:5173', 'x-big': 'a'.repeat(20_000) } });
     expect(fromPage.status).toBe(431);
-    expect(fromPage.headers.get('access-control-allow-origin')).toBe('*');
+    expect(fromPage.headers.get('access-control-allow-origin')).toBe('http://localhost:5173');
     expect(fromPage.headers.get('access-control-expose-headers')).toContain('x-request-id');
 
     const { port } = new URL(gateway.baseURL);

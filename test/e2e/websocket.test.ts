@@ -189,8 +189,9 @@ describe('WebSocket transport: connection rules', () => {
   });
 
   it("an upgrade from a browser page of an origin server.corsOrigins does not allow is refused with 403 (browsers apply no CORS to WebSockets); the gateway's own origin and clients that send no Origin connect", async () => {
-    // The default, as for CORS: pages of any origin.
-    expect((await upgrade(gateway, { origin: 'https://any.example' })).status).toBe(101);
+    // The default without API keys, as for CORS: pages on this machine only (any origin once keys are configured: a page must hold one).
+    expect((await upgrade(gateway, { origin: 'https://any.example' })).status).toBe(403);
+    expect((await upgrade(gateway, { origin: 'http://localhost:5173' })).status).toBe(101);
     for (const corsOrigins of [['https://app.example'], []]) {
       const strict = await startGateway(upstreamUrl, { server: { corsOrigins } });
       try {
