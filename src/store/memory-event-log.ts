@@ -58,16 +58,28 @@ export class MemoryEventLog implements ResponseEventLog {
     log.waiters.clear();
   }
 
-  /** Drops whole logs, least recently written first, until the total fits: finished responses' that nobody reads first, then any but `keep`'s. */
+  /**
+   * Frees logs, least recently written first, until the total fits: the
+   * logs of finished responses nobody reads go whole (as at their TTL); then
+   * running ones but `keep`'s are cut to their last event and marked
+   * trimmed, as the per-response bounds trim them, so a reader resuming from
+   * before the cut is told its events expired, never handed a stream with a
+   * hole in it.
+   */
   #shed(keep: string): void {
     const limit = this.#limits.maxTotalBytes!;
-    for (const pass of ['finished', 'any'] as const) {
-      for (const [key, log] of this.#logs) {
-        if (this.#totalBytes <= limit) return;
-        if (key === keep) continue;
-        const finished = log.waiters.size === 0 && isTerminalEvent(log.events.at(-1)?.type ?? '');
-        if (pass === 'any' || finished) this.#drop(key, log);
-      }
+    for (const [key, log] of this.#logs) {
+      if (this.#totalBytes <= limit) return;
+      if (key !== keep && log.waiters.size === 0 && isTerminalEvent(log.events.at(-1)?.type ?? '')) this.#drop(key, log);
+    }
+    for (const [key, log] of this.#logs) {
+      if (this.#totalBytes <= limit) return;
+      if (key === keep || log.events.length <= 1) continue;
+      const last = log.events.at(-1)!;
+      this.#totalBytes -= log.bytes - last.json.length;
+      log.events = [last];
+      log.bytes = last.json.length;
+      log.dropped = true;
     }
   }
 

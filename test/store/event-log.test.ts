@@ -124,7 +124,7 @@ contract('memory', async () => {
 });
 
 describe('event log in memory, bounded in all', () => {
-  it('keeps at most maxTotalBytes over every response: finished logs nobody reads go first, least recently written first, then running ones', async () => {
+  it('keeps at most maxTotalBytes over every response: finished logs nobody reads go first, least recently written first, then running ones are cut to their last event', async () => {
     // Each event is about 70 bytes of JSON; the whole log holds about four responses' worth.
     const log = new MemoryEventLog({ maxEvents: 100, maxBytes: 1_000_000, ttlSeconds: 60, maxTotalBytes: 600 });
     try {
@@ -138,12 +138,16 @@ describe('event log in memory, bounded in all', () => {
       await log.append('t', 'running_new', [event(2), event(3)]);
       expect(await size('finished_old')).toBe(-1);
       expect(await size('running_old')).toBe(1);
-      // Written to again, a log is the most recent: the other finished one goes next, then the oldest running one.
+      // Written to again, a log is the most recent: the other finished one goes next, then the oldest running one is cut.
       await log.append('t', 'running_old', [event(2), event(3)]);
       await log.append('t', 'another', [event(0, 'response.created'), event(1), event(2), event(3), event(4)]);
       expect(await size('finished_new')).toBe(-1);
       expect(await size('another')).toBe(4);
-      expect(await size('running_old')).toBe(-1);
+      // Cut, not gone: it goes on from its last event, and a reader from before the cut is told its events expired (no stream with a hole).
+      expect(await size('running_old')).toBe(3);
+      await expect(log.checkReplayable('t', 'running_old', -1)).rejects.toMatchObject({ code: 'stream_events_expired' });
+      await log.append('t', 'running_old', [event(4, 'response.completed')]);
+      expect(await collect(log, 'running_old', 2)).toEqual([3, 4]);
     } finally {
       await log.close();
     }

@@ -238,7 +238,6 @@ export class McpExecutor implements ToolExecutor {
 
 const SILENT: CatalogLogger = { info: () => {}, warn: () => {}, debug: () => {} };
 
-
 function describe(error: unknown): string {
   if (error instanceof GatewayError) return error.message;
   return error instanceof Error ? error.message : String(error);

@@ -74,7 +74,7 @@ async function respond(request: FastifyRequest, reply: FastifyReply, body: Creat
   let run: ResponseRun;
   try {
     // Throws before anything is sent when the upstream fails at once: the client gets a real status.
-    run = await options.engine.createResponse(body, { tenant: request.tenant, signal, observers, ...(admission.metered && { admit: admission.reserveTokens }), delivery: body.stream ? 'events' : 'final', ...(hold?.rerunsInterrupted && { rerunIfInterrupted: true }) });
+    run = await options.engine.createResponse(body, { tenant: request.tenant, signal, observers, ...(admission.metered && { admit: admission.reserveTokens }), delivery: body.stream ? 'events' : 'final', rerunIfInterrupted: hold?.rerunsInterrupted === true });
   } catch (error) {
     await admission.done();
     if (!signal.aborted) {
