@@ -1,5 +1,4 @@
 import { GatewayError, notFound } from '../errors/gateway-error.ts';
-import { interrupted } from './interrupted-response.ts';
 import type { ResponseResource } from '../protocol/response-resource.ts';
 import type { ConversationStore } from '../store/conversation-store.ts';
 import type { StoredInputItem } from '../store/response-store.ts';
@@ -63,12 +62,14 @@ export class ConversationClaim {
 
   /**
    * The response ended: its items join the conversation (see above) and the
-   * claim is released. A failed one adds nothing, nor does one cut off whose
-   * retry runs again (`rerunIfInterrupted`): either way the retry's turn is the only one.
+   * claim is released. A failed one adds nothing, nor does one whose client
+   * went away (`cancelled`: it got nothing) when its retry runs again
+   * (`rerunIfInterrupted`): either way the retry's turn is the only one. One
+   * cut short by a shutdown was answered (`incomplete`): its turn stays.
    */
   async finish(response: ResponseResource, input: readonly StoredInputItem[], rerunIfInterrupted = false): Promise<void> {
     if (this.#settle()) return;
-    if (response.status === 'failed' || (rerunIfInterrupted && interrupted(response))) return this.#release();
+    if (response.status === 'failed' || (rerunIfInterrupted && response.status === 'cancelled')) return this.#release();
     try {
       await this.#store.appendAndRelease(this.#tenant, this.conversationId, this.#holder, [...input, ...response.output]);
     } catch (error) {

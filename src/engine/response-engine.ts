@@ -95,8 +95,8 @@ export interface CreateResponseOptions {
   delivery?: Delivery;
   /**
    * Its retry runs again should it be cut off (its Idempotency-Key is let
-   * go: http/idempotency.ts): a cut-off response then adds nothing to its
-   * conversation, or the retry would add the turn a second time.
+   * go: http/idempotency.ts): a response whose client went away then adds
+   * nothing to its conversation, or the retry would add the turn a second time.
    */
   rerunIfInterrupted?: boolean;
 }

@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError, invalidRequest } from '../errors/gateway-error.ts';
 import { isFinished } from '../engine/background-runner.ts';
-import { eventsExpired, type ResponseEventLog } from '../store/response-event-log.ts';
+import { eventsExpired, isTerminalEvent, type ResponseEventLog } from '../store/response-event-log.ts';
 import type { ResponseStore, StoredResponse } from '../store/response-store.ts';
 import { SseWriter, type StreamPacing, type StreamWatcher } from './sse-writer.ts';
 
@@ -42,6 +42,7 @@ export async function streamBackgroundEvents(request: FastifyRequest, reply: Fas
   };
   let connected = true;
   let expected = after + 1;
+  let ended = false;
   try {
     for await (const batch of events.follow(tenant, id, { after, signal: controller.signal, stillRunning })) {
       for (const event of batch) {
@@ -54,6 +55,7 @@ export async function streamBackgroundEvents(request: FastifyRequest, reply: Fas
           break;
         }
         expected = event.sequence + 1;
+        ended = isTerminalEvent(event.type);
         // The sequence number as the SSE id: an EventSource reconnecting resumes after it (stored-responses-route.ts).
         const written = writer.event(event.type, event.json, event.sequence);
         if (written !== true && !(await written)) {
@@ -65,6 +67,10 @@ export async function streamBackgroundEvents(request: FastifyRequest, reply: Fas
     }
     if (connected && leaving?.aborted && !reply.raw.destroyed) {
       await writer.event('error', errorEvent(expected, { type: 'server_error', code: 'server_shutting_down', message: `This gateway instance is shutting down; resume the stream of response '${id}' with starting_after=${expected - 1} (another instance serves it).` }));
+    } else if (connected && !controller.signal.aborted && !ended) {
+      // The log ended before the response's terminal event reached this reader (its events were let go: the bounds, the
+      // store letting the response go): a stream cut short without saying so would pass for whole.
+      await writer.event('error', errorEvent(expected, { type: 'invalid_request_error', code: 'stream_events_expired', message: `The events of response '${id}' from ${expected} on are no longer kept; retrieve the response for its state.` }));
     } else if (connected && !controller.signal.aborted) await writer.write('data: [DONE]\n\n');
   } catch (error) {
     // Headers are out: the stream ends saying why, and the client resumes from its last sequence number (or retrieves the response).

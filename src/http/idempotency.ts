@@ -3,7 +3,6 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError, invalidRequest } from '../errors/gateway-error.ts';
 import type { ResponseResource } from '../protocol/response-resource.ts';
 import { isFinished } from '../engine/background-runner.ts';
-import { interrupted } from '../engine/interrupted-response.ts';
 import { replayStoredResponse } from '../engine/replay-stored-response.ts';
 import type { IdempotencyStore } from '../store/idempotency-store.ts';
 import type { ResponseStore } from '../store/response-store.ts';
@@ -27,8 +26,8 @@ const PENDING_LEASE_SECONDS = 30;
 export interface IdempotencyHold {
   /**
    * Whether a response cut off (`interrupted`) lets the key go, so its retry
-   * runs again: the engine then keeps nothing of it in a conversation, so the
-   * retry's turn is the only one.
+   * runs again: the engine then keeps nothing in a conversation of one whose
+   * client went away, so the retry's turn is the only one.
    */
   readonly rerunsInterrupted: boolean;
   complete(response: ResponseResource): Promise<void>;
@@ -118,3 +117,7 @@ async function replayStored(reply: FastifyReply, response: ResponseResource, pac
   writer.end();
 }
 
+/** Cut off by its client going away (a foreground response is `cancelled` only so) or by the gateway's shutdown: not an answer to hand a retry. */
+function interrupted(response: ResponseResource): boolean {
+  return response.status === 'cancelled' || response.incomplete_details?.reason === 'server_shutdown';
+}

@@ -21,6 +21,8 @@ export class MemoryEventLog implements ResponseEventLog {
   readonly #sweep: NodeJS.Timeout;
   /** Bytes of event JSON over every log, bounded by `maxTotalBytes`: per-log bounds and a TTL alone let a busy hour of background responses hold gigabytes. */
   #totalBytes = 0;
+  /** Streams being read now, by log key (a reader waiting on its own socket is no waiter of the log's, yet still reads it). */
+  readonly #readers = new Map<string, number>();
 
   constructor(limits: EventLogLimits) {
     this.#limits = limits;
@@ -70,17 +72,22 @@ export class MemoryEventLog implements ResponseEventLog {
     const limit = this.#limits.maxTotalBytes!;
     for (const [key, log] of this.#logs) {
       if (this.#totalBytes <= limit) return;
-      if (key !== keep && log.waiters.size === 0 && isTerminalEvent(log.events.at(-1)?.type ?? '')) this.#drop(key, log);
+      if (key !== keep && log.waiters.size === 0 && !this.#readers.has(key) && finished(log)) this.#drop(key, log);
     }
     for (const [key, log] of this.#logs) {
       if (this.#totalBytes <= limit) return;
-      if (key === keep || log.events.length <= 1) continue;
-      const last = log.events.at(-1)!;
-      this.#totalBytes -= log.bytes - last.json.length;
-      log.events = [last];
-      log.bytes = last.json.length;
-      log.dropped = true;
+      if (key !== keep) this.#cut(log);
     }
+  }
+
+  /** Cuts a log to its last event, marked trimmed: it goes on from there, and a reader from before the cut is told its events expired. */
+  #cut(log: Log): void {
+    if (log.events.length <= 1) return;
+    const last = log.events.at(-1)!;
+    this.#totalBytes -= log.bytes - last.json.length;
+    log.events = [last];
+    log.bytes = last.json.length;
+    log.dropped = true;
   }
 
   #drop(key: string, log: Log): void {
@@ -107,18 +114,25 @@ export class MemoryEventLog implements ResponseEventLog {
   async *follow(tenant: string, id: string, options: FollowOptions): AsyncGenerator<LoggedEvent[]> {
     const key = keyOf(tenant, id);
     let after = options.after;
-    for (;;) {
-      const log = this.#live(key);
-      const batch = log ? log.events.filter((event) => event.sequence > after) : [];
-      if (batch.length > 0) {
-        after = batch.at(-1)!.sequence;
-        yield batch;
-        if (isTerminalEvent(batch.at(-1)!.type)) return;
-        continue;
+    this.#readers.set(key, (this.#readers.get(key) ?? 0) + 1);
+    try {
+      for (;;) {
+        const log = this.#live(key);
+        const batch = log ? log.events.filter((event) => event.sequence > after) : [];
+        if (batch.length > 0) {
+          after = batch.at(-1)!.sequence;
+          yield batch;
+          if (isTerminalEvent(batch.at(-1)!.type)) return;
+          continue;
+        }
+        if (options.signal.aborted) return;
+        const woken = await this.#nextAppend(key, options.signal);
+        if (!woken && !options.signal.aborted && !(await options.stillRunning())) return;
       }
-      if (options.signal.aborted) return;
-      const woken = await this.#nextAppend(key, options.signal);
-      if (!woken && !options.signal.aborted && !(await options.stillRunning())) return;
+    } finally {
+      const left = this.#readers.get(key)! - 1;
+      if (left === 0) this.#readers.delete(key);
+      else this.#readers.set(key, left);
     }
   }
 
@@ -153,11 +167,19 @@ export class MemoryEventLog implements ResponseEventLog {
     this.forget(tenant, id);
   }
 
-  /** `delete`, at once: for the memory store, which lets responses go on the request path and must not pay a promise for each. */
+  /**
+   * `delete`, at once: for the memory store, which lets responses go on the
+   * request path and must not pay a promise for each. A response still
+   * running (pushed out of the store, to be stored again when it ends) keeps
+   * its log cut to its last event, so its later events do not start a log
+   * that would pass for whole.
+   */
   forget(tenant: string, id: string): void {
     const key = keyOf(tenant, id);
     const log = this.#logs.get(key);
-    if (log) this.#drop(key, log);
+    if (!log) return;
+    if (finished(log)) this.#drop(key, log);
+    else this.#cut(log);
   }
 
   #live(key: string): Log | null {
@@ -173,6 +195,10 @@ export class MemoryEventLog implements ResponseEventLog {
   #expire(): void {
     for (const key of [...this.#logs.keys()]) this.#live(key);
   }
+}
+
+function finished(log: Log): boolean {
+  return isTerminalEvent(log.events.at(-1)?.type ?? '');
 }
 
 function keyOf(tenant: string, id: string): string {

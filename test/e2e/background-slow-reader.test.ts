@@ -57,3 +57,55 @@ describe('a background stream whose reader fell behind the kept events', () => {
     expect(text).not.toContain('[DONE]');
   });
 });
+
+/**
+ * The same reader, when the memory store lets the finished response go while
+ * the reader is still behind: its events go with it. The stream ends saying
+ * so, never with a [DONE] after a delta, which would pass for a whole stream.
+ */
+describe('a background stream whose response the memory store let go while its reader was behind', () => {
+  const upstream = new ScriptedChatUpstream();
+  let gateway: RunningGateway;
+  beforeAll(async () => {
+    const url = await upstream.start();
+    // One response kept; the events of one fit whole (the log's own bounds play no part).
+    gateway = await startGateway(url, { store: { maxEntries: 1 }, background: { maxEventBytes: 64 * 1024 * 1024 } });
+  });
+  afterAll(async () => {
+    await gateway.close();
+    await upstream.close();
+  });
+
+  it('ends with a stream_events_expired error event, not [DONE]', async () => {
+    const piece = 'y'.repeat(131_072);
+    upstream.setScript((request) => (JSON.stringify(request.body).includes('long') ? { kind: 'sse', pieces: sse([chunk({ role: 'assistant', content: '' }), ...Array.from({ length: 160 }, () => chunk({ content: piece })), chunk({}, 'stop'), usageChunk(5, 160)]) } : { kind: 'sse', pieces: sse([chunk({ role: 'assistant', content: 'short' }), chunk({}, 'stop'), usageChunk(1, 1)]) }));
+    const { port, hostname } = new URL(gateway.baseURL);
+    const text = await new Promise<string>((resolve, reject) => {
+      const request = httpRequest({ host: hostname, port, path: '/v1/responses', method: 'POST', headers: { 'content-type': 'application/json' } }, (response) => {
+        let received = '';
+        response.setEncoding('utf8');
+        response.once('data', (first: string) => {
+          received += first;
+          response.pause();
+          const id = /"id":"(resp_[^"]+)"/.exec(first)![1];
+          // Once it has ended, another response pushes it out of the store (one kept), and its events with it.
+          waitFor(async () => ((await (await fetch(`${gateway.baseURL}/responses/${id}`)).json()) as { status: string }).status === 'completed', 20_000, 50)
+            .then(() => fetch(`${gateway.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', input: 'short', stream: true }) }).then((next) => next.text()))
+            .then(() => {
+              response.on('data', (more: string) => (received += more));
+              response.on('end', () => resolve(received));
+              response.resume();
+            }, reject);
+        });
+      });
+      request.on('error', reject);
+      request.end(JSON.stringify({ model: 'm', input: 'long', background: true, stream: true }));
+    });
+    const { events } = parseSseText(text);
+    for (const event of events) assertValidEvent(event);
+    const sequences = events.filter((event) => event.type !== 'error').map((event) => event.sequence_number);
+    expect(sequences).toEqual(sequences.map((_, index) => index));
+    expect(events.at(-1)).toMatchObject({ type: 'error', code: 'stream_events_expired' });
+    expect(text).not.toContain('[DONE]');
+  }, 30_000);
+});

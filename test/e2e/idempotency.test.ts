@@ -205,4 +205,21 @@ describe('Idempotency-Key across a replica that shuts down', () => {
       expect(retried.output[0].content[0].text).toBe('all of it');
     });
   }
+
+  it("a conversation's turn cut short by the shutdown was answered (incomplete): it stays in the conversation, key or not", async () => {
+    const conversation = await replicas.clientOne.conversations.create();
+    upstream.setScript(() => ({ kind: 'sse', pauseMs: 150, pieces: sse([chunk({ role: 'assistant', content: '' }), ...Array.from({ length: 20 }, (_, index) => chunk({ content: `w${index} ` })), chunk({}, 'stop'), usageChunk(5, 20)]) }));
+    const stopping = await startGateway(upstreamUrl, { store: replicas.store, server: { shutdownGraceMs: 200 } });
+    const first = fetch(`${stopping.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json', 'Idempotency-Key': 'restart-conversation' }, body: JSON.stringify({ model: 'm', conversation: conversation.id, input: 'slow turn' }) }).then((response) => response.json());
+    await waitFor(() => upstream.requests.some((request) => JSON.stringify(request.body).includes('slow turn')), 5_000, 20);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await stopping.close();
+    const cut: any = await first;
+    assertValidResponse(cut);
+    expect(cut).toMatchObject({ status: 'incomplete', incomplete_details: { reason: 'server_shutdown' } });
+    // The client was answered and will not retry a 200: the turn it saw is the conversation's.
+    const items = await replicas.clientOther.conversations.items.list(conversation.id, { order: 'asc' });
+    expect((items.data[0] as any).content[0].text).toBe('slow turn');
+    expect(items.data.slice(1).map((item) => item.id)).toEqual(cut.output.map((item: any) => item.id));
+  });
 });

@@ -154,6 +154,34 @@ describe('event log in memory, bounded in all', () => {
   });
 });
 
+describe('event log in memory, read while it sheds', () => {
+  it('a finished log someone is reading is not the first to go; a running one forgotten is cut, not restarted as if whole', async () => {
+    const log = new MemoryEventLog({ maxEvents: 100, maxBytes: 1_000_000, ttlSeconds: 60, maxTotalBytes: 600 });
+    try {
+      await log.append('t', 'read_old', [event(0, 'response.created'), event(1, 'response.completed')]);
+      await log.append('t', 'unread', [event(0, 'response.created'), event(1, 'response.completed')]);
+      // A reader holds the older log open (between batches: no waiter of the log's, still its reader).
+      const reader = log.follow('t', 'read_old', { after: -1, signal: never(), stillRunning: async () => false });
+      expect((await reader.next()).value?.map((entry: LoggedEvent) => entry.sequence)).toEqual([0, 1]);
+      await log.append('t', 'big', [event(0, 'response.created'), event(1), event(2), event(3), event(4), event(5)]);
+      expect(await log.lastSequence('t', 'unread')).toBe(-1);
+      expect(await log.lastSequence('t', 'read_old')).toBe(1);
+      await reader.return(undefined);
+
+      // Forgotten while running (the store let it go; it will be stored again when it ends): cut to its last event, marked trimmed.
+      log.forget('t', 'big');
+      await expect(log.checkReplayable('t', 'big', -1)).rejects.toMatchObject({ code: 'stream_events_expired' });
+      await log.append('t', 'big', [event(6, 'response.completed')]);
+      expect(await collect(log, 'big', 4)).toEqual([5, 6]);
+      // Forgotten once finished: gone.
+      log.forget('t', 'big');
+      expect(await log.lastSequence('t', 'big')).toBe(-1);
+    } finally {
+      await log.close();
+    }
+  });
+});
+
 describe('event log in memory beside the memory store', () => {
   it('a background response the store pushes out takes its events with it; a deleted one too', async () => {
     const config = GatewayConfig.parse({ providers: {}, store: { maxEntries: 1 } });
