@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { egressRefusalIn, EgressPolicy, EgressRefused } from '../../src/executors/mcp/egress-policy.ts';
+import { canonicalHref } from '../../src/util/canonical-url.ts';
 
 /** A resolver that knows one name more than the system's: `sidecar.test`, an operator's MCP host on a private address. */
 const withSidecar = ((hostname: string, options: object, callback: (error: Error | null, addresses: { address: string; family: number }[]) => void) =>
@@ -51,11 +52,16 @@ describe('the egress policy under allowed URL prefixes', () => {
     expect(() => policy.check('http://10.1.2.3:9000/mcpx')).toThrow(EgressRefused);
   });
 
-  it('a path a server may read two ways (an escaped slash, escaped letters) is refused, allowed prefix or not', () => {
-    const policy = new EgressPolicy({ allowedUrlPrefixes: ['http://10.1.2.3:9000/mcp/'] });
-    for (const url of ['http://10.1.2.3:9000/admin/..%2Fmcp/', 'http://10.1.2.3:9000/mcp/..%2F..%2Fadmin', 'http://10.1.2.3:9000/%6Dcp/', 'https://mcp.example.com/team/..%2fother', 'https://mcp.example.com/a%5C..%5Cb']) {
+  it('a path a server may read two ways (an escaped slash or backslash) is refused, allowed prefix or not; other escapes read one way and are judged decoded', () => {
+    const policy = new EgressPolicy({ allowedUrlPrefixes: ['http://10.1.2.3:9000/mcp/', 'http://10.1.2.3:9000/caf%c3%a9/', 'http://10.1.2.3:9000/t/acme%40corp/'] });
+    for (const url of ['http://10.1.2.3:9000/admin/..%2Fmcp/', 'http://10.1.2.3:9000/mcp/..%2F..%2Fadmin', 'https://mcp.example.com/team/..%2fother', 'https://mcp.example.com/a%5C..%5Cb']) {
       expect(() => policy.check(url), url).toThrow(EgressRefused);
     }
+    // The prefixes as the operator wrote them, and other spellings of them: one reading each.
+    for (const url of ['http://10.1.2.3:9000/%6Dcp/', 'http://10.1.2.3:9000/caf%c3%a9/mcp', 'http://10.1.2.3:9000/caf%C3%A9/mcp', 'http://10.1.2.3:9000/caf\u00e9/mcp', 'http://10.1.2.3:9000/t/acme%40corp/mcp', 'http://10.1.2.3:9000/t/acme@corp/mcp']) {
+      expect(policy.isAllowedByPrefix(canonicalHref(policy.check(url))), url).toBe(true);
+    }
     expect(policy.check('https://mcp.example.com/my%20server/mcp').pathname).toBe('/my%20server/mcp');
+    expect(policy.check('https://mcp.example.com/%7Euser/mcp').pathname).toBe('/%7Euser/mcp');
   });
 });

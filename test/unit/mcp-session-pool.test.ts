@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EgressPolicy } from '../../src/executors/mcp/egress-policy.ts';
+import { egressRefusalIn, EgressPolicy } from '../../src/executors/mcp/egress-policy.ts';
 import { describeFailure, McpSessionPool } from '../../src/executors/mcp/mcp-session-pool.ts';
 import { McpTestServer } from '../support/mcp-test-server.ts';
 import { waitFor } from '../support/wait-for.ts';
@@ -126,6 +126,25 @@ describe('McpSessionPool', () => {
     } finally {
       await pool.close();
       broken.close();
+    }
+  });
+
+  it("the egress policy's refusal of the older transport (its event stream redirected to a forbidden address) is the failure told, not the newer transport's 404", async () => {
+    const redirecting = createServer((request, response) => {
+      if (request.method !== 'GET') return void response.writeHead(404).end();
+      response.writeHead(307, { location: 'http://169.254.169.254/latest/meta-data/' }).end();
+    });
+    await new Promise<void>((resolve) => redirecting.listen(0, '127.0.0.1', resolve));
+    const base = `http://127.0.0.1:${(redirecting.address() as AddressInfo).port}/`;
+    const allowing = new EgressPolicy({ allowedUrlPrefixes: [base] });
+    const pool = new McpSessionPool({ listTtlMs: 60_000, maxOutputChars: 1_000, maxSessions: 8, untrustedFetch: allowing.fetch });
+    try {
+      const failure = await pool.session({ url: `${base}sse`, headers: {}, untrusted: true }).tools().then(() => null, (error: unknown) => error);
+      expect(egressRefusalIn(failure)?.message).toMatch(/169\.254\.169\.254 is an address the egress policy refuses/);
+    } finally {
+      await pool.close();
+      await allowing.close();
+      redirecting.close();
     }
   });
 

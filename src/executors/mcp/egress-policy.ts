@@ -1,7 +1,7 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { BlockList, isIP } from 'node:net';
 import { Agent, fetch as undiciFetch } from 'undici';
-import { canonicalHref, canonicalPath } from '../../util/canonical-url.ts';
+import { canonicalHref } from '../../util/canonical-url.ts';
 
 /**
  * Where the gateway may connect on a client's behalf. Request-supplied MCP
@@ -13,6 +13,16 @@ import { canonicalHref, canonicalPath } from '../../util/canonical-url.ts';
  */
 export class EgressRefused extends Error {
   override readonly name = 'EgressRefused';
+}
+
+/**
+ * Whether a URL path holds an escaped `/` or `\` (`%2F`, `%5C`): decoded, it
+ * has other segments than as written, and servers differ on which they route
+ * by. Other escapes (`%7E`, `%40`, `%c3%a9`) change no segment: their readings
+ * agree, and the rules compare the decoded one.
+ */
+export function readsTwoWays(pathname: string): boolean {
+  return /%(2f|5c)/i.test(pathname);
 }
 
 /** The egress policy's refusal behind a failure (a fetch's "fetch failed" carries it as its cause), to be said in its own words; null for any other failure. */
@@ -148,7 +158,7 @@ export class EgressPolicy {
     }
     // A path a server may read two ways (`/admin/..%2Fmcp/`: `/mcp/` decoded, under `/admin/` as Node and Express
     // route it) could be judged by one reading and served by the other: refused rather than read either way.
-    if (canonicalPath(url.pathname) !== url.pathname) throw new EgressRefused(`The path '${url.pathname}' reads differently once its escapes are decoded; name the server by its plain path.`);
+    if (readsTwoWays(url.pathname)) throw new EgressRefused(`The path '${url.pathname}' has an escaped slash, which servers read differently; name the server by its plain path.`);
     if (this.isAllowedByPrefix(canonicalHref(url))) return url;
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new EgressRefused(`Only http and https URLs are allowed, not ${url.protocol}`);
     if (url.username || url.password) throw new EgressRefused('URLs with credentials are not allowed.');

@@ -8,6 +8,7 @@ import { REQUEST_LIMITS } from '../../protocol/request-limits.ts';
 import { headerSecrets, SecretRedactor, urlSecrets } from '../../util/secret-redactor.ts';
 import type { TraceContext } from '../../util/trace-context.ts';
 import type { ToolResult } from '../tool-executor.ts';
+import { egressRefusalIn } from './egress-policy.ts';
 import { toolResultOutput } from './tool-result-output.ts';
 import { withinTime } from '../../util/within-time.ts';
 
@@ -303,7 +304,8 @@ export class McpSession {
       } catch (legacyError) {
         // The SDK leaves a failed SSE transport's EventSource reconnecting every few seconds, for good: closed here.
         await legacy.close().catch(() => {});
-        throw legacyError instanceof McpTimeoutError ? legacyError : streamableError;
+        // The egress policy's refusal of the older transport's requests (a redirect, its endpoint) is the one to tell.
+        throw legacyError instanceof McpTimeoutError || egressRefusalIn(legacyError) ? legacyError : streamableError;
       }
     }
   }
