@@ -1,4 +1,6 @@
+import { isIP } from 'node:net';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { GatewayError } from '../errors/gateway-error.ts';
 
 /**
  * Which browser pages may read the gateway's answers (`server.corsOrigins`),
@@ -20,6 +22,21 @@ export class BrowserOrigins {
   allows(origin: string): boolean {
     if (this.allowed === '*') return true;
     return this.allowed === 'loopback' ? isLoopbackOrigin(origin) : this.allowed.includes(origin);
+  }
+
+  /**
+   * Whether a browser page of `origin` may use the gateway at all, the
+   * request's `Host` being `host`: an allowed origin, or the gateway's own
+   * page. Where only this machine's pages may (`loopback`), the gateway's own
+   * page counts only when opened by address: a page of a name its author
+   * points at this machine (DNS rebinding) is "the gateway's own origin" by
+   * that name alone, and its requests are same-origin, so CORS never asks.
+   */
+  admits(origin: string, host: string | undefined): boolean {
+    if (this.allows(origin)) return true;
+    const url = URL.parse(origin);
+    if (!url || url.host !== host) return false;
+    return this.allowed !== 'loopback' || isIP(url.hostname.replace(/^\[|\]$/g, '')) !== 0;
   }
 
   /** What `Access-Control-Allow-Origin` says to a page of an allowed origin. */
@@ -63,4 +80,14 @@ export function isLoopbackOrigin(origin: string): boolean {
   if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) return false;
   const host = url.hostname;
   return host === 'localhost' || host.endsWith('.localhost') || host === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
+/** What a page the gateway does not admit is told (`BrowserOrigins.admits`), over HTTP and on the WebSocket upgrade. */
+export function originNotAllowed(origin: string): GatewayError {
+  return new GatewayError({
+    status: 403,
+    type: 'invalid_request_error',
+    code: 'origin_not_allowed',
+    message: `Requests from pages of the origin '${origin}' are not allowed: add it to server.corsOrigins (CORS_ORIGINS) to let pages from it call the gateway (without API keys, only pages on this machine may).`,
+  });
 }

@@ -42,7 +42,7 @@ import { REQUEST_LIMITS } from '../protocol/request-limits.ts';
 import { DEFAULT_TENANT, registerAuthentication } from './authenticate.ts';
 import { requestTimeoutOptions } from './request-timeouts.ts';
 import { clientErrorReplier } from './client-error-reply.ts';
-import { BrowserOrigins } from './browser-origins.ts';
+import { BrowserOrigins, originNotAllowed } from './browser-origins.ts';
 import { frameworkErrorReplier, registerErrorHandling } from './error-handler.ts';
 import { registerGracefulDrain } from './graceful-drain.ts';
 import { parseJsonBody } from './json-body.ts';
@@ -219,10 +219,16 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, parseJsonBody);
   registerRequestDecoding(app);
+  // Without API keys, a page of a name its author points at this machine (DNS rebinding) is same-origin to the browser:
+  // CORS never asks, so the gateway itself refuses a page it does not admit (browser-origins.ts).
+  const guardsPages = browsers?.allowed === 'loopback';
   // One hook for what every request gets: its id in a header, and its count once its connection is done with it.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     if (metrics) countRequest(metrics, request, reply);
+    // A WebSocket upgrade is the socket route's to refuse (responses-socket-route.ts), by the same rule.
+    const origin = guardsPages && request.headers.upgrade === undefined ? request.headers.origin : undefined;
+    if (origin !== undefined && !browsers!.admits(origin, request.headers.host)) return done(originNotAllowed(origin));
     done();
   });
   if (browsers) {

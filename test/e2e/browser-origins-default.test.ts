@@ -1,6 +1,28 @@
+import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../support/gateway.ts';
 import { ScriptedChatUpstream, textReply } from '../support/scripted-chat-upstream.ts';
+
+const UPGRADE = { connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==' };
+
+/** A request with the headers a browser page would send, `Host` included (which fetch will not set); its status and body. */
+function raw(gateway: RunningGateway, method: string, path: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
+  const { hostname, port } = new URL(gateway.baseURL);
+  return new Promise((resolve, reject) => {
+    const request = httpRequest({ agent: false, host: hostname, port, method, path, headers: { ...(method === 'POST' && { 'content-type': 'application/json' }), ...headers } }, (response) => {
+      let body = '';
+      response.setEncoding('utf8');
+      response.on('data', (piece: string) => (body += piece));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+    });
+    request.on('upgrade', (response, socket) => {
+      socket.destroy();
+      resolve({ status: response.statusCode ?? 0, body: '' });
+    });
+    request.on('error', reject);
+    request.end(method === 'POST' ? JSON.stringify({ model: 'm', input: 'x' }) : undefined);
+  });
+}
 
 /** A page's preflight for a JSON POST, and the POST itself: what the page may read of the answer. */
 async function asPage(gateway: RunningGateway, origin: string, authorization?: string): Promise<{ preflight: string | null; answer: string | null; status: number }> {
@@ -41,6 +63,24 @@ describe('browser origins when server.corsOrigins is not set', () => {
       expect(seen.preflight, origin).toBeNull();
       expect(seen.answer, origin).toBeNull();
     }
+  });
+
+  it('without API keys: a page of a name pointed at this machine (DNS rebinding) is refused, though same-origin to its browser; the gateway\'s own page opened by address is not', async () => {
+    const { port } = new URL(open.baseURL);
+    const before = upstream.requests.length;
+    for (const method of ['POST', 'DELETE'] as const) {
+      const rebound = await raw(open, method, method === 'POST' ? '/v1/responses' : '/v1/responses/resp_x', { host: `rebind.evil.test:${port}`, origin: `http://rebind.evil.test:${port}` });
+      expect(rebound.status, method).toBe(403);
+      expect(JSON.parse(rebound.body).error).toMatchObject({ type: 'invalid_request_error', code: 'origin_not_allowed' });
+    }
+    expect(upstream.requests.length).toBe(before);
+    const ownByAddress = await raw(open, 'POST', '/v1/responses', { host: `192.0.2.2:${port}`, origin: `http://192.0.2.2:${port}` });
+    expect(ownByAddress.status).toBe(200);
+    // The WebSocket upgrade alike.
+    expect((await raw(open, 'GET', '/v1/responses', { host: `rebind.evil.test:${port}`, origin: `http://rebind.evil.test:${port}`, ...UPGRADE })).status).toBe(403);
+    expect((await raw(open, 'GET', '/v1/responses', { host: `192.0.2.2:${port}`, origin: `http://192.0.2.2:${port}`, ...UPGRADE })).status).toBe(101);
+    // Clients that are not browsers send no Origin, whatever host they name.
+    expect((await raw(open, 'POST', '/v1/responses', { host: `loopgate.internal:${port}` })).status).toBe(200);
   });
 
   it('with API keys: any origin, the key being what a page must hold', async () => {

@@ -2,7 +2,7 @@ import websocket from '@fastify/websocket';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { GatewayError } from '../../errors/gateway-error.ts';
-import type { BrowserOrigins } from '../browser-origins.ts';
+import { originNotAllowed, type BrowserOrigins } from '../browser-origins.ts';
 import { traceContextOf } from '../../util/trace-context.ts';
 import { WRITES_OWN_LOG_LINE } from '../routes/responses-route.ts';
 import { ResponsesSocketSession, type SocketSessionOptions } from './responses-socket-session.ts';
@@ -84,13 +84,8 @@ export async function registerResponsesSocket(app: FastifyInstance, options: Res
  */
 function refuseForeignOrigin(headers: IncomingHttpHeaders, browsers: BrowserOrigins | null): void {
   const origin = headers.origin;
-  if (origin === undefined || browsers?.allows(origin) || hostOf(origin) === headers.host) return;
-  throw new GatewayError({
-    status: 403,
-    type: 'invalid_request_error',
-    code: 'origin_not_allowed',
-    message: `WebSocket connections from the origin '${origin}' are not allowed: add it to server.corsOrigins (CORS_ORIGINS) to let pages from it connect.`,
-  });
+  if (origin === undefined || (browsers ? browsers.admits(origin, headers.host) : hostOf(origin) === headers.host)) return;
+  throw originNotAllowed(origin);
 }
 
 function hostOf(origin: string): string | null {
