@@ -71,13 +71,17 @@ export class BrowserOrigins {
 
 /**
  * The origins a gateway without API keys lets call it when `server.corsOrigins`
- * is not set: pages served from this machine (a frontend's dev server). With
- * no key to ask for, any other website a user opens could otherwise run
- * responses on the operator's account, and read and delete what is stored.
+ * is not set: pages served from this machine (a frontend's dev server), and
+ * apps and extensions (`tauri://localhost`, `chrome-extension://…`: no website
+ * can send an origin of such a scheme; a sandboxed or `file:` page sends
+ * `null`, refused). With no key to ask for, any other website a user opens
+ * could otherwise run responses on the operator's account, and read and
+ * delete what is stored.
  */
 export function isLoopbackOrigin(origin: string): boolean {
   const url = URL.parse(origin);
-  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) return false;
+  if (!url) return false;
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return true;
   const host = url.hostname;
   return host === 'localhost' || host.endsWith('.localhost') || host === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }

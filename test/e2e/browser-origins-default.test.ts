@@ -55,7 +55,8 @@ describe('browser origins when server.corsOrigins is not set', () => {
   });
 
   it('without API keys: pages on this machine only', async () => {
-    for (const origin of ['http://localhost:5173', 'http://127.0.0.1:3000', 'http://[::1]:8000', 'https://app.localhost']) {
+    // This machine's pages, and its apps and extensions (no website can send an origin of their schemes).
+    for (const origin of ['http://localhost:5173', 'http://127.0.0.1:3000', 'http://[::1]:8000', 'https://app.localhost', 'tauri://localhost', 'chrome-extension://abcdefghijklmnop']) {
       expect(await asPage(open, origin), origin).toEqual({ preflight: origin, answer: origin, status: 200 });
     }
     for (const origin of ['https://evil.example', 'http://192.168.1.20:3000', 'http://localhost.evil.example', 'null']) {
