@@ -21,7 +21,7 @@ export class BrowserOrigins {
 
   allows(origin: string): boolean {
     if (this.allowed === '*') return true;
-    return this.allowed === 'loopback' ? isLoopbackOrigin(origin) : this.allowed.includes(origin);
+    return this.allowed === 'loopback' ? isLocalOrigin(origin) : this.allowed.includes(origin);
   }
 
   /**
@@ -78,7 +78,7 @@ export class BrowserOrigins {
  * could otherwise run responses on the operator's account, and read and
  * delete what is stored.
  */
-export function isLoopbackOrigin(origin: string): boolean {
+export function isLocalOrigin(origin: string): boolean {
   const url = URL.parse(origin);
   if (!url) return false;
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return true;
