@@ -1,6 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../support/gateway.ts';
+import { assertErrorEnvelope, assertValidResponse } from '../support/openresponses-schema.ts';
 import { ScriptedChatUpstream, textReply } from '../support/scripted-chat-upstream.ts';
 
 const UPGRADE = { connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==' };
@@ -72,11 +73,14 @@ describe('browser origins when server.corsOrigins is not set', () => {
     for (const method of ['POST', 'DELETE'] as const) {
       const rebound = await raw(open, method, method === 'POST' ? '/v1/responses' : '/v1/responses/resp_x', { host: `rebind.evil.test:${port}`, origin: `http://rebind.evil.test:${port}` });
       expect(rebound.status, method).toBe(403);
-      expect(JSON.parse(rebound.body).error).toMatchObject({ type: 'invalid_request_error', code: 'origin_not_allowed' });
+      const refusal = JSON.parse(rebound.body);
+      assertErrorEnvelope(refusal);
+      expect(refusal.error).toMatchObject({ type: 'invalid_request_error', code: 'origin_not_allowed' });
     }
     expect(upstream.requests.length).toBe(before);
     const ownByAddress = await raw(open, 'POST', '/v1/responses', { host: `192.0.2.2:${port}`, origin: `http://192.0.2.2:${port}` });
     expect(ownByAddress.status).toBe(200);
+    assertValidResponse(JSON.parse(ownByAddress.body));
     // The WebSocket upgrade alike.
     expect((await raw(open, 'GET', '/v1/responses', { host: `rebind.evil.test:${port}`, origin: `http://rebind.evil.test:${port}`, ...UPGRADE })).status).toBe(403);
     expect((await raw(open, 'GET', '/v1/responses', { host: `192.0.2.2:${port}`, origin: `http://192.0.2.2:${port}`, ...UPGRADE })).status).toBe(101);

@@ -95,6 +95,7 @@ for (const storeKind of ['memory', 'redis'] as const) {
       ]);
       // The referring response holds the items now too; deleted, it leaves them to the first, which still holds them (the AI SDK refers back so).
       const again = await client.responses.create({ model: 'm', input: [{ type: 'item_reference', id: outputId! }, { role: 'user', content: 'Sure?' }] });
+      assertValidResponse(again);
       await client.responses.delete(again.id);
       await client.responses.create({ model: 'm', input: [{ type: 'item_reference', id: 'msg_client_1' }, { type: 'item_reference', id: outputId! }, { role: 'user', content: 'Really?' }] });
       expect(upstream.requests.at(-1)!.body.messages).toEqual([

@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { assertEventStreamInvariants } from '../support/event-invariants.ts';
 import { startGateway, type RunningGateway } from '../support/gateway.ts';
 import { McpTestServer } from '../support/mcp-test-server.ts';
-import { assertErrorEnvelope, assertValidResponse } from '../support/openresponses-schema.ts';
+import { assertErrorEnvelope, assertValidCompaction, assertValidResponse } from '../support/openresponses-schema.ts';
 import { OtlpReceiver, SPAN_KIND, type ReceivedSpan } from '../support/otlp-receiver.ts';
 import { flavors, scriptModel, type FlavorName, type ProviderFlavor } from '../support/provider-flavors.ts';
 import { ScriptedChatUpstream } from '../support/scripted-chat-upstream.ts';
@@ -213,6 +213,7 @@ describe.each(flavors)('traces over $name', (flavor) => {
     const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 });
     const caller = clientTrace();
     const compacted = await client.responses.compact({ model: flavor.model, input: [{ role: 'user', content: 'hello' }] }, { headers: { traceparent: caller.traceparent } });
+    assertValidCompaction(compacted);
     expect(compacted.output.at(-1)).toMatchObject({ type: 'compaction' });
     await stop();
     const call = onlyOne(await receiver.waitForSpans(1), `chat ${flavor.model}`);
