@@ -1,3 +1,4 @@
+import { createServer } from 'node:net';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -83,12 +84,21 @@ export async function startRedisCluster(): Promise<TestRedisCluster> {
 
 async function distinctFreePorts(count: number): Promise<number[]> {
   const ports = new Set<number>();
-  // A cluster node also listens on its port + 10000 (the bus port): keep that within range.
+  // A cluster node also listens on its port + 10000 (the bus port): keep that within range, and free too
+  // (an ephemeral port another test's socket holds made a node exit with "Address already in use").
   while (ports.size < count) {
     const port = await freePort();
-    if (port + 10_000 <= 65_535) ports.add(port);
+    if (port + 10_000 <= 65_535 && !ports.has(port + 10_000) && !ports.has(port - 10_000) && (await portIsFree(port + 10_000))) ports.add(port);
   }
   return [...ports];
+}
+
+function portIsFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
 }
 
 async function waitForPing(port: number, child: ChildProcess, output: string[]): Promise<void> {
