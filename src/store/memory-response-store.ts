@@ -221,8 +221,6 @@ export class MemoryResponseStore implements ResponseStore {
 
   /** The latest earlier holder of an item still stored (the later ones gone first, or in any order), or null. */
   #latestEarlierHolder(tenant: string, itemId: string): Holder | null {
-    // Most items were never held by two responses: no key to build on each eviction.
-    if (this.#earlierHolders.size === 0) return null;
     const key = `${tenant}\n${itemId}`;
     const holders = this.#earlierHolders.get(key);
     if (!holders) return null;
