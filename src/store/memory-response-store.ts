@@ -34,10 +34,12 @@ interface Entry extends Span {
   handle: number;
   /** Where the entry stands in the store's recency queue. */
   position: number;
+  /** Items it took over from a response still stored then (it resent them, or resolved a reference to them): who to give each back to when this one goes. */
+  displaced: Map<string, Heir> | null;
 }
 
 /** An earlier holder of an item, by handle and id: a handle alone may have been reused by another response since. */
-interface Holder {
+interface Heir {
   handle: number;
   id: string;
 }
@@ -57,13 +59,6 @@ export class MemoryResponseStore implements ResponseStore {
   readonly #responses = new HandleTable();
   /** (tenant, item id) → the handle of the response that holds the item: a later put of the same item takes it over. */
   readonly #items = new HandleTable();
-  /**
-   * `tenant\nitem id` → the responses that held the item before its holder
-   * took it over, oldest first: when that holder goes, the item goes back to
-   * the latest of them still stored. Only items more than one response
-   * holds are here; a holder gone meanwhile is passed over.
-   */
-  readonly #earlierHolders = new Map<string, Holder[]>();
   readonly #arena = new ByteArena();
   /** Every entry, least recently used first. */
   readonly #recency = new RecencyQueue<Entry>();
@@ -88,7 +83,7 @@ export class MemoryResponseStore implements ResponseStore {
     const itemIds = new Array<string>(inputItems.length + response.output.length);
     for (let index = 0; index < inputItems.length; index++) itemIds[index] = inputItems[index]!.id;
     for (let index = 0; index < response.output.length; index++) itemIds[inputItems.length + index] = response.output[index]!.id;
-    const entry: Entry = { chunk: UNWRITTEN, offset: 0, firstLength: 0, secondLength: 0, tenant: record.tenant, id, previousResponseId: record.previousResponseId, itemIds, expiresAt: this.#now() + this.#options.ttlSeconds * 1000, handle: this.#freeHandles.pop() ?? this.#entries.length, position: 0 };
+    const entry: Entry = { chunk: UNWRITTEN, offset: 0, firstLength: 0, secondLength: 0, tenant: record.tenant, id, previousResponseId: record.previousResponseId, itemIds, expiresAt: this.#now() + this.#options.ttlSeconds * 1000, handle: this.#freeHandles.pop() ?? this.#entries.length, position: 0, displaced: null };
     this.#arena.write(serializeResponse(response), JSON.stringify(inputItems), entry);
     this.#bytes += entry.firstLength + entry.secondLength;
     this.#entries[entry.handle] = entry;
@@ -96,7 +91,7 @@ export class MemoryResponseStore implements ResponseStore {
     for (const itemId of itemIds) {
       const previous = this.#items.set(record.tenant, itemId, entry.handle);
       const holder = previous >= 0 && previous !== entry.handle ? this.#entries[previous] : undefined;
-      if (holder) this.#keepEarlierHolder(record.tenant, itemId, holder);
+      if (holder) (entry.displaced ??= new Map()).set(itemId, { handle: holder.handle, id: holder.id });
     }
     this.#recency.append(entry);
     while (this.#recency.size > this.#options.maxEntries || (this.#bytes > this.#maxBytes && this.#recency.size > 1)) this.#drop(this.#recency.oldest()!);
@@ -155,7 +150,6 @@ export class MemoryResponseStore implements ResponseStore {
     this.#bytes = 0;
     this.#responses.clear();
     this.#items.clear();
-    this.#earlierHolders.clear();
     this.#recency.clear();
   }
 
@@ -200,40 +194,12 @@ export class MemoryResponseStore implements ResponseStore {
     this.#recency.remove(entry);
     this.#responses.delete(entry.tenant, entry.id, entry.handle);
     // An item id is the response's own unless a later put of the same item took it over (then it holds another handle and stays);
-    // one it took over goes back to the latest earlier holder still stored.
+    // one it took over goes back to the response it was taken from, if that one is still stored.
     for (const itemId of entry.itemIds) {
       if (!this.#items.delete(entry.tenant, itemId, entry.handle)) continue;
-      const heir = this.#latestEarlierHolder(entry.tenant, itemId);
-      if (heir) this.#items.set(entry.tenant, itemId, heir.handle);
+      const heir = entry.displaced?.get(itemId);
+      if (heir && this.#entries[heir.handle]?.id === heir.id) this.#items.set(entry.tenant, itemId, heir.handle);
     }
     return true;
-  }
-
-  /** Notes a response that held an item before a later one took it over (it resent it, or resolved a reference to it). */
-  #keepEarlierHolder(tenant: string, itemId: string, holder: Entry): void {
-    const key = `${tenant}\n${itemId}`;
-    let holders = this.#earlierHolders.get(key);
-    if (!holders) this.#earlierHolders.set(key, (holders = []));
-    // Those gone since (evicted oldest first, so at the front) are let go as the list grows.
-    while (holders.length > 0 && !this.#stillHolds(holders[0]!)) holders.shift();
-    holders.push({ handle: holder.handle, id: holder.id });
-  }
-
-  /** The latest earlier holder of an item still stored (the later ones gone first, or in any order), or null. */
-  #latestEarlierHolder(tenant: string, itemId: string): Holder | null {
-    const key = `${tenant}\n${itemId}`;
-    const holders = this.#earlierHolders.get(key);
-    if (!holders) return null;
-    let found: Holder | null = null;
-    while (!found && holders.length > 0) {
-      const candidate = holders.pop()!;
-      if (this.#stillHolds(candidate)) found = candidate;
-    }
-    if (holders.length === 0) this.#earlierHolders.delete(key);
-    return found;
-  }
-
-  #stillHolds(holder: Holder): boolean {
-    return this.#entries[holder.handle]?.id === holder.id;
   }
 }

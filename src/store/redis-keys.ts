@@ -45,11 +45,6 @@ export class RedisKeys {
     return this.itemPrefix(tenant) + id;
   }
 
-  /** The responses that held an item before its holder took it over (a list, oldest first), by item id after this. */
-  earlierHoldersPrefix(tenant: string): string {
-    return `${this.tenant(tenant)}ih:`;
-  }
-
   /** A conversation's hash (`created_at`, `metadata`). */
   conversation(tenant: string, id: string): string {
     return `${this.tenant(tenant)}c:${id}`;

@@ -29,29 +29,31 @@ export interface RedisStoreOptions {
  * Writes a response, its conversation turn and its item index entries, all
  * with the TTL, in one command. KEYS: the response hash, then one key per
  * item. ARGV: ttl, full record JSON, turn JSON, previous id, item ids (a JSON
- * array: a client's item id may hold any character), the response's id, the
- * tenant's earlier-holders key prefix (same slot), then one index entry per
- * item (`indexEntry`: its owner's id, a newline, its JSON). An entry another
- * response held is taken over, and that response noted as an earlier holder
- * of the item (a list per item, oldest first), to be given the entry back
- * should every later holder go first.
+ * array: a client's item id may hold any character), the response's id, then
+ * one index entry per item (`indexEntry`: its owner's id, a newline, its
+ * JSON). An entry another response held is taken over, and that response
+ * noted (`displaced`: item id → its id), to be given the entry back should
+ * this one be deleted first.
  */
 const PUT_SCRIPT = `
 local ttl = tonumber(ARGV[1])
 local ids = cjson.decode(ARGV[5])
 local mine = ARGV[6] .. '\\n'
-redis.call('HSET', KEYS[1], 'data', ARGV[2], 'turn', ARGV[3], 'prev', ARGV[4], 'items', ARGV[5])
-redis.call('EXPIRE', KEYS[1], ttl)
+-- Stored again (a background response, queued then finished): what it took over before is still to be given back.
+local before = redis.call('HGET', KEYS[1], 'displaced')
+local displaced, any = before and cjson.decode(before) or {}, before ~= false
 for i = 2, #KEYS do
   local held = redis.call('GET', KEYS[i])
   local cut = held and string.sub(held, 1, 1) ~= '{' and string.sub(held, 1, #mine) ~= mine and string.find(held, '\\n', 1, true)
   if cut then
-    local holders = ARGV[7] .. ids[i - 1]
-    redis.call('RPUSH', holders, string.sub(held, 1, cut - 1))
-    redis.call('EXPIRE', holders, ttl)
+    displaced[ids[i - 1]] = string.sub(held, 1, cut - 1)
+    any = true
   end
-  redis.call('SET', KEYS[i], ARGV[i + 6], 'EX', ttl)
+  redis.call('SET', KEYS[i], ARGV[i + 5], 'EX', ttl)
 end
+redis.call('HSET', KEYS[1], 'data', ARGV[2], 'turn', ARGV[3], 'prev', ARGV[4], 'items', ARGV[5])
+if any then redis.call('HSET', KEYS[1], 'displaced', cjson.encode(displaced)) end
+redis.call('EXPIRE', KEYS[1], ttl)
 return 1
 `;
 
@@ -81,37 +83,34 @@ return {turns, false}
 /**
  * Deletes a response and the item index entries it owns, in one round trip:
  * an entry a later response took over (it resent the same item) is that
- * response's and stays; one this response took over goes back to the latest
- * earlier holder still stored, for as long as that one is kept.
+ * response's and stays; one this response took over from another still
+ * stored goes back to that one, for as long as that one is kept.
  * KEYS[1]: the response; ARGV[1]: the tenant's item key prefix, ARGV[3] its
- * response key prefix, ARGV[4] its earlier-holders key prefix (same slot);
- * ARGV[2]: the response's id. Responses stored before entries named their
- * owner (a comma-joined id list, entries of bare JSON) are deleted as they
- * were then.
+ * response key prefix (same slot); ARGV[2]: the response's id. Responses
+ * stored before entries named their owner (a comma-joined id list, entries of
+ * bare JSON) are deleted as they were then.
  */
 const DELETE_SCRIPT = `
-local ids = redis.call('HGET', KEYS[1], 'items')
+local fields = redis.call('HMGET', KEYS[1], 'items', 'displaced')
+local ids = fields[1]
 if not ids then return 0 end
 local list = {}
 if string.sub(ids, 1, 1) == '[' then list = cjson.decode(ids)
 else for itemId in string.gmatch(ids, '[^,]+') do list[#list + 1] = itemId end end
+local heirs = fields[2] and cjson.decode(fields[2]) or {}
 local owner = ARGV[2] .. '\\n'
 for _, itemId in ipairs(list) do
   local key = ARGV[1] .. itemId
   local entry = redis.call('GET', key)
   if entry and (string.sub(entry, 1, 1) == '{' or string.sub(entry, 1, #owner) == owner) then
-    local json = string.sub(entry, 1, 1) == '{' and entry or string.sub(entry, #owner + 1)
-    local given = false
-    repeat
-      local heir = redis.call('RPOP', ARGV[4] .. itemId)
-      if not heir then break end
-      local kept = redis.call('PTTL', ARGV[3] .. heir)
-      if kept > 0 then
-        redis.call('SET', key, heir .. '\\n' .. json, 'PX', kept)
-        given = true
-      end
-    until given
-    if not given then redis.call('DEL', key) end
+    local heir = heirs[itemId]
+    local kept = heir and redis.call('PTTL', ARGV[3] .. heir) or -2
+    if kept > 0 then
+      local json = string.sub(entry, 1, 1) == '{' and entry or string.sub(entry, #owner + 1)
+      redis.call('SET', key, heir .. '\\n' .. json, 'PX', kept)
+    else
+      redis.call('DEL', key)
+    end
   end
 end
 redis.call('DEL', KEYS[1])
@@ -121,7 +120,7 @@ return 1
 interface ChainCommands {
   loopgatePut(...keysThenArgs: (string | number)[]): Promise<number>;
   loopgateChain(firstKey: string, prefix: string, id: string, limit: number): Promise<[string[], string | null]>;
-  loopgateDelete(key: string, itemPrefix: string, id: string, responsePrefix: string, earlierHoldersPrefix: string): Promise<number>;
+  loopgateDelete(key: string, itemPrefix: string, id: string, responsePrefix: string): Promise<number>;
 }
 
 /** How long the store may go unasked before a readiness check asks it (in the background) whether it still answers. */
@@ -210,7 +209,7 @@ export class RedisResponseStore implements ResponseStore {
       }
     }
     const owner = record.response.id;
-    const args = [this.#options.ttlSeconds, parts.record, parts.turn, record.previousResponseId ?? '', JSON.stringify(ids), owner, this.#keys.earlierHoldersPrefix(record.tenant), ...parts.items.map((item) => indexEntry(owner, item))];
+    const args = [this.#options.ttlSeconds, parts.record, parts.turn, record.previousResponseId ?? '', JSON.stringify(ids), owner, ...parts.items.map((item) => indexEntry(owner, item))];
     await this.#run(() => this.redis.loopgatePut(keys.length, ...keys, ...args));
   }
 
@@ -254,7 +253,7 @@ export class RedisResponseStore implements ResponseStore {
   }
 
   async delete(tenant: string, id: string): Promise<boolean> {
-    const deleted = await this.#run(() => this.redis.loopgateDelete(this.#keys.response(tenant, id), this.#keys.itemPrefix(tenant), id, this.#keys.responsePrefix(tenant), this.#keys.earlierHoldersPrefix(tenant)));
+    const deleted = await this.#run(() => this.redis.loopgateDelete(this.#keys.response(tenant, id), this.#keys.itemPrefix(tenant), id, this.#keys.responsePrefix(tenant)));
     return deleted === 1;
   }
 
