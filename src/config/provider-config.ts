@@ -50,6 +50,8 @@ const OpenAIChatProviderConfig = z.object({
   baseUrl: providerBaseUrl,
   apiKey: z.string().nullable().default(null),
   maxTokensField: z.enum(['max_completion_tokens', 'max_tokens']).default('max_completion_tokens'),
+  /** How call ids go back upstream: as given, or as nine letters and digits (Mistral's rule); `auto`: the latter for Mistral's models (providers/openai-chat/chat-tool-call-ids.ts). */
+  toolCallIds: z.enum(['auto', 'as-given', 'nine-alphanumerics']).default('auto'),
   ...outboundLimits,
   ...openAIEndpointConfig,
   ...upstreamConnectionConfig,

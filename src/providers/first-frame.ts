@@ -17,8 +17,8 @@ export interface FrameTranslator<Frame> {
 export interface StreamWire<Frame> {
   provider: string;
   translator: FrameTranslator<Frame>;
-  /** The frame's data as this wire's frame, or null when it is not one. */
-  parse(data: string): Frame | null;
+  /** The frame's data as this wire's frame, or null when it is not one; `event` is the frame's event name, if it has one. */
+  parse(data: string, event: string | null): Frame | null;
   /** A frame whose data ends the stream (`[DONE]`), for wires that send one. */
   isEndMarker(data: string): boolean;
   /**
@@ -33,7 +33,7 @@ export interface StreamWire<Frame> {
   /** The error for a frame that does not parse before the stream was committed. */
   invalidFirstFrame(): GatewayError;
   /** The error for an error the upstream sent in a frame before the stream was committed. */
-  errorFromFrame(code: string, message: string): GatewayError;
+  errorFromFrame(code: string, message: string, status?: number): GatewayError;
 }
 
 /**
@@ -73,7 +73,7 @@ export async function startFrameStream<Frame>(batches: AsyncGenerator<SseFrame[]
           ended = endMarker = true;
           break reading;
         }
-        const parsed = wire.parse(frame.data);
+        const parsed = wire.parse(frame.data, frame.event);
         if (!parsed) throw wire.invalidFirstFrame();
         translator.accept(parsed, first);
       }
@@ -89,7 +89,7 @@ export async function startFrameStream<Frame>(batches: AsyncGenerator<SseFrame[]
   const failure = first.find((event) => event.type === 'error');
   if (failure) {
     await batches.return(undefined);
-    throw wire.errorFromFrame(failure.code, failure.message);
+    throw wire.errorFromFrame(failure.code, failure.message, failure.status);
   }
   // Ended before the model said anything: nothing is committed yet, so this is the call's refusal (routing may go elsewhere).
   if (ended && !translator.finished && !first.some(isAnswer)) throw new GatewayError({ status: 502, type: 'upstream_error', ...noAnswer(provider, endMarker) });
@@ -130,7 +130,7 @@ async function* continueFrameStream<Frame>(batches: AsyncGenerator<SseFrame[]>, 
         complete = true;
         break;
       }
-      const parsed = wire.parse(frame.data);
+      const parsed = wire.parse(frame.data, frame.event);
       if (!parsed) {
         yield* failing({ type: 'error', code: 'upstream_invalid_response', message: `The upstream '${provider}' sent a stream frame that is ${wire.unparsable}.` });
         return;

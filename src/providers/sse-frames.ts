@@ -81,6 +81,13 @@ export async function* readSseFrameBatches(body: AsyncIterable<Uint8Array | stri
           dataChars += value.length;
           if (dataChars > maxEventChars) throw tooLarge();
         } else if (field === 'event') event = value;
+        else if (field === 'error') {
+          // Not a field of the standard: llama.cpp's server sent its errors so until late 2025 (`error: {...}` after a 200); kept as an `error` event.
+          event = 'error';
+          data.push(value);
+          dataChars += value.length;
+          if (dataChars > maxEventChars) throw tooLarge();
+        }
       }
       const rest = start === buffer.length ? '' : buffer.slice(start);
       pending = rest === '' ? [] : [rest];
@@ -98,6 +105,10 @@ export async function* readSseFrameBatches(body: AsyncIterable<Uint8Array | stri
       for (const line of buffer.split(/\r\n|\r|\n/)) {
         if (line.startsWith('data:')) data.push(line.slice(line.charCodeAt(5) === 32 ? 6 : 5));
         else if (line.startsWith('event:')) event = line.slice(6).trimStart();
+        else if (line.startsWith('error:')) {
+          event = 'error';
+          data.push(line.slice(line.charCodeAt(6) === 32 ? 7 : 6));
+        }
       }
     }
     if (data.length > 0) yield [{ event, data: data.join('\n') }];

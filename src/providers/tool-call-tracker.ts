@@ -11,6 +11,16 @@ export interface ToolCallFragment {
   arguments: string | null;
   /** The fragment's text is a freeform call's raw input (OpenAI's `custom` tool calls), not JSON arguments. */
   freeform?: boolean;
+  /** A signature the upstream put on the call, to go back with it (Gemini's thought signatures). */
+  signature?: string | null;
+}
+
+/** A call the upstream signed, whole. */
+export interface SignedCall {
+  callId: string;
+  name: string;
+  arguments: string;
+  signature: string;
 }
 
 interface TrackedCall {
@@ -23,6 +33,7 @@ interface TrackedCall {
   arguments: string;
   /** A freeform call's raw input so far: given as its one argument, `input`, once the call is whole (freeform-call.ts). */
   freeformInput: string | null;
+  signature: string | null;
 }
 
 /**
@@ -46,13 +57,14 @@ export class ToolCallTracker {
   accept(fragment: ToolCallFragment, out: TurnEvent[]): void {
     let call = this.#bySlot.get(fragment.slot);
     if (!call || (fragment.id && call.upstreamId && fragment.id !== call.upstreamId) || startsAnother(call, fragment)) {
-      call = { callId: this.#uniqueId(fragment.id), upstreamId: fragment.id, name: null, buffered: '', arguments: '', freeformInput: null };
+      call = { callId: this.#uniqueId(fragment.id), upstreamId: fragment.id, name: null, buffered: '', arguments: '', freeformInput: null, signature: null };
       this.#bySlot.set(fragment.slot, call);
       this.#calls.push(call);
     } else if (fragment.id && !call.upstreamId) {
       call.upstreamId = fragment.id;
     }
 
+    if (fragment.signature) call.signature = fragment.signature;
     if (call.name === null && fragment.name) {
       call.name = fragment.name;
       out.push({ type: 'tool_call.start', callId: call.callId, name: call.name });
@@ -80,6 +92,13 @@ export class ToolCallTracker {
       out.push({ type: 'tool_call.delta', callId: call.callId, delta: freeformArguments(call.freeformInput) });
       call.freeformInput = null;
     }
+  }
+
+  /** The calls that came signed, with the name and arguments they ended with. */
+  signedCalls(): SignedCall[] {
+    const signed: SignedCall[] = [];
+    for (const call of this.#calls) if (call.signature !== null && call.name !== null) signed.push({ callId: call.callId, name: call.name, arguments: call.arguments, signature: call.signature });
+    return signed;
   }
 
   #uniqueId(upstreamId: string | null): string {

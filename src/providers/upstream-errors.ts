@@ -12,7 +12,7 @@ import { contextLengthError } from './context-length-errors.ts';
 const MAX_MESSAGE = 2_000;
 
 interface UpstreamErrorBody {
-  error?: { message?: unknown; type?: unknown; code?: unknown; param?: unknown } | string;
+  error?: { message?: unknown; type?: unknown; code?: unknown; param?: unknown; status?: unknown; failed_generation?: unknown } | string;
   message?: unknown;
   detail?: unknown;
 }
@@ -133,24 +133,28 @@ function isAboutTheModel(code: string | null, message: string | null): boolean {
 }
 
 /**
- * An error the upstream reported inside its first stream frame, after a 200:
- * what the same refusal as an HTTP status would have been. A rate limit is a
- * 429 carrying the delay its message names ("Please try again in 2.5s") as
- * `retry-after`, since clients wait only as long as a header says (Codex
- * gives up on a 429 without one); a spent quota is OpenAI's 429
- * `insufficient_quota`, which clients show rather than retry.
+ * An error the upstream reported inside its first stream frame, after a 200
+ * (or in a 200 body): what the same refusal as an HTTP status would have
+ * been. Servers that state that status in the error (`status_code`, or a
+ * number in `code`: llama.cpp, vLLM, Groq) are taken at their word, so a
+ * request the upstream refused is the client's 400 (which SDKs do not
+ * retry), not a 502. A rate limit is a 429 carrying the delay its message
+ * names ("Please try again in 2.5s") as `retry-after`, since clients wait
+ * only as long as a header says (Codex gives up on a 429 without one); a
+ * spent quota is OpenAI's 429 `insufficient_quota`, which clients show rather than retry.
  */
-export function errorFromUpstreamFrame(provider: string, code: string, message: string): GatewayError {
+export function errorFromUpstreamFrame(provider: string, code: string, message: string, status?: number): GatewayError {
   const tooLong = contextLengthError(truncate(message), [code]);
   if (tooLong) return tooLong;
   const reported = `The upstream '${provider}' reported: ${truncate(message)}`;
   if (code === 'insufficient_quota') return new GatewayError({ status: 429, type: 'insufficient_quota', code, message: reported });
-  if (code === 'rate_limit_exceeded') {
+  if (code === 'rate_limit_exceeded' || status === 429) {
     const delayMs = retryDelayInText(message);
     return new GatewayError({ status: 429, type: 'rate_limit_error', code, message: reported, ...(delayMs !== null && { headers: { 'retry-after': String(Math.ceil(delayMs / 1000)), 'retry-after-ms': String(delayMs) } }) });
   }
-  const status = code === 'invalid_request_error' ? 400 : 502;
-  return new GatewayError({ status, type: status === 502 ? 'upstream_error' : 'invalid_request_error', code, message: reported });
+  if (status !== undefined) return errorFromUpstreamStatus(provider, status, JSON.stringify({ error: { message, code } }), {});
+  const refused = code === 'invalid_request_error' ? 400 : 502;
+  return new GatewayError({ status: refused, type: refused === 502 ? 'upstream_error' : 'invalid_request_error', code, message: reported });
 }
 
 /** The wait a rate-limit message names, as OpenAI words it ("try again in 2.5s", "in 640ms", "in 1m30s" reads its first part), in ms. */
@@ -217,23 +221,52 @@ export function transportCode(error: unknown): string | null {
 }
 
 function parseErrorBody(text: string): { message: string | null; type: string | null; code: string | null; param: string | null } {
-  let body: UpstreamErrorBody | null = null;
+  let parsed: unknown;
   try {
-    body = JSON.parse(text) as UpstreamErrorBody;
+    parsed = JSON.parse(text);
   } catch {
     return { message: text.trim() ? truncate(text.trim()) : null, type: null, code: null, param: null };
   }
+  // Google's front ends (Gemini's OpenAI compatibility among them) answer with a one-element array of the error.
+  const body = (Array.isArray(parsed) ? parsed[0] : parsed) as UpstreamErrorBody | null;
   const error = body?.error;
   if (error && typeof error === 'object') {
+    const message = typeof error.message === 'string' ? error.message : null;
     return {
-      message: typeof error.message === 'string' ? truncate(error.message) : null,
+      message: message === null ? null : truncate(withFailedGeneration(message, error.failed_generation)),
       type: typeof error.type === 'string' ? error.type : null,
-      code: typeof error.code === 'string' ? error.code : typeof error.code === 'number' ? String(error.code) : null,
+      code: errorWord(error),
       param: typeof error.param === 'string' ? error.param : null,
     };
   }
   const message = typeof error === 'string' ? error : typeof body?.message === 'string' ? body.message : typeof body?.detail === 'string' ? body.detail : null;
   return { message: message ? truncate(message) : null, type: null, code: null, param: null };
+}
+
+/**
+ * The word an error body names its error by: its `code`, or Google's
+ * `status` ("INVALID_ARGUMENT", lower-cased); never an HTTP status number,
+ * which servers that put one in `code` (llama.cpp, vLLM, OpenRouter,
+ * Google) mean as the status, not as a code a client could act on.
+ */
+export function errorWord(error: { code?: unknown; status?: unknown }): string | null {
+  if (typeof error.code === 'string' && error.code !== '' && !/^\d+$/.test(error.code)) return error.code;
+  if (typeof error.status === 'string' && /^[A-Z_]+$/.test(error.status)) return error.status.toLowerCase();
+  return null;
+}
+
+/** The HTTP status an error body states (`status_code`, or a number in `code`), when it is one. */
+export function statedStatus(error: { code?: unknown; status_code?: unknown }): number | null {
+  for (const value of [error.status_code, error.code]) {
+    const status = typeof value === 'number' ? value : typeof value === 'string' && /^\d{3}$/.test(value) ? Number(value) : NaN;
+    if (Number.isInteger(status) && status >= 400 && status <= 599) return status;
+  }
+  return null;
+}
+
+/** Groq's refusal of a malformed tool call says to see `failed_generation`, the model's own output: it is the client's to see. */
+export function withFailedGeneration(message: string, failedGeneration: unknown): string {
+  return typeof failedGeneration === 'string' && failedGeneration !== '' ? `${message}\nfailed_generation: ${failedGeneration}` : message;
 }
 
 function defaultTypeFor(status: number): string {

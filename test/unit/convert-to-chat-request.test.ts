@@ -197,3 +197,32 @@ describe('convertToChatRequest', () => {
     expect(last.messages.at(-1)).toEqual({ role: 'user', content: [{ type: 'text', text: '1 image returned by tool call c:' }, { type: 'image_url', image_url: { url: 'https://x/1.png' } }] });
   });
 });
+
+describe("call ids as Mistral takes them back (nine letters and digits)", () => {
+  const history = items([
+    { role: 'user', content: 'Add.' },
+    { type: 'function_call', call_id: 'call_Abc123XyZ987def456ghi', name: 'add', arguments: '{}' },
+    { type: 'function_call', call_id: 'K3x9Pq2Zm', name: 'add', arguments: '{"a":1}' },
+    { type: 'function_call_output', call_id: 'call_Abc123XyZ987def456ghi', output: '1' },
+    { type: 'function_call_output', call_id: 'K3x9Pq2Zm', output: '2' },
+  ]);
+  const sentIds = (model: string, toolCallIds?: 'auto' | 'as-given' | 'nine-alphanumerics') => {
+    const messages = convertToChatRequest(turn({ model, items: history }), { ...options, ...(toolCallIds && { toolCallIds }) }).messages as { role: string; tool_calls?: { id: string }[]; tool_call_id?: string }[];
+    return { calls: messages.flatMap((message) => message.tool_calls?.map((call) => call.id) ?? []), outputs: messages.flatMap((message) => (message.tool_call_id ? [message.tool_call_id] : [])) };
+  };
+
+  it.each(['mistral-large-latest', 'open-mixtral-8x22b', 'codestral-latest', 'mistralai/Mistral-Small-3.2-24B-Instruct-2506'])('%s: an id that does not fit goes as nine of its hash, the same for its output; one that fits as it is', (model) => {
+    const { calls, outputs } = sentIds(model);
+    expect(calls[0]).toMatch(/^[A-Za-z0-9]{9}$/);
+    expect(calls[1]).toBe('K3x9Pq2Zm');
+    expect(outputs).toEqual(calls);
+    // The same in every request: a prompt cache still matches.
+    expect(sentIds(model).calls).toEqual(calls);
+  });
+
+  it('other models get ids as given, unless the provider says otherwise', () => {
+    expect(sentIds('gpt-4.1').calls).toEqual(['call_Abc123XyZ987def456ghi', 'K3x9Pq2Zm']);
+    expect(sentIds('my-finetune', 'nine-alphanumerics').calls[0]).toMatch(/^[A-Za-z0-9]{9}$/);
+    expect(sentIds('mistral-large-latest', 'as-given').calls[0]).toBe('call_Abc123XyZ987def456ghi');
+  });
+});

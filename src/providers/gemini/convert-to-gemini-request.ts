@@ -8,7 +8,7 @@ import { imageTypeOf } from '../../util/image-type.ts';
 import type { TurnRequest } from '../provider.ts';
 import { assistantTexts, instructionsText, separateInstructions } from '../wire-items.ts';
 import { describedSchema } from '../described-schema.ts';
-import { checksCallSignatures, decodeSignature, SKIP_SIGNATURE_VALIDATOR } from './thought-signatures.ts';
+import { callSignatures, checksCallSignatures, decodeSignature, SKIP_SIGNATURE_VALIDATOR } from './thought-signatures.ts';
 import type { GeminiContent, GeminiPart, GeminiRequest } from './gemini-wire.ts';
 
 /** Thinking budgets per `reasoning.effort`; `none` turns thinking off where the model allows it; 32,768 is the most any Gemini model takes. */
@@ -89,9 +89,7 @@ export function convertToGeminiRequest(request: TurnRequest): GeminiRequest {
 function convertConversation(instructions: string | null, items: InputItem[], historyLength: number, placeholderSignatures: boolean): { system: string; contents: GeminiContent[] } {
   const contents: GeminiContent[] = [];
   const callNames = new Map<string, string>();
-  const callSignatures = new Map<string, string>();
-  /** The same signatures by the call's name and arguments: an MCP call of the gateway's loop comes back under the gateway's item id. */
-  const signaturesByCall = new Map<string, string>();
+  const signatures = callSignatures(items);
   const push = (role: GeminiContent['role'], parts: GeminiPart[]) => {
     if (parts.length === 0) return;
     const last = contents.at(-1);
@@ -102,13 +100,6 @@ function convertConversation(instructions: string | null, items: InputItem[], hi
 
   for (const item of items) {
     if (item.type === 'function_call') callNames.set(item.call_id, item.name);
-    if (item.type === 'reasoning' && item.encrypted_content) {
-      const signed = decodeSignature(item.encrypted_content);
-      if (signed?.part === 'call') {
-        callSignatures.set(signed.callId, signed.signature);
-        if (signed.name !== undefined && signed.arguments !== undefined) signaturesByCall.set(`${signed.name}\0${signed.arguments}`, signed.signature);
-      }
-    }
   }
 
   const pieces = separateInstructions(instructions, items, historyLength, (item, param) => {
@@ -134,7 +125,7 @@ function convertConversation(instructions: string | null, items: InputItem[], hi
         const step = contents.at(-1)?.role === 'model' ? contents.at(-1)!.parts : [];
         // Only a step's first call carries a signature (parallel calls' others never do): that is the one a placeholder stands in for.
         const firstOfStep = !step.some((part) => part.functionCall);
-        const signature = callSignatures.get(item.call_id) ?? takeSignature(signaturesByCall, `${item.name}\0${item.arguments}`) ?? (placeholderSignatures && firstOfStep ? SKIP_SIGNATURE_VALIDATOR : undefined);
+        const signature = signatures.of(item) ?? (placeholderSignatures && firstOfStep ? SKIP_SIGNATURE_VALIDATOR : undefined);
         push('model', [{ functionCall: { id: item.call_id, name: item.name, args: parseArguments(item.arguments) }, ...(signature && { thoughtSignature: signature }) }]);
         break;
       }
@@ -182,13 +173,6 @@ function leadStepsWithSignedCall(contents: GeminiContent[]): void {
     // Stable: parts that answer no call of the step keep their place after the answers.
     responses.parts.sort((a, b) => (a.functionResponse && b.functionResponse ? rank(a) - rank(b) : 0));
   }
-}
-
-/** A signature found by its call's name and arguments, once: a later call that looks the same is another call. */
-function takeSignature(signatures: Map<string, string>, key: string): string | undefined {
-  const signature = signatures.get(key);
-  signatures.delete(key);
-  return signature;
 }
 
 /** Gemini rejects empty text parts. */

@@ -1,3 +1,5 @@
+import type { InputItem } from '../../protocol/input-items.ts';
+
 /**
  * Gemini's thought signatures must go back on the very part they came on
  * (a function call, the answer's text, a thought). They travel in a
@@ -34,6 +36,35 @@ export function decodeSignature(value: string): SignedPart | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * The signatures calls came with, in the reasoning items among `items`: by
+ * call id, and by name and arguments for a call the gateway's own loop shows
+ * under its item id (an MCP call), each of those once (a later call that
+ * looks the same is another call).
+ */
+export function callSignatures(items: InputItem[]): { of(call: { call_id: string; name: string; arguments: string }): string | undefined } {
+  const byId = new Map<string, string>();
+  const byCall = new Map<string, string>();
+  for (const item of items) {
+    if (item.type !== 'reasoning' || !item.encrypted_content) continue;
+    const signed = decodeSignature(item.encrypted_content);
+    if (signed?.part !== 'call') continue;
+    byId.set(signed.callId, signed.signature);
+    if (signed.name !== undefined && signed.arguments !== undefined) byCall.set(`${signed.name}\0${signed.arguments}`, signed.signature);
+  }
+  return {
+    of(call) {
+      if (byId.size === 0) return undefined;
+      const found = byId.get(call.call_id);
+      if (found !== undefined) return found;
+      const key = `${call.name}\0${call.arguments}`;
+      const signature = byCall.get(key);
+      byCall.delete(key);
+      return signature;
+    },
+  };
 }
 
 /**

@@ -3,6 +3,8 @@ import { ToolCallTracker } from '../tool-call-tracker.ts';
 import { InlineThinking, type ContentPiece } from './inline-thinking.ts';
 import type { ChatAnnotation, ChatChunk, ChatDelta, ChatLogprobs, ChatUsage } from './chat-wire.ts';
 import { mapChatFinishReason } from './map-chat-finish-reason.ts';
+import { errorWord, statedStatus, withFailedGeneration } from '../upstream-errors.ts';
+import { encodeSignature } from '../gemini/thought-signatures.ts';
 
 /**
  * Turns Chat Completions chunks (or one whole completion message, which is a
@@ -64,6 +66,7 @@ export class ChatChunkTranslator {
             id: call.id ?? null,
             name: call.function?.name ?? call.custom?.name ?? null,
             ...(call.custom ? { arguments: call.custom.input ?? null, freeform: true } : { arguments: argumentsText(call.function?.arguments) }),
+            signature: call.extra_content?.google?.thought_signature ?? null,
           },
           out,
         );
@@ -115,6 +118,8 @@ export class ChatChunkTranslator {
   finish(out: TurnEvent[]): void {
     for (const piece of this.#thinking.end()) out.push(contentEvent(piece));
     this.#tools.closeFreeform(out);
+    // Gemini's OpenAI compatibility signs calls as its own API does: the signatures travel as its own API's do, so they also survive a switch between the two.
+    for (const call of this.#tools.signedCalls()) out.push({ type: 'reasoning.encrypted', value: encodeSignature({ part: 'call', ...call }) });
     if (this.#usage) out.push({ type: 'usage', usage: this.#usage });
     out.push({ type: 'finish', finish: mapChatFinishReason(this.#finishReason, this.#tools.hasCalls) });
   }
@@ -130,15 +135,34 @@ function argumentsText(value: unknown): string | null {
   return JSON.stringify(value);
 }
 
+/**
+ * An error where a chunk or completion should be. Servers say it their own
+ * ways: OpenAI's `{error: {code, message}}`, a status number in `code` or
+ * `status_code` with the word in `type` (llama.cpp, vLLM, Groq), a bare
+ * string (LM Studio, older Ollama), or `{object: "error"}` (older vLLM).
+ */
 export function readInBandError(chunk: ChatChunk): Extract<TurnEvent, { type: 'error' }> | null {
-  if (chunk.error) {
-    const code = chunk.error.code ?? chunk.error.type ?? 'upstream_error';
-    return { type: 'error', code: String(code), message: chunk.error.message ?? 'The upstream reported an error.' };
+  const { error } = chunk;
+  if (typeof error === 'string') return { type: 'error', code: 'upstream_error', message: error || UNSAID };
+  if (error) {
+    const stated = statedStatus(error);
+    const status = stated ?? (error.type === 'invalid_request_error' ? 400 : null);
+    const message = withFailedGeneration(typeof error.message === 'string' && error.message ? error.message : UNSAID, error.failed_generation);
+    return { type: 'error', code: errorWord(error) ?? codeForStatus(error.type, status), message, ...(status !== null && { status }) };
   }
   if (chunk.object === 'error') {
-    return { type: 'error', code: 'upstream_error', message: chunk.message ?? 'The upstream reported an error.' };
+    return { type: 'error', code: 'upstream_error', message: chunk.message ?? UNSAID };
   }
   return null;
+}
+
+const UNSAID = 'The upstream reported an error.';
+
+/** A code for an error that names none but its type or status: the type when it is a code's kind of word, else what the status says. */
+function codeForStatus(type: unknown, status: number | null): string {
+  if (typeof type === 'string' && /^[a-z]+(?:_[a-z]+)*$/.test(type)) return type;
+  if (status === 429) return 'rate_limit_exceeded';
+  return status !== null && status < 500 ? 'invalid_request_error' : 'upstream_error';
 }
 
 function mapLogprob(token: NonNullable<ChatLogprobs['content']>[number]): TokenLogprob {

@@ -26,16 +26,18 @@ export function startChatStream(frames: AsyncGenerator<SseFrame[]>, provider: st
       stopWhenFinished: false,
       unparsable: 'not JSON',
       invalidFirstFrame: () => invalidUpstreamBody(provider, 'the first stream frame is not JSON'),
-      errorFromFrame: (code, message) => errorFromUpstreamFrame(provider, code, message),
+      errorFromFrame: (code, message, status) => errorFromUpstreamFrame(provider, code, message, status),
     },
     signal,
   );
 }
 
-function parseChunk(data: string): ChatChunk | null {
+function parseChunk(data: string, event: string | null): ChatChunk | null {
   try {
     const value: unknown = JSON.parse(data);
-    return value !== null && typeof value === 'object' ? (value as ChatChunk) : null;
+    if (value === null || typeof value !== 'object') return null;
+    // An `error` event holds the error itself (llama.cpp's `error:` lines; `sse-frames.ts`).
+    return event === 'error' && !('error' in value) ? { error: value as ChatChunk['error'] } : (value as ChatChunk);
   } catch {
     return null;
   }

@@ -9,6 +9,13 @@ export interface ChatToolCall {
   id: string;
   type: 'function';
   function: { name: string; arguments: string };
+  /** What Gemini's OpenAI-compatible endpoint adds to a call and wants back on it: the call's thought signature. */
+  extra_content?: GoogleExtraContent;
+}
+
+/** Gemini's `extra_content` on a tool call (its OpenAI compatibility): Gemini 3 refuses a next turn whose calls come back without their signature. */
+export interface GoogleExtraContent {
+  google?: { thought_signature?: string | null } | null;
 }
 
 export type ChatMessage =
@@ -48,6 +55,7 @@ export interface ChatToolCallDelta {
   function?: { name?: string | null; arguments?: string | null } | null;
   /** A freeform tool's call (OpenAI's `type: "custom"`): its raw input. */
   custom?: { name?: string | null; input?: string | null } | null;
+  extra_content?: GoogleExtraContent | null;
 }
 
 export interface ChatDelta {
@@ -98,7 +106,7 @@ export interface ChatChunk {
   object?: string;
   choices?: ChatChoiceChunk[] | null;
   usage?: ChatUsage | null;
-  error?: { message?: string; type?: string; code?: string | number | null; param?: string | null } | null;
+  error?: { message?: string; type?: string; code?: string | number | null; param?: string | null; status_code?: number | null; status?: string | null; failed_generation?: string | null } | string | null;
   message?: string;
   /** The tier the call was served at (OpenAI's own; other servers leave it out). */
   service_tier?: string | null;

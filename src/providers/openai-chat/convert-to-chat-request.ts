@@ -6,17 +6,21 @@ import type { TurnRequest } from '../provider.ts';
 import { forEachWireItem } from '../wire-items.ts';
 import type { ChatContentPart, ChatMessage, ChatRequest, ChatToolCall } from './chat-wire.ts';
 import { openReasoningText } from '../../protocol/sealed-reasoning-text.ts';
+import { callSignatures } from '../gemini/thought-signatures.ts';
+import { toolCallIdsFor, type ToolCallIdFormat } from './chat-tool-call-ids.ts';
 
 export interface ChatRequestOptions {
   /** Which field carries the output token limit: OpenAI wants the new one, many compatible servers the old. */
   maxTokensField: 'max_completion_tokens' | 'max_tokens';
+  /** How call ids go back (chat-tool-call-ids.ts); `auto` by default. */
+  toolCallIds?: ToolCallIdFormat;
 }
 
 /** Translates one turn into a Chat Completions request body (PROTOCOL-NOTES §4, §6). */
 export function convertToChatRequest(request: TurnRequest, options: ChatRequestOptions): ChatRequest {
   const body: ChatRequest = {
     model: request.model,
-    messages: convertMessages(request.instructions, request.items, request.historyLength),
+    messages: convertMessages(request.instructions, request.items, request.historyLength, toolCallIdsFor(options.toolCallIds ?? 'auto', request.model)),
     stream: request.stream,
   };
   if (request.stream) body.stream_options = { include_usage: true };
@@ -55,7 +59,7 @@ export function convertToChatRequest(request: TurnRequest, options: ChatRequestO
   return body;
 }
 
-function convertMessages(instructions: string | null, items: InputItem[], historyLength: number): ChatMessage[] {
+function convertMessages(instructions: string | null, items: InputItem[], historyLength: number, callId: ((id: string) => string) | null): ChatMessage[] {
   const messages: ChatMessage[] = [];
   if (instructions) messages.push({ role: 'system', content: instructions });
   // Consecutive function calls of one model turn become one assistant message.
@@ -67,6 +71,7 @@ function convertMessages(instructions: string | null, items: InputItem[], histor
     pendingReasoning = '';
     return message;
   };
+  const signatures = callSignatures(items);
   // Images and files tools answered with: a tool message takes text only, so they follow that turn's tool messages as one user message.
   let toolAttachments: ChatContentPart[] = [];
   const attachToolOutputs = () => {
@@ -93,7 +98,9 @@ function convertMessages(instructions: string | null, items: InputItem[], histor
         return;
       }
       case 'function_call': {
-        const call: ChatToolCall = { id: item.call_id, type: 'function', function: { name: item.name, arguments: item.arguments } };
+        const call: ChatToolCall = { id: callId ? callId(item.call_id) : item.call_id, type: 'function', function: { name: item.name, arguments: item.arguments } };
+        const signature = signatures.of(item);
+        if (signature) call.extra_content = { google: { thought_signature: signature } };
         if (pendingAssistant) (withReasoning(pendingAssistant).tool_calls ??= []).push(call);
         else {
           pendingAssistant = withReasoning({ role: 'assistant', content: null, tool_calls: [call] });
@@ -103,13 +110,14 @@ function convertMessages(instructions: string | null, items: InputItem[], histor
       }
       case 'function_call_output': {
         const { text, attachments } = splitToolOutput(item.output, `${param}.output`);
+        const id = callId ? callId(item.call_id) : item.call_id;
         if (attachments.length === 0) {
-          messages.push({ role: 'tool', tool_call_id: item.call_id, content: text });
+          messages.push({ role: 'tool', tool_call_id: id, content: text });
           return;
         }
         const counted = countAttachments(attachments);
-        messages.push({ role: 'tool', tool_call_id: item.call_id, content: `${text}${text ? '\n\n' : ''}[${counted} of this output ${attachments.length === 1 ? 'is' : 'are'} in the next user message]` });
-        toolAttachments.push({ type: 'text', text: `${counted} returned by tool call ${item.call_id}:` }, ...attachments);
+        messages.push({ role: 'tool', tool_call_id: id, content: `${text}${text ? '\n\n' : ''}[${counted} of this output ${attachments.length === 1 ? 'is' : 'are'} in the next user message]` });
+        toolAttachments.push({ type: 'text', text: `${counted} returned by tool call ${id}:` }, ...attachments);
         return;
       }
       case 'reasoning':
