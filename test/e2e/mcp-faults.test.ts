@@ -1,5 +1,6 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
+import { createServer as createHttpServer } from 'node:http';
 import OpenAI from 'openai';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../support/gateway.ts';
@@ -330,6 +331,21 @@ describe('MCP faults: no operator server can stall unrelated requests', () => {
     expect(response.output_text).toBe('answered without it');
     expect(elapsed).toBeGreaterThanOrEqual(750);
     expect(elapsed).toBeLessThan(3_000);
+  });
+
+  it('a request-named server that refuses the credentials says its HTTP status in mcp_list_tools.error, as an operator server does', async () => {
+    const unauthorized = createHttpServer((_req, res) => res.writeHead(401).end());
+    await new Promise<void>((resolve) => unauthorized.listen(0, '127.0.0.1', resolve));
+    try {
+      const serverUrl = `http://127.0.0.1:${(unauthorized.address() as AddressInfo).port}/mcp`;
+      upstream.setScript(textReply('answered without it'));
+      const { client } = await start({ allowedUrls: [`${new URL(serverUrl).origin}/`] });
+      const response = await client.responses.create({ model: 'm', input: 'hi', tools: [{ type: 'mcp', server_label: 'locked', server_url: serverUrl, require_approval: 'never' }] });
+      assertValidResponseWithMcpItems(response);
+      expect(response.output[0]).toMatchObject({ type: 'mcp_list_tools', server_label: 'locked', tools: [], error: expect.stringContaining("Could not list the tools of 'locked': HTTP 401 Unauthorized") });
+    } finally {
+      unauthorized.close();
+    }
   });
 
   it('timeout precedence: mcp.timeoutMs beyond loop.toolTimeoutMs is honoured for a server that sets none', async () => {

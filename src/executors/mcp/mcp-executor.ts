@@ -4,7 +4,7 @@ import type { McpListToolsItem, OutputItem } from '../../protocol/output-items.t
 import { newId } from '../../util/ids.ts';
 import type { CallPresentation, OfferedTool, PreparedTools, ToolCall, ToolContext, ToolExecutor, ToolResult } from '../tool-executor.ts';
 import { egressRefusalIn, type EgressPolicy } from './egress-policy.ts';
-import type { McpServerTarget, McpSessionPool, McpTool } from './mcp-session-pool.ts';
+import { describeFailure, type McpServerTarget, type McpSessionPool, type McpTool } from './mcp-session-pool.ts';
 import { gatesAnyTool, needsApproval, type OperatorApprovalSetting } from './operator-approval.ts';
 import { OperatorToolCatalog, type CatalogLogger, type OperatorServerStatus } from './operator-tool-catalog.ts';
 import { allowedByRequest, requestServerHeaders, requiresApproval } from './request-server-settings.ts';
@@ -126,10 +126,9 @@ export class McpExecutor implements ToolExecutor {
       this.#offerOperatorServers(),
       Promise.all(context.mcpServers.map(({ tool, index }) => this.#offerRequestServer(tool, index, context.previousOutput))),
     ]);
-    return {
-      offered: [...operator.flat(), ...requested.flatMap((entry) => entry.offered)],
-      items: requested.flatMap((entry) => (entry.listing ? [entry.listing] : [])),
-    };
+    const offered = [...operator.flat(), ...requested.flatMap((entry) => entry.offered)];
+    refuseSharedNames(offered, context);
+    return { offered, items: requested.flatMap((entry) => (entry.listing ? [entry.listing] : [])) };
   }
 
   async execute(call: ToolCall, context: ToolContext, signal: AbortSignal): Promise<ToolResult> {
@@ -236,9 +235,38 @@ export class McpExecutor implements ToolExecutor {
   }
 }
 
+/**
+ * Two servers' tools under one name for the model: `<server>__<tool>` joins
+ * ambiguously when a label or a tool name holds `__` (a request's server
+ * `ops__admin` with a tool `wipe` is `ops__admin__wipe`, as is the operator
+ * server `ops`'s tool `admin__wipe`), and the later would silently take the
+ * earlier's place, an operator server's approvals with it. A request whose
+ * server would do that is refused, naming the server.
+ */
+function refuseSharedNames(offered: readonly OfferedTool[], context: ToolContext): void {
+  const owners = new Map<string, string>();
+  for (const tool of offered) {
+    const owner = tool.operatorServer ?? (tool.presentation.kind === 'mcp' ? tool.presentation.serverLabel : null);
+    if (owner === null) continue;
+    const earlier = owners.get(tool.definition.name);
+    if (earlier === undefined) {
+      owners.set(tool.definition.name, owner);
+      continue;
+    }
+    if (earlier === owner) continue;
+    const named = context.mcpServers.find(({ tool: server }) => server.server_label === owner) ?? context.mcpServers.find(({ tool: server }) => server.server_label === earlier);
+    if (!named) continue;
+    throw invalidRequest(
+      `The MCP servers '${earlier}' and '${owner}' each have a tool the model would call '${tool.definition.name}' (a server's tools are offered as <server_label>__<tool>); give the server '${named.tool.server_label}' a label that does not make another server's tool names.`,
+      `tools[${named.index}].server_label`,
+      'mcp_tool_name_collision',
+    );
+  }
+}
+
 const SILENT: CatalogLogger = { info: () => {}, warn: () => {}, debug: () => {} };
 
+/** A listing's failure as one line, naming the HTTP status where there was one (`HTTP 401 Unauthorized: …`), as an operator server's does. */
 function describe(error: unknown): string {
-  if (error instanceof GatewayError) return error.message;
-  return error instanceof Error ? error.message : String(error);
+  return error instanceof GatewayError ? error.message : describeFailure(error);
 }
