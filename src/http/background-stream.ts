@@ -94,8 +94,21 @@ export async function streamBackgroundEvents(request: FastifyRequest, reply: Fas
 export async function streamStoredResponse(request: FastifyRequest, reply: FastifyReply, source: BackgroundStreamSource, record: StoredResponse, after: number): Promise<void> {
   const { response, tenant } = record;
   if (!response.background) throw invalidRequest('This response cannot be streamed: it was not created with background=true. Retrieve it without stream=true.', 'stream', 'invalid_value');
-  if (isFinished(response) && (await source.events.lastSequence(tenant, response.id)) < 0) throw eventsExpired(response.id, null);
+  if (isFinished(response)) {
+    const last = await source.events.lastSequence(tenant, response.id);
+    if (last < 0) throw eventsExpired(response.id, null);
+    // Resumed at (or past) its last event: nothing is missing and nothing more will come, so the stream is whole and empty
+    // (a client that kept the last sequence number it read, as the SDK's retrieve with starting_after does).
+    if (after >= last) return endEmpty(reply, source);
+  }
   await streamBackgroundEvents(request, reply, source, response.id, after, tenant);
+}
+
+function endEmpty(reply: FastifyReply, source: BackgroundStreamSource): void {
+  reply.hijack();
+  const writer = new SseWriter(reply.raw, reply.getHeaders() as Record<string, string>, source.pacing, source.streams);
+  void writer.write('data: [DONE]\n\n');
+  writer.end();
 }
 
 /** An `error` event: OpenResponses nests the error, OpenAI's SDKs read its fields at the top, so both are there. */

@@ -101,6 +101,16 @@ for (const storeKind of ['memory', 'redis', 'redis-cluster'] as const satisfies 
       const replay = clientOther.responses.stream({ response_id: id });
       const rebuilt = await replay.finalResponse();
       expect(rebuilt.output_text).toBe(text);
+      // Resumed again after the last event it read (the terminal one): whole and empty at once, not a 5 s wait ending in an error.
+      const last = all.at(-1)!.sequence_number;
+      const started = performance.now();
+      const after: unknown[] = [];
+      for await (const event of await clientOther.responses.retrieve(id, { stream: true, starting_after: last })) after.push(event);
+      expect(after).toEqual([]);
+      expect(performance.now() - started).toBeLessThan(2_000);
+      const raw = await fetch(`${replicas.other.baseURL}/responses/${id}?stream=true&starting_after=${last}`);
+      expect(raw.status).toBe(200);
+      expect(await raw.text()).toBe('data: [DONE]\n\n');
     });
 
     it("a browser's EventSource resumes: every event carries its sequence number as its SSE id, Last-Event-ID resumes after it, and once the response has ended it is told to stop (204)", async () => {
