@@ -8,7 +8,7 @@ export const MASK = '***';
 const SECRET_KEY = /^(api_?key|key|password|secret|token|authorization)$/i;
 /** Keys whose every value is a secret (MCP servers' headers carry credentials). */
 const SECRET_CONTAINER = /^headers$/i;
-/** Keys holding query parameters, whose values are secrets where their names say so (`subscription-key`, `sig`), as in a URL's query. */
+/** Keys holding query parameters, whose values are secrets where their names say so (`subscription-key`, `sig`, Azure Functions' `code`), as in a URL's query. */
 const QUERY_CONTAINER = /^queryParams$/i;
 /**
  * Client keys: a list of `{key, tenant}` entries. The list itself, or an
@@ -69,6 +69,8 @@ export function maskUrl(value: string): string {
 export function maskRefusedValue(value: string): string {
   return maskUrl(value)
     .replace(/^([a-z][a-z0-9+.-]*:\/\/)(.*)@/is, `$1${MASK}@`)
+    // A URL written without its scheme (`user:password@host`, `//:password@host`): what comes before the host is masked all the same.
+    .replace(/^(\/\/)?[^/\s@]+@/, (_whole, slashes: string | undefined) => `${slashes ?? ''}${MASK}@`)
     .replace(/([?&;])([^=&#]+)=([^&#]*)/g, (whole, separator: string, name: string) => (SECRET_QUERY_PARAMETER.test(name) ? `${separator}${name}=${MASK}` : whole));
 }
 

@@ -16,7 +16,7 @@ import { allowedToolNames, resolveToolChoice } from './resolve-tool-choice.ts';
 import { PreparedStateProvider } from './prepared-state-provider.ts';
 import type { ConversationTurn, ResponseStore, StoredInputItem, StoredResponse } from '../store/response-store.ts';
 import { newId } from '../util/ids.ts';
-import type { SecretRedactor } from '../util/secret-redactor.ts';
+import { SecretRedactor } from '../util/secret-redactor.ts';
 import type { BackgroundRunner } from './background-runner.ts';
 import type { ConnectionResponses } from './connection-responses.ts';
 import { buildConversation, conversationAtHand } from './conversation.ts';
@@ -139,12 +139,14 @@ export class ResponseEngine {
   readonly #toolErrors: ToolErrorSanitizer;
   /** Blanks configured credentials out of a message (an upstream may echo its key). */
   readonly #redactSecrets: (text: string) => string;
+  readonly #secrets: SecretRedactor;
 
   constructor(options: ResponseEngineOptions) {
     this.#options = options;
     this.#windows = options.contextWindows ?? new ContextWindows();
     this.#toolErrors = options.toolErrors ?? (options.secrets ? new ToolErrorSanitizer({ servers: [], secrets: options.secrets }) : ToolErrorSanitizer.basic);
     const secrets = options.secrets;
+    this.#secrets = secrets ?? SecretRedactor.none;
     this.#redactSecrets = secrets ? (text) => secrets.redact(text) : (text) => text;
   }
 
@@ -380,7 +382,7 @@ export class ResponseEngine {
       observer,
       hooks: {
         beforeTerminal: async (final) => {
-          if (final.error) final.error.message = this.#redactSecrets(final.error.message);
+          if (final.error) this.#secrets.redactFields(final.error);
           if (truncating?.report) final['loopgate:truncation'] = truncating.report;
           // A background response's first call runs inside the loop: its deployment is known only now.
           const deployment = route.servedBy?.()?.deployment;

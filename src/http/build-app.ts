@@ -3,6 +3,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { decodeCompactionKey } from '../config/compaction-key.ts';
 import { effectiveDefaultProvider } from '../config/default-provider.ts';
 import { configuredSecrets } from '../config/configured-secrets.ts';
+import { exporterHeaderSecrets } from '../observability/tracing-settings.ts';
 import type { GatewayConfig } from '../config/load-config.ts';
 import { CompactionCodec } from '../engine/compaction/compaction-codec.ts';
 import { Compactor } from '../engine/compaction/compactor.ts';
@@ -94,7 +95,7 @@ const RATE_LIMIT_HEADERS = ['requests', 'tokens', 'tokens-day'].flatMap((suffix)
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { config } = options;
   // An upstream or server echoing a configured credential back must not carry it into logs, errors or stored responses.
-  const secrets = new SecretRedactor(configuredSecrets(config));
+  const secrets = new SecretRedactor([...configuredSecrets(config), ...exporterHeaderSecrets()]);
   // x-should-retry: the SDKs read it before the status, in browsers too (a refusal no retry can pass).
   // Not set: any origin when every request needs a key (a page must hold one), else pages on this machine only.
   const origins = config.server.corsOrigins ?? (config.auth.apiKeys.length > 0 ? ['*'] : 'loopback');

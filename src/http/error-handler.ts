@@ -63,7 +63,7 @@ function sendError(error: FastifyError | GatewayError, request: FastifyRequest, 
   if (!gatewayError.retryable) reply.header('x-should-retry', 'false');
   // Upstream messages pass through (the client can fix its request); a credential an upstream echoed does not.
   const body = gatewayError.toBody();
-  body.error.message = secrets.redact(body.error.message);
+  secrets.redactFields(body.error);
   return reply.code(gatewayError.status).headers(gatewayError.headers).send(body);
 }
 

@@ -30,6 +30,8 @@ export interface ResponseTracerOptions {
 }
 
 /** Longest error description a span status carries. */
+/** Codes are words; an upstream's may be anything. */
+const MAX_ERROR_TYPE_CHARS = 128;
 const MAX_STATUS_CHARS = 1_000;
 
 /**
@@ -103,7 +105,7 @@ export class ResponseTracer implements LoopObserver {
     this.#servedBy(span, event);
     span.setAttribute(LOOPGATE.responseStatus, 'refused');
     // As HTTP's conventions have it for a server's span: a request the client got wrong (4xx) is said, not an error of the server's.
-    if (event.httpStatus < 500) span.setAttribute('error.type', event.errorCode);
+    if (event.httpStatus < 500) span.setAttribute('error.type', this.#errorType(event.errorCode));
     else this.#fail(span, event.errorCode, event.error.message);
     span.end(this.#now());
     this.#response = null;
@@ -175,7 +177,7 @@ export class ResponseTracer implements LoopObserver {
       [LOOPGATE.deployment]: attempt.deployment,
       [LOOPGATE.provider]: attempt.providerName,
       [LOOPGATE.upstreamModel]: attempt.upstreamModel,
-      'error.type': attempt.code ?? 'upstream_error',
+      'error.type': this.#errorType(attempt.code ?? 'upstream_error'),
       'exception.message': this.#options.redact(attempt.message).slice(0, MAX_STATUS_CHARS),
     };
     const upstream = this.#options.providers.get(attempt.providerName);
@@ -235,8 +237,13 @@ export class ResponseTracer implements LoopObserver {
     this.#options.propagator.inject(trace.setSpan(this.#context, span), carrier, defaultTextMapSetter);
   }
 
+  /** An error's code as `error.type`: an upstream's own (its refusal's code passes through) may echo a credential, and is bounded as a message is. */
+  #errorType(code: string): string {
+    return this.#options.redact(code).slice(0, MAX_ERROR_TYPE_CHARS);
+  }
+
   #fail(span: Span, type: string, message: string): void {
-    span.setAttribute('error.type', type);
+    span.setAttribute('error.type', this.#errorType(type));
     span.setStatus({ code: SpanStatusCode.ERROR, message: this.#options.redact(message).slice(0, MAX_STATUS_CHARS) });
   }
 

@@ -44,6 +44,15 @@ export class SecretRedactor {
     return this.#pattern ? text.replace(this.#pattern, REDACTED) : text;
   }
 
+  /** An error's fields as a client sees them (`message`, and `code` and `param`, which an upstream's error may fill too), without secrets, changed in place. */
+  redactFields<T extends { message: string; code?: string | null; param?: string | null }>(error: T): T {
+    if (!this.#pattern) return error;
+    error.message = this.redact(error.message);
+    if (typeof error.code === 'string') error.code = this.redact(error.code);
+    if (typeof error.param === 'string') error.param = this.redact(error.param);
+    return error;
+  }
+
   /** The same error with the secrets gone from its message and stack, and from those of its causes. */
   redactError<T>(error: T): T {
     if (!this.#pattern) return error;
@@ -67,7 +76,7 @@ export function headerSecrets(headers: Readonly<Record<string, string>>): string
 }
 
 /** Query parameters that commonly carry credentials. */
-export const SECRET_QUERY_PARAMETER = /key|token|secret|password|passwd|auth|sig/i;
+export const SECRET_QUERY_PARAMETER = /key|token|secret|password|passwd|auth|sig|^code$/i;
 
 /** The credentials a URL carries: its password (or a lone user name, often a token) and secret-looking query values, raw and decoded. */
 export function urlSecrets(text: string): string[] {

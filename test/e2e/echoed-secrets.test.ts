@@ -126,6 +126,18 @@ describe('credentials echoed by upstreams and MCP servers', () => {
     expect(streamed.text).toContain('quota for Bearer [redacted]');
   });
 
+  it("an upstream quoting its key in its error's code or param: blanked there too, as answered, streamed and stored", async () => {
+    upstream.setScript((request) => ({ kind: 'json', status: 400, body: { error: { message: 'refused', code: `bad_${request.headers.authorization}`, param: `key:${request.headers.authorization}` } } }));
+    const refused = JSON.parse((await post({ model: 'm', input: 'x' })).text);
+    expect(refused.error).toMatchObject({ code: 'bad_Bearer [redacted]', param: 'key:Bearer [redacted]' });
+
+    upstream.setScript(callsWhoami((request) => ({ kind: 'sse', pieces: sse([chunk({ role: 'assistant', content: '' }), { error: { message: 'stopped', code: `key_${request.headers.authorization}` } }]) })));
+    const streamed = await post({ model: 'm', input: 'x', stream: true });
+    const failed = streamed.text.split('\n').filter((line) => line.startsWith('data: {')).map((line) => JSON.parse(line.slice(6))).find((event) => event.type === 'response.failed');
+    expect(failed.response.error.code).toBe('key_Bearer [redacted]');
+    expect((await stored(failed.response.id)).error.code).toBe('key_Bearer [redacted]');
+  });
+
   it("an MCP server's tool result quoting its key reaches neither the model nor the client", async () => {
     upstream.setScript(callsWhoami(() => ({ kind: 'json', body: { choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }] } })));
     const response = JSON.parse((await post({ model: 'm', input: 'x' })).text);

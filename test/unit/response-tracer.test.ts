@@ -96,6 +96,19 @@ describe('ResponseTracer', () => {
     expect([failed!.status.code, failed!.attributes['error.type']]).toEqual([2, 'store_unavailable']);
   });
 
+  it("an upstream's error code quoting a secret is blanked in error.type too, and bounded", async () => {
+    const { tracing, exporter } = tracingWith();
+    const observer = tracing.observer(null);
+    const started = startedEvent({ responseId: 'resp_c' });
+    observer.responseStarted!(started);
+    const echoed = { code: `bad_${SECRET}_${'x'.repeat(500)}`, message: 'refused' };
+    observer.responseRefused!({ ...started, error: echoed, errorCode: echoed.code, httpStatus: 400, usage: null, durationMs: 1 });
+    await tracing.flush();
+    const type = String(exporter.getFinishedSpans()[0]!.attributes['error.type']);
+    expect(type.startsWith('bad_[redacted]_x')).toBe(true);
+    expect(type.length).toBe(128);
+  });
+
   it('the response span starts when the engine took the request (conversation and tool listing included), not when the response started', async () => {
     const { tracing, exporter } = tracingWith();
     const observer = tracing.observer(null);

@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { configuredSecrets } from '../../src/config/configured-secrets.ts';
 import { GatewayConfig } from '../../src/config/load-config.ts';
 import { headerSecrets, SecretRedactor } from '../../src/util/secret-redactor.ts';
+import { maskRefusedValue } from '../../src/config/mask-secrets.ts';
+import { exporterHeaderSecrets } from '../../src/observability/tracing-settings.ts';
 
 describe('SecretRedactor', () => {
   const redactor = new SecretRedactor(['sk-live-abc/def+"1"', 'sk-live-abc', 'short']);
@@ -43,10 +45,24 @@ describe('configuredSecrets', () => {
       auth: { apiKeys: [{ key: 'client-key-1', tenant: 'team' }] },
       tracing: { endpoint: 'https://user:url-password-1@otel.example/v1/traces' },
     });
-    (config.providers.openai as { queryParams: Record<string, string> }).queryParams = { 'subscription-key': 'query-param-key-1', 'api-version': '2025-04-01-preview' };
+    (config.providers.openai as { queryParams: Record<string, string> }).queryParams = { 'subscription-key': 'query-param-key-1', code: 'function-key-1', 'api-version': '2025-04-01-preview' };
     const secrets = configuredSecrets(config);
-    for (const secret of ['url-password-1', 'provider-key-1', 'provider-key-2', 'redis/password', 'query-token-1', 'Bearer mcp-token-1', 'mcp-token-1', 'client-key-1', 'query-param-key-1']) expect(secrets).toContain(secret);
+    for (const secret of ['url-password-1', 'provider-key-1', 'provider-key-2', 'redis/password', 'query-token-1', 'Bearer mcp-token-1', 'mcp-token-1', 'client-key-1', 'query-param-key-1', 'function-key-1']) expect(secrets).toContain(secret);
     // Names and ordinary values are not secrets.
     for (const value of ['user', 'default', 'intro-page', 'team', 'docs', '2025-04-01-preview']) expect(secrets).not.toContain(value);
+  });
+
+  it("takes the trace exporter's own header variables' values, percent-encoded or not, and the credential after a scheme", () => {
+    expect(exporterHeaderSecrets({ OTEL_EXPORTER_OTLP_HEADERS: 'x-api-key=otlp-key-1,authorization=Bearer%20otlp-token-2', OTEL_EXPORTER_OTLP_TRACES_HEADERS: 'x-honeycomb-team=otlp-key-3' })).toEqual(
+      expect.arrayContaining(['otlp-key-1', 'Bearer otlp-token-2', 'otlp-token-2', 'otlp-key-3']),
+    );
+    expect(exporterHeaderSecrets({})).toEqual([]);
+  });
+
+  it("masks credentials in a refused value written without its URL's scheme", () => {
+    expect(maskRefusedValue('default:redis-password-1@127.0.0.1:6379')).toBe('***@127.0.0.1:6379');
+    expect(maskRefusedValue('//:redis-password-1@127.0.0.1:6379')).toBe('//***@127.0.0.1:6379');
+    expect(maskRefusedValue('redis://user:redis-password-1@host:6379')).toBe('redis://***@host:6379');
+    expect(maskRefusedValue('https://fn.example/api?code=function-key-1')).toBe('https://fn.example/api?code=***');
   });
 });

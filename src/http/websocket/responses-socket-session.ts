@@ -192,7 +192,7 @@ export class ResponsesSocketSession {
    */
   async #sendError(error: GatewayError, streamId: string | null): Promise<void> {
     const body = error.toBody();
-    body.error.message = this.#options.secrets.redact(body.error.message);
+    this.#options.secrets.redactFields(body.error);
     // The socket's error event requires a code, where HTTP's envelope takes null (an upstream's refusal often has none): its type says what it is.
     body.error.code ??= body.error.type;
     const headers = Object.keys(error.headers).length > 0 ? { headers: error.headers } : null;
