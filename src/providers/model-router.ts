@@ -139,18 +139,13 @@ export class ModelRouter {
     const fallback = options.contextFallback === false ? undefined : alias?.contextFallback;
     if (alias && (alias.deployments || fallback !== undefined)) return this.#routed(model, alias, fallback);
     if (alias) return this.#route(alias.provider!, alias.model ?? model, alias);
-    if (model.startsWith('anthropic/')) {
-      if (!this.#anthropic) throw notFound(`The model '${model}' needs an Anthropic provider; set ANTHROPIC_API_KEY.`, 'model_not_found', 'model');
-      return this.#route(this.#anthropic, model.slice('anthropic/'.length));
-    }
+    // Without a provider of that kind, a prefixed name is the default upstream's own: OpenRouter's and LiteLLM's names are `anthropic/claude-…`, `google/…`.
+    if (this.#anthropic && model.startsWith('anthropic/')) return this.#route(this.#anthropic, model.slice('anthropic/'.length));
     if (this.#anthropic && model.startsWith('claude')) return this.#route(this.#anthropic, model);
-    if (model.startsWith('gemini/')) {
-      if (!this.#gemini) throw notFound(`The model '${model}' needs a Gemini provider; configure one with "type": "gemini".`, 'model_not_found', 'model');
-      return this.#route(this.#gemini, model.slice('gemini/'.length));
-    }
+    if (this.#gemini && model.startsWith('gemini/')) return this.#route(this.#gemini, model.slice('gemini/'.length));
     if (this.#gemini && model.startsWith('gemini')) return this.#route(this.#gemini, model);
     // As OpenAI answers a model that does not exist: a 404 (the SDKs' NotFoundError).
-    if (!this.#defaultProvider) throw notFound(`No provider serves the model '${model}'.`, 'model_not_found', 'model');
+    if (!this.#defaultProvider) throw notFound(noProviderServes(model), 'model_not_found', 'model');
     return this.#route(this.#defaultProvider, model);
   }
 
@@ -250,4 +245,11 @@ export class ModelRouter {
     }
     return null;
   }
+}
+
+/** Why no provider serves a model, with what would: a prefix names a provider kind the configuration lacks. */
+function noProviderServes(model: string): string {
+  if (model.startsWith('anthropic/')) return `The model '${model}' needs an Anthropic provider; set ANTHROPIC_API_KEY.`;
+  if (model.startsWith('gemini/')) return `The model '${model}' needs a Gemini provider; configure one with "type": "gemini".`;
+  return `No provider serves the model '${model}'.`;
 }

@@ -54,10 +54,12 @@ describe('ModelRouter', () => {
     expect(route('meta-llama/Llama-3.1-8B-Instruct')).toEqual(['openai', 'meta-llama/Llama-3.1-8B-Instruct']);
   });
 
-  it('without Anthropic configured, claude… names go to the default and anthropic/… is a 404 model_not_found naming model', () => {
+  it("without Anthropic configured, claude… and anthropic/… names go to the default unchanged (OpenRouter's names); with no default either, a 404 model_not_found naming model and what would serve it", () => {
     const router = new ModelRouter(new Map([['openai', provider('openai')]]), {}, 'openai');
     expect(router.resolve('claude-like-local-model').provider.name).toBe('openai');
-    expect(() => router.resolve('anthropic/claude-opus-4-1')).toThrow(expect.objectContaining({ status: 404, code: 'model_not_found', param: 'model' }));
+    expect([router.resolve('anthropic/claude-opus-4-1').provider.name, router.resolve('anthropic/claude-opus-4-1').upstreamModel]).toEqual(['openai', 'anthropic/claude-opus-4-1']);
+    const none = new ModelRouter(new Map([['openai', provider('openai')]]), {}, null);
+    expect(() => none.resolve('anthropic/claude-opus-4-1')).toThrow(expect.objectContaining({ status: 404, code: 'model_not_found', param: 'model', message: expect.stringContaining('needs an Anthropic provider') }));
   });
 
   it('ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL configure the Anthropic provider', () => {
@@ -72,7 +74,7 @@ describe('ModelRouter', () => {
     expect(router.resolve('claude-sonnet-4-5').provider.name).toBe('anthropic');
     const without = new ModelRouter(providers, {}, 'openai', 'anthropic');
     expect(without.resolve('gemini-like-local-model').provider.name).toBe('openai');
-    expect(() => without.resolve('gemini/gemini-2.5-pro')).toThrow(expect.objectContaining({ status: 404, code: 'model_not_found', param: 'model' }));
+    expect([without.resolve('gemini/gemini-2.5-pro').provider.name, without.resolve('gemini/gemini-2.5-pro').upstreamModel]).toEqual(['openai', 'gemini/gemini-2.5-pro']);
     const config = loadConfig({ GEMINI_API_KEY: 'AIza-1' });
     expect(config.providers.gemini).toMatchObject({ type: 'gemini', apiKey: 'AIza-1', baseUrl: 'https://generativelanguage.googleapis.com', apiVersion: 'v1beta' });
   });

@@ -5,6 +5,7 @@ import type { ChatAnnotation, ChatChunk, ChatDelta, ChatLogprobs, ChatUsage } fr
 import { mapChatFinishReason } from './map-chat-finish-reason.ts';
 import { errorWord, statedStatus, withFailedGeneration } from '../upstream-errors.ts';
 import { encodeSignature } from '../gemini/thought-signatures.ts';
+import { ReasoningDetails, sealReasoningDetails } from './reasoning-details.ts';
 
 /**
  * Turns Chat Completions chunks (or one whole completion message, which is a
@@ -14,6 +15,9 @@ import { encodeSignature } from '../gemini/thought-signatures.ts';
 export class ChatChunkTranslator {
   readonly #tools = new ToolCallTracker();
   readonly #thinking = new InlineThinking();
+  readonly #details = new ReasoningDetails();
+  /** The reasoning text given since the last details were sealed, sealed with them. */
+  #detailedText = '';
   #finishReason: string | null = null;
   #sawFinish = false;
   #usage: TurnUsage | null = null;
@@ -42,7 +46,13 @@ export class ChatChunkTranslator {
 
   acceptDelta(delta: ChatDelta, out: TurnEvent[], logprobs?: ChatLogprobs | null): void {
     const reasoning = delta.reasoning_content ?? delta.reasoning;
-    if (reasoning) out.push({ type: 'reasoning.delta', delta: reasoning });
+    if (reasoning) {
+      out.push({ type: 'reasoning.delta', delta: reasoning });
+      this.#detailedText += reasoning;
+    }
+    if (delta.reasoning_details?.length) this.#details.accept(delta.reasoning_details);
+    // The answer begins: the reasoning before it is whole, and its details close its item.
+    if (delta.content || delta.tool_calls?.length) this.#sealDetails(out);
     if (delta.content) {
       const tokens = logprobs?.content;
       const pieces = this.#thinking.passesThrough ? null : this.#thinking.accept(delta.content);
@@ -73,6 +83,11 @@ export class ChatChunkTranslator {
       }
     }
     if (delta.annotations) this.#acceptAnnotations(delta.annotations, out);
+  }
+
+  #sealDetails(out: TurnEvent[]): void {
+    if (!this.#details.isEmpty) out.push({ type: 'reasoning.encrypted', value: sealReasoningDetails(this.#details.take(), this.#detailedText) });
+    this.#detailedText = '';
   }
 
   /** Citations (`url_citation`), in the Responses API's flat shape. */
@@ -116,6 +131,7 @@ export class ChatChunkTranslator {
 
   /** The closing events: usage, then the finish. */
   finish(out: TurnEvent[]): void {
+    this.#sealDetails(out);
     for (const piece of this.#thinking.end()) out.push(contentEvent(piece));
     this.#tools.closeFreeform(out);
     // Gemini's OpenAI compatibility signs calls as its own API does: the signatures travel as its own API's do, so they also survive a switch between the two.

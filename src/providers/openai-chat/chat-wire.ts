@@ -21,7 +21,7 @@ export interface GoogleExtraContent {
 export type ChatMessage =
   | { role: 'system' | 'developer'; content: string | { type: 'text'; text: string }[] }
   | { role: 'user'; content: string | ChatContentPart[] }
-  | { role: 'assistant'; content: string | null; refusal?: string; tool_calls?: ChatToolCall[]; reasoning_content?: string }
+  | { role: 'assistant'; content: string | null; refusal?: string; tool_calls?: ChatToolCall[]; reasoning_content?: string; reasoning_details?: Record<string, unknown>[] }
   | { role: 'tool'; tool_call_id: string; content: string };
 
 export interface ChatRequest {
@@ -64,6 +64,8 @@ export interface ChatDelta {
   refusal?: string | null;
   reasoning_content?: string | null;
   reasoning?: string | null;
+  /** OpenRouter's: the reasoning as the model's own provider gave it, to go back with its turn (reasoning-details.ts). */
+  reasoning_details?: unknown[] | null;
   tool_calls?: ChatToolCallDelta[] | null;
   /** Citations (OpenAI's search models, OpenRouter's web plugin), on the message or a chunk's delta. */
   annotations?: ChatAnnotation[] | null;

@@ -8,6 +8,7 @@ import type { ChatContentPart, ChatMessage, ChatRequest, ChatToolCall } from './
 import { openReasoningText } from '../../protocol/sealed-reasoning-text.ts';
 import { callSignatures } from '../gemini/thought-signatures.ts';
 import { toolCallIdsFor, type ToolCallIdFormat } from './chat-tool-call-ids.ts';
+import { openReasoningDetails, type ReasoningDetail } from './reasoning-details.ts';
 
 export interface ChatRequestOptions {
   /** Which field carries the output token limit: OpenAI wants the new one, many compatible servers the old. */
@@ -66,9 +67,13 @@ function convertMessages(instructions: string | null, items: InputItem[], histor
   let pendingAssistant: Extract<ChatMessage, { role: 'assistant' }> | null = null;
   // The reasoning a Chat server gave (`reasoning_content`), for the assistant message of its turn.
   let pendingReasoning = '';
+  /** OpenRouter's reasoning details of the same turn (reasoning-details.ts). */
+  let pendingDetails: ReasoningDetail[] = [];
   const withReasoning = (message: Extract<ChatMessage, { role: 'assistant' }>) => {
     if (pendingReasoning) message.reasoning_content = (message.reasoning_content ?? '') + pendingReasoning;
+    if (pendingDetails.length > 0) message.reasoning_details = [...(message.reasoning_details ?? []), ...pendingDetails];
     pendingReasoning = '';
+    pendingDetails = [];
     return message;
   };
   const signatures = callSignatures(items);
@@ -83,7 +88,10 @@ function convertMessages(instructions: string | null, items: InputItem[], histor
   forEachWireItem(items, historyLength, (item, param) => {
     if (item.type !== 'function_call_output') attachToolOutputs();
     if (item.type !== 'function_call' && item.type !== 'reasoning') pendingAssistant = null;
-    if (item.type === 'function_call_output' || (item.type === 'message' && item.role !== 'assistant')) pendingReasoning = '';
+    if (item.type === 'function_call_output' || (item.type === 'message' && item.role !== 'assistant')) {
+      pendingReasoning = '';
+      pendingDetails = [];
+    }
     switch (item.type) {
       case 'message': {
         if (item.role === 'assistant') {
@@ -126,8 +134,16 @@ function convertMessages(instructions: string | null, items: InputItem[], histor
         // produce `reasoning_content` take it back or ignore it. Only reasoning in the clear, as a Chat server
         // gives it: sealed reasoning is another provider's, which a Chat server could not have produced.
         if (!item.encrypted_content) for (const part of item.content ?? []) pendingReasoning += part.text;
-        // The same reasoning as a client resends it sealed (include reasoning.encrypted_content, store false).
-        else pendingReasoning += openReasoningText(item.encrypted_content) ?? '';
+        else {
+          const detailed = openReasoningDetails(item.encrypted_content);
+          // OpenRouter's details go back as they came, and the text they were given with as reasoning_content.
+          if (detailed) {
+            pendingReasoning += detailed.text;
+            pendingDetails.push(...detailed.details);
+          }
+          // The same reasoning as a client resends it sealed (include reasoning.encrypted_content, store false).
+          else pendingReasoning += openReasoningText(item.encrypted_content) ?? '';
+        }
         return;
       default:
         return assertNever(item);
