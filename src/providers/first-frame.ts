@@ -33,7 +33,7 @@ export interface StreamWire<Frame> {
   /** The error for a frame that does not parse before the stream was committed. */
   invalidFirstFrame(): GatewayError;
   /** The error for an error the upstream sent in a frame before the stream was committed. */
-  errorFromFrame(code: string, message: string, status?: number): GatewayError;
+  errorFromFrame(failure: Extract<TurnEvent, { type: 'error' }>): GatewayError;
 }
 
 /**
@@ -89,7 +89,7 @@ export async function startFrameStream<Frame>(batches: AsyncGenerator<SseFrame[]
   const failure = first.find((event) => event.type === 'error');
   if (failure) {
     await batches.return(undefined);
-    throw wire.errorFromFrame(failure.code, failure.message, failure.status);
+    throw wire.errorFromFrame(failure);
   }
   // Ended before the model said anything: nothing is committed yet, so this is the call's refusal (routing may go elsewhere).
   if (ended && !translator.finished && !first.some(isAnswer)) throw new GatewayError({ status: 502, type: 'upstream_error', ...noAnswer(provider, endMarker) });

@@ -156,8 +156,8 @@ export type TurnEvent =
   /** The turn's answer is the conversation compacted (compaction/compacting-provider.ts), an output item of its own. */
   | { type: 'compaction'; item: CompactionOutputItem }
   /** A failure after the turn started: the response ends `failed`. */
-  /** `status`: the HTTP status the upstream stated inside its error (servers that put errors in the stream), when it did. */
-  | { type: 'error'; code: string; message: string; status?: number };
+  /** `status`: the HTTP status the upstream stated inside its error (servers that put errors in the stream), when it did; `param`: the field it named. */
+  | { type: 'error'; code: string; message: string; status?: number; param?: string };
 
 /** A hosted call's progress event (`response.web_search_call.searching`, `response.image_generation_call.partial_image`, …). */
 export type HostedProgressEvent = { type: `response.${HostedCallItem['type']}${string}` } & Record<string, unknown>;

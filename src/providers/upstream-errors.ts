@@ -1,6 +1,7 @@
 import { ANSWER_TOO_LARGE } from './upstream-answer-limits.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
 import { contextLengthError } from './context-length-errors.ts';
+import type { TurnEvent } from './provider.ts';
 
 /**
  * How upstream failures reach clients: the upstream's own 4xx passes through
@@ -36,6 +37,8 @@ export function retryHeadersOf(header: (name: string) => unknown): RetryHeaders 
 
 export function errorFromUpstreamStatus(provider: string, status: number, bodyText: string, retry: RetryHeaders): GatewayError {
   const parsed = parseErrorBody(bodyText);
+  const refused = refusedContent(status, parsed.message);
+  if (refused) return refused;
   const misconfigured = misconfigurationError(provider, status, parsed.code, parsed.message);
   if (misconfigured) return misconfigured;
   if (status === 404) return modelNotFound(provider, parsed.message, parsed.type);
@@ -61,6 +64,21 @@ export function errorFromUpstreamStatus(provider: string, status: number, bodyTe
     upstreamRetry: retry,
   });
 }
+
+/**
+ * A refusal of what the client sent, in words a moderation layer uses
+ * (OpenRouter's 403 "Your chosen model requires moderation and your input
+ * was flagged", z.ai's "Content security warning" in its stream): the
+ * client's to see, as the 400 `content_filter` Azure's prompt filter is,
+ * not a 403 the gateway would read as its credentials refused (a 502 routing
+ * and SDKs retry). `status` null: said in a stream, with no status.
+ */
+export function refusedContent(status: number | null, message: string | null): GatewayError | null {
+  if ((status !== 403 && status !== null) || !message || !CONTENT_REFUSAL.test(message)) return null;
+  return new GatewayError({ status: 400, type: 'invalid_request_error', code: 'content_filter', message: truncate(message) });
+}
+
+const CONTENT_REFUSAL = /\b(?:flagged|moderation|content (?:policy|filter|security|safety)|unsafe content|safety (?:system|filter))\b/i;
 
 /**
  * The upstream refused what the gateway itself is configured with — its
@@ -143,7 +161,7 @@ function isAboutTheModel(code: string | null, message: string | null): boolean {
  * only as long as a header says (Codex gives up on a 429 without one); a
  * spent quota is OpenAI's 429 `insufficient_quota`, which clients show rather than retry.
  */
-export function errorFromUpstreamFrame(provider: string, code: string, message: string, status?: number): GatewayError {
+export function errorFromUpstreamFrame(provider: string, code: string, message: string, status?: number, param?: string): GatewayError {
   const tooLong = contextLengthError(truncate(message), [code]);
   if (tooLong) return tooLong;
   const reported = `The upstream '${provider}' reported: ${truncate(message)}`;
@@ -152,9 +170,9 @@ export function errorFromUpstreamFrame(provider: string, code: string, message: 
     const delayMs = retryDelayInText(message);
     return new GatewayError({ status: 429, type: 'rate_limit_error', code, message: reported, ...(delayMs !== null && { headers: { 'retry-after': String(Math.ceil(delayMs / 1000)), 'retry-after-ms': String(delayMs) } }) });
   }
-  if (status !== undefined) return errorFromUpstreamStatus(provider, status, JSON.stringify({ error: { message, code } }), {});
+  if (status !== undefined) return errorFromUpstreamStatus(provider, status, JSON.stringify({ error: { message, code, param } }), {});
   const refused = code === 'invalid_request_error' ? 400 : 502;
-  return new GatewayError({ status: refused, type: refused === 502 ? 'upstream_error' : 'invalid_request_error', code, message: reported });
+  return new GatewayError({ status: refused, type: refused === 502 ? 'upstream_error' : 'invalid_request_error', code, message: reported, ...(refused === 400 && param !== undefined && { param }) });
 }
 
 /** The wait a rate-limit message names, as OpenAI words it ("try again in 2.5s", "in 640ms", "in 1m30s" reads its first part), in ms. */
@@ -264,12 +282,35 @@ export function statedStatus(error: { code?: unknown; status_code?: unknown }): 
   return null;
 }
 
+/**
+ * An error object an upstream sent where an answer should be (a stream frame,
+ * a 200 body), as a turn's `error` event: its code a word a client can act on
+ * (its own `code`, else its `type` when that is such a word, else what its
+ * stated status says), never a bare status number; the status it states, if
+ * any, so the refusal is answered with it (`errorFromUpstreamFrame`).
+ */
+export function errorEventFrom(error: { code?: unknown; type?: unknown; message?: unknown; param?: unknown; status_code?: unknown; status?: unknown; failed_generation?: unknown }): Extract<TurnEvent, { type: 'error' }> {
+  const stated = statedStatus(error);
+  const status = stated ?? (error.type === 'invalid_request_error' ? 400 : null);
+  const message = withFailedGeneration(typeof error.message === 'string' && error.message ? error.message : UNSAID, error.failed_generation);
+  return { type: 'error', code: errorWord(error) ?? codeForStatus(error.type, status), message, ...(status !== null && { status }), ...(typeof error.param === 'string' && error.param !== '' && { param: error.param }) };
+}
+
+export const UNSAID = 'The upstream reported an error.';
+
+/** A code for an error that names none but its type or status: the type when it is a code's kind of word, else what the status says. */
+function codeForStatus(type: unknown, status: number | null): string {
+  if (typeof type === 'string' && /^[a-z]+(?:_[a-z]+)*$/.test(type)) return type;
+  if (status === 429) return 'rate_limit_exceeded';
+  return status !== null && status < 500 ? 'invalid_request_error' : 'upstream_error';
+}
+
 /** Groq's refusal of a malformed tool call says to see `failed_generation`, the model's own output: it is the client's to see. */
 export function withFailedGeneration(message: string, failedGeneration: unknown): string {
   return typeof failedGeneration === 'string' && failedGeneration !== '' ? `${message}\nfailed_generation: ${failedGeneration}` : message;
 }
 
-function defaultTypeFor(status: number): string {
+export function defaultTypeFor(status: number): string {
   if (status === 401) return 'authentication_error';
   if (status === 403) return 'permission_error';
   if (status === 404) return 'not_found_error';

@@ -36,7 +36,7 @@ describe('upstream errors in the dialects of OpenAI-compatible servers', () => {
     await upstream.close();
   });
 
-  async function refusal(reply: UpstreamReply, stream: boolean): Promise<{ status: number; error: { type: string; code: string | null; message: string } }> {
+  async function refusal(reply: UpstreamReply, stream: boolean): Promise<{ status: number; error: { type: string; code: string | null; message: string; param: string | null } }> {
     current = reply;
     const answer = await fetch(`${gateway.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', input: 'Hi', stream }) });
     const body = (await answer.json()) as unknown;
@@ -51,6 +51,12 @@ describe('upstream errors in the dialects of OpenAI-compatible servers', () => {
     const { status, error } = await refusal(dialects[dialect]!, true);
     expect(status).toBe(400);
     expect(error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_request_error', message: expect.stringContaining(words) });
+  });
+
+  it("OpenAI's own refusal in the stream keeps the field it names, as the same refusal as a 400 does", async () => {
+    const { status, error } = await refusal({ kind: 'sse', pieces: ['data: {"error":{"message":"Invalid value for \'temperature\'.","type":"invalid_request_error","param":"temperature","code":"invalid_value"}}\n\n'] }, true);
+    expect(status).toBe(400);
+    expect(error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_value', param: 'temperature' });
   });
 
   it("Groq: `tool_use_failed` in the stream is the same 400 as unstreamed, with the model's failed generation", async () => {

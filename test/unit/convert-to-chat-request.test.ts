@@ -3,6 +3,7 @@ import { GatewayError } from '../../src/errors/gateway-error.ts';
 import { CreateResponseRequest } from '../../src/protocol/create-response-request.ts';
 import type { InputItem } from '../../src/protocol/input-items.ts';
 import { convertToChatRequest } from '../../src/providers/openai-chat/convert-to-chat-request.ts';
+import { encodeSignature } from '../../src/providers/gemini/thought-signatures.ts';
 import type { TurnRequest } from '../../src/providers/provider.ts';
 import { turnRequest } from '../support/turn-request.ts';
 
@@ -224,5 +225,22 @@ describe("call ids as Mistral takes them back (nine letters and digits)", () => 
     expect(sentIds('gpt-4.1').calls).toEqual(['call_Abc123XyZ987def456ghi', 'K3x9Pq2Zm']);
     expect(sentIds('my-finetune', 'nine-alphanumerics').calls[0]).toMatch(/^[A-Za-z0-9]{9}$/);
     expect(sentIds('mistral-large-latest', 'as-given').calls[0]).toBe('call_Abc123XyZ987def456ghi');
+  });
+});
+
+describe("Gemini's call signatures go back only to Gemini's models", () => {
+  const history = items([
+    { role: 'user', content: 'Add.' },
+    { type: 'reasoning', id: 'rs_1', summary: [], encrypted_content: encodeSignature({ part: 'call', callId: 'gcall-1', signature: 'sig-1', name: 'add', arguments: '{}' }) },
+    { type: 'function_call', call_id: 'gcall-1', name: 'add', arguments: '{}' },
+    { type: 'function_call_output', call_id: 'gcall-1', output: '1' },
+  ]);
+  const sentCall = (model: string) => (convertToChatRequest(turn({ model, items: history }), options).messages.find((message) => message.role === "assistant") as unknown as { tool_calls: Record<string, unknown>[] }).tool_calls[0];
+
+  it('on the call to a Gemini model, as extra_content; to any other, nothing beyond the call (Mistral refuses fields it does not know)', () => {
+    expect(sentCall('gemini-3-pro-preview')).toMatchObject({ id: 'gcall-1', extra_content: { google: { thought_signature: 'sig-1' } } });
+    expect(sentCall('models/gemini-3-flash')).toHaveProperty('extra_content');
+    expect(sentCall('gpt-4.1')).not.toHaveProperty('extra_content');
+    expect(sentCall('mistral-large-latest')).not.toHaveProperty('extra_content');
   });
 });

@@ -1,7 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { GatewayError } from '../../errors/gateway-error.ts';
 import { contextLengthError } from '../context-length-errors.ts';
-import { errorFromTransport, misconfigurationError, modelNotFound, retryHeadersOf, transportCode, type RetryHeaders } from '../upstream-errors.ts';
+import { defaultTypeFor, errorFromTransport, errorFromUpstreamFrame, errorWord, misconfigurationError, modelNotFound, refusedContent, retryHeadersOf, transportCode, type RetryHeaders } from '../upstream-errors.ts';
 
 /** HTTP statuses for Anthropic's error types, for errors that arrive inside a stream. */
 const STATUS_BY_TYPE: Record<string, number> = {
@@ -27,9 +27,10 @@ export function errorFromAnthropic(provider: string, error: unknown): GatewayErr
   if (error instanceof Anthropic.APIConnectionTimeoutError) return errorFromTransport(provider, Object.assign(new Error(error.message), { code: 'ETIMEDOUT' }));
   if (error instanceof Anthropic.APIConnectionError) return errorFromTransport(provider, error.cause ?? error);
   if (error instanceof Anthropic.APIError) {
-    const body = error.error as { error?: { type?: string; message?: string } } | undefined;
-    const type = body?.error?.type ?? null;
-    const message = body?.error?.message ?? error.message;
+    const body = error.error as { error?: { type?: unknown; message?: unknown; code?: unknown } } | undefined;
+    // Servers that speak Anthropic's API for other models (OpenRouter, z.ai, …) name their errors by `code`, not `type`.
+    const type = typeof body?.error?.type === 'string' ? body.error.type : body?.error ? errorWord(body.error) : null;
+    const message = typeof body?.error?.message === 'string' ? body.error.message : error.message;
     // Routing (providers/routing/) waits or cools a deployment down by it.
     // Not `instanceof Headers`: the fetch the provider hands the SDK (undici's) has its own Headers class.
     const headers = error.headers as { get?: (name: string) => string | null } | undefined;
@@ -42,7 +43,12 @@ export function errorFromAnthropic(provider: string, error: unknown): GatewayErr
 }
 
 export function errorFromAnthropicType(provider: string, type: string | null, message: string, httpStatus: number | null, retry: RetryHeaders = {}): GatewayError {
-  const status = httpStatus ?? (type ? STATUS_BY_TYPE[type] : undefined) ?? 502;
+  const stated = httpStatus ?? (type ? STATUS_BY_TYPE[type] : undefined) ?? null;
+  const refused = refusedContent(stated, message);
+  if (refused) return refused;
+  // An error in the stream that names no kind Anthropic has: what it said, not a status it never had.
+  if (stated === null) return errorFromUpstreamFrame(provider, type ?? 'upstream_error', message);
+  const status = stated;
   const misconfigured = misconfigurationError(provider, status, type, message);
   if (misconfigured) return misconfigured;
   if (status === 404) return modelNotFound(provider, message);
@@ -53,7 +59,7 @@ export function errorFromAnthropicType(provider: string, type: string | null, me
   if (tooLong) return tooLong;
   if (status >= 400 && status < 500) {
     const param = /^([a-z_]+(?:\.[A-Za-z0-9_]+)+):\s/.exec(message)?.[1] ?? null;
-    return new GatewayError({ status, type: type === 'invalid_request_error' || !type ? 'invalid_request_error' : type, code: type, param, message, ...(status === 429 && { headers: { ...retry } }) });
+    return new GatewayError({ status, type: type ?? defaultTypeFor(status), code: type ?? (status === 429 ? 'rate_limit_exceeded' : null), param, message, ...(status === 429 && { headers: { ...retry } }) });
   }
   if (status === 504) return new GatewayError({ status: 504, type: 'upstream_error', code: 'upstream_timeout', message: `The upstream '${provider}' timed out: ${message}` });
   return new GatewayError({ status: 502, type: 'upstream_error', code: 'upstream_error', message: `The upstream '${provider}' failed with status ${status}: ${message}` });

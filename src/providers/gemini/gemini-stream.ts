@@ -22,7 +22,7 @@ export function startGeminiStream(frames: AsyncGenerator<SseFrame[]>, provider: 
       stopWhenFinished: false,
       unparsable: 'not a JSON object',
       invalidFirstFrame: () => unreadableGeminiBody(provider, 'the first stream frame is not a JSON object'),
-      errorFromFrame: (code, message) => errorFromGeminiFrame(provider, code, message),
+      errorFromFrame: (failure) => errorFromGeminiFrame(provider, failure.code, failure.message),
     },
     signal,
   );

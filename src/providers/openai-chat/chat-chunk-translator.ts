@@ -3,7 +3,7 @@ import { ToolCallTracker } from '../tool-call-tracker.ts';
 import { InlineThinking, type ContentPiece } from './inline-thinking.ts';
 import type { ChatAnnotation, ChatChunk, ChatDelta, ChatLogprobs, ChatUsage } from './chat-wire.ts';
 import { mapChatFinishReason } from './map-chat-finish-reason.ts';
-import { errorWord, statedStatus, withFailedGeneration } from '../upstream-errors.ts';
+import { errorEventFrom, UNSAID } from '../upstream-errors.ts';
 import { encodeSignature } from '../gemini/thought-signatures.ts';
 import { ReasoningDetails, sealReasoningDetails } from './reasoning-details.ts';
 
@@ -160,25 +160,9 @@ function argumentsText(value: unknown): string | null {
 export function readInBandError(chunk: ChatChunk): Extract<TurnEvent, { type: 'error' }> | null {
   const { error } = chunk;
   if (typeof error === 'string') return { type: 'error', code: 'upstream_error', message: error || UNSAID };
-  if (error) {
-    const stated = statedStatus(error);
-    const status = stated ?? (error.type === 'invalid_request_error' ? 400 : null);
-    const message = withFailedGeneration(typeof error.message === 'string' && error.message ? error.message : UNSAID, error.failed_generation);
-    return { type: 'error', code: errorWord(error) ?? codeForStatus(error.type, status), message, ...(status !== null && { status }) };
-  }
-  if (chunk.object === 'error') {
-    return { type: 'error', code: 'upstream_error', message: chunk.message ?? UNSAID };
-  }
+  if (error) return errorEventFrom(error);
+  if (chunk.object === 'error') return { type: 'error', code: 'upstream_error', message: chunk.message ?? UNSAID };
   return null;
-}
-
-const UNSAID = 'The upstream reported an error.';
-
-/** A code for an error that names none but its type or status: the type when it is a code's kind of word, else what the status says. */
-function codeForStatus(type: unknown, status: number | null): string {
-  if (typeof type === 'string' && /^[a-z]+(?:_[a-z]+)*$/.test(type)) return type;
-  if (status === 429) return 'rate_limit_exceeded';
-  return status !== null && status < 500 ? 'invalid_request_error' : 'upstream_error';
 }
 
 function mapLogprob(token: NonNullable<ChatLogprobs['content']>[number]): TokenLogprob {

@@ -26,7 +26,7 @@ export function startChatStream(frames: AsyncGenerator<SseFrame[]>, provider: st
       stopWhenFinished: false,
       unparsable: 'not JSON',
       invalidFirstFrame: () => invalidUpstreamBody(provider, 'the first stream frame is not JSON'),
-      errorFromFrame: (code, message, status) => errorFromUpstreamFrame(provider, code, message, status),
+      errorFromFrame: (failure) => errorFromUpstreamFrame(provider, failure.code, failure.message, failure.status, failure.param),
     },
     signal,
   );

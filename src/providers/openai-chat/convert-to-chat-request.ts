@@ -21,7 +21,7 @@ export interface ChatRequestOptions {
 export function convertToChatRequest(request: TurnRequest, options: ChatRequestOptions): ChatRequest {
   const body: ChatRequest = {
     model: request.model,
-    messages: convertMessages(request.instructions, request.items, request.historyLength, toolCallIdsFor(options.toolCallIds ?? 'auto', request.model)),
+    messages: convertMessages(request.instructions, request.items, request.historyLength, toolCallIdsFor(options.toolCallIds ?? 'auto', request.model), GEMINI_MODEL.test(request.model)),
     stream: request.stream,
   };
   if (request.stream) body.stream_options = { include_usage: true };
@@ -60,7 +60,14 @@ export function convertToChatRequest(request: TurnRequest, options: ChatRequestO
   return body;
 }
 
-function convertMessages(instructions: string | null, items: InputItem[], historyLength: number, callId: ((id: string) => string) | null): ChatMessage[] {
+/**
+ * Gemini's models by name, as its OpenAI-compatible endpoint serves them: only they are sent
+ * their calls' signatures back (`extra_content`), a field other servers refuse (Mistral: 422
+ * "Extra inputs are not permitted") or were never given.
+ */
+const GEMINI_MODEL = /^(?:models\/)?gemini/i;
+
+function convertMessages(instructions: string | null, items: InputItem[], historyLength: number, callId: ((id: string) => string) | null, signed: boolean): ChatMessage[] {
   const messages: ChatMessage[] = [];
   if (instructions) messages.push({ role: 'system', content: instructions });
   // Consecutive function calls of one model turn become one assistant message.
@@ -76,7 +83,7 @@ function convertMessages(instructions: string | null, items: InputItem[], histor
     pendingDetails = [];
     return message;
   };
-  const signatures = callSignatures(items);
+  const signatures = signed ? callSignatures(items) : null;
   // Images and files tools answered with: a tool message takes text only, so they follow that turn's tool messages as one user message.
   let toolAttachments: ChatContentPart[] = [];
   const attachToolOutputs = () => {
@@ -107,7 +114,7 @@ function convertMessages(instructions: string | null, items: InputItem[], histor
       }
       case 'function_call': {
         const call: ChatToolCall = { id: callId ? callId(item.call_id) : item.call_id, type: 'function', function: { name: item.name, arguments: item.arguments } };
-        const signature = signatures.of(item);
+        const signature = signatures?.of(item);
         if (signature) call.extra_content = { google: { thought_signature: signature } };
         if (pendingAssistant) (withReasoning(pendingAssistant).tool_calls ??= []).push(call);
         else {

@@ -12,7 +12,7 @@ export function readChatCompletion(body: unknown, provider: string): TurnEvent[]
   if (body === null || typeof body !== 'object') throw invalidUpstreamBody(provider, 'the body is not a JSON object');
   const completion = body as ChatCompletion & ChatChunk;
   const inBandError = readInBandError(completion);
-  if (inBandError) throw errorFromUpstreamFrame(provider, inBandError.code, inBandError.message, inBandError.status);
+  if (inBandError) throw errorFromUpstreamFrame(provider, inBandError.code, inBandError.message, inBandError.status, inBandError.param);
   const choice = completion.choices?.[0];
   if (!choice) throw invalidUpstreamBody(provider, 'the completion has no choices');
   const translator = new ChatChunkTranslator();

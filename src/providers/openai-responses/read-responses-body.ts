@@ -1,5 +1,5 @@
 import type { TurnEvent } from '../provider.ts';
-import { errorFromUpstreamFrame } from '../upstream-errors.ts';
+import { errorEventFrom, errorFromUpstreamFrame } from '../upstream-errors.ts';
 import { invalidUpstreamBody } from '../invalid-upstream-body.ts';
 import { reportTier, ResponsesEventTranslator } from './responses-event-translator.ts';
 import type { ResponsesBody } from './responses-wire.ts';
@@ -12,14 +12,15 @@ export function readResponsesBody(body: unknown, provider: string, onLeftOut: ((
   if (body === null || typeof body !== 'object') throw invalidUpstreamBody(provider, 'the body is not a JSON object');
   const response = body as ResponsesBody;
   if (response.status === 'failed' || (response.error && !response.output)) {
-    throw errorFromUpstreamFrame(provider, response.error?.code || 'upstream_error', response.error?.message || 'The upstream reported an error.');
+    const error = errorEventFrom(response.error ?? {});
+    throw errorFromUpstreamFrame(provider, error.code, error.message, error.status, error.param);
   }
   if (!Array.isArray(response.output)) throw invalidUpstreamBody(provider, 'the response has no output');
   const translator = new ResponsesEventTranslator(onLeftOut);
   const events: TurnEvent[] = [];
   translator.identify(response, events);
-  for (const item of response.output) {
-    if (item !== null && typeof item === 'object') translator.acceptItem(item, events);
+  for (const [index, item] of response.output.entries()) {
+    if (item !== null && typeof item === 'object') translator.acceptItem(item, events, index);
   }
   // Where a stream says it: with the final response, after the output.
   reportTier(response, events);

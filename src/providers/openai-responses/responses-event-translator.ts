@@ -5,9 +5,9 @@ import type { HostedProgressEvent, TokenLogprob, TurnEvent, TurnUsage } from '..
 import { freeformArguments } from '../../protocol/freeform-call.ts';
 import { mapResponsesFinishReason } from './map-responses-finish-reason.ts';
 import { MessagePartOffsets, shiftAnnotation } from './part-offsets.ts';
+import { ItemIdentities } from './item-identities.ts';
+import { errorEventFrom } from '../upstream-errors.ts';
 import type { ResponsesBody, ResponsesLogprob, ResponsesOutputItem, ResponsesStreamEvent, ResponsesUsage } from './responses-wire.ts';
-
-type ErrorEvent = Extract<TurnEvent, { type: 'error' }>;
 
 /**
  * Turns Responses API stream events (or the items of one whole response) into
@@ -46,6 +46,8 @@ export class ResponsesEventTranslator {
   /** Hosted calls already added, and those already done, by the upstream's item id. */
   readonly #hosted = new Set<string>();
   readonly #hostedDone = new Set<string>();
+  /** Which upstream item each event and terminal copy is about (item-identities.ts): the keys of the maps above. */
+  readonly #ids = new ItemIdentities();
   #final: ResponsesBody | null = null;
   #identified = false;
   /** Whether the answer holds anything a client gets: text, a refusal, a call. */
@@ -67,44 +69,55 @@ export class ResponsesEventTranslator {
         this.identify((event as { response: ResponsesBody }).response, out);
         return;
       case 'response.output_item.added': {
-        const { item } = event as { item: ResponsesOutputItem };
-        if (isFunctionCall(item)) this.#startCall(item, out);
-        else if (isCustomCall(item)) this.#startFreeform(item, out);
-        else if (isMessage(item)) this.#startMessage(item, out);
-        else if (isReasoning(item)) this.#startReasoning(item, out);
+        const { item, output_index } = event as { item: ResponsesOutputItem; output_index?: unknown };
+        if (item === null || typeof item !== 'object') return;
+        const key = this.#ids.keyOf(item, output_index);
+        if (isFunctionCall(item)) {
+          if (!this.#calls.has(key)) this.#startCall(item, key, out);
+        } else if (isCustomCall(item)) {
+          if (!this.#freeform.has(key)) this.#startFreeform(item, key, out);
+        } else if (isMessage(item)) {
+          if (!this.#messages.has(key)) this.#startMessage(item, key, out);
+        } else if (isReasoning(item)) {
+          if (!this.#reasoning.has(key)) this.#startReasoning(item, key, out);
+        }
         // One without an id (a compatible server) is added when done, where it is known whole.
         else if (isHostedCall(item) && item.id) this.#addHosted(item, out);
         return;
       }
       case 'response.output_text.annotation.added': {
-        const { item_id, content_index, annotation } = event as { item_id: string; content_index?: number; annotation: unknown };
+        const { item_id, output_index, content_index, annotation } = event as { item_id: string; output_index?: unknown; content_index?: number; annotation: unknown };
         if (!isAnnotation(annotation)) return;
-        this.#annotated.add(item_id);
-        out.push({ type: 'text.annotation', annotation: shiftAnnotation(annotation, this.#parts.startOf(item_id, content_index ?? 0)) });
+        const key = this.#ids.deltaKey(item_id, output_index);
+        this.#annotated.add(key);
+        out.push({ type: 'text.annotation', annotation: shiftAnnotation(annotation, this.#parts.startOf(key, content_index ?? 0)) });
         return;
       }
-      case 'response.output_item.done':
-        this.acceptItem((event as { item: ResponsesOutputItem }).item, out);
+      case 'response.output_item.done': {
+        const { item, output_index } = event as { item: ResponsesOutputItem; output_index?: unknown };
+        if (item !== null && typeof item === 'object') this.acceptItem(item, out, output_index);
         return;
+      }
       case 'response.output_text.delta': {
-        const { item_id, content_index, delta, logprobs } = event as { item_id: string; content_index?: number; delta: string; logprobs?: ResponsesLogprob[] };
-        this.#streamed.add(item_id);
-        this.#parts.text(item_id, content_index ?? 0, delta);
+        const { item_id, output_index, content_index, delta, logprobs } = event as { item_id: string; output_index?: unknown; content_index?: number; delta: string; logprobs?: ResponsesLogprob[] };
+        const key = this.#ids.deltaKey(item_id, output_index);
+        this.#streamed.add(key);
+        this.#parts.text(key, content_index ?? 0, delta);
         this.#answered ||= delta !== '';
         out.push(textDelta(delta, logprobs));
         return;
       }
       case 'response.refusal.delta': {
-        const { item_id, delta } = event as { item_id: string; delta: string };
-        this.#streamed.add(item_id);
+        const { item_id, output_index, delta } = event as { item_id: string; output_index?: unknown; delta: string };
+        this.#streamed.add(this.#ids.deltaKey(item_id, output_index));
         this.#answered ||= delta !== '';
         out.push({ type: 'refusal.delta', delta });
         return;
       }
       case 'response.reasoning_summary_text.delta':
       case 'response.reasoning_text.delta': {
-        const { item_id, delta } = event as { item_id: string; delta: string };
-        this.#streamed.add(item_id);
+        const { item_id, output_index, delta } = event as { item_id: string; output_index?: unknown; delta: string };
+        this.#streamed.add(this.#ids.deltaKey(item_id, output_index));
         out.push({ type: 'reasoning.delta', delta });
         return;
       }
@@ -113,22 +126,22 @@ export class ResponsesEventTranslator {
         if ((event as { summary_index?: number }).summary_index) out.push({ type: 'reasoning.delta', delta: '\n\n' });
         return;
       case 'response.function_call_arguments.delta': {
-        const { item_id, delta } = event as { item_id: string; delta: string };
-        const call = this.#calls.get(item_id);
+        const { item_id, output_index, delta } = event as { item_id: string; output_index?: unknown; delta: string };
+        const call = this.#calls.get(this.#ids.deltaKey(item_id, output_index));
         if (!call || !delta) return;
         call.streamedArguments = true;
         out.push({ type: 'tool_call.delta', callId: call.callId, delta });
         return;
       }
       case 'response.custom_tool_call_input.delta': {
-        const { item_id, delta } = event as { item_id: string; delta: string };
-        const call = this.#freeform.get(item_id);
+        const { item_id, output_index, delta } = event as { item_id: string; output_index?: unknown; delta: string };
+        const call = this.#freeform.get(this.#ids.deltaKey(item_id, output_index));
         if (call && !call.given && typeof delta === 'string') call.input += delta;
         return;
       }
       case 'response.custom_tool_call_input.done': {
-        const { item_id, input } = event as { item_id: string; input?: unknown };
-        const call = this.#freeform.get(item_id);
+        const { item_id, output_index, input } = event as { item_id: string; output_index?: unknown; input?: unknown };
+        const call = this.#freeform.get(this.#ids.deltaKey(item_id, output_index));
         if (call) this.#giveFreeform(call, typeof input === 'string' ? input : call.input, out);
         return;
       }
@@ -137,8 +150,11 @@ export class ResponsesEventTranslator {
         const { response } = event as { response: ResponsesBody };
         this.identify(response, out);
         reportTier(response, out);
-        for (const item of response.output ?? []) {
-          if (item !== null && typeof item === 'object' && !(item.id && (this.#done.has(item.id) || this.#calls.has(item.id)))) this.acceptItem(item, out);
+        // Only what the stream never said: an item it added or finished is the same item here, whatever id it now has.
+        for (const [index, item] of (Array.isArray(response.output) ? response.output : []).entries()) {
+          if (item === null || typeof item !== 'object') continue;
+          const seen = this.#ids.seen(item, index);
+          if (seen === null || !(this.#done.has(seen) || this.#calls.has(seen))) this.acceptItem(item, out, index);
         }
         // A freeform call whose input was streamed but never said done: what arrived is its input.
         for (const call of this.#freeform.values()) this.#giveFreeform(call, call.input, out);
@@ -149,13 +165,13 @@ export class ResponsesEventTranslator {
         const { response } = event as { response: ResponsesBody };
         // What the failed call used is billed all the same: charged before the failure (the loop counts usage it sees before an error).
         if (response?.usage) out.push({ type: 'usage', usage: mapUsage(response.usage) });
-        out.push(errorEvent(response?.error?.code, response?.error?.message));
+        out.push(errorEventFrom(response?.error ?? {}));
         return;
       }
       case 'error': {
         // OpenAI's own stream nests the error (`{"type": "error", "error": {type, code, message, param}}`); older servers put its fields at the top.
-        const { code, message, error } = event as { code?: string | null; message?: string; error?: { code?: string | null; type?: string | null; message?: string } | null };
-        out.push(errorEvent(code ?? error?.code ?? error?.type, message ?? error?.message));
+        const { code, message, param, error } = event as { code?: unknown; message?: unknown; param?: unknown; error?: Record<string, unknown> | null };
+        out.push(errorEventFrom(error && typeof error === 'object' ? error : { code, message, param }));
         return;
       }
       default:
@@ -164,24 +180,25 @@ export class ResponsesEventTranslator {
     }
   }
 
-  /** Reads one finished output item: what its deltas did not already say. */
-  acceptItem(item: ResponsesOutputItem, out: TurnEvent[]): void {
-    if (item.id) this.#done.add(item.id);
+  /** Reads one finished output item (at `outputIndex` of the output, where known): what its deltas did not already say. */
+  acceptItem(item: ResponsesOutputItem, out: TurnEvent[], outputIndex?: unknown): void {
+    const key = this.#ids.keyOf(item, outputIndex);
+    this.#done.add(key);
     if (isFunctionCall(item)) {
-      const call = (item.id && this.#calls.get(item.id)) || this.#startCall(item, out);
+      const call = this.#calls.get(key) ?? this.#startCall(item, key, out);
       if (!call.streamedArguments && item.arguments) out.push({ type: 'tool_call.delta', callId: call.callId, delta: item.arguments });
       call.streamedArguments = true;
       return;
     }
     if (isCustomCall(item)) {
-      const call = (item.id && this.#freeform.get(item.id)) || this.#startFreeform(item, out);
+      const call = this.#freeform.get(key) ?? this.#startFreeform(item, key, out);
       this.#giveFreeform(call, typeof item.input === 'string' ? item.input : call.input, out);
       return;
     }
     if (isMessage(item)) {
-      if (!(item.id && this.#messages.has(item.id))) this.#startMessage(item, out);
-      const streamed = item.id !== undefined && this.#streamed.has(item.id);
-      const annotated = item.id !== undefined && this.#annotated.has(item.id);
+      if (!this.#messages.has(key)) this.#startMessage(item, key, out);
+      const streamed = this.#streamed.has(key);
+      const annotated = this.#annotated.has(key);
       // Where each text part starts once the parts are joined: a citation counts from its own part's start.
       let partStart = 0;
       for (const part of item.content ?? []) {
@@ -203,8 +220,8 @@ export class ResponsesEventTranslator {
       return;
     }
     if (isReasoning(item)) {
-      if (!(item.id && this.#reasoning.has(item.id))) this.#startReasoning(item, out);
-      if (!(item.id && this.#streamed.has(item.id))) {
+      if (!this.#reasoning.has(key)) this.#startReasoning(item, key, out);
+      if (!this.#streamed.has(key)) {
         const text = [...(item.summary ?? []).map((part) => part.text), ...(item.content ?? []).map((part) => part.text)].filter(Boolean).join('\n\n');
         if (text) out.push({ type: 'reasoning.delta', delta: text });
       }
@@ -264,23 +281,23 @@ export class ResponsesEventTranslator {
     out.push({ type: 'hosted_item.progress', itemId, event: rest as HostedProgressEvent });
   }
 
-  #startMessage(item: Extract<ResponsesOutputItem, { type: 'message' }>, out: TurnEvent[]): void {
-    if (item.id) this.#messages.add(item.id);
+  #startMessage(item: Extract<ResponsesOutputItem, { type: 'message' }>, key: string, out: TurnEvent[]): void {
+    this.#messages.add(key);
     const phase = item.phase === 'commentary' || item.phase === 'final_answer' ? item.phase : undefined;
     out.push(phase ? { type: 'message.start', phase } : { type: 'message.start' });
   }
 
   /** A reasoning item of its own: two in one answer are two items, whether or not each ends with encrypted content. */
-  #startReasoning(item: Extract<ResponsesOutputItem, { type: 'reasoning' }>, out: TurnEvent[]): void {
-    if (item.id) this.#reasoning.add(item.id);
+  #startReasoning(_item: Extract<ResponsesOutputItem, { type: 'reasoning' }>, key: string, out: TurnEvent[]): void {
+    this.#reasoning.add(key);
     out.push({ type: 'reasoning.start' });
   }
 
-  #startFreeform(item: Extract<ResponsesOutputItem, { type: 'custom_tool_call' }>, out: TurnEvent[]): { callId: string; input: string; given: boolean } {
+  #startFreeform(item: Extract<ResponsesOutputItem, { type: 'custom_tool_call' }>, key: string, out: TurnEvent[]): { callId: string; input: string; given: boolean } {
     // Counted among the calls, which is what makes the finish a tool call.
-    this.#calls.set(item.id ?? item.call_id, { callId: item.call_id, streamedArguments: true });
+    this.#calls.set(key, { callId: item.call_id, streamedArguments: true });
     const call = { callId: item.call_id, input: typeof item.input === 'string' ? item.input : '', given: false };
-    this.#freeform.set(item.id ?? item.call_id, call);
+    this.#freeform.set(key, call);
     out.push({ type: 'tool_call.start', callId: item.call_id, name: item.name });
     return call;
   }
@@ -291,9 +308,9 @@ export class ResponsesEventTranslator {
     out.push({ type: 'tool_call.delta', callId: call.callId, delta: freeformArguments(input) });
   }
 
-  #startCall(item: Extract<ResponsesOutputItem, { type: 'function_call' }>, out: TurnEvent[]): { callId: string; streamedArguments: boolean } {
+  #startCall(item: Extract<ResponsesOutputItem, { type: 'function_call' }>, key: string, out: TurnEvent[]): { callId: string; streamedArguments: boolean } {
     const call = { callId: item.call_id, streamedArguments: false };
-    this.#calls.set(item.id ?? item.call_id, call);
+    this.#calls.set(key, call);
     out.push({ type: 'tool_call.start', callId: item.call_id, name: item.name });
     return call;
   }
@@ -325,10 +342,6 @@ function isReasoning(item: ResponsesOutputItem): item is Extract<ResponsesOutput
 
 function textDelta(delta: string, logprobs: ResponsesLogprob[] | undefined): TurnEvent {
   return logprobs?.length ? { type: 'text.delta', delta, logprobs: logprobs.map(mapLogprob) } : { type: 'text.delta', delta };
-}
-
-function errorEvent(code: string | null | undefined, message: string | undefined): ErrorEvent {
-  return { type: 'error', code: code || 'upstream_error', message: message || 'The upstream reported an error.' };
 }
 
 function mapLogprob(token: ResponsesLogprob): TokenLogprob {

@@ -25,7 +25,7 @@ export function startResponsesStream(frames: AsyncGenerator<SseFrame[]>, provide
       stopWhenFinished: true,
       unparsable: 'not a JSON event',
       invalidFirstFrame: () => invalidUpstreamBody(provider, 'a stream frame is not a JSON event'),
-      errorFromFrame: (code, message) => errorFromUpstreamFrame(provider, code, message),
+      errorFromFrame: (failure) => errorFromUpstreamFrame(provider, failure.code, failure.message, failure.status, failure.param),
     },
     signal,
   );
@@ -34,7 +34,11 @@ export function startResponsesStream(frames: AsyncGenerator<SseFrame[]>, provide
 function parseEvent(data: string): ResponsesStreamEvent | null {
   try {
     const value: unknown = JSON.parse(data);
-    return value !== null && typeof value === 'object' && typeof (value as { type?: unknown }).type === 'string' ? (value as ResponsesStreamEvent) : null;
+    if (value === null || typeof value !== 'object') return null;
+    if (typeof (value as { type?: unknown }).type === 'string') return value as ResponsesStreamEvent;
+    // An error as Chat Completions servers send one, `{"error": {...}}` without a type (vLLM's and OpenRouter's Responses streams).
+    const { error } = value as { error?: unknown };
+    return error !== null && typeof error === 'object' ? ({ type: 'error', error } as ResponsesStreamEvent) : null;
   } catch {
     return null;
   }
