@@ -2,9 +2,8 @@ import { STATUS_CODES } from 'node:http';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { findTooDeep } from '../../protocol/json-depth.ts';
-import { REQUEST_LIMITS } from '../../protocol/request-limits.ts';
+import { ErrorCode, McpError, ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { checkStructured, listTools, type McpTool, type ToolListing } from './list-tools.ts';
 import { headerSecrets, SecretRedactor, urlSecrets } from '../../util/secret-redactor.ts';
 import type { TraceContext } from '../../util/trace-context.ts';
 import type { ToolResult } from '../tool-executor.ts';
@@ -22,12 +21,7 @@ export interface McpServerTarget {
 }
 
 /** A tool as an MCP server lists it (descriptions already size-limited). */
-export interface McpTool {
-  name: string;
-  description: string | null;
-  inputSchema: Record<string, unknown>;
-  annotations: Record<string, unknown> | null;
-}
+export type { McpTool } from './list-tools.ts';
 
 type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
@@ -80,8 +74,6 @@ export class McpTimeoutError extends Error {
   override readonly name = 'McpTimeoutError';
 }
 
-const MAX_DESCRIPTION_CHARS = 4_096;
-const MAX_LIST_PAGES = 100;
 
 /**
  * One MCP client session per server (URL + headers), connected on first use
@@ -135,6 +127,8 @@ export class McpSession {
   #client: Promise<Client> | null = null;
   #live: Client | null = null;
   #tools: { value: Promise<McpTool[]>; expiresAt: number } | null = null;
+  /** The output-schema checks of the last listing, every page's (list-tools.ts). */
+  #outputChecks: ToolListing['outputChecks'] = new Map();
   #toolsVersion = 0;
   /** Listings and calls under way: a session pushed out of the pool closes once they are done, not under them. */
   #busy = 0;
@@ -159,25 +153,9 @@ export class McpSession {
     const cached = this.#tools;
     if (cached && cached.expiresAt > Date.now() && !fresh) return cached.value;
     const value = this.#withClient(async (client) => {
-      const listed: McpTool[] = [];
-      let cursor: string | undefined;
-      let pages = 0;
-      do {
-        const page = await client.listTools(cursor ? { cursor } : undefined, { timeout: this.#options.listTimeoutMs ?? DEFAULT_LIST_TIMEOUT_MS });
-        for (const tool of page.tools.slice(0, REQUEST_LIMITS.maxTools - listed.length)) {
-          // Bounded like a request's own tools: a schema nested deeper would overflow the stack wherever it is serialised (upstream body, event, store).
-          if (findTooDeep(tool.inputSchema, REQUEST_LIMITS.maxJsonDepth) || findTooDeep(tool.annotations, REQUEST_LIMITS.maxJsonDepth)) continue;
-          listed.push({
-            name: tool.name,
-            description: tool.description ? truncate(tool.description, MAX_DESCRIPTION_CHARS) : null,
-            inputSchema: tool.inputSchema as Record<string, unknown>,
-            annotations: (tool.annotations as Record<string, unknown> | undefined) ?? null,
-          });
-        }
-        cursor = page.nextCursor;
-        // A server that pages forever (or lists thousands) is cut off at what a request may declare.
-      } while (cursor && listed.length < REQUEST_LIMITS.maxTools && ++pages < MAX_LIST_PAGES);
-      return listed;
+      const listing = await listTools(client, this.#options.listTimeoutMs ?? DEFAULT_LIST_TIMEOUT_MS);
+      this.#outputChecks = listing.outputChecks;
+      return listing.tools;
     }).catch((error: unknown) => {
       throw this.#secrets.redactError(error);
     });
@@ -196,7 +174,8 @@ export class McpSession {
    */
   async call(name: string, args: Record<string, unknown>, signal: AbortSignal, timeoutMs: number, { trace, attachImages = false }: { trace?: TraceContext | undefined; attachImages?: boolean } = {}): Promise<McpCallResult> {
     try {
-      const result = await this.#withClient((client) => client.callTool({ name, arguments: args, ...(trace && { _meta: { ...trace } }) }, undefined, { signal, timeout: timeoutMs }));
+      const result = (await this.#withClient((client) => client.callTool({ name, arguments: args, ...(trace && { _meta: { ...trace } }) }, undefined, { signal, timeout: timeoutMs }))) as CallToolResult;
+      checkStructured(name, result, this.#outputChecks.get(name));
       const { text, images } = toolResultOutput(result, attachImages);
       // An error with nothing to say would reach the model as an empty, successful-looking output.
       const said = result.isError === true && text.trim() === '' ? 'The tool reported an error without a message.' : text;

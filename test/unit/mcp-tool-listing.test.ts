@@ -1,0 +1,70 @@
+import { createServer, type Server as HttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EgressPolicy } from '../../src/executors/mcp/egress-policy.ts';
+import { McpSessionPool } from '../../src/executors/mcp/mcp-session-pool.ts';
+
+/** Tools as servers in the wild list them: a few to a page, some with an output schema, one without an input schema's `type`, one malformed. */
+const TOOLS = [
+  { name: 'plain', inputSchema: { type: 'object' } },
+  { name: 'counted', inputSchema: { type: 'object' }, outputSchema: { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] } },
+  { name: 'untyped', inputSchema: { properties: { q: { type: 'string' } } } },
+  { name: 'broken', inputSchema: 'not a schema' },
+  { name: 'last', inputSchema: { type: 'object' } },
+];
+const PAGE = 2;
+
+/** A real MCP server (the SDK's low-level one, stateless Streamable HTTP) paging its tools `PAGE` at a time. */
+async function startPagingServer(): Promise<{ url: string; server: HttpServer }> {
+  const server = createServer(async (req, res) => {
+    const mcp = new Server({ name: 'paging', version: '1.0.0' }, { capabilities: { tools: {} } });
+    mcp.setRequestHandler(ListToolsRequestSchema, async (request) => {
+      const start = Number(request.params?.cursor ?? 0);
+      const next = start + PAGE;
+      return { tools: TOOLS.slice(start, next) as never, ...(next < TOOLS.length && { nextCursor: String(next) }) };
+    });
+    // Every tool answers `{n: "not a number"}`: only `counted` says what its results must be.
+    mcp.setRequestHandler(CallToolRequestSchema, async (request) => ({ content: [{ type: 'text', text: `ran ${request.params.name}` }], structuredContent: { n: 'not a number' } }));
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    res.on('close', () => void mcp.close());
+    await mcp.connect(transport);
+    await transport.handleRequest(req, res);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, server };
+}
+
+describe('listing an MCP server’s tools', () => {
+  const egress = new EgressPolicy({ allowedUrlPrefixes: [] });
+  let paging: Awaited<ReturnType<typeof startPagingServer>>;
+  let pool: McpSessionPool;
+
+  beforeAll(async () => {
+    paging = await startPagingServer();
+    pool = new McpSessionPool({ listTtlMs: 60_000, maxOutputChars: 1_000, maxSessions: 8, untrustedFetch: egress.fetch });
+  });
+  afterAll(async () => {
+    await pool.close();
+    await egress.close();
+    paging.server.close();
+  });
+
+  it('reads every page; a tool whose input schema has no type is read as an object schema, a malformed one is left out alone', async () => {
+    const tools = await pool.session({ url: paging.url, headers: {}, untrusted: false }).tools();
+    expect(tools.map((tool) => tool.name)).toEqual(['plain', 'counted', 'untyped', 'last']);
+    expect(tools.find((tool) => tool.name === 'untyped')!.inputSchema).toEqual({ type: 'object', properties: { q: { type: 'string' } } });
+  });
+
+  it("a tool's output schema is checked whatever page it was listed on (the SDK's listing kept only the last page's)", async () => {
+    const session = pool.session({ url: paging.url, headers: {}, untrusted: false });
+    await session.tools();
+    const signal = new AbortController().signal;
+    const counted = await session.call('counted', {}, signal, 5_000);
+    expect(counted).toMatchObject({ isError: true, serverLost: false });
+    expect(counted.output).toContain("Structured content does not match the tool's output schema");
+    expect(await session.call('last', {}, signal, 5_000)).toMatchObject({ isError: false, output: 'ran last' });
+  });
+});
