@@ -22,6 +22,8 @@ export function describeIssue(issue: z.core.$ZodIssue, raw: unknown, schema: z.Z
     const options = (issue as { options?: unknown[] }).options ?? [];
     return sources.problem(path, `must be ${options.map((option) => JSON.stringify(option)).join(' or ')}`, { value });
   }
+  // A union that says in its own words what it takes (`listenHost`): those, not "a string or a string or a string".
+  if (issue.code === 'invalid_union' && issue.message.startsWith('must ')) return sources.problem(path, issue.message, { value });
   if (issue.code === 'invalid_format' && leaf?.description) {
     return sources.problem(path, `must be ${leaf.description}`, { value });
   }

@@ -3,7 +3,9 @@ import { parseEnv } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { ENVIRONMENT_VARIABLES } from '../../src/config/environment-variables.ts';
-import { resolveConfig } from '../../src/config/load-config.ts';
+import type { z } from 'zod';
+import { GatewayConfig, resolveConfig } from '../../src/config/load-config.ts';
+import { unwrapSchema } from '../../src/config/schema-introspection.ts';
 
 const read = (path: string) => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8');
 
@@ -48,5 +50,30 @@ describe('Dockerfile', () => {
   it('checks health on readiness, and passes flags to loopgate', () => {
     expect(dockerfile).toMatch(/^HEALTHCHECK [^\n]*\\\n[^\n]*\/readyz/m);
     expect(dockerfile).toContain('\nENTRYPOINT ["node", "src/main.ts"]\n');
+  });
+});
+
+describe('config/loopgate.jsonc', () => {
+  const file = read('config/loopgate.jsonc');
+
+  /** Every key an object anywhere in the schema takes (inside lists, maps and each option of a union too). */
+  function keysOf(schema: z.ZodType, found = new Set<string>()): Set<string> {
+    const definition = unwrapSchema(schema)._zod.def as unknown as { type: string; shape?: Record<string, z.ZodType>; element?: z.ZodType; valueType?: z.ZodType; options?: z.ZodType[] };
+    for (const [key, inner] of Object.entries(definition.shape ?? {})) {
+      found.add(key);
+      keysOf(inner, found);
+    }
+    for (const inner of [definition.element, definition.valueType, ...(definition.options ?? [])]) if (inner) keysOf(inner, found);
+    return found;
+  }
+
+  it('and the README names every environment variable loopgate reads', () => {
+    const readme = read('README.md');
+    expect(ENVIRONMENT_VARIABLES.map((variable) => variable.name).filter((name) => !readme.includes(`\`${name}\``))).toEqual([]);
+  });
+
+  it('documents every key the configuration takes, as the README and --help say it does', () => {
+    const undocumented = [...keysOf(GatewayConfig)].filter((key) => !file.includes(`"${key}"`));
+    expect(undocumented).toEqual([]);
   });
 });

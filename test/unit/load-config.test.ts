@@ -430,7 +430,7 @@ describe('start-up validation', () => {
     const both = configFile(`{ "providers": { "a": { "type": "openai-chat", "baseUrl": "http://127.0.0.1:1/v1" }, "b": { "type": "openai-chat", "baseUrl": "http://127.0.0.1:2/v1" } }, "defaultProvider": "a", "models": { "chat": { "provider": "a", "deployments": [{ "provider": "b", "model": "m" }] } } }`);
     expect(problemsOf(resolveConfig({ LOOPGATE_CONFIG: both }))).toEqual([expect.stringMatching(/models\.chat.*provider or deployments, not both/)]);
     for (const host of ['http://0.0.0.0', 'not a host!!', '999.1.1.1', '0.0.0.0:8080']) {
-      expect(problemsOf(resolveConfig({ HOST: host }))).toEqual([expect.stringMatching(/^HOST must be/)]);
+      expect(problemsOf(resolveConfig({ HOST: host }))).toEqual([`HOST must be an IP address or a host name such as 0.0.0.0, ::, 127.0.0.1 or localhost (no scheme, no port), got "${host}"`]);
     }
     for (const host of ['0.0.0.0', '127.0.0.1', '::', '::1', 'localhost', 'gateway.internal']) expect(resolveConfig({ HOST: host, OPENAI_API_KEY: 'sk-1' }).ok).toBe(true);
   });
