@@ -95,11 +95,15 @@ export async function streamStoredResponse(request: FastifyRequest, reply: Fasti
   const { response, tenant } = record;
   if (!response.background) throw invalidRequest('This response cannot be streamed: it was not created with background=true. Retrieve it without stream=true.', 'stream', 'invalid_value');
   if (isFinished(response)) {
-    const last = await source.events.lastSequence(tenant, response.id);
-    if (last < 0) throw eventsExpired(response.id, null);
-    // Resumed at (or past) its last event: nothing is missing and nothing more will come, so the stream is whole and empty
-    // (a client that kept the last sequence number it read, as the SDK's retrieve with starting_after does).
-    if (after >= last) return endEmpty(reply, source);
+    const last = await source.events.lastEvent(tenant, response.id);
+    if (!last) throw eventsExpired(response.id, null);
+    // Resumed at (or past) its terminal event: nothing is missing and nothing more will come, so the stream is whole and empty
+    // (a client that kept the last sequence number it read, as the SDK's retrieve with starting_after does). A log that ends
+    // before the terminal event (not written, or let go) has nothing whole to give from there.
+    if (after >= last.sequence) {
+      if (!isTerminalEvent(last.type)) throw eventsExpired(response.id, null);
+      return endEmpty(reply, source);
+    }
   }
   await streamBackgroundEvents(request, reply, source, response.id, after, tenant);
 }

@@ -139,3 +139,35 @@ describe('a background response a reaper ended just before its owner did', () =>
     expect(((await (await fetch(`${origin}/v1/responses/${created.id}`)).json()) as any).status).toBe('failed');
   });
 });
+
+/**
+ * A finished response whose log lost its terminal event (the append after the
+ * final write failed, or the log was cut): resumed after the last event kept,
+ * there is nothing whole to give, and the client is told so rather than
+ * handed an empty stream that passes for whole.
+ */
+describe("a finished background response whose log lacks its terminal event", () => {
+  let gateway: Awaited<ReturnType<typeof gatewayWithStore<RedisResponseStore>>>;
+
+  beforeAll(async () => {
+    gateway = await gatewayWithStore((options) => new RedisResponseStore(options));
+  });
+  afterAll(() => gateway.close());
+
+  it('is a 400 stream_events_expired when resumed after the last event kept; with the terminal event it would be empty and whole', async () => {
+    const { origin, store, keyPrefix } = gateway;
+    const created = (await (await fetch(`${origin}/v1/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', input: 'hi', background: true }) })).json()) as { id: string };
+    await waitFor(async () => ((await (await fetch(`${origin}/v1/responses/${created.id}`)).json()) as { status: string }).status === 'completed', 5_000);
+    const key = new RedisKeys(keyPrefix).events('default', created.id);
+    const [terminalId, terminalFields] = ((await store.redis.xrevrange(key, '+', '-', 'COUNT', 1)) as [string, string[]][])[0]!;
+    const terminalSequence = Number(terminalId.split('-')[0]);
+    expect(terminalFields).toContain('response.completed');
+    const whole = await fetch(`${origin}/v1/responses/${created.id}?stream=true&starting_after=${terminalSequence}`);
+    expect([whole.status, await whole.text()]).toEqual([200, 'data: [DONE]\n\n']);
+
+    await store.redis.xdel(key, terminalId);
+    const cut = await fetch(`${origin}/v1/responses/${created.id}?stream=true&starting_after=${terminalSequence - 1}`);
+    expect(cut.status).toBe(400);
+    expect(((await cut.json()) as { error: { code: string } }).error.code).toBe('stream_events_expired');
+  });
+});
