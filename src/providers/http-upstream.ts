@@ -82,8 +82,9 @@ export class HttpUpstream {
     } catch (error) {
       throw this.#transportFailure(error, signal);
     }
-    if (response.statusCode >= 300) throw this.#statusError(response.statusCode, await response.body.text().catch(() => ''), response.headers);
     const coding = response.headers['content-encoding'];
+    // An error body a proxy compressed all the same is not read as text (its bytes would be the message): the status says it.
+    if (response.statusCode >= 300) throw this.#statusError(response.statusCode, coding !== undefined && coding !== IDENTITY ? await response.body.dump().then(() => '', () => '') : await response.body.text().catch(() => ''), response.headers);
     if (coding !== undefined && coding !== IDENTITY) {
       // Read past (undici reads up to 128 KiB of it, then cuts the connection) rather than destroyed, which would leave an error nobody hears.
       void response.body.dump().catch(() => {});
@@ -115,8 +116,8 @@ export class HttpUpstream {
       if (code === 'UND_ERR_BODY_TIMEOUT' || code === ANSWER_TOO_LARGE) throw this.#transportFailure(cause, signal);
       throw invalid(cause);
     }
-    if (answer.statusCode >= 300) throw this.#statusError(answer.statusCode, answer.text, answer.headers);
     const coding = answer.headers['content-encoding'];
+    if (answer.statusCode >= 300) throw this.#statusError(answer.statusCode, coding !== undefined && coding !== IDENTITY ? '' : answer.text, answer.headers);
     if (coding !== undefined && coding !== IDENTITY) throw this.#encodedAnswer(coding);
     try {
       return JSON.parse(answer.text);

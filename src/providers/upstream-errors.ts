@@ -12,8 +12,18 @@ import type { TurnEvent } from './provider.ts';
 
 const MAX_MESSAGE = 2_000;
 
+interface UpstreamErrorFields {
+  message?: unknown;
+  type?: unknown;
+  code?: unknown;
+  param?: unknown;
+  status?: unknown;
+  failed_generation?: unknown;
+}
+
 interface UpstreamErrorBody {
-  error?: { message?: unknown; type?: unknown; code?: unknown; param?: unknown; status?: unknown; failed_generation?: unknown } | string;
+  error?: UpstreamErrorFields | UpstreamErrorFields[] | string;
+  errors?: UpstreamErrorFields[];
   message?: unknown;
   detail?: unknown;
 }
@@ -23,15 +33,16 @@ interface UpstreamErrorBody {
  * its 429 (and other 4xx), since the SDKs wait `retry-after-ms` when given,
  * else `retry-after`, before they retry.
  */
-export type RetryHeaders = Partial<Record<'retry-after' | 'retry-after-ms', string>>;
+export type RetryHeaders = Partial<Record<'retry-after' | 'retry-after-ms' | 'x-should-retry', string>>;
 
-/** The upstream answer's `retry-after` and `retry-after-ms`, those it sent. */
+/** The upstream answer's `retry-after` and `retry-after-ms`, those it sent, and its `x-should-retry: false` (no retry will do: the SDKs read it first). */
 export function retryHeadersOf(header: (name: string) => unknown): RetryHeaders {
   const found: RetryHeaders = {};
   for (const name of ['retry-after', 'retry-after-ms'] as const) {
     const value = header(name);
     if (typeof value === 'string' && value !== '') found[name] = value;
   }
+  if (header('x-should-retry') === 'false') found['x-should-retry'] = 'false';
   return found;
 }
 
@@ -54,6 +65,8 @@ export function errorFromUpstreamStatus(provider: string, status: number, bodyTe
       headers: { ...retry },
     });
   }
+  // A gateway or proxy in front of the model server (nginx, a load balancer) that timed out waiting for it.
+  if (status === 504) return upstreamTimedOut(provider, `The upstream '${provider}' timed out (a 504 from it, or from a proxy in front of it)${parsed.message ? `: ${parsed.message}` : '.'}`);
   return new GatewayError({
     status: 502,
     type: 'upstream_error',
@@ -78,7 +91,7 @@ export function refusedContent(status: number | null, message: string | null): G
   return new GatewayError({ status: 400, type: 'invalid_request_error', code: 'content_filter', message: truncate(message) });
 }
 
-const CONTENT_REFUSAL = /\b(?:flagged|moderation|content (?:policy|filter|security|safety)|unsafe content|safety (?:system|filter))\b/i;
+const CONTENT_REFUSAL = /\b(?:flagged|moderation|content (?:policy|filter|security|safety|violates)|unsafe content|safety (?:system|filter|check)|usage guidelines)\b/i;
 
 /**
  * The upstream refused what the gateway itself is configured with — its
@@ -243,22 +256,40 @@ function parseErrorBody(text: string): { message: string | null; type: string | 
   try {
     parsed = JSON.parse(text);
   } catch {
-    return { message: text.trim() ? truncate(text.trim()) : null, type: null, code: null, param: null };
+    return { message: plainTextMessage(text), type: null, code: null, param: null };
   }
   // Google's front ends (Gemini's OpenAI compatibility among them) answer with a one-element array of the error.
   const body = (Array.isArray(parsed) ? parsed[0] : parsed) as UpstreamErrorBody | null;
-  const error = body?.error;
-  if (error && typeof error === 'object') {
+  // Cloudflare's API envelope: `{"success": false, "errors": [{code, message}]}` (or the list under `error`).
+  const listed = Array.isArray(body?.error) ? body.error[0] : Array.isArray(body?.errors) ? body.errors[0] : undefined;
+  const error = listed !== undefined ? listed : body?.error;
+  if (error && typeof error === 'object' && !Array.isArray(error)) {
     const message = typeof error.message === 'string' ? error.message : null;
     return {
       message: message === null ? null : truncate(withFailedGeneration(message, error.failed_generation)),
-      type: typeof error.type === 'string' ? error.type : null,
+      type: said(error.type),
       code: errorWord(error),
-      param: typeof error.param === 'string' ? error.param : null,
+      param: said(error.param),
     };
   }
   const message = typeof error === 'string' ? error : typeof body?.message === 'string' ? body.message : typeof body?.detail === 'string' ? body.detail : null;
   return { message: message ? truncate(message) : null, type: null, code: null, param: null };
+}
+
+/** A field's value, unless it is a Python `None` or a `null` turned into text (LiteLLM's `"type": "None"`, `"param": "None"`). */
+function said(value: unknown): string | null {
+  return typeof value === 'string' && value !== '' && value !== 'None' && value !== 'null' ? value : null;
+}
+
+/** A body that is not JSON, as a message: an HTML error page (nginx, a load balancer) by its title, other text as it came. */
+function plainTextMessage(text: string): string | null {
+  const trimmed = text.trim();
+  if (!trimmed) return null;
+  if (/^<(?:!doctype|html)/i.test(trimmed)) {
+    const title = /<title[^>]*>([^<]*)<\/title>/i.exec(trimmed)?.[1]?.trim() ?? /<h1[^>]*>([^<]*)<\/h1>/i.exec(trimmed)?.[1]?.trim();
+    return title ? `${title} (an HTML error page)` : 'an HTML error page';
+  }
+  return truncate(trimmed);
 }
 
 /**

@@ -1,3 +1,6 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../support/gateway.ts';
 import { assertErrorEnvelope, assertValidEvent } from '../support/openresponses-schema.ts';
@@ -94,5 +97,32 @@ describe('upstream errors in the dialects of OpenAI-compatible servers', () => {
     for (const event of events) assertValidEvent(event);
     const failed = events.find((event) => event.type === 'response.failed')!;
     expect(failed.response!.error).toMatchObject({ code: 'upstream_error', message: expect.stringContaining('CUDA out of memory') });
+  });
+});
+
+describe('an error answer a proxy compressed though the gateway asked for none', () => {
+  let server: Server;
+  let gateway: RunningGateway;
+
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => res.writeHead(429, { 'content-type': 'application/json', 'content-encoding': 'gzip', 'retry-after': '3' }).end(gzipSync(JSON.stringify({ error: { message: 'Slow down.', type: 'rate_limit_error' } }))));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    gateway = await startGateway(`http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`);
+  });
+  afterAll(async () => {
+    await gateway.close();
+    server.close();
+  });
+
+  it.each([false, true])('keeps its status and retry hint, and never puts its bytes in the message (stream: %s)', async (stream) => {
+    const answer = await fetch(`${gateway.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', input: 'Hi', stream }) });
+    const body = (await answer.json()) as unknown;
+    assertErrorEnvelope(body);
+    expect(answer.status).toBe(429);
+    expect(answer.headers.get('retry-after')).toBe('3');
+    expect(body.error.message).not.toMatch(/[\u0000-\u0008\u001f\ufffd]/);
   });
 });

@@ -87,6 +87,54 @@ describe('Responses API servers other than OpenAI', () => {
     expect(response.output.map((item: { call_id: string }) => item.call_id)).toEqual(['call_111']);
   });
 
+  it('bridges that give every item output_index 0: two parallel calls stay two calls, each with its own arguments; two messages two messages', async () => {
+    const call = (id: string, city: string) => ({ id: `fc_${id}`, type: 'function_call', call_id: `call_${id}`, name: 'get_weather', arguments: JSON.stringify({ city }), status: 'completed' });
+    const a = call('a', 'Paris');
+    const b = call('b', 'Rome');
+    const { response } = await run([
+      { type: 'response.created', response: body('resp_b', 'in_progress', []) },
+      { type: 'response.output_item.added', output_index: 0, item: { ...a, arguments: '', status: 'in_progress' } },
+      { type: 'response.function_call_arguments.delta', output_index: 0, item_id: 'fc_a', delta: a.arguments },
+      { type: 'response.output_item.done', output_index: 0, item: a },
+      { type: 'response.output_item.added', output_index: 0, item: { ...b, arguments: '', status: 'in_progress' } },
+      { type: 'response.function_call_arguments.delta', output_index: 0, item_id: 'fc_b', delta: b.arguments },
+      { type: 'response.output_item.done', output_index: 0, item: b },
+      { type: 'response.completed', response: body('resp_b', 'completed', [a, b]) },
+    ]);
+    expect(response.output.map((item: { call_id: string; arguments: string }) => [item.call_id, item.arguments])).toEqual([
+      ['call_a', '{"city":"Paris"}'],
+      ['call_b', '{"city":"Rome"}'],
+    ]);
+
+    const message = (id: string, text: string) => ({ id, type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text, annotations: [] }] });
+    const two = await run([
+      { type: 'response.created', response: body('resp_c', 'in_progress', []) },
+      { type: 'response.output_item.added', output_index: 0, item: { ...message('msg_1', ''), content: [] } },
+      { type: 'response.output_text.delta', output_index: 0, item_id: 'msg_1', delta: 'A' },
+      { type: 'response.output_item.done', output_index: 0, item: message('msg_1', 'A') },
+      { type: 'response.output_item.added', output_index: 0, item: { ...message('msg_2', ''), content: [] } },
+      { type: 'response.output_text.delta', output_index: 0, item_id: 'msg_2', delta: 'B' },
+      { type: 'response.output_item.done', output_index: 0, item: message('msg_2', 'B') },
+      { type: 'response.completed', response: body('resp_c', 'completed', [message('msg_1', 'A'), message('msg_2', 'B')]) },
+    ]);
+    expect(two.response.output.map((item: { content: { text: string }[] }) => item.content[0]!.text)).toEqual(['A', 'B']);
+  });
+
+  it('a server without ids that streamed only its text and lists a reasoning item first in the terminal output: the reasoning added, the text said once', async () => {
+    const message = { type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'Hello', annotations: [] }] };
+    const reasoning = { type: 'reasoning', summary: [], content: [{ type: 'reasoning_text', text: 'I thought hard' }] };
+    const { response } = await run([
+      { type: 'response.created', response: body('resp_r', 'in_progress', []) },
+      { type: 'response.output_item.added', output_index: 0, item: { ...message, status: 'in_progress', content: [] } },
+      { type: 'response.output_text.delta', output_index: 0, content_index: 0, delta: 'Hello' },
+      { type: 'response.output_item.done', output_index: 0, item: message },
+      { type: 'response.completed', response: body('resp_r', 'completed', [reasoning, message]) },
+    ]);
+    expect(response.output.map((item: { type: string }) => item.type).sort()).toEqual(['message', 'reasoning']);
+    expect(response.output.find((item: { type: string }) => item.type === 'reasoning').content[0].text).toBe('I thought hard');
+    expect(response.output.find((item: { type: string }) => item.type === 'message').content[0].text).toBe('Hello');
+  });
+
   it.each([
     ['an error event', { type: 'error', error: { type: 'server_error', code: 500, message: 'Engine died' } }, 'server_error', 'Engine died'],
     ['response.failed', { type: 'response.failed', response: { ...body('resp_f', 'failed', []), error: { code: 502, message: 'Provider returned error' } } }, 'upstream_error', 'Provider returned error'],

@@ -1,7 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
 import { errorFromAnthropic, errorFromAnthropicType } from '../../src/providers/anthropic/anthropic-errors.ts';
-import { errorFromUpstreamStatus } from '../../src/providers/upstream-errors.ts';
+import { errorFromUpstreamStatus, retryHeadersOf } from '../../src/providers/upstream-errors.ts';
 
 const anthropicError = (status: number, body: unknown) => errorFromAnthropic('compat', Anthropic.APIError.generate(status, body as Record<string, unknown>, undefined, new Headers()));
 
@@ -32,5 +32,38 @@ describe("vendors' error bodies", () => {
     const odd = errorFromAnthropicType('compat', null, 'Engine hiccup.', null);
     expect(odd).toMatchObject({ status: 502, type: 'upstream_error', code: 'upstream_error' });
     expect(odd.message).toBe("The upstream 'compat' reported: Engine hiccup.");
+  });
+
+  it("xAI's safety refusal (a 403 whose `error` is a string) is the client's 400 content_filter", () => {
+    const body = { code: 'The caller does not have permission to execute the specified operation', error: 'Content violates usage guidelines. Team: x, API key ID: y, Model: grok-4, Failed check: SAFETY_CHECK_TYPE_BIO' };
+    expect(errorFromUpstreamStatus('xai', 403, JSON.stringify(body), {})).toMatchObject({ status: 400, code: 'content_filter', message: expect.stringContaining('Content violates usage guidelines') });
+  });
+});
+
+/** What gateways and proxies in front of the model server answer with (LiteLLM, Cloudflare, nginx). */
+describe("proxies' error bodies", () => {
+  it("LiteLLM's `\"None\"` for a type or param it has not is no type or param", () => {
+    const error = errorFromUpstreamStatus('litellm', 400, JSON.stringify({ error: { message: 'Violated guardrail policy', type: 'None', param: 'None', code: '400' } }), {});
+    expect(error).toMatchObject({ status: 400, type: 'invalid_request_error', param: null, code: null, message: 'Violated guardrail policy' });
+  });
+
+  it("Cloudflare's envelope keeps its message, the list at `errors` or under `error`", () => {
+    for (const body of [{ success: false, errors: [{ code: 2003, message: 'Rate limited' }], messages: [], result: null }, { error: [{ code: 2003, message: 'Rate limited' }] }]) {
+      expect(errorFromUpstreamStatus('cf', 429, JSON.stringify(body), { 'retry-after': '7' })).toMatchObject({ status: 429, type: 'rate_limit_error', message: 'Rate limited', headers: { 'retry-after': '7' } });
+    }
+  });
+
+  it("an nginx error page is said by its title; a proxy's 504 is the gateway's upstream_timeout", () => {
+    const page = (title: string) => `<html>\r\n<head><title>${title}</title></head>\r\n<body>\r\n<center><h1>${title}</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>`;
+    const bad = errorFromUpstreamStatus('vllm', 502, page('502 Bad Gateway'), {});
+    expect(bad).toMatchObject({ status: 502, code: 'upstream_error' });
+    expect(bad.message).toBe("The upstream 'vllm' failed with status 502: 502 Bad Gateway (an HTML error page)");
+    expect(errorFromUpstreamStatus('vllm', 413, page('413 Request Entity Too Large'), {})).toMatchObject({ status: 413, message: '413 Request Entity Too Large (an HTML error page)' });
+    expect(errorFromUpstreamStatus('vllm', 504, page('504 Gateway Time-out'), {})).toMatchObject({ status: 504, code: 'upstream_timeout', message: expect.stringContaining('504 Gateway Time-out') });
+  });
+
+  it("an upstream's `x-should-retry: false` is passed on, so the SDKs do not retry in vain", () => {
+    const headers = retryHeadersOf((name) => ({ 'retry-after': '120', 'x-should-retry': 'false' })[name]);
+    expect(errorFromUpstreamStatus('openai', 503, JSON.stringify({ error: { message: 'Down for maintenance.' } }), headers).headers).toMatchObject({ 'retry-after': '120', 'x-should-retry': 'false' });
   });
 });

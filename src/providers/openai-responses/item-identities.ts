@@ -3,47 +3,88 @@
  * an item, is about. OpenAI names each item by its `id` everywhere; compatible
  * servers do not all: llama.cpp's items have no `id` (its argument deltas name
  * the call's `call_id`), mistral.rs gives one message another id in each event,
- * and vLLM's terminal response gives a streamed call a new id and `call_id`.
- * An item is known by its place in the output (`output_index`, the same in
- * every event, and its index in the terminal `output`) while its kind agrees,
- * else by its id or `call_id`: one upstream item is one item for the client,
- * its text and arguments said once.
+ * vLLM's terminal response gives a streamed call a new id and `call_id`, and
+ * some bridges give every item `output_index` 0. One upstream item must be one
+ * item for the client, its text and arguments said once:
+ *
+ * - an item's own `id` or `call_id`, once seen, always names it;
+ * - `output_item.added` with neither known starts a new item (two items may
+ *   share an `output_index`), which becomes the item at its index;
+ * - `output_item.done` with neither known is the item last added at its index,
+ *   if of the same kind (one item under a new id);
+ * - the terminal response's copy with neither known is the first item of its
+ *   kind the stream said and no copy matched yet (its list may be in another
+ *   order, or hold items the stream never said, which are then new).
  */
 export class ItemIdentities {
-  /** By output index: the item's key and kind. */
+  /** By output index: the item last added there, and its kind. */
   readonly #byIndex = new Map<number, { key: string; type: string }>();
   /** By every id an item was given (its `id`, its `call_id`). */
   readonly #byId = new Map<string, string>();
-  #unplaced = 0;
+  /** The stream's items of each kind, in the order first said. */
+  readonly #said = new Map<string, string[]>();
+  /** Items the terminal response's copies were matched to. */
+  readonly #matched = new Set<string>();
+  #fresh = 0;
 
-  /** The key of an item added, done, or read whole at `outputIndex`: the one it had when first seen, or a new one. */
-  keyOf(item: { type: string; id?: unknown; call_id?: unknown }, outputIndex: unknown): string {
+  /** An item `output_item.added` announces. */
+  added(item: Item, outputIndex: unknown): string {
+    const key = this.#known(item) ?? this.#new(item);
+    if (typeof outputIndex === 'number') this.#byIndex.set(outputIndex, { key, type: item.type });
+    return this.#name(item, key);
+  }
+
+  /** An item `output_item.done` finishes (or a non-streamed answer's, at its index). */
+  finished(item: Item, outputIndex: unknown): string {
+    const placed = typeof outputIndex === 'number' ? this.#byIndex.get(outputIndex) : undefined;
+    const key = this.#known(item) ?? (placed?.type === item.type ? placed.key : undefined) ?? this.#new(item);
+    if (typeof outputIndex === 'number' && !placed) this.#byIndex.set(outputIndex, { key, type: item.type });
+    return this.#name(item, key);
+  }
+
+  /** An item of the terminal response's output, against what the stream said. */
+  final(item: Item): string {
+    const known = this.#known(item);
+    const key = known ?? this.#said.get(item.type)?.find((said) => !this.#matched.has(said)) ?? this.#new(item);
+    this.#matched.add(key);
+    return this.#name(item, key);
+  }
+
+  /** The item a delta names (`item_id`, else its `output_index`); the `item_id` itself for an item never added. */
+  deltaKey(itemId: unknown, outputIndex: unknown): string {
+    const id = nonEmpty(itemId);
+    const known = (id && this.#byId.get(id)) ?? (typeof outputIndex === 'number' ? this.#byIndex.get(outputIndex)?.key : undefined);
+    return known ?? id ?? `unplaced:${typeof outputIndex === 'number' ? outputIndex : ''}`;
+  }
+
+  #known(item: Item): string | undefined {
     const id = nonEmpty(item.id);
     const callId = nonEmpty(item.call_id);
-    const index = typeof outputIndex === 'number' ? outputIndex : null;
-    const placed = index === null ? undefined : this.#byIndex.get(index);
-    const key = (placed?.type === item.type ? placed.key : undefined) ?? (id && this.#byId.get(id)) ?? (callId && this.#byId.get(callId)) ?? id ?? (callId ? `call:${callId}` : `at:${index ?? `unplaced-${this.#unplaced++}`}`);
-    if (index !== null && !placed) this.#byIndex.set(index, { key, type: item.type });
+    return (id && this.#byId.get(id)) || (callId && this.#byId.get(callId)) || undefined;
+  }
+
+  #new(item: Item): string {
+    const key = `item:${this.#fresh++}`;
+    let said = this.#said.get(item.type);
+    if (!said) this.#said.set(item.type, (said = []));
+    said.push(key);
+    return key;
+  }
+
+  /** Remembers the item's ids as naming `key`. */
+  #name(item: Item, key: string): string {
+    const id = nonEmpty(item.id);
+    const callId = nonEmpty(item.call_id);
     if (id) this.#byId.set(id, key);
     if (callId) this.#byId.set(callId, key);
     return key;
   }
+}
 
-  /** The key of the item a delta names (`item_id`, else its `output_index`); the `item_id` itself for an item never added. */
-  deltaKey(itemId: unknown, outputIndex: unknown): string {
-    const id = nonEmpty(itemId);
-    const known = (id && this.#byId.get(id)) ?? (typeof outputIndex === 'number' ? this.#byIndex.get(outputIndex)?.key : undefined);
-    return known ?? id ?? `at:${typeof outputIndex === 'number' ? outputIndex : 'unplaced'}`;
-  }
-
-  /** Whether an item at `outputIndex` of this kind, or under one of these ids, was seen. */
-  seen(item: { type: string; id?: unknown; call_id?: unknown }, outputIndex: number): string | null {
-    const placed = this.#byIndex.get(outputIndex);
-    if (placed?.type === item.type) return placed.key;
-    const id = nonEmpty(item.id);
-    const callId = nonEmpty(item.call_id);
-    return (id && this.#byId.get(id)) || (callId && this.#byId.get(callId)) || null;
-  }
+interface Item {
+  type: string;
+  id?: unknown;
+  call_id?: unknown;
 }
 
 function nonEmpty(value: unknown): string | null {

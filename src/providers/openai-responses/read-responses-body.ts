@@ -19,8 +19,8 @@ export function readResponsesBody(body: unknown, provider: string, onLeftOut: ((
   const translator = new ResponsesEventTranslator(onLeftOut);
   const events: TurnEvent[] = [];
   translator.identify(response, events);
-  for (const [index, item] of response.output.entries()) {
-    if (item !== null && typeof item === 'object') translator.acceptItem(item, events, index);
+  for (const item of response.output) {
+    if (item !== null && typeof item === 'object') translator.acceptItem(item, events);
   }
   // Where a stream says it: with the final response, after the output.
   reportTier(response, events);

@@ -71,7 +71,7 @@ export class ResponsesEventTranslator {
       case 'response.output_item.added': {
         const { item, output_index } = event as { item: ResponsesOutputItem; output_index?: unknown };
         if (item === null || typeof item !== 'object') return;
-        const key = this.#ids.keyOf(item, output_index);
+        const key = this.#ids.added(item, output_index);
         if (isFunctionCall(item)) {
           if (!this.#calls.has(key)) this.#startCall(item, key, out);
         } else if (isCustomCall(item)) {
@@ -95,7 +95,7 @@ export class ResponsesEventTranslator {
       }
       case 'response.output_item.done': {
         const { item, output_index } = event as { item: ResponsesOutputItem; output_index?: unknown };
-        if (item !== null && typeof item === 'object') this.acceptItem(item, out, output_index);
+        if (item !== null && typeof item === 'object') this.acceptItem(item, out, this.#ids.finished(item, output_index));
         return;
       }
       case 'response.output_text.delta': {
@@ -151,10 +151,10 @@ export class ResponsesEventTranslator {
         this.identify(response, out);
         reportTier(response, out);
         // Only what the stream never said: an item it added or finished is the same item here, whatever id it now has.
-        for (const [index, item] of (Array.isArray(response.output) ? response.output : []).entries()) {
+        for (const item of Array.isArray(response.output) ? response.output : []) {
           if (item === null || typeof item !== 'object') continue;
-          const seen = this.#ids.seen(item, index);
-          if (seen === null || !(this.#done.has(seen) || this.#calls.has(seen))) this.acceptItem(item, out, index);
+          const key = this.#ids.final(item);
+          if (!this.#done.has(key) && !this.#calls.has(key)) this.acceptItem(item, out, key);
         }
         // A freeform call whose input was streamed but never said done: what arrived is its input.
         for (const call of this.#freeform.values()) this.#giveFreeform(call, call.input, out);
@@ -180,9 +180,8 @@ export class ResponsesEventTranslator {
     }
   }
 
-  /** Reads one finished output item (at `outputIndex` of the output, where known): what its deltas did not already say. */
-  acceptItem(item: ResponsesOutputItem, out: TurnEvent[], outputIndex?: unknown): void {
-    const key = this.#ids.keyOf(item, outputIndex);
+  /** Reads one finished output item (`key`: which item it is, item-identities.ts; by default its index `outputIndex` in a whole answer): what its deltas did not already say. */
+  acceptItem(item: ResponsesOutputItem, out: TurnEvent[], key: string = this.#ids.finished(item, undefined)): void {
     this.#done.add(key);
     if (isFunctionCall(item)) {
       const call = this.#calls.get(key) ?? this.#startCall(item, key, out);
