@@ -50,8 +50,8 @@ const OpenAIChatProviderConfig = z.object({
   baseUrl: providerBaseUrl,
   apiKey: z.string().nullable().default(null),
   maxTokensField: z.enum(['max_completion_tokens', 'max_tokens']).default('max_completion_tokens'),
-  /** How call ids go back upstream: as given, or as nine letters and digits (Mistral's rule); `auto`: the latter for Mistral's models (providers/openai-chat/chat-tool-call-ids.ts). */
-  toolCallIds: z.enum(['auto', 'as-given', 'nine-alphanumerics']).default('auto'),
+  /** Which server's rules earlier turns go back by: OpenAI's, or Mistral's (call ids of nine letters and digits, an assistant turn between tool results and a user message); `auto`: Mistral's for its models (providers/openai-chat/mistral-dialect.ts). */
+  dialect: z.enum(['auto', 'openai', 'mistral']).default('auto'),
   ...outboundLimits,
   ...openAIEndpointConfig,
   ...upstreamConnectionConfig,

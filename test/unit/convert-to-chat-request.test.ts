@@ -199,7 +199,7 @@ describe('convertToChatRequest', () => {
   });
 });
 
-describe("call ids as Mistral takes them back (nine letters and digits)", () => {
+describe("a conversation as Mistral takes it back: call ids of nine letters and digits, an assistant turn between tool results and a user message", () => {
   const history = items([
     { role: 'user', content: 'Add.' },
     { type: 'function_call', call_id: 'call_Abc123XyZ987def456ghi', name: 'add', arguments: '{}' },
@@ -207,8 +207,8 @@ describe("call ids as Mistral takes them back (nine letters and digits)", () => 
     { type: 'function_call_output', call_id: 'call_Abc123XyZ987def456ghi', output: '1' },
     { type: 'function_call_output', call_id: 'K3x9Pq2Zm', output: '2' },
   ]);
-  const sentIds = (model: string, toolCallIds?: 'auto' | 'as-given' | 'nine-alphanumerics') => {
-    const messages = convertToChatRequest(turn({ model, items: history }), { ...options, ...(toolCallIds && { toolCallIds }) }).messages as { role: string; tool_calls?: { id: string }[]; tool_call_id?: string }[];
+  const sentIds = (model: string, dialect?: 'auto' | 'openai' | 'mistral') => {
+    const messages = convertToChatRequest(turn({ model, items: history }), { ...options, ...(dialect && { dialect }) }).messages as { role: string; tool_calls?: { id: string }[]; tool_call_id?: string }[];
     return { calls: messages.flatMap((message) => message.tool_calls?.map((call) => call.id) ?? []), outputs: messages.flatMap((message) => (message.tool_call_id ? [message.tool_call_id] : [])) };
   };
 
@@ -221,10 +221,23 @@ describe("call ids as Mistral takes them back (nine letters and digits)", () => 
     expect(sentIds(model).calls).toEqual(calls);
   });
 
+  it('a user message right after tool results gets an empty assistant turn before it, for Mistral only', () => {
+    const answeredAndMore = items([
+      { role: 'user', content: 'Add.' },
+      { type: 'function_call', call_id: 'K3x9Pq2Zm', name: 'add', arguments: '{}' },
+      { type: 'function_call_output', call_id: 'K3x9Pq2Zm', output: '2' },
+      { role: 'user', content: 'And now double it.' },
+    ]);
+    const roles = (model: string) => convertToChatRequest(turn({ model, items: answeredAndMore }), options).messages.map((message) => message.role);
+    expect(roles('mistral-large-latest')).toEqual(['user', 'assistant', 'tool', 'assistant', 'user']);
+    expect(convertToChatRequest(turn({ model: 'mistral-large-latest', items: answeredAndMore }), options).messages[3]).toEqual({ role: 'assistant', content: '' });
+    expect(roles('gpt-4.1')).toEqual(['user', 'assistant', 'tool', 'user']);
+  });
+
   it('other models get ids as given, unless the provider says otherwise', () => {
     expect(sentIds('gpt-4.1').calls).toEqual(['call_Abc123XyZ987def456ghi', 'K3x9Pq2Zm']);
-    expect(sentIds('my-finetune', 'nine-alphanumerics').calls[0]).toMatch(/^[A-Za-z0-9]{9}$/);
-    expect(sentIds('mistral-large-latest', 'as-given').calls[0]).toBe('call_Abc123XyZ987def456ghi');
+    expect(sentIds('my-finetune', 'mistral').calls[0]).toMatch(/^[A-Za-z0-9]{9}$/);
+    expect(sentIds('mistral-large-latest', 'openai').calls[0]).toBe('call_Abc123XyZ987def456ghi');
   });
 });
 

@@ -7,21 +7,21 @@ import { forEachWireItem } from '../wire-items.ts';
 import type { ChatContentPart, ChatMessage, ChatRequest, ChatToolCall } from './chat-wire.ts';
 import { openReasoningText } from '../../protocol/sealed-reasoning-text.ts';
 import { callSignatures } from '../gemini/thought-signatures.ts';
-import { toolCallIdsFor, type ToolCallIdFormat } from './chat-tool-call-ids.ts';
+import { bridgeToolResults, nineAlphanumerics, speaksMistral, type ChatDialect } from './mistral-dialect.ts';
 import { openReasoningDetails, type ReasoningDetail } from './reasoning-details.ts';
 
 export interface ChatRequestOptions {
   /** Which field carries the output token limit: OpenAI wants the new one, many compatible servers the old. */
   maxTokensField: 'max_completion_tokens' | 'max_tokens';
-  /** How call ids go back (chat-tool-call-ids.ts); `auto` by default. */
-  toolCallIds?: ToolCallIdFormat;
+  /** Which server's rules earlier turns go back by (mistral-dialect.ts); `auto` by default. */
+  dialect?: ChatDialect;
 }
 
 /** Translates one turn into a Chat Completions request body (PROTOCOL-NOTES §4, §6). */
 export function convertToChatRequest(request: TurnRequest, options: ChatRequestOptions): ChatRequest {
   const body: ChatRequest = {
     model: request.model,
-    messages: convertMessages(request.instructions, request.items, request.historyLength, toolCallIdsFor(options.toolCallIds ?? 'auto', request.model), GEMINI_MODEL.test(request.model)),
+    messages: messagesFor(request, options.dialect ?? 'auto'),
     stream: request.stream,
   };
   if (request.stream) body.stream_options = { include_usage: true };
@@ -58,6 +58,12 @@ export function convertToChatRequest(request: TurnRequest, options: ChatRequestO
   if (request.promptCacheKey !== null) body.prompt_cache_key = request.promptCacheKey;
   if (request.serviceTier !== null) body.service_tier = request.serviceTier;
   return body;
+}
+
+function messagesFor(request: TurnRequest, dialect: ChatDialect): ChatMessage[] {
+  const mistral = speaksMistral(dialect, request.model);
+  const messages = convertMessages(request.instructions, request.items, request.historyLength, mistral ? nineAlphanumerics : null, GEMINI_MODEL.test(request.model));
+  return mistral ? bridgeToolResults(messages) : messages;
 }
 
 /**

@@ -1,0 +1,47 @@
+import { createHash } from 'node:crypto';
+import type { ChatMessage } from './chat-wire.ts';
+
+/**
+ * What Mistral's API — and vLLM or other servers serving a Mistral model with
+ * its own tokenizer — refuses in a conversation other servers take:
+ *
+ * - call ids other than nine letters and digits ("Tool call id was call_… but
+ *   must be a-z, A-Z, 0-9, with a length of 9"): a conversation begun on
+ *   another provider, or with ids the gateway made, could not go on there.
+ *   Each such id goes as nine characters of its own hash: the same id is the
+ *   same nine characters in every request (a call and its output still pair
+ *   up; prompt caches still match), and ids that already fit go as they are;
+ * - a user message right after tool results ("Unexpected role 'user' after
+ *   role 'tool'"), which a client answering calls and saying more in one
+ *   request sends: an empty assistant turn goes between them.
+ *
+ * Only the outgoing history changes: clients keep the ids they were given.
+ * `auto`: these rules for models named as Mistral's (mistral…, codestral, devstral, …).
+ */
+export type ChatDialect = 'auto' | 'openai' | 'mistral';
+
+const MISTRAL_MODEL = /(?:^|[/:_-])(?:mistral|mixtral|codestral|devstral|magistral|ministral|pixtral|voxtral)/i;
+const NINE_ALPHANUMERICS = /^[A-Za-z0-9]{9}$/;
+const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+export function speaksMistral(dialect: ChatDialect, model: string): boolean {
+  return dialect === 'mistral' || (dialect === 'auto' && MISTRAL_MODEL.test(model));
+}
+
+export function nineAlphanumerics(id: string): string {
+  if (NINE_ALPHANUMERICS.test(id)) return id;
+  const digest = createHash('sha256').update(id).digest();
+  let out = '';
+  for (let index = 0; index < 9; index++) out += ALPHABET[digest[index]! % ALPHABET.length];
+  return out;
+}
+
+/** The messages with an empty assistant turn wherever a user message follows tool results. */
+export function bridgeToolResults(messages: ChatMessage[]): ChatMessage[] {
+  const bridged: ChatMessage[] = [];
+  for (const message of messages) {
+    if (message.role === 'user' && bridged.at(-1)?.role === 'tool') bridged.push({ role: 'assistant', content: '' });
+    bridged.push(message);
+  }
+  return bridged;
+}
