@@ -234,6 +234,18 @@ describe("a conversation as Mistral takes it back: call ids of nine letters and 
     expect(roles('gpt-4.1')).toEqual(['user', 'assistant', 'tool', 'user']);
   });
 
+  it("another server's reasoning on an assistant turn stays behind (Mistral refuses fields it does not know)", () => {
+    const reasoned = items([
+      { role: 'user', content: 'Add.' },
+      { type: 'reasoning', id: 'rs_1', summary: [], content: [{ type: 'reasoning_text', text: 'I should add.' }] },
+      { type: 'function_call', call_id: 'K3x9Pq2Zm', name: 'add', arguments: '{}' },
+      { type: 'function_call_output', call_id: 'K3x9Pq2Zm', output: '2' },
+    ]);
+    const assistant = (model: string) => convertToChatRequest(turn({ model, items: reasoned }), options).messages.find((message) => message.role === 'assistant');
+    expect(assistant('deepseek-reasoner')).toHaveProperty('reasoning_content', 'I should add.');
+    expect(assistant('mistral-large-latest')).not.toHaveProperty('reasoning_content');
+  });
+
   it('other models get ids as given, unless the provider says otherwise', () => {
     expect(sentIds('gpt-4.1').calls).toEqual(['call_Abc123XyZ987def456ghi', 'K3x9Pq2Zm']);
     expect(sentIds('my-finetune', 'mistral').calls[0]).toMatch(/^[A-Za-z0-9]{9}$/);

@@ -7,7 +7,7 @@ import { forEachWireItem } from '../wire-items.ts';
 import type { ChatContentPart, ChatMessage, ChatRequest, ChatToolCall } from './chat-wire.ts';
 import { openReasoningText } from '../../protocol/sealed-reasoning-text.ts';
 import { callSignatures } from '../gemini/thought-signatures.ts';
-import { bridgeToolResults, nineAlphanumerics, speaksMistral, type ChatDialect } from './mistral-dialect.ts';
+import { asMistralTakesThem, nineAlphanumerics, speaksMistral, type ChatDialect } from './mistral-dialect.ts';
 import { openReasoningDetails, type ReasoningDetail } from './reasoning-details.ts';
 
 export interface ChatRequestOptions {
@@ -63,7 +63,7 @@ export function convertToChatRequest(request: TurnRequest, options: ChatRequestO
 function messagesFor(request: TurnRequest, dialect: ChatDialect): ChatMessage[] {
   const mistral = speaksMistral(dialect, request.model);
   const messages = convertMessages(request.instructions, request.items, request.historyLength, mistral ? nineAlphanumerics : null, GEMINI_MODEL.test(request.model));
-  return mistral ? bridgeToolResults(messages) : messages;
+  return mistral ? asMistralTakesThem(messages) : messages;
 }
 
 /**

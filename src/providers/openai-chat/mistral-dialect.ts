@@ -13,7 +13,10 @@ import type { ChatMessage } from './chat-wire.ts';
  *   up; prompt caches still match), and ids that already fit go as they are;
  * - a user message right after tool results ("Unexpected role 'user' after
  *   role 'tool'"), which a client answering calls and saying more in one
- *   request sends: an empty assistant turn goes between them.
+ *   request sends: an empty assistant turn goes between them;
+ * - fields of other servers on an assistant message (422 "Extra inputs are
+ *   not permitted"): the reasoning another server gave (`reasoning_content`,
+ *   OpenRouter's `reasoning_details`) stays behind when a conversation moves here.
  *
  * Only the outgoing history changes: clients keep the ids they were given.
  * `auto`: these rules for models named as Mistral's (mistral…, codestral, devstral, …).
@@ -36,12 +39,15 @@ export function nineAlphanumerics(id: string): string {
   return out;
 }
 
-/** The messages with an empty assistant turn wherever a user message follows tool results. */
-export function bridgeToolResults(messages: ChatMessage[]): ChatMessage[] {
-  const bridged: ChatMessage[] = [];
+/** The messages as Mistral takes them: an empty assistant turn wherever a user message follows tool results, and no other server's fields. */
+export function asMistralTakesThem(messages: ChatMessage[]): ChatMessage[] {
+  const taken: ChatMessage[] = [];
   for (const message of messages) {
-    if (message.role === 'user' && bridged.at(-1)?.role === 'tool') bridged.push({ role: 'assistant', content: '' });
-    bridged.push(message);
+    if (message.role === 'user' && taken.at(-1)?.role === 'tool') taken.push({ role: 'assistant', content: '' });
+    if (message.role === 'assistant' && (message.reasoning_content !== undefined || message.reasoning_details !== undefined)) {
+      const { reasoning_content: _content, reasoning_details: _details, ...own } = message;
+      taken.push(own);
+    } else taken.push(message);
   }
-  return bridged;
+  return taken;
 }
