@@ -66,7 +66,9 @@ export function errorFromUpstreamStatus(provider: string, status: number, bodyTe
     });
   }
   // A gateway or proxy in front of the model server (nginx, a load balancer) that timed out waiting for it.
-  if (status === 504) return upstreamTimedOut(provider, `The upstream '${provider}' timed out (a 504 from it, or from a proxy in front of it)${parsed.message ? `: ${parsed.message}` : '.'}`);
+  if (status === 504) {
+    return new GatewayError({ status: 504, type: 'upstream_error', code: 'upstream_timeout', message: `The upstream '${provider}' timed out (a 504 from it, or from a proxy in front of it)${parsed.message ? `: ${parsed.message}` : '.'}`, headers: { ...retry }, upstreamRetry: retry });
+  }
   return new GatewayError({
     status: 502,
     type: 'upstream_error',
@@ -281,15 +283,25 @@ function said(value: unknown): string | null {
   return typeof value === 'string' && value !== '' && value !== 'None' && value !== 'null' ? value : null;
 }
 
-/** A body that is not JSON, as a message: an HTML error page (nginx, a load balancer) by its title, other text as it came. */
+/** A body that is not JSON, as a message: an HTML error page (nginx, a load balancer) by its title or first heading, other text as it came. */
 function plainTextMessage(text: string): string | null {
   const trimmed = text.trim();
   if (!trimmed) return null;
-  if (/^<(?:!doctype|html)/i.test(trimmed)) {
-    const title = /<title[^>]*>([^<]*)<\/title>/i.exec(trimmed)?.[1]?.trim() ?? /<h1[^>]*>([^<]*)<\/h1>/i.exec(trimmed)?.[1]?.trim();
-    return title ? `${title} (an HTML error page)` : 'an HTML error page';
+  if (/^(?:\s|<!--[\s\S]*?-->)*<(?:!doctype|html|head|body)\b/i.test(trimmed)) {
+    const heading = [/<title[^>]*>([^<]*)<\/title>/i, /<h1[^>]*>([^<]*)<\/h1>/i].map((pattern) => decodeEntities(pattern.exec(trimmed)?.[1] ?? '').trim()).find(Boolean);
+    return heading ? `${truncate(heading)} (an HTML error page)` : 'an HTML error page';
   }
   return truncate(trimmed);
+}
+
+const NAMED_ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };
+
+function decodeEntities(text: string): string {
+  return text.replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (whole, entity: string) => {
+    if (entity[0] !== '#') return NAMED_ENTITIES[entity.toLowerCase()] ?? whole;
+    const code = entity[1] === 'x' || entity[1] === 'X' ? Number.parseInt(entity.slice(2), 16) : Number(entity.slice(1));
+    return Number.isInteger(code) && code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : whole;
+  });
 }
 
 /**

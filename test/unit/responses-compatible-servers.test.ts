@@ -135,6 +135,30 @@ describe('Responses API servers other than OpenAI', () => {
     expect(response.output.find((item: { type: string }) => item.type === 'message').content[0].text).toBe('Hello');
   });
 
+  it('a call the stream never said, listed in the terminal output before one it did: both calls, each once', async () => {
+    const call = (id: string, name: string) => ({ id: `fc_${id}`, type: 'function_call', call_id: `call_${id}`, name, arguments: '{}', status: 'completed' });
+    const streamedCall = call('2', 'get_time');
+    const { response } = await run([
+      { type: 'response.created', response: body('resp_u', 'in_progress', []) },
+      { type: 'response.output_item.added', output_index: 0, item: { ...streamedCall, arguments: '', status: 'in_progress' } },
+      { type: 'response.function_call_arguments.delta', output_index: 0, item_id: 'fc_2', delta: '{}' },
+      { type: 'response.output_item.done', output_index: 0, item: streamedCall },
+      { type: 'response.completed', response: body('resp_u', 'completed', [call('1', 'get_weather'), streamedCall]) },
+    ]);
+    expect(response.output.map((item: { name: string }) => item.name).sort()).toEqual(['get_time', 'get_weather']);
+  });
+
+  it("text streamed before its item was added (or never added) is said once", async () => {
+    const message = { id: 'msg_1', type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'Hello world', annotations: [] }] };
+    const { response } = await run([
+      { type: 'response.created', response: body('resp_d', 'in_progress', []) },
+      { type: 'response.output_text.delta', item_id: 'msg_1', delta: 'Hello ' },
+      { type: 'response.output_text.delta', item_id: 'msg_1', delta: 'world' },
+      { type: 'response.completed', response: body('resp_d', 'completed', [message]) },
+    ]);
+    expect(response.output.map((item: { content: { text: string }[] }) => item.content[0]!.text)).toEqual(['Hello world']);
+  });
+
   it.each([
     ['an error event', { type: 'error', error: { type: 'server_error', code: 500, message: 'Engine died' } }, 'server_error', 'Engine died'],
     ['response.failed', { type: 'response.failed', response: { ...body('resp_f', 'failed', []), error: { code: 502, message: 'Provider returned error' } } }, 'upstream_error', 'Provider returned error'],

@@ -59,7 +59,9 @@ describe("proxies' error bodies", () => {
     expect(bad).toMatchObject({ status: 502, code: 'upstream_error' });
     expect(bad.message).toBe("The upstream 'vllm' failed with status 502: 502 Bad Gateway (an HTML error page)");
     expect(errorFromUpstreamStatus('vllm', 413, page('413 Request Entity Too Large'), {})).toMatchObject({ status: 413, message: '413 Request Entity Too Large (an HTML error page)' });
-    expect(errorFromUpstreamStatus('vllm', 504, page('504 Gateway Time-out'), {})).toMatchObject({ status: 504, code: 'upstream_timeout', message: expect.stringContaining('504 Gateway Time-out') });
+    expect(errorFromUpstreamStatus('vllm', 504, page('504 Gateway Time-out'), { 'retry-after': '7' })).toMatchObject({ status: 504, code: 'upstream_timeout', message: expect.stringContaining('504 Gateway Time-out'), headers: { 'retry-after': '7' }, upstreamRetry: { 'retry-after': '7' } });
+    expect(errorFromUpstreamStatus('p', 403, '<!-- proxy --><html><head><title></title></head><body><h1>Error &#8212; blocked &amp; logged</h1></body></html>', {}).message).toBe("The upstream 'p' refused the gateway's credentials (status 403); the gateway's configuration for this provider needs fixing.");
+    expect(errorFromUpstreamStatus('p', 400, '<!-- proxy --><html><head><title></title></head><body><h1>Error &#8212; blocked &amp; logged</h1></body></html>', {}).message).toBe('Error — blocked & logged (an HTML error page)');
   });
 
   it("an upstream's `x-should-retry: false` is passed on, so the SDKs do not retry in vain", () => {

@@ -42,19 +42,31 @@ export class ItemIdentities {
     return this.#name(item, key);
   }
 
-  /** An item of the terminal response's output, against what the stream said. */
-  final(item: Item): string {
-    const known = this.#known(item);
-    const key = known ?? this.#said.get(item.type)?.find((said) => !this.#matched.has(said)) ?? this.#new(item);
-    this.#matched.add(key);
-    return this.#name(item, key);
+  /**
+   * The items of the terminal response's output, against what the stream
+   * said: first each by its own id or `call_id`, then the rest each to the
+   * first item of its kind the stream said and no copy matched (one under a
+   * new id), else a new item (one the stream never said).
+   */
+  final(items: readonly Item[]): string[] {
+    const keys = items.map((item) => this.#known(item));
+    for (const key of keys) if (key !== undefined) this.#matched.add(key);
+    return items.map((item, index) => {
+      const key = keys[index] ?? this.#said.get(item.type)?.find((said) => !this.#matched.has(said)) ?? this.#new(item);
+      this.#matched.add(key);
+      return this.#name(item, key);
+    });
   }
 
-  /** The item a delta names (`item_id`, else its `output_index`); the `item_id` itself for an item never added. */
-  deltaKey(itemId: unknown, outputIndex: unknown): string {
+  /** The item a delta of `type`'s item names (`item_id`, else its `output_index`); one never added yet becomes known by that id from here on. */
+  deltaKey(itemId: unknown, outputIndex: unknown, type: string): string {
     const id = nonEmpty(itemId);
     const known = (id && this.#byId.get(id)) ?? (typeof outputIndex === 'number' ? this.#byIndex.get(outputIndex)?.key : undefined);
-    return known ?? id ?? `unplaced:${typeof outputIndex === 'number' ? outputIndex : ''}`;
+    if (known) return known;
+    const key = this.#new({ type });
+    if (id) this.#byId.set(id, key);
+    if (typeof outputIndex === 'number') this.#byIndex.set(outputIndex, { key, type });
+    return key;
   }
 
   #known(item: Item): string | undefined {

@@ -88,7 +88,7 @@ export class ResponsesEventTranslator {
       case 'response.output_text.annotation.added': {
         const { item_id, output_index, content_index, annotation } = event as { item_id: string; output_index?: unknown; content_index?: number; annotation: unknown };
         if (!isAnnotation(annotation)) return;
-        const key = this.#ids.deltaKey(item_id, output_index);
+        const key = this.#ids.deltaKey(item_id, output_index, 'message');
         this.#annotated.add(key);
         out.push({ type: 'text.annotation', annotation: shiftAnnotation(annotation, this.#parts.startOf(key, content_index ?? 0)) });
         return;
@@ -100,7 +100,7 @@ export class ResponsesEventTranslator {
       }
       case 'response.output_text.delta': {
         const { item_id, output_index, content_index, delta, logprobs } = event as { item_id: string; output_index?: unknown; content_index?: number; delta: string; logprobs?: ResponsesLogprob[] };
-        const key = this.#ids.deltaKey(item_id, output_index);
+        const key = this.#ids.deltaKey(item_id, output_index, 'message');
         this.#streamed.add(key);
         this.#parts.text(key, content_index ?? 0, delta);
         this.#answered ||= delta !== '';
@@ -109,7 +109,7 @@ export class ResponsesEventTranslator {
       }
       case 'response.refusal.delta': {
         const { item_id, output_index, delta } = event as { item_id: string; output_index?: unknown; delta: string };
-        this.#streamed.add(this.#ids.deltaKey(item_id, output_index));
+        this.#streamed.add(this.#ids.deltaKey(item_id, output_index, 'message'));
         this.#answered ||= delta !== '';
         out.push({ type: 'refusal.delta', delta });
         return;
@@ -117,7 +117,7 @@ export class ResponsesEventTranslator {
       case 'response.reasoning_summary_text.delta':
       case 'response.reasoning_text.delta': {
         const { item_id, output_index, delta } = event as { item_id: string; output_index?: unknown; delta: string };
-        this.#streamed.add(this.#ids.deltaKey(item_id, output_index));
+        this.#streamed.add(this.#ids.deltaKey(item_id, output_index, 'reasoning'));
         out.push({ type: 'reasoning.delta', delta });
         return;
       }
@@ -127,7 +127,7 @@ export class ResponsesEventTranslator {
         return;
       case 'response.function_call_arguments.delta': {
         const { item_id, output_index, delta } = event as { item_id: string; output_index?: unknown; delta: string };
-        const call = this.#calls.get(this.#ids.deltaKey(item_id, output_index));
+        const call = this.#calls.get(this.#ids.deltaKey(item_id, output_index, 'function_call'));
         if (!call || !delta) return;
         call.streamedArguments = true;
         out.push({ type: 'tool_call.delta', callId: call.callId, delta });
@@ -135,13 +135,13 @@ export class ResponsesEventTranslator {
       }
       case 'response.custom_tool_call_input.delta': {
         const { item_id, output_index, delta } = event as { item_id: string; output_index?: unknown; delta: string };
-        const call = this.#freeform.get(this.#ids.deltaKey(item_id, output_index));
+        const call = this.#freeform.get(this.#ids.deltaKey(item_id, output_index, 'custom_tool_call'));
         if (call && !call.given && typeof delta === 'string') call.input += delta;
         return;
       }
       case 'response.custom_tool_call_input.done': {
         const { item_id, output_index, input } = event as { item_id: string; output_index?: unknown; input?: unknown };
-        const call = this.#freeform.get(this.#ids.deltaKey(item_id, output_index));
+        const call = this.#freeform.get(this.#ids.deltaKey(item_id, output_index, 'custom_tool_call'));
         if (call) this.#giveFreeform(call, typeof input === 'string' ? input : call.input, out);
         return;
       }
@@ -151,9 +151,10 @@ export class ResponsesEventTranslator {
         this.identify(response, out);
         reportTier(response, out);
         // Only what the stream never said: an item it added or finished is the same item here, whatever id it now has.
-        for (const item of Array.isArray(response.output) ? response.output : []) {
-          if (item === null || typeof item !== 'object') continue;
-          const key = this.#ids.final(item);
+        const items = (Array.isArray(response.output) ? response.output : []).filter((item): item is ResponsesOutputItem => item !== null && typeof item === 'object');
+        const keys = this.#ids.final(items);
+        for (const [index, item] of items.entries()) {
+          const key = keys[index]!;
           if (!this.#done.has(key) && !this.#calls.has(key)) this.acceptItem(item, out, key);
         }
         // A freeform call whose input was streamed but never said done: what arrived is its input.
