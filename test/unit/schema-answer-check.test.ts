@@ -20,8 +20,24 @@ describe('schemaAnswerCheck dialects', () => {
     }
   });
 
-  it('a dialect neither compiler knows is a 400 on text.format.schema', () => {
-    expect(() => schemaAnswerCheck({ type: 'json_schema', name: 'r', schema: { $schema: 'http://json-schema.org/draft-04/schema#', type: 'object' } })).toThrow(expect.objectContaining({ status: 400, param: 'text.format.schema' }));
+  it('draft-07 under either scheme, and written the older way with no $schema (a tuple as an items list), is read as draft-07', async () => {
+    for (const $schema of ['https://json-schema.org/draft-07/schema#', 'http://json-schema.org/draft-07/schema', undefined]) {
+      const tuple = { ...($schema && { $schema }), type: 'array', items: [{ type: 'string' }, { type: 'number' }], additionalItems: false };
+      expect(await problems(tuple, '["a", 1]')).toEqual([]);
+      expect(await problems(tuple, '["a", "b"]')).toEqual(['/1 must be number']);
+    }
+  });
+
+  it('2019-09 by its own rules; drafts 4 and 6 by draft-07 rules, the nearest there are: checked, not refused', async () => {
+    const older = (uri: string) => ({ $schema: uri, type: 'object', properties: { n: { type: 'number' } }, required: ['n'] });
+    for (const uri of ['https://json-schema.org/draft/2019-09/schema', 'http://json-schema.org/draft-06/schema#', 'http://json-schema.org/draft-04/schema#']) {
+      expect(await problems(older(uri), '{"n": 1}')).toEqual([]);
+      expect(await problems(older(uri), '{"n": "x"}')).toEqual(['/n must be number']);
+    }
+  });
+
+  it('a schema no compiler can read is a 400 on text.format.schema', () => {
+    expect(() => schemaAnswerCheck({ type: 'json_schema', name: 'r', schema: { type: 'object', properties: { n: { type: 'nonsense' } } } })).toThrow(expect.objectContaining({ status: 400, param: 'text.format.schema' }));
   });
 });
 

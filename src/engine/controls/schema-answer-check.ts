@@ -1,4 +1,5 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import { Ajv2019 } from 'ajv/dist/2019.js';
 import { Ajv as AjvDraft07 } from 'ajv';
 import { invalidRequest } from '../../errors/gateway-error.ts';
 import type { TextFormatParam } from '../../protocol/create-response-request.ts';
@@ -11,9 +12,9 @@ const CACHED_SCHEMAS = 256;
 const ajvOptions = { strict: false, allErrors: true, validateFormats: false };
 const ajv2020 = new Ajv2020(ajvOptions);
 // Draft-07 has its own compiler (the dialects cannot share one): it is what zod's JSON schemas, and so the
-// OpenAI SDK's zodTextFormat, declare in `$schema`.
+// OpenAI SDK's zodTextFormat, declare in `$schema`; 2019-09 has its own too.
 const ajvDraft07 = new AjvDraft07(ajvOptions);
-const DRAFT_07 = /^https?:\/\/json-schema\.org\/draft-07\/schema#?$/;
+const ajv2019 = new Ajv2019(ajvOptions);
 const compiled = new Map<string, ValidateFunction>();
 
 /**
@@ -49,21 +50,41 @@ function compile(schema: Record<string, unknown>): ValidateFunction {
     compiled.set(key, known);
     return known;
   }
-  let validate: ValidateFunction;
-  const ajv = typeof schema.$schema === 'string' && DRAFT_07.test(schema.$schema) ? ajvDraft07 : ajv2020;
-  try {
-    validate = ajv.compile(schema);
-  } catch (error) {
-    throw invalidRequest(`The JSON schema in text.format cannot be used to validate answers: ${error instanceof Error ? error.message : String(error)}`, 'text.format.schema', 'invalid_json_schema');
-  } finally {
-    // The compiler registers every schema it compiles (by object and by `$id`) for good; the validator keeps
-    // working without that. Registered, a second schema with the same `$id` was refused, one request's schema
-    // could be reached by another's `$ref`, and evicting a validator from the cache here freed nothing.
-    ajv.removeSchema(schema);
+  let validate: ValidateFunction | null = null;
+  let failure: unknown = null;
+  for (const ajv of compilersFor(schema.$schema)) {
+    // Without `$schema`: the compiler is chosen by it, and Ajv knows each dialect under one spelling only (`http://…draft-07/schema#`).
+    const { $schema: _dialect, ...body } = schema;
+    try {
+      validate = ajv.compile(body);
+      break;
+    } catch (error) {
+      failure ??= error;
+    } finally {
+      // The compiler registers every schema it compiles (by object and by `$id`) for good; the validator keeps
+      // working without that. Registered, a second schema with the same `$id` was refused, one request's schema
+      // could be reached by another's `$ref`, and evicting a validator from the cache here freed nothing.
+      ajv.removeSchema(body);
+    }
   }
+  if (!validate) throw invalidRequest(`The JSON schema in text.format cannot be used to validate answers: ${failure instanceof Error ? failure.message : String(failure)}`, 'text.format.schema', 'invalid_json_schema');
   compiled.set(key, validate);
   if (compiled.size > CACHED_SCHEMAS) compiled.delete(compiled.keys().next().value!);
   return validate;
+}
+
+/**
+ * The compilers to read a schema by, in order, from the dialect its
+ * `$schema` names (either scheme, with or without the trailing `#`): 2020-12
+ * when it names none, then draft-07 for a schema written the older way
+ * (`items` as a list); draft-07 for drafts 4 and 6 too, the nearest Ajv has.
+ */
+function compilersFor(dialect: unknown): (Ajv2020 | Ajv2019 | AjvDraft07)[] {
+  const named = typeof dialect === 'string' ? dialect.replace(/^https?:\/\//, '').replace(/#$/, '') : null;
+  if (named === null) return [ajv2020, ajvDraft07];
+  if (named === 'json-schema.org/draft/2020-12/schema') return [ajv2020];
+  if (named === 'json-schema.org/draft/2019-09/schema') return [ajv2019];
+  return [ajvDraft07];
 }
 
 function parse(text: string): { ok: true; value: unknown } | { ok: false; problem: string } {
