@@ -24,6 +24,7 @@ interface UpstreamErrorFields {
 interface UpstreamErrorBody {
   error?: UpstreamErrorFields | UpstreamErrorFields[] | string;
   errors?: UpstreamErrorFields[];
+  type?: unknown;
   message?: unknown;
   detail?: unknown;
 }
@@ -46,7 +47,8 @@ export function retryHeadersOf(header: (name: string) => unknown): RetryHeaders 
   return found;
 }
 
-export function errorFromUpstreamStatus(provider: string, status: number, bodyText: string, retry: RetryHeaders): GatewayError {
+/** `paramOf`: the field an upstream names, as the client's request names it (a wire that calls it otherwise). */
+export function errorFromUpstreamStatus(provider: string, status: number, bodyText: string, retry: RetryHeaders, paramOf: (param: string) => string = (param) => param): GatewayError {
   const parsed = parseErrorBody(bodyText);
   const refused = refusedContent(status, parsed.message);
   if (refused) return refused;
@@ -60,7 +62,7 @@ export function errorFromUpstreamStatus(provider: string, status: number, bodyTe
       status,
       type: parsed.type ?? defaultTypeFor(status),
       code: parsed.code,
-      param: parsed.param,
+      param: parsed.param === null ? null : paramOf(parsed.param),
       message: parsed.message ?? `The upstream '${provider}' rejected the request with status ${status}.`,
       headers: { ...retry },
     });
@@ -176,7 +178,7 @@ function isAboutTheModel(code: string | null, message: string | null): boolean {
  * only as long as a header says (Codex gives up on a 429 without one); a
  * spent quota is OpenAI's 429 `insufficient_quota`, which clients show rather than retry.
  */
-export function errorFromUpstreamFrame(provider: string, code: string, message: string, status?: number, param?: string): GatewayError {
+export function errorFromUpstreamFrame(provider: string, code: string, message: string, status?: number, param?: string, paramOf?: (param: string) => string): GatewayError {
   const tooLong = contextLengthError(truncate(message), [code]);
   if (tooLong) return tooLong;
   const reported = `The upstream '${provider}' reported: ${truncate(message)}`;
@@ -185,9 +187,9 @@ export function errorFromUpstreamFrame(provider: string, code: string, message: 
     const delayMs = retryDelayInText(message);
     return new GatewayError({ status: 429, type: 'rate_limit_error', code, message: reported, ...(delayMs !== null && { headers: { 'retry-after': String(Math.ceil(delayMs / 1000)), 'retry-after-ms': String(delayMs) } }) });
   }
-  if (status !== undefined) return errorFromUpstreamStatus(provider, status, JSON.stringify({ error: { message, code, param } }), {});
+  if (status !== undefined) return errorFromUpstreamStatus(provider, status, JSON.stringify({ error: { message, code, param } }), {}, paramOf);
   const refused = code === 'invalid_request_error' ? 400 : 502;
-  return new GatewayError({ status: refused, type: refused === 502 ? 'upstream_error' : 'invalid_request_error', code, message: reported, ...(refused === 400 && param !== undefined && { param }) });
+  return new GatewayError({ status: refused, type: refused === 502 ? 'upstream_error' : 'invalid_request_error', code, message: reported, ...(refused === 400 && param !== undefined && { param: paramOf ? paramOf(param) : param }) });
 }
 
 /** The wait a rate-limit message names, as OpenAI words it ("try again in 2.5s", "in 640ms", "in 1m30s" reads its first part), in ms. */
@@ -269,18 +271,43 @@ function parseErrorBody(text: string): { message: string | null; type: string | 
     const message = typeof error.message === 'string' ? error.message : null;
     return {
       message: message === null ? null : truncate(withFailedGeneration(message, error.failed_generation)),
-      type: said(error.type),
+      type: kindOf(error.type),
       code: errorWord(error),
       param: said(error.param),
     };
   }
-  const message = typeof error === 'string' ? error : typeof body?.message === 'string' ? body.message : typeof body?.detail === 'string' ? body.detail : null;
-  return { message: message ? truncate(message) : null, type: null, code: null, param: null };
+  const message = typeof error === 'string' ? error : typeof body?.message === 'string' ? body.message : typeof body?.detail === 'string' ? body.detail : validationMessage(body);
+  return { message: message ? truncate(message) : null, type: kindOf(body?.type), code: null, param: null };
+}
+
+/**
+ * A FastAPI / pydantic refusal (`{"detail": [{loc, msg}]}`; Mistral nests it
+ * in `message`, or gives the list as `message`): each field it names, with
+ * why — "prompt_cache_key: Extra inputs are not permitted".
+ */
+function validationMessage(body: UpstreamErrorBody | null): string | null {
+  const nested = body?.message;
+  const detail = Array.isArray(body?.detail) ? body.detail : Array.isArray(nested) ? nested : nested !== null && typeof nested === 'object' && Array.isArray((nested as { detail?: unknown }).detail) ? (nested as { detail: unknown[] }).detail : null;
+  if (!detail) return null;
+  const said = detail.flatMap((entry) => {
+    if (entry === null || typeof entry !== 'object') return [];
+    const { loc, msg } = entry as { loc?: unknown; msg?: unknown };
+    if (typeof msg !== 'string') return [];
+    const field = Array.isArray(loc) ? loc.filter((part) => part !== 'body').join('.') : '';
+    return [field ? `${field}: ${msg}` : msg];
+  });
+  return said.length > 0 ? said.slice(0, 5).join('; ') : null;
 }
 
 /** A field's value, unless it is a Python `None` or a `null` turned into text (LiteLLM's `"type": "None"`, `"param": "None"`). */
 function said(value: unknown): string | null {
   return typeof value === 'string' && value !== '' && value !== 'None' && value !== 'null' ? value : null;
+}
+
+/** An error's `type` when it is one of the snake_case kinds clients branch on; a server's class name (vLLM's `BadRequestError`) is none. */
+function kindOf(value: unknown): string | null {
+  const type = said(value);
+  return type !== null && /^[a-z]+(?:_[a-z]+)*$/.test(type) ? type : null;
 }
 
 /** A body that is not JSON, as a message: an HTML error page (nginx, a load balancer) by its title or first heading, other text as it came. */

@@ -62,6 +62,15 @@ describe('upstream errors in the dialects of OpenAI-compatible servers', () => {
     expect(error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_value', param: 'temperature' });
   });
 
+  it("a Chat server's refusal names the field as the client's Responses request does (response_format is text.format)", async () => {
+    const groq = { error: { message: 'json_schema response format is not supported by this model', type: 'invalid_request_error', param: 'response_format', code: 'json_validate_failed' } };
+    for (const [stream, reply] of [[false, { kind: 'json', status: 400, body: groq }], [true, { kind: 'sse', pieces: [`data: ${JSON.stringify(groq)}\n\n`] }]] as const) {
+      const { status, error } = await refusal(reply as UpstreamReply, stream);
+      expect(status).toBe(400);
+      expect(error).toMatchObject({ param: 'text.format', code: 'json_validate_failed' });
+    }
+  });
+
   it("Groq: `tool_use_failed` in the stream is the same 400 as unstreamed, with the model's failed generation", async () => {
     const { status, error } = await refusal(dialects.groqStream!, true);
     expect(status).toBe(400);

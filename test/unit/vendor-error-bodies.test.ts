@@ -68,4 +68,15 @@ describe("proxies' error bodies", () => {
     const headers = retryHeadersOf((name) => ({ 'retry-after': '120', 'x-should-retry': 'false' })[name]);
     expect(errorFromUpstreamStatus('openai', 503, JSON.stringify({ error: { message: 'Down for maintenance.' } }), headers).headers).toMatchObject({ 'retry-after': '120', 'x-should-retry': 'false' });
   });
+
+  it("a pydantic refusal (FastAPI's `detail` list, Mistral's nested in `message`) says each field and why", () => {
+    const mistral = { object: 'error', message: { detail: [{ type: 'extra_forbidden', loc: ['body', 'prompt_cache_key'], msg: 'Extra inputs are not permitted', input: 'k' }] }, type: 'invalid_request_error', param: null, code: null };
+    expect(errorFromUpstreamStatus('mistral', 422, JSON.stringify(mistral), {})).toMatchObject({ status: 422, type: 'invalid_request_error', message: 'prompt_cache_key: Extra inputs are not permitted' });
+    const fastapi = { detail: [{ loc: ['body', 'messages', 0, 'role'], msg: "Input should be 'user'", type: 'literal_error' }, { loc: ['body', 'model'], msg: 'Field required', type: 'missing' }] };
+    expect(errorFromUpstreamStatus('vllm', 422, JSON.stringify(fastapi), {}).message).toBe("messages.0.role: Input should be 'user'; model: Field required");
+  });
+
+  it("a server's class name for its error (vLLM's BadRequestError) is no type: the status says the kind", () => {
+    expect(errorFromUpstreamStatus('vllm', 400, JSON.stringify({ error: { message: 'The provided JSON schema contains features not supported by xgrammar.', type: 'BadRequestError', param: null, code: 400 } }), {})).toMatchObject({ status: 400, type: 'invalid_request_error', code: null });
+  });
 });

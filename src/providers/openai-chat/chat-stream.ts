@@ -5,6 +5,7 @@ import { errorFromUpstreamFrame } from '../upstream-errors.ts';
 import { ChatChunkTranslator } from './chat-chunk-translator.ts';
 import type { ChatChunk } from './chat-wire.ts';
 import { invalidUpstreamBody } from '../invalid-upstream-body.ts';
+import { chatParamAsResponses } from './chat-param.ts';
 
 /**
  * Starts reading a streamed Chat Completion: chunks are read up to the first
@@ -26,7 +27,7 @@ export function startChatStream(frames: AsyncGenerator<SseFrame[]>, provider: st
       stopWhenFinished: false,
       unparsable: 'not JSON',
       invalidFirstFrame: () => invalidUpstreamBody(provider, 'the first stream frame is not JSON'),
-      errorFromFrame: (failure) => errorFromUpstreamFrame(provider, failure.code, failure.message, failure.status, failure.param),
+      errorFromFrame: (failure) => errorFromUpstreamFrame(provider, failure.code, failure.message, failure.status, failure.param, chatParamAsResponses),
     },
     signal,
   );

@@ -8,6 +8,7 @@ import { errorFromUpstreamStatus } from '../upstream-errors.ts';
 import { startChatStream } from './chat-stream.ts';
 import { invalidUpstreamBody } from '../invalid-upstream-body.ts';
 import { readChatCompletion } from './read-chat-completion.ts';
+import { chatParamAsResponses } from './chat-param.ts';
 import { convertToChatRequest, type ChatRequestOptions } from './convert-to-chat-request.ts';
 
 export interface OpenAIChatProviderOptions extends ChatRequestOptions, UpstreamConnectionOptions, OpenAIEndpointOptions {}
@@ -28,7 +29,7 @@ export class OpenAIChatProvider implements Provider {
   constructor(options: OpenAIChatProviderOptions) {
     this.name = options.name;
     this.#options = options;
-    this.#upstream = new HttpUpstream({ ...options, query: openAIQuery(options), errorFromStatus: errorFromUpstreamStatus });
+    this.#upstream = new HttpUpstream({ ...options, query: openAIQuery(options), errorFromStatus: (name, status, text, retry) => errorFromUpstreamStatus(name, status, text, retry, chatParamAsResponses) });
     this.#headers = openAIJsonHeaders(options);
   }
 

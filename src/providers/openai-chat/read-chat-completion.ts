@@ -3,6 +3,7 @@ import { errorFromUpstreamFrame } from '../upstream-errors.ts';
 import { ChatChunkTranslator, readInBandError } from './chat-chunk-translator.ts';
 import type { ChatChunk, ChatCompletion } from './chat-wire.ts';
 import { invalidUpstreamBody } from '../invalid-upstream-body.ts';
+import { chatParamAsResponses } from './chat-param.ts';
 
 /**
  * Translates a non-streamed completion. Its message is one big delta, so it
@@ -12,7 +13,7 @@ export function readChatCompletion(body: unknown, provider: string): TurnEvent[]
   if (body === null || typeof body !== 'object') throw invalidUpstreamBody(provider, 'the body is not a JSON object');
   const completion = body as ChatCompletion & ChatChunk;
   const inBandError = readInBandError(completion);
-  if (inBandError) throw errorFromUpstreamFrame(provider, inBandError.code, inBandError.message, inBandError.status, inBandError.param);
+  if (inBandError) throw errorFromUpstreamFrame(provider, inBandError.code, inBandError.message, inBandError.status, inBandError.param, chatParamAsResponses);
   const choice = completion.choices?.[0];
   if (!choice) throw invalidUpstreamBody(provider, 'the completion has no choices');
   const translator = new ChatChunkTranslator();
