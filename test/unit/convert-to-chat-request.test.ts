@@ -221,17 +221,21 @@ describe("a conversation as Mistral takes it back: call ids of nine letters and 
     expect(sentIds(model).calls).toEqual(calls);
   });
 
-  it('a user message right after tool results gets an empty assistant turn before it, for Mistral only', () => {
+  it('a user, system or developer message right after tool results gets an assistant turn with content before it, for Mistral only', () => {
     const answeredAndMore = items([
       { role: 'user', content: 'Add.' },
       { type: 'function_call', call_id: 'K3x9Pq2Zm', name: 'add', arguments: '{}' },
       { type: 'function_call_output', call_id: 'K3x9Pq2Zm', output: '2' },
       { role: 'user', content: 'And now double it.' },
+      { type: 'function_call', call_id: 'P2x9Pq2Zm', name: 'add', arguments: '{}' },
+      { type: 'function_call_output', call_id: 'P2x9Pq2Zm', output: '4' },
+      { role: 'developer', content: 'Be brief.' },
     ]);
-    const roles = (model: string) => convertToChatRequest(turn({ model, items: answeredAndMore }), options).messages.map((message) => message.role);
-    expect(roles('mistral-large-latest')).toEqual(['user', 'assistant', 'tool', 'assistant', 'user']);
-    expect(convertToChatRequest(turn({ model: 'mistral-large-latest', items: answeredAndMore }), options).messages[3]).toEqual({ role: 'assistant', content: '' });
-    expect(roles('gpt-4.1')).toEqual(['user', 'assistant', 'tool', 'user']);
+    const sent = (model: string) => convertToChatRequest(turn({ model, items: answeredAndMore }), options).messages;
+    expect(sent('mistral-large-latest').map((message) => message.role)).toEqual(['user', 'assistant', 'tool', 'assistant', 'user', 'assistant', 'tool', 'assistant', 'developer']);
+    // Mistral refuses an assistant message with neither content nor calls.
+    expect(sent('mistral-large-latest')[3]).toEqual({ role: 'assistant', content: 'Done.' });
+    expect(sent('gpt-4.1').map((message) => message.role)).toEqual(['user', 'assistant', 'tool', 'user', 'assistant', 'tool', 'developer']);
   });
 
   it("another server's reasoning on an assistant turn stays behind (Mistral refuses fields it does not know)", () => {

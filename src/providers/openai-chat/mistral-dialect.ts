@@ -11,9 +11,12 @@ import type { ChatMessage } from './chat-wire.ts';
  *   Each such id goes as nine characters of its own hash: the same id is the
  *   same nine characters in every request (a call and its output still pair
  *   up; prompt caches still match), and ids that already fit go as they are;
- * - a user message right after tool results ("Unexpected role 'user' after
- *   role 'tool'"), which a client answering calls and saying more in one
- *   request sends: an empty assistant turn goes between them;
+ * - a user (or system, or developer) message right after tool results
+ *   ("Unexpected role 'user' after role 'tool'"), which a client answering
+ *   calls and saying more in one request sends, and the gateway itself when
+ *   a tool answered with images: an assistant turn goes between them. It
+ *   says "Done." — Mistral refuses an assistant message with neither content
+ *   nor calls (what other clients of Mistral's API put there too);
  * - fields of other servers on an assistant message (422 "Extra inputs are
  *   not permitted"): the reasoning another server gave (`reasoning_content`,
  *   OpenRouter's `reasoning_details`) stays behind when a conversation moves here.
@@ -39,11 +42,13 @@ export function nineAlphanumerics(id: string): string {
   return out;
 }
 
-/** The messages as Mistral takes them: an empty assistant turn wherever a user message follows tool results, and no other server's fields. */
+const BRIDGE: ChatMessage = { role: 'assistant', content: 'Done.' };
+
+/** The messages as Mistral takes them: an assistant turn wherever another role follows tool results, and no other server's fields. */
 export function asMistralTakesThem(messages: ChatMessage[]): ChatMessage[] {
   const taken: ChatMessage[] = [];
   for (const message of messages) {
-    if (message.role === 'user' && taken.at(-1)?.role === 'tool') taken.push({ role: 'assistant', content: '' });
+    if (message.role !== 'assistant' && message.role !== 'tool' && taken.at(-1)?.role === 'tool') taken.push(BRIDGE);
     if (message.role === 'assistant' && (message.reasoning_content !== undefined || message.reasoning_details !== undefined)) {
       const { reasoning_content: _content, reasoning_details: _details, ...own } = message;
       taken.push(own);
