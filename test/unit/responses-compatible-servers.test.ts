@@ -159,6 +159,45 @@ describe('Responses API servers other than OpenAI', () => {
     expect(response.output.map((item: { content: { text: string }[] }) => item.content[0]!.text)).toEqual(['Hello world']);
   });
 
+  it("text before its message was added, and deltas naming the open message by another id: one message, its text once", async () => {
+    const message = (id: string) => ({ id, type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'Hello world', annotations: [] }] });
+    const early = await run([
+      { type: 'response.created', response: body('resp_e1', 'in_progress', []) },
+      { type: 'response.output_text.delta', item_id: 'msg_A', delta: 'Hello ' },
+      { type: 'response.output_item.added', item: { ...message('msg_A'), content: [], status: 'in_progress' } },
+      { type: 'response.output_text.delta', item_id: 'msg_A', delta: 'world' },
+      { type: 'response.output_item.done', item: message('msg_A') },
+      { type: 'response.completed', response: body('resp_e1', 'completed', [message('msg_A')]) },
+    ]);
+    expect(early.response.output.map((item: { content: { text: string }[] }) => item.content[0]!.text)).toEqual(['Hello world']);
+    const renamed = await run([
+      { type: 'response.created', response: body('resp_e2', 'in_progress', []) },
+      { type: 'response.output_item.added', item: { ...message('msg_A'), content: [], status: 'in_progress' } },
+      { type: 'response.output_text.delta', item_id: 'msg_B', delta: 'Hello ' },
+      { type: 'response.output_text.delta', item_id: 'msg_B', delta: 'world' },
+      { type: 'response.output_item.done', item: message('msg_A') },
+      { type: 'response.completed', response: body('resp_e2', 'completed', [message('msg_A')]) },
+    ]);
+    expect(renamed.response.output.map((item: { content: { text: string }[] }) => item.content[0]!.text)).toEqual(['Hello world']);
+  });
+
+  it('a bridge that puts every item at output_index 0: a reasoning item, then text for a message never added, are two items, each said once', async () => {
+    const reasoning = { type: 'reasoning', summary: [], content: [{ type: 'reasoning_text', text: 'Hmm.' }] };
+    const message = { type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'Hi', annotations: [] }] };
+    const { response } = await run([
+      { type: 'response.created', response: body('resp_z', 'in_progress', []) },
+      { type: 'response.output_item.added', output_index: 0, item: { ...reasoning, content: [] } },
+      { type: 'response.reasoning_text.delta', output_index: 0, delta: 'Hmm.' },
+      { type: 'response.output_item.done', output_index: 0, item: reasoning },
+      { type: 'response.output_text.delta', output_index: 0, delta: 'Hi' },
+      { type: 'response.completed', response: body('resp_z', 'completed', [reasoning, message]) },
+    ]);
+    expect(response.output.map((item: { type: string; content: { text: string }[] }) => [item.type, item.content[0]!.text])).toEqual([
+      ['reasoning', 'Hmm.'],
+      ['message', 'Hi'],
+    ]);
+  });
+
   it.each([
     ['an error event', { type: 'error', error: { type: 'server_error', code: 500, message: 'Engine died' } }, 'server_error', 'Engine died'],
     ['response.failed', { type: 'response.failed', response: { ...body('resp_f', 'failed', []), error: { code: 502, message: 'Provider returned error' } } }, 'upstream_error', 'Provider returned error'],

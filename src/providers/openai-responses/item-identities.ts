@@ -25,12 +25,15 @@ export class ItemIdentities {
   readonly #said = new Map<string, string[]>();
   /** Items the terminal response's copies were matched to. */
   readonly #matched = new Set<string>();
+  /** The item of each kind added (or begun by a delta) and not yet done: where a delta naming an unknown id belongs. */
+  readonly #open = new Map<string, string>();
   #fresh = 0;
 
   /** An item `output_item.added` announces. */
   added(item: Item, outputIndex: unknown): string {
     const key = this.#known(item) ?? this.#new(item);
     if (typeof outputIndex === 'number') this.#byIndex.set(outputIndex, { key, type: item.type });
+    this.#open.set(item.type, key);
     return this.#name(item, key);
   }
 
@@ -39,6 +42,7 @@ export class ItemIdentities {
     const placed = typeof outputIndex === 'number' ? this.#byIndex.get(outputIndex) : undefined;
     const key = this.#known(item) ?? (placed?.type === item.type ? placed.key : undefined) ?? this.#new(item);
     if (typeof outputIndex === 'number' && !placed) this.#byIndex.set(outputIndex, { key, type: item.type });
+    if (this.#open.get(item.type) === key) this.#open.delete(item.type);
     return this.#name(item, key);
   }
 
@@ -58,14 +62,22 @@ export class ItemIdentities {
     });
   }
 
-  /** The item a delta of `type`'s item names (`item_id`, else its `output_index`); one never added yet becomes known by that id from here on. */
+  /**
+   * The item a delta for an item of `type` is about: the one its `item_id`
+   * names, else the one of that kind at its `output_index`, else the one of
+   * that kind still open (a server that names it otherwise in its deltas),
+   * else a new one (text before its item was added). Its `item_id` names that item from here on.
+   */
   deltaKey(itemId: unknown, outputIndex: unknown, type: string): string {
     const id = nonEmpty(itemId);
-    const known = (id && this.#byId.get(id)) ?? (typeof outputIndex === 'number' ? this.#byIndex.get(outputIndex)?.key : undefined);
-    if (known) return known;
-    const key = this.#new({ type });
+    const placed = typeof outputIndex === 'number' ? this.#byIndex.get(outputIndex) : undefined;
+    let key = (id && this.#byId.get(id)) || (placed?.type === type ? placed.key : undefined) || this.#open.get(type);
+    if (!key) {
+      key = this.#new({ type });
+      this.#open.set(type, key);
+      if (typeof outputIndex === 'number' && !placed) this.#byIndex.set(outputIndex, { key, type });
+    }
     if (id) this.#byId.set(id, key);
-    if (typeof outputIndex === 'number') this.#byIndex.set(outputIndex, { key, type });
     return key;
   }
 

@@ -79,7 +79,7 @@ export class ResponsesEventTranslator {
         } else if (isMessage(item)) {
           if (!this.#messages.has(key)) this.#startMessage(item, key, out);
         } else if (isReasoning(item)) {
-          if (!this.#reasoning.has(key)) this.#startReasoning(item, key, out);
+          if (!this.#reasoning.has(key)) this.#startReasoning(key, out);
         }
         // One without an id (a compatible server) is added when done, where it is known whole.
         else if (isHostedCall(item) && item.id) this.#addHosted(item, out);
@@ -100,7 +100,7 @@ export class ResponsesEventTranslator {
       }
       case 'response.output_text.delta': {
         const { item_id, output_index, content_index, delta, logprobs } = event as { item_id: string; output_index?: unknown; content_index?: number; delta: string; logprobs?: ResponsesLogprob[] };
-        const key = this.#ids.deltaKey(item_id, output_index, 'message');
+        const key = this.#messageOfDelta(item_id, output_index, out);
         this.#streamed.add(key);
         this.#parts.text(key, content_index ?? 0, delta);
         this.#answered ||= delta !== '';
@@ -109,7 +109,7 @@ export class ResponsesEventTranslator {
       }
       case 'response.refusal.delta': {
         const { item_id, output_index, delta } = event as { item_id: string; output_index?: unknown; delta: string };
-        this.#streamed.add(this.#ids.deltaKey(item_id, output_index, 'message'));
+        this.#streamed.add(this.#messageOfDelta(item_id, output_index, out));
         this.#answered ||= delta !== '';
         out.push({ type: 'refusal.delta', delta });
         return;
@@ -117,7 +117,10 @@ export class ResponsesEventTranslator {
       case 'response.reasoning_summary_text.delta':
       case 'response.reasoning_text.delta': {
         const { item_id, output_index, delta } = event as { item_id: string; output_index?: unknown; delta: string };
-        this.#streamed.add(this.#ids.deltaKey(item_id, output_index, 'reasoning'));
+        const key = this.#ids.deltaKey(item_id, output_index, 'reasoning');
+        // Reasoning before its item was added (a compatible server) is an item all the same.
+        if (!this.#reasoning.has(key)) this.#startReasoning(key, out);
+        this.#streamed.add(key);
         out.push({ type: 'reasoning.delta', delta });
         return;
       }
@@ -220,7 +223,7 @@ export class ResponsesEventTranslator {
       return;
     }
     if (isReasoning(item)) {
-      if (!this.#reasoning.has(key)) this.#startReasoning(item, key, out);
+      if (!this.#reasoning.has(key)) this.#startReasoning(key, out);
       if (!this.#streamed.has(key)) {
         const text = [...(item.summary ?? []).map((part) => part.text), ...(item.content ?? []).map((part) => part.text)].filter(Boolean).join('\n\n');
         if (text) out.push({ type: 'reasoning.delta', delta: text });
@@ -281,14 +284,21 @@ export class ResponsesEventTranslator {
     out.push({ type: 'hosted_item.progress', itemId, event: rest as HostedProgressEvent });
   }
 
-  #startMessage(item: Extract<ResponsesOutputItem, { type: 'message' }>, key: string, out: TurnEvent[]): void {
+  /** The message a text or refusal delta is about, begun now if its item was not added first (a compatible server). */
+  #messageOfDelta(itemId: unknown, outputIndex: unknown, out: TurnEvent[]): string {
+    const key = this.#ids.deltaKey(itemId, outputIndex, 'message');
+    if (!this.#messages.has(key)) this.#startMessage({}, key, out);
+    return key;
+  }
+
+  #startMessage(item: { phase?: unknown }, key: string, out: TurnEvent[]): void {
     this.#messages.add(key);
     const phase = item.phase === 'commentary' || item.phase === 'final_answer' ? item.phase : undefined;
     out.push(phase ? { type: 'message.start', phase } : { type: 'message.start' });
   }
 
   /** A reasoning item of its own: two in one answer are two items, whether or not each ends with encrypted content. */
-  #startReasoning(_item: Extract<ResponsesOutputItem, { type: 'reasoning' }>, key: string, out: TurnEvent[]): void {
+  #startReasoning(key: string, out: TurnEvent[]): void {
     this.#reasoning.add(key);
     out.push({ type: 'reasoning.start' });
   }
