@@ -36,6 +36,13 @@ describe('schemaAnswerCheck dialects', () => {
     }
   });
 
+  it("draft-04's own keywords are read as it means them: id, and exclusive bounds as flags", async () => {
+    const draft04 = { $schema: 'http://json-schema.org/draft-04/schema#', id: 'https://example.com/d4', type: 'object', properties: { id: { type: 'string' }, n: { type: 'number', minimum: 0, exclusiveMinimum: true, maximum: 10, exclusiveMaximum: false } }, required: ['id', 'n'] };
+    expect(await problems(draft04, '{"id": "a", "n": 10}')).toEqual([]);
+    expect(await problems(draft04, '{"id": "a", "n": 0}')).toEqual(['/n must be > 0']);
+    expect(await problems(draft04, '{"n": 1}')).toEqual(["(the answer) must have required property 'id'"]);
+  });
+
   it('a schema no compiler can read is a 400 on text.format.schema', () => {
     expect(() => schemaAnswerCheck({ type: 'json_schema', name: 'r', schema: { type: 'object', properties: { n: { type: 'nonsense' } } } })).toThrow(expect.objectContaining({ status: 400, param: 'text.format.schema' }));
   });

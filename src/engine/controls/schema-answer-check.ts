@@ -4,6 +4,7 @@ import { Ajv as AjvDraft07 } from 'ajv';
 import { invalidRequest } from '../../errors/gateway-error.ts';
 import type { TextFormatParam } from '../../protocol/create-response-request.ts';
 import type { AnswerCheck } from './answer-check.ts';
+import { fromDraft04 } from './draft-04-schema.ts';
 
 const MAX_PROBLEMS = 20;
 const CACHED_SCHEMAS = 256;
@@ -52,9 +53,10 @@ function compile(schema: Record<string, unknown>): ValidateFunction {
   }
   let validate: ValidateFunction | null = null;
   let failure: unknown = null;
-  for (const ajv of compilersFor(schema.$schema)) {
-    // Without `$schema`: the compiler is chosen by it, and Ajv knows each dialect under one spelling only (`http://…draft-07/schema#`).
-    const { $schema: _dialect, ...body } = schema;
+  const { $schema: dialect, ...written } = schema;
+  // Without `$schema`: the compiler is chosen by it, and Ajv knows each dialect under one spelling only (`http://…draft-07/schema#`).
+  const body = isDraft04(dialect) ? (fromDraft04(written) as Record<string, unknown>) : written;
+  for (const ajv of compilersFor(dialect)) {
     try {
       validate = ajv.compile(body);
       break;
@@ -79,6 +81,10 @@ function compile(schema: Record<string, unknown>): ValidateFunction {
  * when it names none, then draft-07 for a schema written the older way
  * (`items` as a list); draft-07 for drafts 4 and 6 too, the nearest Ajv has.
  */
+function isDraft04(dialect: unknown): boolean {
+  return typeof dialect === 'string' && /^https?:\/\/json-schema\.org\/draft-04\/schema#?$/.test(dialect);
+}
+
 function compilersFor(dialect: unknown): (Ajv2020 | Ajv2019 | AjvDraft07)[] {
   const named = typeof dialect === 'string' ? dialect.replace(/^https?:\/\//, '').replace(/#$/, '') : null;
   if (named === null) return [ajv2020, ajvDraft07];
