@@ -1,11 +1,11 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../support/gateway.ts';
 import { chunk, ScriptedChatUpstream, sse, type RecordedRequest, type UpstreamReply } from '../support/scripted-chat-upstream.ts';
 import { waitFor } from '../support/wait-for.ts';
+import { startStatelessMcpServer } from '../support/stateless-mcp-server.ts';
 
 const UPSTREAM_KEY = 'sk-echoed-upstream-key-71c2';
 const OPERATOR_MCP_KEY = 'echoed-operator-mcp-key-5d0a';
@@ -14,19 +14,14 @@ const REQUEST_MCP_TOKEN = 'echoed-request-mcp-token-2b7f';
 const SECRETS = [UPSTREAM_KEY, OPERATOR_MCP_KEY, REFUSED_MCP_TOKEN, REQUEST_MCP_TOKEN];
 
 /** A real MCP server whose one tool answers with the credential it was sent. */
-async function startEchoingMcpServer(): Promise<{ url: string; server: Server }> {
-  const server = createServer(async (req, res) => {
+function startEchoingMcpServer(): Promise<{ url: string; server: Server }> {
+  return startStatelessMcpServer(() => {
     const mcp = new McpServer({ name: 'echo', version: '1.0.0' });
     mcp.registerTool('whoami', { description: 'Says which key it was called with.', inputSchema: {} }, async (_args, extra) => ({
       content: [{ type: 'text', text: `called with ${String(extra.requestInfo?.headers['x-api-key'])}` }],
     }));
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-    res.on('close', () => void mcp.close());
-    await mcp.connect(transport);
-    await transport.handleRequest(req, res);
+    return mcp;
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, server };
 }
 
 /** An MCP endpoint that refuses every request, quoting the authorization it got (as careless servers do). */

@@ -1,11 +1,10 @@
-import { createServer, type Server as HttpServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { Server as HttpServer } from 'node:http';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EgressPolicy } from '../../src/executors/mcp/egress-policy.ts';
 import { McpSessionPool } from '../../src/executors/mcp/mcp-session-pool.ts';
+import { startStatelessMcpServer } from '../support/stateless-mcp-server.ts';
 
 /** Tools as servers in the wild list them: a few to a page, some with an output schema, one without an input schema's `type`, one malformed. */
 const TOOLS = [
@@ -18,8 +17,8 @@ const TOOLS = [
 const PAGE = 2;
 
 /** A real MCP server (the SDK's low-level one, stateless Streamable HTTP) paging its tools `PAGE` at a time. */
-async function startPagingServer(): Promise<{ url: string; server: HttpServer }> {
-  const server = createServer(async (req, res) => {
+function startPagingServer(): Promise<{ url: string; server: HttpServer }> {
+  return startStatelessMcpServer(() => {
     const mcp = new Server({ name: 'paging', version: '1.0.0' }, { capabilities: { tools: {} } });
     mcp.setRequestHandler(ListToolsRequestSchema, async (request) => {
       const start = Number(request.params?.cursor ?? 0);
@@ -28,13 +27,8 @@ async function startPagingServer(): Promise<{ url: string; server: HttpServer }>
     });
     // Every tool answers `{n: "not a number"}`: only `counted` says what its results must be.
     mcp.setRequestHandler(CallToolRequestSchema, async (request) => ({ content: [{ type: 'text', text: `ran ${request.params.name}` }], structuredContent: { n: 'not a number' } }));
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-    res.on('close', () => void mcp.close());
-    await mcp.connect(transport);
-    await transport.handleRequest(req, res);
+    return mcp;
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, server };
 }
 
 describe('listing an MCP server’s tools', () => {
