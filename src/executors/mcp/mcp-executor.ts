@@ -244,6 +244,8 @@ export class McpExecutor implements ToolExecutor {
  * server would do that is refused, naming the server.
  */
 function refuseSharedNames(offered: readonly OfferedTool[], context: ToolContext): void {
+  // Only a request's own servers are refused; operator servers alone are the operator's to name (every request goes through here).
+  if (context.mcpServers.length === 0) return;
   const owners = new Map<string, string>();
   for (const tool of offered) {
     const owner = tool.operatorServer ?? (tool.presentation.kind === 'mcp' ? tool.presentation.serverLabel : null);
