@@ -15,7 +15,8 @@ import { ReasoningDetails, sealReasoningDetails } from './reasoning-details.ts';
 export class ChatChunkTranslator {
   readonly #tools = new ToolCallTracker();
   readonly #thinking = new InlineThinking();
-  readonly #details = new ReasoningDetails();
+  /** OpenRouter's reasoning details of this turn; made when the first arrive (most servers send none). */
+  #details: ReasoningDetails | null = null;
   /** The reasoning text given since the last details were sealed, sealed with them. */
   #detailedText = '';
   #finishReason: string | null = null;
@@ -50,7 +51,7 @@ export class ChatChunkTranslator {
       out.push({ type: 'reasoning.delta', delta: reasoning });
       this.#detailedText += reasoning;
     }
-    if (delta.reasoning_details?.length) this.#details.accept(delta.reasoning_details);
+    if (delta.reasoning_details?.length) (this.#details ??= new ReasoningDetails()).accept(delta.reasoning_details);
     // The answer begins: the reasoning before it is whole, and its details close its item.
     if (delta.content || delta.tool_calls?.length) this.#sealDetails(out);
     if (delta.content) {
@@ -86,7 +87,7 @@ export class ChatChunkTranslator {
   }
 
   #sealDetails(out: TurnEvent[]): void {
-    if (!this.#details.isEmpty) out.push({ type: 'reasoning.encrypted', value: sealReasoningDetails(this.#details.take(), this.#detailedText) });
+    if (this.#details && !this.#details.isEmpty) out.push({ type: 'reasoning.encrypted', value: sealReasoningDetails(this.#details.take(), this.#detailedText) });
     this.#detailedText = '';
   }
 
