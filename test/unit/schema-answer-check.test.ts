@@ -41,6 +41,10 @@ describe('schemaAnswerCheck dialects', () => {
     expect(await problems(draft04, '{"id": "a", "n": 10}')).toEqual([]);
     expect(await problems(draft04, '{"id": "a", "n": 0}')).toEqual(['/n must be > 0']);
     expect(await problems(draft04, '{"n": 1}')).toEqual(["(the answer) must have required property 'id'"]);
+    // Values of enum, const and default are answers, not schemas: left as written.
+    const picks = { $schema: 'http://json-schema.org/draft-04/schema#', type: 'object', properties: { pick: { enum: [{ id: 'a' }, { exclusiveMinimum: true, minimum: 3 }] } } };
+    expect(await problems(picks, '{"pick": {"id": "a"}}')).toEqual([]);
+    expect(await problems(picks, '{"pick": {"exclusiveMinimum": true, "minimum": 3}}')).toEqual([]);
   });
 
   it('a schema no compiler can read is a 400 on text.format.schema', () => {

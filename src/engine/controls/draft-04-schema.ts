@@ -11,7 +11,8 @@ export function fromDraft04(schema: unknown): unknown {
   const converted: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(source)) {
     // `properties`, `definitions` and the like hold names, not keywords: their values are schemas, their keys stay.
-    if (key === 'id' && typeof value === 'string') converted.$id = value;
+    if (DATA.has(key)) converted[key] = value;
+    else if (key === 'id' && typeof value === 'string') converted.$id = value;
     else if ((key === 'exclusiveMinimum' || key === 'exclusiveMaximum') && typeof value === 'boolean') continue;
     else converted[key] = NAMES_SCHEMAS.has(key) && value !== null && typeof value === 'object' && !Array.isArray(value) ? Object.fromEntries(Object.entries(value).map(([name, inner]) => [name, fromDraft04(inner)])) : fromDraft04(value);
   }
@@ -23,6 +24,9 @@ export function fromDraft04(schema: unknown): unknown {
   }
   return converted;
 }
+
+/** Keywords whose value is an instance, not a schema: left as written. */
+const DATA = new Set(['enum', 'const', 'default', 'examples']);
 
 /** Keywords whose value maps names to schemas. */
 const NAMES_SCHEMAS = new Set(['properties', 'patternProperties', 'definitions', 'dependencies']);
