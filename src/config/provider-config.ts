@@ -52,6 +52,8 @@ const OpenAIChatProviderConfig = z.object({
   maxTokensField: z.enum(['max_completion_tokens', 'max_tokens']).default('max_completion_tokens'),
   /** Which server's rules earlier turns go back by: OpenAI's, or Mistral's (call ids of nine letters and digits, an assistant turn between tool results and a user message); `auto`: Mistral's for its models (providers/openai-chat/mistral-dialect.ts). */
   dialect: z.enum(['auto', 'openai', 'mistral']).default('auto'),
+  /** The field earlier turns' reasoning goes back in: `reasoning_content` (DeepSeek, llama.cpp), `reasoning` (current vLLM, Ollama, Groq); `auto`: the one the server answers in (providers/openai-chat/reasoning-field.ts). */
+  reasoningField: z.enum(['auto', 'reasoning_content', 'reasoning']).default('auto'),
   ...outboundLimits,
   ...openAIEndpointConfig,
   ...upstreamConnectionConfig,

@@ -221,7 +221,7 @@ describe("a conversation as Mistral takes it back: call ids of nine letters and 
     expect(sentIds(model).calls).toEqual(calls);
   });
 
-  it('a user, system or developer message right after tool results gets an assistant turn with content before it, for Mistral only', () => {
+  it('a user, system or developer message right after tool results gets an assistant turn with content before it, for Mistral only; instructions take the roles Mistral has', () => {
     const answeredAndMore = items([
       { role: 'user', content: 'Add.' },
       { type: 'function_call', call_id: 'K3x9Pq2Zm', name: 'add', arguments: '{}' },
@@ -232,7 +232,11 @@ describe("a conversation as Mistral takes it back: call ids of nine letters and 
       { role: 'developer', content: 'Be brief.' },
     ]);
     const sent = (model: string) => convertToChatRequest(turn({ model, items: answeredAndMore }), options).messages;
-    expect(sent('mistral-large-latest').map((message) => message.role)).toEqual(['user', 'assistant', 'tool', 'assistant', 'user', 'assistant', 'tool', 'assistant', 'developer']);
+    // Mistral has no developer role and takes system messages only before the conversation: a later one is the user's.
+    expect(sent('mistral-large-latest').map((message) => message.role)).toEqual(['user', 'assistant', 'tool', 'assistant', 'user', 'assistant', 'tool', 'assistant', 'user']);
+    expect(sent('mistral-large-latest').at(-1)).toEqual({ role: 'user', content: 'Be brief.' });
+    const leading = convertToChatRequest(turn({ model: 'mistral-large-latest', instructions: 'Be kind.', items: items([{ role: 'developer', content: 'Be brief.' }, { role: 'user', content: 'Hi.' }]) }), options).messages;
+    expect(leading.map((message) => message.role)).toEqual(['system', 'system', 'user']);
     // Mistral refuses an assistant message with neither content nor calls.
     expect(sent('mistral-large-latest')[3]).toEqual({ role: 'assistant', content: 'Done.' });
     expect(sent('gpt-4.1').map((message) => message.role)).toEqual(['user', 'assistant', 'tool', 'user', 'assistant', 'tool', 'developer']);

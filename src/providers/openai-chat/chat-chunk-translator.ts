@@ -6,6 +6,7 @@ import { mapChatFinishReason } from './map-chat-finish-reason.ts';
 import { errorEventFrom, UNSAID } from '../upstream-errors.ts';
 import { encodeSignature } from '../gemini/thought-signatures.ts';
 import { ReasoningDetails, sealReasoningDetails } from './reasoning-details.ts';
+import type { ReasoningField } from './reasoning-field.ts';
 
 /**
  * Turns Chat Completions chunks (or one whole completion message, which is a
@@ -19,11 +20,17 @@ export class ChatChunkTranslator {
   #details: ReasoningDetails | null = null;
   /** The reasoning text given since the last details were sealed, sealed with them. */
   #detailedText = '';
+  /** Told once which field the server gives its reasoning in (reasoning-field.ts). */
+  #heard: ((field: ReasoningField) => void) | null;
   #finishReason: string | null = null;
   #sawFinish = false;
   #usage: TurnUsage | null = null;
   #identified = false;
   #tierReported = false;
+
+  constructor(heard: ((field: ReasoningField) => void) | null = null) {
+    this.#heard = heard;
+  }
 
   /** Translates one chunk; returns an `error` event for in-band upstream errors. */
   accept(chunk: ChatChunk, out: TurnEvent[]): void {
@@ -48,6 +55,8 @@ export class ChatChunkTranslator {
   acceptDelta(delta: ChatDelta, out: TurnEvent[], logprobs?: ChatLogprobs | null): void {
     const reasoning = delta.reasoning_content ?? delta.reasoning;
     if (reasoning) {
+      this.#heard?.(delta.reasoning_content ? 'reasoning_content' : 'reasoning');
+      this.#heard = null;
       out.push({ type: 'reasoning.delta', delta: reasoning });
       this.#detailedText += reasoning;
     }

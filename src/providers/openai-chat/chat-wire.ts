@@ -21,7 +21,7 @@ export interface GoogleExtraContent {
 export type ChatMessage =
   | { role: 'system' | 'developer'; content: string | { type: 'text'; text: string }[] }
   | { role: 'user'; content: string | ChatContentPart[] }
-  | { role: 'assistant'; content: string | null; refusal?: string; tool_calls?: ChatToolCall[]; reasoning_content?: string; reasoning_details?: Record<string, unknown>[] }
+  | { role: 'assistant'; content: string | null; refusal?: string; tool_calls?: ChatToolCall[]; reasoning_content?: string; reasoning?: string; reasoning_details?: Record<string, unknown>[] }
   | { role: 'tool'; tool_call_id: string; content: string };
 
 export interface ChatRequest {

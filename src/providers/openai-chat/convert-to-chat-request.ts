@@ -9,19 +9,22 @@ import { openReasoningText } from '../../protocol/sealed-reasoning-text.ts';
 import { callSignatures } from '../gemini/thought-signatures.ts';
 import { asMistralTakesThem, nineAlphanumerics, speaksMistral, type ChatDialect } from './mistral-dialect.ts';
 import { openReasoningDetails, type ReasoningDetail } from './reasoning-details.ts';
+import type { ReasoningField } from './reasoning-field.ts';
 
 export interface ChatRequestOptions {
   /** Which field carries the output token limit: OpenAI wants the new one, many compatible servers the old. */
   maxTokensField: 'max_completion_tokens' | 'max_tokens';
   /** Which server's rules earlier turns go back by (mistral-dialect.ts); `auto` by default. */
   dialect?: ChatDialect;
+  /** The field earlier turns' reasoning goes back in (reasoning-field.ts); `reasoning_content` by default. */
+  reasoningField?: ReasoningField;
 }
 
 /** Translates one turn into a Chat Completions request body (PROTOCOL-NOTES §4, §6). */
 export function convertToChatRequest(request: TurnRequest, options: ChatRequestOptions): ChatRequest {
   const body: ChatRequest = {
     model: request.model,
-    messages: messagesFor(request, options.dialect ?? 'auto'),
+    messages: messagesFor(request, options.dialect ?? 'auto', options.reasoningField ?? 'reasoning_content'),
     stream: request.stream,
   };
   if (request.stream) body.stream_options = { include_usage: true };
@@ -60,9 +63,9 @@ export function convertToChatRequest(request: TurnRequest, options: ChatRequestO
   return body;
 }
 
-function messagesFor(request: TurnRequest, dialect: ChatDialect): ChatMessage[] {
+function messagesFor(request: TurnRequest, dialect: ChatDialect, reasoningField: ReasoningField): ChatMessage[] {
   const mistral = speaksMistral(dialect, request.model);
-  const messages = convertMessages(request.instructions, request.items, request.historyLength, mistral ? nineAlphanumerics : null, GEMINI_MODEL.test(request.model));
+  const messages = convertMessages(request.instructions, request.items, request.historyLength, mistral ? nineAlphanumerics : null, GEMINI_MODEL.test(request.model), reasoningField);
   return mistral ? asMistralTakesThem(messages) : messages;
 }
 
@@ -73,7 +76,7 @@ function messagesFor(request: TurnRequest, dialect: ChatDialect): ChatMessage[] 
  */
 const GEMINI_MODEL = /^(?:models\/)?gemini/i;
 
-function convertMessages(instructions: string | null, items: InputItem[], historyLength: number, callId: ((id: string) => string) | null, signed: boolean): ChatMessage[] {
+function convertMessages(instructions: string | null, items: InputItem[], historyLength: number, callId: ((id: string) => string) | null, signed: boolean, reasoningField: ReasoningField): ChatMessage[] {
   const messages: ChatMessage[] = [];
   if (instructions) messages.push({ role: 'system', content: instructions });
   // Consecutive function calls of one model turn become one assistant message.
@@ -83,7 +86,7 @@ function convertMessages(instructions: string | null, items: InputItem[], histor
   /** OpenRouter's reasoning details of the same turn (reasoning-details.ts). */
   let pendingDetails: ReasoningDetail[] = [];
   const withReasoning = (message: Extract<ChatMessage, { role: 'assistant' }>) => {
-    if (pendingReasoning) message.reasoning_content = (message.reasoning_content ?? '') + pendingReasoning;
+    if (pendingReasoning) message[reasoningField] = (message[reasoningField] ?? '') + pendingReasoning;
     if (pendingDetails.length > 0) message.reasoning_details = [...(message.reasoning_details ?? []), ...pendingDetails];
     pendingReasoning = '';
     pendingDetails = [];

@@ -9,9 +9,13 @@ import { startChatStream } from './chat-stream.ts';
 import { invalidUpstreamBody } from '../invalid-upstream-body.ts';
 import { readChatCompletion } from './read-chat-completion.ts';
 import { chatParamAsResponses } from './chat-param.ts';
+import { ReasoningFieldChoice, type ReasoningField } from './reasoning-field.ts';
 import { convertToChatRequest, type ChatRequestOptions } from './convert-to-chat-request.ts';
 
-export interface OpenAIChatProviderOptions extends ChatRequestOptions, UpstreamConnectionOptions, OpenAIEndpointOptions {}
+export interface OpenAIChatProviderOptions extends Omit<ChatRequestOptions, 'reasoningField'>, UpstreamConnectionOptions, OpenAIEndpointOptions {
+  /** The field earlier turns' reasoning goes back in (reasoning-field.ts); `auto` by default. */
+  reasoningField?: 'auto' | ReasoningField;
+}
 
 /**
  * A provider for any OpenAI-compatible Chat Completions server (OpenAI, vLLM,
@@ -25,19 +29,33 @@ export class OpenAIChatProvider implements Provider {
   /** Request headers by `accept` value, built once. */
   readonly #headers: Record<'json' | 'sse', Record<string, string>>;
   readonly #invalidBody = (cause: unknown) => invalidUpstreamBody(this.name, cause);
+  readonly #reasoningField: ReasoningFieldChoice;
 
   constructor(options: OpenAIChatProviderOptions) {
     this.name = options.name;
     this.#options = options;
     this.#upstream = new HttpUpstream({ ...options, query: openAIQuery(options), errorFromStatus: (name, status, text, retry) => errorFromUpstreamStatus(name, status, text, retry, chatParamAsResponses) });
     this.#headers = openAIJsonHeaders(options);
+    this.#reasoningField = new ReasoningFieldChoice(options.reasoningField ?? 'auto');
   }
 
   async startTurn(request: TurnRequest, signal: AbortSignal): Promise<TurnStream> {
-    const body = JSON.stringify(convertToChatRequest(request, this.#options));
-    if (!request.stream) return readChatCompletion(await this.#upstream.requestJson('POST', '/chat/completions', body, this.#headers.json, signal, this.#invalidBody, request.trace), this.name);
+    const field = this.#reasoningField.field;
+    try {
+      return await this.#call(request, field, signal);
+    } catch (error) {
+      // The server refused the field earlier reasoning went back in (Groq: "property 'reasoning_content' is unsupported"): the other one, once.
+      if (!carriesReasoning(request) || !this.#reasoningField.refused(error, field)) throw error;
+      return this.#call(request, this.#reasoningField.field, signal);
+    }
+  }
+
+  async #call(request: TurnRequest, reasoningField: ReasoningField, signal: AbortSignal): Promise<TurnStream> {
+    const body = JSON.stringify(convertToChatRequest(request, { ...this.#options, reasoningField }));
+    const heard = this.#reasoningField.heard;
+    if (!request.stream) return readChatCompletion(await this.#upstream.requestJson('POST', '/chat/completions', body, this.#headers.json, signal, this.#invalidBody, request.trace), this.name, heard);
     const response = await this.#send('POST', '/chat/completions', body, 'sse', signal, request.trace);
-    return startChatStream(readSseFrameBatches(response.body), this.name, signal);
+    return startChatStream(readSseFrameBatches(response.body), this.name, signal, heard);
   }
 
   async listModels(signal: AbortSignal): Promise<ModelInfo[]> {
@@ -53,4 +71,9 @@ export class OpenAIChatProvider implements Provider {
     return this.#upstream.request(method, path, body, this.#headers[accept], signal, trace);
   }
 
+}
+
+/** Whether the turn holds reasoning that goes back to the server (so a refusal could be of its field). */
+function carriesReasoning(request: TurnRequest): boolean {
+  return request.items.some((item) => item.type === 'reasoning');
 }

@@ -4,19 +4,20 @@ import { ChatChunkTranslator, readInBandError } from './chat-chunk-translator.ts
 import type { ChatChunk, ChatCompletion } from './chat-wire.ts';
 import { invalidUpstreamBody } from '../invalid-upstream-body.ts';
 import { chatParamAsResponses } from './chat-param.ts';
+import type { ReasoningField } from './reasoning-field.ts';
 
 /**
  * Translates a non-streamed completion. Its message is one big delta, so it
  * goes through the same translator as a stream and yields the same events.
  */
-export function readChatCompletion(body: unknown, provider: string): TurnEvent[] {
+export function readChatCompletion(body: unknown, provider: string, heard: ((field: ReasoningField) => void) | null = null): TurnEvent[] {
   if (body === null || typeof body !== 'object') throw invalidUpstreamBody(provider, 'the body is not a JSON object');
   const completion = body as ChatCompletion & ChatChunk;
   const inBandError = readInBandError(completion);
   if (inBandError) throw errorFromUpstreamFrame(provider, inBandError.code, inBandError.message, inBandError.status, inBandError.param, chatParamAsResponses);
   const choice = completion.choices?.[0];
   if (!choice) throw invalidUpstreamBody(provider, 'the completion has no choices');
-  const translator = new ChatChunkTranslator();
+  const translator = new ChatChunkTranslator(heard);
   const events: TurnEvent[] = [];
   translator.identify(completion, events);
   translator.reportTier(completion, events);

@@ -1,0 +1,75 @@
+import OpenAI from 'openai';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startGateway, type RunningGateway } from '../support/gateway.ts';
+import { assertValidResponse } from '../support/openresponses-schema.ts';
+import { ScriptedChatUpstream, type RecordedRequest, type UpstreamReply } from '../support/scripted-chat-upstream.ts';
+
+/**
+ * Chat servers disagree on the field an assistant message's reasoning comes
+ * back in: current vLLM and Ollama read only `reasoning` (and drop
+ * `reasoning_content` without a word: a gpt-oss tool loop loses its
+ * analysis); Groq refuses `reasoning_content` with a 400. Each names the
+ * field in its own answers; the scripted servers hold the gateway to it.
+ */
+const PLAN = 'PLAN-42: call add, then answer.';
+const addTool = { type: 'function' as const, name: 'add', parameters: { type: 'object', properties: {} }, strict: false };
+
+function readsReasoningOnly(refusesOther: boolean) {
+  return (request: RecordedRequest): UpstreamReply => {
+    const messages = request.body.messages as { role: string; reasoning?: string; reasoning_content?: string }[];
+    const assistant = messages.find((message) => message.role === 'assistant');
+    if (refusesOther && assistant?.reasoning_content !== undefined) {
+      return { kind: 'json', status: 400, body: { error: { message: "'messages.1' : for 'role:assistant' the following must be satisfied[('messages.1' : property 'reasoning_content' is unsupported)]", type: 'invalid_request_error', param: null, code: null } } };
+    }
+    if (assistant) return { kind: 'json', body: { id: 'c2', object: 'chat.completion', model: 'gpt-oss-120b', choices: [{ index: 0, message: { role: 'assistant', content: assistant.reasoning === PLAN ? 'Done as planned.' : 'PRIOR_REASONING_LOST' }, finish_reason: 'stop' }] } };
+    return { kind: 'json', body: { id: 'c1', object: 'chat.completion', model: 'gpt-oss-120b', choices: [{ index: 0, message: { role: 'assistant', content: null, reasoning: PLAN, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'add', arguments: '{}' } }] }, finish_reason: 'tool_calls' }] } };
+  };
+}
+
+describe('reasoning goes back in the field the Chat server gives it in', () => {
+  let gateway: RunningGateway | null = null;
+  const upstream = new ScriptedChatUpstream();
+  afterEach(async () => {
+    await gateway?.close();
+    await upstream.close();
+  });
+
+  async function start(script: (request: RecordedRequest) => UpstreamReply): Promise<OpenAI> {
+    upstream.setScript(script);
+    gateway = await startGateway(await upstream.start());
+    return new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 });
+  }
+
+  it('vLLM and Ollama (they give `reasoning` and read only it): the next turn carries it there', async () => {
+    const client = await start(readsReasoningOnly(false));
+    const first = await client.responses.create({ model: 'gpt-oss-120b', input: 'Add.', tools: [addTool] });
+    const call = first.output.find((item) => item.type === 'function_call')!;
+    const second = await client.responses.create({ model: 'gpt-oss-120b', previous_response_id: first.id, tools: [addTool], input: [{ type: 'function_call_output', call_id: call.call_id, output: '2' }] });
+    assertValidResponse(second);
+    expect(second.output_text).toBe('Done as planned.');
+    expect(upstream.requests.at(-1)!.body.messages[1]).not.toHaveProperty('reasoning_content');
+  });
+
+  it("Groq (it refuses `reasoning_content`), on a conversation it has not answered in this process: refused once, sent again in `reasoning`", async () => {
+    const client = await start(readsReasoningOnly(true));
+    const before = upstream.requests.length;
+    const second = await client.responses.create({
+      model: 'openai/gpt-oss-120b',
+      store: false,
+      tools: [addTool],
+      input: [
+        { role: 'user', content: 'Add.' },
+        { type: 'reasoning', id: 'rs_1', summary: [], content: [{ type: 'reasoning_text', text: PLAN }] },
+        { type: 'function_call', call_id: 'call_1', name: 'add', arguments: '{}' },
+        { type: 'function_call_output', call_id: 'call_1', output: '2' },
+      ],
+    });
+    assertValidResponse(second);
+    expect(second.output_text).toBe('Done as planned.');
+    expect(upstream.requests.length - before).toBe(2);
+    // Learned: the next continuation goes in `reasoning` at once.
+    const third = await client.responses.create({ model: 'openai/gpt-oss-120b', store: false, tools: [addTool], input: [{ role: 'user', content: 'Add.' }, { type: 'reasoning', id: 'rs_1', summary: [], content: [{ type: 'reasoning_text', text: PLAN }] }, { type: 'function_call', call_id: 'call_1', name: 'add', arguments: '{}' }, { type: 'function_call_output', call_id: 'call_1', output: '2' }] });
+    expect(third.output_text).toBe('Done as planned.');
+    expect(upstream.requests.length - before).toBe(3);
+  });
+});
