@@ -4,6 +4,7 @@ import { CreateResponseRequest } from '../../src/protocol/create-response-reques
 import type { InputItem } from '../../src/protocol/input-items.ts';
 import { convertToChatRequest } from '../../src/providers/openai-chat/convert-to-chat-request.ts';
 import { encodeSignature } from '../../src/providers/gemini/thought-signatures.ts';
+import { ReasoningFieldChoice } from '../../src/providers/openai-chat/reasoning-field.ts';
 import type { TurnRequest } from '../../src/providers/provider.ts';
 import { turnRequest } from '../support/turn-request.ts';
 
@@ -275,5 +276,18 @@ describe("Gemini's call signatures go back only to Gemini's models", () => {
     expect(sentCall('models/gemini-3-flash')).toHaveProperty('extra_content');
     expect(sentCall('gpt-4.1')).not.toHaveProperty('extra_content');
     expect(sentCall('mistral-large-latest')).not.toHaveProperty('extra_content');
+  });
+});
+
+describe('the field a refusal names', () => {
+  it('is the field sent, by its whole name: "reasoning_effort is not supported" refuses no `reasoning`', () => {
+    const refusal = (message: string) => new GatewayError({ status: 400, type: 'invalid_request_error', code: null, message });
+    const choice = new ReasoningFieldChoice('auto');
+    choice.heard('reasoning');
+    expect(choice.refused(refusal("Unsupported parameter: 'reasoning_effort' is not supported with this model."), 'reasoning')).toBe(false);
+    expect(choice.field).toBe('reasoning');
+    expect(choice.refused(refusal("'messages.1' : property 'reasoning' is unsupported"), 'reasoning')).toBe(true);
+    expect(choice.field).toBe('reasoning_content');
+    expect(new ReasoningFieldChoice('reasoning').refused(refusal("property 'reasoning' is unsupported"), 'reasoning')).toBe(false);
   });
 });

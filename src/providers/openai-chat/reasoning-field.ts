@@ -13,6 +13,11 @@ import { GatewayError } from '../../errors/gateway-error.ts';
  */
 export type ReasoningField = 'reasoning_content' | 'reasoning';
 
+const NAMED: Record<ReasoningField, RegExp> = {
+  reasoning_content: /(?<![A-Za-z_])reasoning_content(?![A-Za-z_])/,
+  reasoning: /(?<![A-Za-z_])reasoning(?![A-Za-z_])/,
+};
+
 export class ReasoningFieldChoice {
   #field: ReasoningField;
   readonly #fixed: boolean;
@@ -33,7 +38,8 @@ export class ReasoningFieldChoice {
 
   /** Whether `error` is the server refusing the field it was sent (then the other one is chosen, and the call may go again). */
   refused(error: unknown, sent: ReasoningField): boolean {
-    if (this.#fixed || !(error instanceof GatewayError) || error.status !== 400 || !error.message.includes(sent)) return false;
+    // The field by its whole name: "reasoning_effort is not supported" is no refusal of `reasoning`.
+    if (this.#fixed || !(error instanceof GatewayError) || error.status !== 400 || !NAMED[sent].test(error.message)) return false;
     this.#field = sent === 'reasoning_content' ? 'reasoning' : 'reasoning_content';
     return true;
   }
