@@ -280,14 +280,16 @@ describe("Gemini's call signatures go back only to Gemini's models", () => {
 });
 
 describe('the field a refusal names', () => {
-  it('is the field sent, by its whole name: "reasoning_effort is not supported" refuses no `reasoning`', () => {
+  it('is the field sent, by its whole name: "reasoning_effort is not supported" refuses no `reasoning`; each model keeps its own', () => {
     const refusal = (message: string) => new GatewayError({ status: 400, type: 'invalid_request_error', code: null, message });
     const choice = new ReasoningFieldChoice('auto');
-    choice.heard('reasoning');
-    expect(choice.refused(refusal("Unsupported parameter: 'reasoning_effort' is not supported with this model."), 'reasoning')).toBe(false);
-    expect(choice.field).toBe('reasoning');
-    expect(choice.refused(refusal("'messages.1' : property 'reasoning' is unsupported"), 'reasoning')).toBe(true);
-    expect(choice.field).toBe('reasoning_content');
-    expect(new ReasoningFieldChoice('reasoning').refused(refusal("property 'reasoning' is unsupported"), 'reasoning')).toBe(false);
+    choice.heard('gpt-oss-120b', 'reasoning');
+    expect(choice.refused(refusal("Unsupported parameter: 'reasoning_effort' is not supported with this model."), 'gpt-oss-120b', 'reasoning')).toBe(false);
+    expect(choice.field('gpt-oss-120b')).toBe('reasoning');
+    // Another model of the same server keeps its own (DeepSeek's tool loops require reasoning_content).
+    expect(choice.field('deepseek-reasoner')).toBe('reasoning_content');
+    expect(choice.refused(refusal("'messages.1' : property 'reasoning' is unsupported"), 'gpt-oss-120b', 'reasoning')).toBe(true);
+    expect(choice.field('gpt-oss-120b')).toBe('reasoning_content');
+    expect(new ReasoningFieldChoice('reasoning').refused(refusal("property 'reasoning' is unsupported"), 'm', 'reasoning')).toBe(false);
   });
 });

@@ -40,19 +40,20 @@ export class OpenAIChatProvider implements Provider {
   }
 
   async startTurn(request: TurnRequest, signal: AbortSignal): Promise<TurnStream> {
-    const field = this.#reasoningField.field;
+    const fields = this.#reasoningField;
+    const field = fields.field(request.model);
     try {
       return await this.#call(request, field, signal);
     } catch (error) {
       // The server refused the field earlier reasoning went back in (Groq: "property 'reasoning_content' is unsupported"): the other one, once.
-      if (!carriesReasoning(request) || !this.#reasoningField.refused(error, field)) throw error;
-      return this.#call(request, this.#reasoningField.field, signal);
+      if (!carriesReasoning(request) || !fields.refused(error, request.model, field)) throw error;
+      return this.#call(request, fields.field(request.model), signal);
     }
   }
 
   async #call(request: TurnRequest, reasoningField: ReasoningField, signal: AbortSignal): Promise<TurnStream> {
     const body = JSON.stringify(convertToChatRequest(request, { ...this.#options, reasoningField }));
-    const heard = this.#reasoningField.heard;
+    const heard = (field: ReasoningField) => this.#reasoningField.heard(request.model, field);
     if (!request.stream) return readChatCompletion(await this.#upstream.requestJson('POST', '/chat/completions', body, this.#headers.json, signal, this.#invalidBody, request.trace), this.name, heard);
     const response = await this.#send('POST', '/chat/completions', body, 'sse', signal, request.trace);
     return startChatStream(readSseFrameBatches(response.body), this.name, signal, heard);

@@ -18,29 +18,34 @@ const NAMED: Record<ReasoningField, RegExp> = {
   reasoning: /(?<![A-Za-z_])reasoning(?![A-Za-z_])/,
 };
 
+/** Models whose field is remembered; past it the memory starts again (a client may name any model). */
+const MAX_MODELS = 256;
+
+/** The field for each model a provider serves (one server may serve models whose templates read different fields). */
 export class ReasoningFieldChoice {
-  #field: ReasoningField;
-  readonly #fixed: boolean;
+  readonly #configured: 'auto' | ReasoningField;
+  readonly #byModel = new Map<string, ReasoningField>();
 
   constructor(configured: 'auto' | ReasoningField) {
-    this.#fixed = configured !== 'auto';
-    this.#field = configured === 'auto' ? 'reasoning_content' : configured;
+    this.#configured = configured;
   }
 
-  get field(): ReasoningField {
-    return this.#field;
+  field(model: string): ReasoningField {
+    return this.#configured === 'auto' ? (this.#byModel.get(model) ?? 'reasoning_content') : this.#configured;
   }
 
-  /** The server answered with its reasoning in `field`. */
-  readonly heard = (field: ReasoningField): void => {
-    if (!this.#fixed) this.#field = field;
-  };
+  /** The server answered `model`'s call with its reasoning in `field`. */
+  heard(model: string, field: ReasoningField): void {
+    if (this.#configured !== 'auto' || this.#byModel.get(model) === field) return;
+    if (this.#byModel.size >= MAX_MODELS) this.#byModel.clear();
+    this.#byModel.set(model, field);
+  }
 
-  /** Whether `error` is the server refusing the field it was sent (then the other one is chosen, and the call may go again). */
-  refused(error: unknown, sent: ReasoningField): boolean {
+  /** Whether `error` is the server refusing the field `model`'s call was sent (then the other one is chosen, and the call may go again). */
+  refused(error: unknown, model: string, sent: ReasoningField): boolean {
     // The field by its whole name: "reasoning_effort is not supported" is no refusal of `reasoning`.
-    if (this.#fixed || !(error instanceof GatewayError) || error.status !== 400 || !NAMED[sent].test(error.message)) return false;
-    this.#field = sent === 'reasoning_content' ? 'reasoning' : 'reasoning_content';
+    if (this.#configured !== 'auto' || !(error instanceof GatewayError) || error.status !== 400 || !NAMED[sent].test(error.message)) return false;
+    this.heard(model, sent === 'reasoning_content' ? 'reasoning' : 'reasoning_content');
     return true;
   }
 }
