@@ -72,4 +72,25 @@ describe('reasoning goes back in the field the Chat server gives it in', () => {
     expect(third.output_text).toBe('Done as planned.');
     expect(upstream.requests.length - before).toBe(3);
   });
+
+  it("DeepSeek's refusal of a history without its reasoning is no refusal of the field: nothing switches, and another client's tool loop goes on", async () => {
+    const client = await start((request) => {
+      const messages = request.body.messages as { role: string; tool_calls?: unknown[]; reasoning_content?: string }[];
+      const index = messages.findIndex((message) => message.role === 'assistant' && message.tool_calls && !message.reasoning_content);
+      if (index >= 0) return { kind: 'json', status: 400, body: { error: { message: `Missing \`reasoning_content\` field in the assistant message at message index ${index}.`, type: 'invalid_request_error', param: null, code: 'invalid_request_error' } } };
+      const answered = messages.some((message) => message.role === 'tool');
+      return { kind: 'json', body: { id: 'd', object: 'chat.completion', model: 'deepseek-reasoner', choices: [{ index: 0, message: answered ? { role: 'assistant', content: 'ds final' } : { role: 'assistant', content: null, reasoning_content: PLAN, tool_calls: [{ id: 'call_d', type: 'function', function: { name: 'add', arguments: '{}' } }] }, finish_reason: answered ? 'stop' : 'tool_calls' }] } };
+    });
+    const first = await client.responses.create({ model: 'deepseek-reasoner', input: 'Add.', tools: [addTool] });
+    // Another client resends a history whose call carries no DeepSeek reasoning (a conversation moved from another model): DeepSeek's 400, once.
+    const before = upstream.requests.length;
+    const moved = await client.responses
+      .create({ model: 'deepseek-reasoner', store: false, tools: [addTool], input: [{ role: 'user', content: 'Add.' }, { type: 'reasoning', id: 'rs_x', summary: [], content: [{ type: 'reasoning_text', text: '' }] }, { type: 'function_call', call_id: 'call_x', name: 'add', arguments: '{}' }, { type: 'function_call_output', call_id: 'call_x', output: '2' }] })
+      .catch((error: unknown) => error);
+    expect(moved).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(upstream.requests.length - before).toBe(1);
+    const call = first.output.find((item) => item.type === 'function_call')!;
+    const second = await client.responses.create({ model: 'deepseek-reasoner', previous_response_id: first.id, tools: [addTool], input: [{ type: 'function_call_output', call_id: call.call_id, output: '2' }] });
+    expect(second.output_text).toBe('ds final');
+  });
 });

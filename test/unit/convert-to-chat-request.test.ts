@@ -291,5 +291,10 @@ describe('the field a refusal names', () => {
     expect(choice.refused(refusal("'messages.1' : property 'reasoning' is unsupported"), 'gpt-oss-120b', 'reasoning')).toBe(true);
     expect(choice.field('gpt-oss-120b')).toBe('reasoning_content');
     expect(new ReasoningFieldChoice('reasoning').refused(refusal("property 'reasoning' is unsupported"), 'm', 'reasoning')).toBe(false);
+    // DeepSeek names the field it wants, not one it refuses.
+    const deepseek = new ReasoningFieldChoice('auto');
+    expect(deepseek.refused(refusal('Missing `reasoning_content` field in the assistant message at message index 2.'), 'deepseek-reasoner', 'reasoning_content')).toBe(false);
+    expect(deepseek.refused(refusal('The `reasoning_content` in the thinking mode must be passed back to the API.'), 'deepseek-reasoner', 'reasoning_content')).toBe(false);
+    expect(deepseek.field('deepseek-reasoner')).toBe('reasoning_content');
   });
 });

@@ -11,6 +11,7 @@ import { readChatCompletion } from './read-chat-completion.ts';
 import { chatParamAsResponses } from './chat-param.ts';
 import { ReasoningFieldChoice, type ReasoningField } from './reasoning-field.ts';
 import { convertToChatRequest, type ChatRequestOptions } from './convert-to-chat-request.ts';
+import type { ChatRequest } from './chat-wire.ts';
 
 export interface OpenAIChatProviderOptions extends Omit<ChatRequestOptions, 'reasoningField'>, UpstreamConnectionOptions, OpenAIEndpointOptions {
   /** The field earlier turns' reasoning goes back in (reasoning-field.ts); `auto` by default. */
@@ -42,17 +43,24 @@ export class OpenAIChatProvider implements Provider {
   async startTurn(request: TurnRequest, signal: AbortSignal): Promise<TurnStream> {
     const fields = this.#reasoningField;
     const field = fields.field(request.model);
+    const chat = convertToChatRequest(request, { ...this.#options, reasoningField: field });
     try {
-      return await this.#call(request, field, signal);
+      return await this.#call(request, chat, signal);
     } catch (error) {
       // The server refused the field earlier reasoning went back in (Groq: "property 'reasoning_content' is unsupported"): the other one, once.
-      if (!carriesReasoning(request) || !fields.refused(error, request.model, field)) throw error;
-      return this.#call(request, fields.field(request.model), signal);
+      if (!sendsReasoningIn(chat, field) || !fields.refused(error, request.model, field)) throw error;
+      try {
+        return await this.#call(request, convertToChatRequest(request, { ...this.#options, reasoningField: fields.field(request.model) }), signal);
+      } catch (again) {
+        // Refused in the other field too: the refusal was of something else, and the field stays as it was.
+        fields.heard(request.model, field);
+        throw again;
+      }
     }
   }
 
-  async #call(request: TurnRequest, reasoningField: ReasoningField, signal: AbortSignal): Promise<TurnStream> {
-    const body = JSON.stringify(convertToChatRequest(request, { ...this.#options, reasoningField }));
+  async #call(request: TurnRequest, chat: ChatRequest, signal: AbortSignal): Promise<TurnStream> {
+    const body = JSON.stringify(chat);
     const heard = (field: ReasoningField) => this.#reasoningField.heard(request.model, field);
     if (!request.stream) return readChatCompletion(await this.#upstream.requestJson('POST', '/chat/completions', body, this.#headers.json, signal, this.#invalidBody, request.trace), this.name, heard);
     const response = await this.#send('POST', '/chat/completions', body, 'sse', signal, request.trace);
@@ -74,7 +82,7 @@ export class OpenAIChatProvider implements Provider {
 
 }
 
-/** Whether the turn holds reasoning that goes back to the server (so a refusal could be of its field). */
-function carriesReasoning(request: TurnRequest): boolean {
-  return request.items.some((item) => item.type === 'reasoning');
+/** Whether the request sends earlier reasoning in `field` (so a refusal naming it could be of it). */
+function sendsReasoningIn(chat: ChatRequest, field: ReasoningField): boolean {
+  return chat.messages.some((message) => message.role === 'assistant' && message[field] !== undefined);
 }

@@ -22,6 +22,9 @@ const NAMED: Record<ReasoningField, RegExp> = {
 const MAX_MODELS = 256;
 
 /** The field for each model a provider serves (one server may serve models whose templates read different fields). */
+const REFUSING = /unsupported|not supported|not permitted|not allowed|unknown|unrecognized|unexpected|extra (?:inputs|fields)|additional propert/i;
+const WANTING = /missing|must be passed|is required|required field/i;
+
 export class ReasoningFieldChoice {
   readonly #configured: 'auto' | ReasoningField;
   readonly #byModel = new Map<string, ReasoningField>();
@@ -45,6 +48,8 @@ export class ReasoningFieldChoice {
   refused(error: unknown, model: string, sent: ReasoningField): boolean {
     // The field by its whole name: "reasoning_effort is not supported" is no refusal of `reasoning`.
     if (this.#configured !== 'auto' || !(error instanceof GatewayError) || error.status !== 400 || !NAMED[sent].test(error.message)) return false;
+    // DeepSeek names the field it wants ("Missing `reasoning_content` field", "must be passed back"): only words of refusal count.
+    if (!REFUSING.test(error.message) || WANTING.test(error.message)) return false;
     this.heard(model, sent === 'reasoning_content' ? 'reasoning' : 'reasoning_content');
     return true;
   }
