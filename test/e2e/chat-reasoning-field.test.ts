@@ -69,6 +69,7 @@ describe('reasoning goes back in the field the Chat server gives it in', () => {
     expect(upstream.requests.length - before).toBe(2);
     // Learned: the next continuation goes in `reasoning` at once.
     const third = await client.responses.create({ model: 'openai/gpt-oss-120b', store: false, tools: [addTool], input: [{ role: 'user', content: 'Add.' }, { type: 'reasoning', id: 'rs_1', summary: [], content: [{ type: 'reasoning_text', text: PLAN }] }, { type: 'function_call', call_id: 'call_1', name: 'add', arguments: '{}' }, { type: 'function_call_output', call_id: 'call_1', output: '2' }] });
+    assertValidResponse(third);
     expect(third.output_text).toBe('Done as planned.');
     expect(upstream.requests.length - before).toBe(3);
   });
@@ -82,6 +83,7 @@ describe('reasoning goes back in the field the Chat server gives it in', () => {
       return { kind: 'json', body: { id: 'd', object: 'chat.completion', model: 'deepseek-reasoner', choices: [{ index: 0, message: answered ? { role: 'assistant', content: 'ds final' } : { role: 'assistant', content: null, reasoning_content: PLAN, tool_calls: [{ id: 'call_d', type: 'function', function: { name: 'add', arguments: '{}' } }] }, finish_reason: answered ? 'stop' : 'tool_calls' }] } };
     });
     const first = await client.responses.create({ model: 'deepseek-reasoner', input: 'Add.', tools: [addTool] });
+    assertValidResponse(first);
     // Another client resends a history whose call carries no DeepSeek reasoning (a conversation moved from another model): DeepSeek's 400, once.
     const before = upstream.requests.length;
     const moved = await client.responses
@@ -91,6 +93,7 @@ describe('reasoning goes back in the field the Chat server gives it in', () => {
     expect(upstream.requests.length - before).toBe(1);
     const call = first.output.find((item) => item.type === 'function_call')!;
     const second = await client.responses.create({ model: 'deepseek-reasoner', previous_response_id: first.id, tools: [addTool], input: [{ type: 'function_call_output', call_id: call.call_id, output: '2' }] });
+    assertValidResponse(second);
     expect(second.output_text).toBe('ds final');
   });
 });
