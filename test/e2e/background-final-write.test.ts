@@ -7,7 +7,7 @@ import { RedisEventLog } from '../../src/store/redis-event-log.ts';
 import { RedisKeys } from '../../src/store/redis-keys.ts';
 import { RedisResponseStore } from '../../src/store/redis-response-store.ts';
 import type { StoredResponse } from '../../src/store/response-store.ts';
-import { assertValidResponse } from '../support/openresponses-schema.ts';
+import { assertErrorEnvelope, assertValidResponse } from '../support/openresponses-schema.ts';
 import { acquireRedis } from '../support/redis.ts';
 import { ScriptedChatUpstream, textReply } from '../support/scripted-chat-upstream.ts';
 import { waitFor } from '../support/wait-for.ts';
@@ -168,6 +168,8 @@ describe("a finished background response whose log lacks its terminal event", ()
     await store.redis.xdel(key, terminalId);
     const cut = await fetch(`${origin}/v1/responses/${created.id}?stream=true&starting_after=${terminalSequence - 1}`);
     expect(cut.status).toBe(400);
-    expect(((await cut.json()) as { error: { code: string } }).error.code).toBe('stream_events_expired');
+    const refusal = (await cut.json()) as unknown;
+    assertErrorEnvelope(refusal);
+    expect(refusal.error.code).toBe('stream_events_expired');
   });
 });
