@@ -1,9 +1,10 @@
 /**
  * A field a Chat Completions server names in its refusal, as the client sent
  * it: the client wrote a Responses request, so `response_format` is its
- * `text.format`, `max_tokens` its `max_output_tokens`; `messages[3]` and
- * `tools[2].function…` count the gateway's own list (instructions, MCP
- * tools), not the client's, so they name the list alone.
+ * `text.format`, `max_tokens` its `max_output_tokens`. Places in `messages`
+ * and `tools` stay as the server said them: the engine reads `tools[N]` to
+ * tell a refusal of an MCP server's tool from one of the client's
+ * (engine/offered-tool-refusals.ts).
  */
 const RENAMED: readonly [RegExp, string][] = [
   [/^response_format\.json_schema\.schema(?=$|[.[])/, 'text.format.schema'],
@@ -11,8 +12,6 @@ const RENAMED: readonly [RegExp, string][] = [
   [/^max_(?:completion_)?tokens$/, 'max_output_tokens'],
   [/^reasoning_effort$/, 'reasoning.effort'],
   [/^verbosity$/, 'text.verbosity'],
-  [/^messages(?:$|[.[].*)/, 'input'],
-  [/^tools(?:$|[.[].*)/, 'tools'],
 ];
 
 export function chatParamAsResponses(param: string): string {
