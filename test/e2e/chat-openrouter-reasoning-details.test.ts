@@ -84,7 +84,7 @@ describe("OpenRouter's reasoning_details go back with their turn", () => {
     expect(second.output_text).toBe('It is 42.');
     // OpenRouter's own model name, unchanged: there is no Anthropic provider here for the prefix to name.
     expect(upstream.requests.at(-1)!.body.model).toBe('anthropic/claude-sonnet-4.5');
-    expect(assistantSent()).toEqual([expect.objectContaining({ reasoning_content: 'I should add them.', reasoning_details: DETAILS, tool_calls: [expect.objectContaining({ id: 'call_or1' })] })]);
+    expect(assistantSent()).toEqual([expect.objectContaining({ reasoning: 'I should add them.', reasoning_details: DETAILS, tool_calls: [expect.objectContaining({ id: 'call_or1' })] })]);
   });
 
   it('resent whole by a stateless client that asked for its reasoning (store: false)', async () => {
@@ -100,6 +100,6 @@ describe("OpenRouter's reasoning_details go back with their turn", () => {
     });
     assertValidResponse(second);
     expect(second.status).toBe('completed');
-    expect(assistantSent()[0]).toMatchObject({ reasoning_content: 'I should add them.', reasoning_details: DETAILS });
+    expect(assistantSent()[0]).toMatchObject({ reasoning: 'I should add them.', reasoning_details: DETAILS });
   });
 });
