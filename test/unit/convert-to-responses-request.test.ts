@@ -3,7 +3,7 @@ import { GatewayError } from '../../src/errors/gateway-error.ts';
 import { CreateResponseRequest } from '../../src/protocol/create-response-request.ts';
 import type { InputItem } from '../../src/protocol/input-items.ts';
 import { encodeThinking } from '../../src/providers/anthropic/reasoning-blocks.ts';
-import { convertToResponsesRequest } from '../../src/providers/openai-responses/convert-to-responses-request.ts';
+import { convertToResponsesRequest, isOpenAIReasoning } from '../../src/providers/openai-responses/convert-to-responses-request.ts';
 import type { TurnRequest } from '../../src/providers/provider.ts';
 import { turnRequest } from '../support/turn-request.ts';
 
@@ -157,5 +157,12 @@ describe('convertToResponsesRequest', () => {
     expect(video).toThrow(GatewayError);
     expect(() => video()).toThrow(expect.objectContaining({ param: 'input[0].output[0].type', code: 'unsupported_parameter' }));
     expect(() => convertToResponsesRequest(turn({ items: [{ type: 'item_reference', id: 'msg_x' }] }), stateless)).toThrow(expect.objectContaining({ param: 'input[0].id', code: 'item_not_found' }));
+  });
+});
+
+describe('reasoning of every other provider stays behind', () => {
+  it("each prefix the gateway seals with is foreign to OpenAI, hyphens and all; OpenAI's own tokens are not", () => {
+    for (const foreign of ['openrouter.reasoning-details.v1:eyJ9', 'gemini.signature.v1:eyJ9', 'loopgate.reasoning.v1:aGk=', 'anthropic.thinking.v1:eyJ9']) expect(isOpenAIReasoning(foreign)).toBe(false);
+    expect(isOpenAIReasoning('gAAAAABo1x2y3z')).toBe(true);
   });
 });

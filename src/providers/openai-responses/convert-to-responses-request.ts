@@ -22,7 +22,7 @@ export interface ResponsesRequestOptions {
  * `<provider>.<kind>.v<n>:` prefix (anthropic/reasoning-blocks.ts); OpenAI's
  * own is an unprefixed token. Foreign values would make OpenAI reject the call.
  */
-const FOREIGN_REASONING = /^[a-z][a-z0-9-]*\.[a-z_]+\.v\d+:/;
+const FOREIGN_REASONING = /^[a-z][a-z0-9-]*\.[a-z_-]+\.v\d+:/;
 
 /** Whether a reasoning item's `encrypted_content` is OpenAI's own, the kind this upstream is sent back. */
 export function isOpenAIReasoning(encrypted: string | null | undefined): encrypted is string {
