@@ -50,28 +50,42 @@ describe('reasoning goes back in the field the Chat server gives it in', () => {
     expect(upstream.requests.at(-1)!.body.messages[1]).not.toHaveProperty('reasoning_content');
   });
 
-  it("Groq (it refuses `reasoning_content`), on a conversation it has not answered in this process: refused once, sent again in `reasoning`", async () => {
+  it("Groq (it refuses `reasoning_content`): a model that answered in `reasoning` gets it back there; one not heard from is sent none, and no field it could refuse", async () => {
     const client = await start(readsReasoningOnly(true));
+    const first = await client.responses.create({ model: 'openai/gpt-oss-120b', input: 'Add.', tools: [addTool] });
+    const call = first.output.find((item) => item.type === 'function_call')!;
     const before = upstream.requests.length;
-    const second = await client.responses.create({
-      model: 'openai/gpt-oss-120b',
+    const second = await client.responses.create({ model: 'openai/gpt-oss-120b', previous_response_id: first.id, tools: [addTool], input: [{ type: 'function_call_output', call_id: call.call_id, output: '2' }] });
+    assertValidResponse(second);
+    expect(second.output_text).toBe('Done as planned.');
+    expect(upstream.requests.length - before).toBe(1);
+    const fresh = await client.responses.create({
+      model: 'qwen/qwen3-32b',
       store: false,
       tools: [addTool],
-      input: [
-        { role: 'user', content: 'Add.' },
-        { type: 'reasoning', id: 'rs_1', summary: [], content: [{ type: 'reasoning_text', text: PLAN }] },
-        { type: 'function_call', call_id: 'call_1', name: 'add', arguments: '{}' },
-        { type: 'function_call_output', call_id: 'call_1', output: '2' },
-      ],
+      input: [{ role: 'user', content: 'Add.' }, { type: 'reasoning', id: 'rs_1', summary: [], content: [{ type: 'reasoning_text', text: PLAN }] }, { type: 'function_call', call_id: 'call_1', name: 'add', arguments: '{}' }, { type: 'function_call_output', call_id: 'call_1', output: '2' }],
     });
+    assertValidResponse(fresh);
+    expect(upstream.requests.at(-1)!.body.messages[1]).not.toHaveProperty('reasoning_content');
+    expect(upstream.requests.at(-1)!.body.messages[1]).not.toHaveProperty('reasoning');
+  });
+
+  it('a server that refuses the field a model answered in gets the other, once, and keeps it', async () => {
+    // A server that answers in `reasoning_content` and reads only `reasoning` (a proxy in front of vLLM, say): told by its refusal.
+    const client = await start((request) => {
+      const messages = request.body.messages as { role: string; reasoning?: string; reasoning_content?: string }[];
+      const assistant = messages.find((message) => message.role === 'assistant');
+      if (assistant?.reasoning_content !== undefined) return { kind: 'json', status: 400, body: { error: { message: "property 'reasoning_content' is unsupported", type: 'invalid_request_error' } } };
+      if (assistant) return { kind: 'json', body: { id: 'c2', object: 'chat.completion', model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: assistant.reasoning === PLAN ? 'Done as planned.' : 'PRIOR_REASONING_LOST' }, finish_reason: 'stop' }] } };
+      return { kind: 'json', body: { id: 'c1', object: 'chat.completion', model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: null, reasoning_content: PLAN, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'add', arguments: '{}' } }] }, finish_reason: 'tool_calls' }] } };
+    });
+    const first = await client.responses.create({ model: 'm', input: 'Add.', tools: [addTool] });
+    const call = first.output.find((item) => item.type === 'function_call')!;
+    const before = upstream.requests.length;
+    const second = await client.responses.create({ model: 'm', previous_response_id: first.id, tools: [addTool], input: [{ type: 'function_call_output', call_id: call.call_id, output: '2' }] });
     assertValidResponse(second);
     expect(second.output_text).toBe('Done as planned.');
     expect(upstream.requests.length - before).toBe(2);
-    // Learned: the next continuation goes in `reasoning` at once.
-    const third = await client.responses.create({ model: 'openai/gpt-oss-120b', store: false, tools: [addTool], input: [{ role: 'user', content: 'Add.' }, { type: 'reasoning', id: 'rs_1', summary: [], content: [{ type: 'reasoning_text', text: PLAN }] }, { type: 'function_call', call_id: 'call_1', name: 'add', arguments: '{}' }, { type: 'function_call_output', call_id: 'call_1', output: '2' }] });
-    assertValidResponse(third);
-    expect(third.output_text).toBe('Done as planned.');
-    expect(upstream.requests.length - before).toBe(3);
   });
 
   it("DeepSeek's refusal of a history without its reasoning is no refusal of the field: nothing switches, and another client's tool loop goes on", async () => {
@@ -95,5 +109,26 @@ describe('reasoning goes back in the field the Chat server gives it in', () => {
     const second = await client.responses.create({ model: 'deepseek-reasoner', previous_response_id: first.id, tools: [addTool], input: [{ type: 'function_call_output', call_id: call.call_id, output: '2' }] });
     assertValidResponse(second);
     expect(second.output_text).toBe('ds final');
+  });
+
+  it("a conversation begun on another provider goes on on DeepSeek: it asks for the reasoning, and gets the text the other provider's item shows", async () => {
+    const client = await start((request) => {
+      const messages = request.body.messages as { role: string; tool_calls?: unknown[]; reasoning_content?: string }[];
+      const index = messages.findIndex((message) => message.role === 'assistant' && message.tool_calls && !message.reasoning_content);
+      if (index >= 0) return { kind: 'json', status: 400, body: { error: { message: `Missing \`reasoning_content\` field in the assistant message at message index ${index}.`, type: 'invalid_request_error', param: null, code: 'invalid_request_error' } } };
+      return { kind: 'json', body: { id: 'd', object: 'chat.completion', model: 'deepseek-reasoner', choices: [{ index: 0, message: { role: 'assistant', content: 'ds final' }, finish_reason: 'stop' }] } };
+    });
+    const before = upstream.requests.length;
+    // Claude's thinking, as the Anthropic provider keeps it: sealed for Claude, its text in the clear.
+    const moved = await client.responses.create({
+      model: 'deepseek-reasoner',
+      store: false,
+      tools: [addTool],
+      input: [{ role: 'user', content: 'Add.' }, { type: 'reasoning', id: 'rs_c', summary: [], content: [{ type: 'reasoning_text', text: 'Claude planned to add.' }], encrypted_content: 'anthropic.thinking.v1:eyJ9' }, { type: 'function_call', call_id: 'toolu_1', name: 'add', arguments: '{}' }, { type: 'function_call_output', call_id: 'toolu_1', output: '2' }],
+    });
+    assertValidResponse(moved);
+    expect(moved.output_text).toBe('ds final');
+    expect(upstream.requests.length - before).toBe(2);
+    expect(upstream.requests.at(-1)!.body.messages[1]).toMatchObject({ reasoning_content: 'Claude planned to add.' });
   });
 });

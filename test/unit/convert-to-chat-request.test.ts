@@ -9,7 +9,7 @@ import type { TurnRequest } from '../../src/providers/provider.ts';
 import { turnRequest } from '../support/turn-request.ts';
 
 const turn = (overrides: Partial<TurnRequest> = {}): TurnRequest => turnRequest({ model: 'gpt-test', ...overrides });
-const options = { maxTokensField: 'max_completion_tokens' as const };
+const options = { maxTokensField: 'max_completion_tokens' as const, reasoningField: 'reasoning_content' as const, reasoningDetails: true };
 const items = (input: unknown[]): InputItem[] => CreateResponseRequest.parse({ input }).input as InputItem[];
 
 describe('convertToChatRequest', () => {
@@ -69,7 +69,8 @@ describe('convertToChatRequest', () => {
       },
       { role: 'tool', tool_call_id: 'c1', content: 'one' },
       { role: 'tool', tool_call_id: 'c2', content: 'two' },
-      { role: 'assistant', content: null, refusal: 'No.' },
+      // A reasoning item that shows only its summary (OpenAI's) goes back as that summary, to a model that takes reasoning.
+      { role: 'assistant', content: null, refusal: 'No.', reasoning_content: 'thought' },
     ]);
   });
 
@@ -277,24 +278,40 @@ describe("Gemini's call signatures go back only to Gemini's models", () => {
     expect(sentCall('gpt-4.1')).not.toHaveProperty('extra_content');
     expect(sentCall('mistral-large-latest')).not.toHaveProperty('extra_content');
   });
+
+  it("a step's first call that never had a signature takes Google's stand-in on Gemini 3, and only there", () => {
+    const unsigned = items([{ role: 'user', content: 'Add.' }, { type: 'function_call', call_id: 'toolu_1', name: 'add', arguments: '{}' }, { type: 'function_call_output', call_id: 'toolu_1', output: '1' }]);
+    const first = (model: string) => (convertToChatRequest(turn({ model, items: unsigned }), options).messages[1] as unknown as { tool_calls: Record<string, unknown>[] }).tool_calls[0];
+    expect(first('gemini-3-pro-preview')).toMatchObject({ extra_content: { google: { thought_signature: 'skip_thought_signature_validator' } } });
+    expect(first('gemini-2.5-flash')).not.toHaveProperty('extra_content');
+    expect(first('gpt-4.1')).not.toHaveProperty('extra_content');
+  });
 });
 
-describe('the field a refusal names', () => {
-  it('is the field sent, by its whole name: "reasoning_effort is not supported" refuses no `reasoning`; each model keeps its own', () => {
-    const refusal = (message: string) => new GatewayError({ status: 400, type: 'invalid_request_error', code: null, message });
+describe('the field earlier reasoning goes back in', () => {
+  const refusal = (message: string) => new GatewayError({ status: 400, type: 'invalid_request_error', code: null, message });
+
+  it('none until the model has answered with reasoning; then the field it answered in; each model its own', () => {
     const choice = new ReasoningFieldChoice('auto');
-    choice.heard('gpt-oss-120b', 'reasoning');
-    expect(choice.refused(refusal("Unsupported parameter: 'reasoning_effort' is not supported with this model."), 'gpt-oss-120b', 'reasoning')).toBe(false);
+    expect(choice.field('gpt-oss-120b')).toBeNull();
+    choice.heardFrom('gpt-oss-120b', 'reasoning');
     expect(choice.field('gpt-oss-120b')).toBe('reasoning');
-    // Another model of the same server keeps its own (DeepSeek's tool loops require reasoning_content).
+    expect(choice.field('deepseek-reasoner')).toBeNull();
+    expect(choice.takesDetails('gpt-oss-120b')).toBe(false);
+    choice.heardFrom('anthropic/claude-sonnet-4.5', 'details');
+    expect(choice.takesDetails('anthropic/claude-sonnet-4.5')).toBe(true);
+    expect(convertToChatRequest(turn({ items: items([{ role: 'user', content: 'Add.' }, { type: 'reasoning', id: 'rs', summary: [], content: [{ type: 'reasoning_text', text: 'Plan.' }] }, { type: 'function_call', call_id: 'c', name: 'add', arguments: '{}' }, { type: 'function_call_output', call_id: 'c', output: '1' }]) }), { maxTokensField: 'max_completion_tokens' }).messages[1]).not.toHaveProperty('reasoning_content');
+  });
+
+  it("a server that asks for the field (DeepSeek's \"Missing `reasoning_content`\") gets it; one that refuses the field sent gets the other; anything else is no answer about the field", () => {
+    const choice = new ReasoningFieldChoice('auto');
+    expect(choice.afterRefusal(refusal('Missing `reasoning_content` field in the assistant message at message index 1.'), 'deepseek-reasoner', null)).toBe('reasoning_content');
     expect(choice.field('deepseek-reasoner')).toBe('reasoning_content');
-    expect(choice.refused(refusal("'messages.1' : property 'reasoning' is unsupported"), 'gpt-oss-120b', 'reasoning')).toBe(true);
-    expect(choice.field('gpt-oss-120b')).toBe('reasoning_content');
-    expect(new ReasoningFieldChoice('reasoning').refused(refusal("property 'reasoning' is unsupported"), 'm', 'reasoning')).toBe(false);
-    // DeepSeek names the field it wants, not one it refuses.
-    const deepseek = new ReasoningFieldChoice('auto');
-    expect(deepseek.refused(refusal('Missing `reasoning_content` field in the assistant message at message index 2.'), 'deepseek-reasoner', 'reasoning_content')).toBe(false);
-    expect(deepseek.refused(refusal('The `reasoning_content` in the thinking mode must be passed back to the API.'), 'deepseek-reasoner', 'reasoning_content')).toBe(false);
-    expect(deepseek.field('deepseek-reasoner')).toBe('reasoning_content');
+    // Asked for the field it was sent: nothing to change.
+    expect(choice.afterRefusal(refusal('The `reasoning_content` in the thinking mode must be passed back to the API.'), 'deepseek-reasoner', 'reasoning_content')).toBeUndefined();
+    choice.heardFrom('gpt-oss-120b', 'reasoning_content');
+    expect(choice.afterRefusal(refusal("'messages.1' : property 'reasoning_content' is unsupported"), 'gpt-oss-120b', 'reasoning_content')).toBe('reasoning');
+    expect(choice.afterRefusal(refusal("Unsupported parameter: 'reasoning_effort' is not supported with this model."), 'gpt-oss-120b', 'reasoning')).toBeUndefined();
+    expect(new ReasoningFieldChoice('reasoning').afterRefusal(refusal("property 'reasoning' is unsupported"), 'm', 'reasoning')).toBeUndefined();
   });
 });

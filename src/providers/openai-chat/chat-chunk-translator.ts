@@ -6,7 +6,7 @@ import { mapChatFinishReason } from './map-chat-finish-reason.ts';
 import { errorEventFrom, UNSAID } from '../upstream-errors.ts';
 import { encodeSignature } from '../gemini/thought-signatures.ts';
 import { ReasoningDetails, sealReasoningDetails } from './reasoning-details.ts';
-import type { ReasoningField } from './reasoning-field.ts';
+import type { ReasoningHeard } from './reasoning-field.ts';
 
 /**
  * Turns Chat Completions chunks (or one whole completion message, which is a
@@ -20,15 +20,16 @@ export class ChatChunkTranslator {
   #details: ReasoningDetails | null = null;
   /** The reasoning text given since the last details were sealed, sealed with them. */
   #detailedText = '';
-  /** Told once which field the server gives its reasoning in (reasoning-field.ts). */
-  #heard: ((field: ReasoningField) => void) | null;
+  /** Told which field the server gives its reasoning in, and whether it gives reasoning details (reasoning-field.ts). */
+  #heard: ((what: ReasoningHeard) => void) | null;
+  #heardField = false;
   #finishReason: string | null = null;
   #sawFinish = false;
   #usage: TurnUsage | null = null;
   #identified = false;
   #tierReported = false;
 
-  constructor(heard: ((field: ReasoningField) => void) | null = null) {
+  constructor(heard: ((what: ReasoningHeard) => void) | null = null) {
     this.#heard = heard;
   }
 
@@ -55,12 +56,15 @@ export class ChatChunkTranslator {
   acceptDelta(delta: ChatDelta, out: TurnEvent[], logprobs?: ChatLogprobs | null): void {
     const reasoning = delta.reasoning_content ?? delta.reasoning;
     if (reasoning) {
-      this.#heard?.(delta.reasoning_content ? 'reasoning_content' : 'reasoning');
-      this.#heard = null;
+      if (!this.#heardField) this.#heard?.(delta.reasoning_content ? 'reasoning_content' : 'reasoning');
+      this.#heardField = true;
       out.push({ type: 'reasoning.delta', delta: reasoning });
       this.#detailedText += reasoning;
     }
-    if (delta.reasoning_details?.length) (this.#details ??= new ReasoningDetails()).accept(delta.reasoning_details);
+    if (delta.reasoning_details?.length) {
+      if (!this.#details) this.#heard?.('details');
+      (this.#details ??= new ReasoningDetails()).accept(delta.reasoning_details);
+    }
     // The answer begins: the reasoning before it is whole, and its details close its item.
     if (delta.content || delta.tool_calls?.length) this.#sealDetails(out);
     if (delta.content) {

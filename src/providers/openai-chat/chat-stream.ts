@@ -6,7 +6,7 @@ import { ChatChunkTranslator } from './chat-chunk-translator.ts';
 import type { ChatChunk } from './chat-wire.ts';
 import { invalidUpstreamBody } from '../invalid-upstream-body.ts';
 import { chatParamAsResponses } from './chat-param.ts';
-import type { ReasoningField } from './reasoning-field.ts';
+import type { ReasoningHeard } from './reasoning-field.ts';
 
 /**
  * Starts reading a streamed Chat Completion: chunks are read up to the first
@@ -16,7 +16,7 @@ import type { ReasoningField } from './reasoning-field.ts';
  * another deployment. The stream is read to `[DONE]`, past the finish
  * reason, because usage comes in a chunk of its own after it.
  */
-export function startChatStream(frames: AsyncGenerator<SseFrame[]>, provider: string, signal: AbortSignal, heard: ((field: ReasoningField) => void) | null = null): Promise<TurnStream> {
+export function startChatStream(frames: AsyncGenerator<SseFrame[]>, provider: string, signal: AbortSignal, heard: ((what: ReasoningHeard) => void) | null = null): Promise<TurnStream> {
   return startFrameStream(
     frames,
     {

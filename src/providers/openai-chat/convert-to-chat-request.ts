@@ -6,7 +6,7 @@ import type { TurnRequest } from '../provider.ts';
 import { forEachWireItem } from '../wire-items.ts';
 import type { ChatContentPart, ChatMessage, ChatRequest, ChatToolCall } from './chat-wire.ts';
 import { openReasoningText } from '../../protocol/sealed-reasoning-text.ts';
-import { callSignatures } from '../gemini/thought-signatures.ts';
+import { callSignatures, checksCallSignatures, SKIP_SIGNATURE_VALIDATOR } from '../gemini/thought-signatures.ts';
 import { asMistralTakesThem, nineAlphanumerics, speaksMistral, type ChatDialect } from './mistral-dialect.ts';
 import { openReasoningDetails, type ReasoningDetail } from './reasoning-details.ts';
 import type { ReasoningField } from './reasoning-field.ts';
@@ -16,15 +16,17 @@ export interface ChatRequestOptions {
   maxTokensField: 'max_completion_tokens' | 'max_tokens';
   /** Which server's rules earlier turns go back by (mistral-dialect.ts); `auto` by default. */
   dialect?: ChatDialect;
-  /** The field earlier turns' reasoning goes back in (reasoning-field.ts); `reasoning_content` by default. */
-  reasoningField?: ReasoningField;
+  /** The field earlier turns' reasoning goes back in (reasoning-field.ts); null, the default: none goes back. */
+  reasoningField?: ReasoningField | null;
+  /** Whether OpenRouter's reasoning details go back too (only to a model whose server gave some). */
+  reasoningDetails?: boolean;
 }
 
 /** Translates one turn into a Chat Completions request body (PROTOCOL-NOTES §4, §6). */
 export function convertToChatRequest(request: TurnRequest, options: ChatRequestOptions): ChatRequest {
   const body: ChatRequest = {
     model: request.model,
-    messages: messagesFor(request, options.dialect ?? 'auto', options.reasoningField ?? 'reasoning_content'),
+    messages: messagesFor(request, options.dialect ?? 'auto', options.reasoningField ?? null, options.reasoningDetails ?? false),
     stream: request.stream,
   };
   if (request.stream) body.stream_options = { include_usage: true };
@@ -63,10 +65,31 @@ export function convertToChatRequest(request: TurnRequest, options: ChatRequestO
   return body;
 }
 
-function messagesFor(request: TurnRequest, dialect: ChatDialect, reasoningField: ReasoningField): ChatMessage[] {
+function messagesFor(request: TurnRequest, dialect: ChatDialect, reasoningField: ReasoningField | null, details: boolean): ChatMessage[] {
   const mistral = speaksMistral(dialect, request.model);
-  const messages = convertMessages(request.instructions, request.items, request.historyLength, mistral ? nineAlphanumerics : null, GEMINI_MODEL.test(request.model), reasoningField);
+  const gemini = GEMINI_MODEL.test(request.model);
+  const messages = convertMessages(request.instructions, request.items, request.historyLength, mistral ? nineAlphanumerics : null, gemini, reasoningField, details);
+  if (gemini && checksCallSignatures(request.model)) signFirstCalls(messages);
   return mistral ? asMistralTakesThem(messages) : messages;
+}
+
+/**
+ * Gemini 3 refuses a step whose first call carries no signature ("Function
+ * call is missing a thought_signature"): one that never had one (begun on
+ * another provider, or resent by a client without it) takes Google's
+ * documented stand-in, as the native provider does.
+ */
+function signFirstCalls(messages: ChatMessage[]): void {
+  for (const message of messages) {
+    if (message.role !== 'assistant' || !message.tool_calls?.length || message.tool_calls.some((call) => call.extra_content)) continue;
+    message.tool_calls[0]!.extra_content = { google: { thought_signature: SKIP_SIGNATURE_VALIDATOR } };
+  }
+}
+
+/** The reasoning an item shows in the clear: its text, else its summary. */
+function clearTextOf(item: Extract<InputItem, { type: 'reasoning' }>): string {
+  const text = (item.content ?? []).map((part) => part.text).join('');
+  return text || item.summary.map((part) => part.text).join('\n\n');
 }
 
 /**
@@ -76,7 +99,7 @@ function messagesFor(request: TurnRequest, dialect: ChatDialect, reasoningField:
  */
 const GEMINI_MODEL = /^(?:models\/)?gemini/i;
 
-function convertMessages(instructions: string | null, items: InputItem[], historyLength: number, callId: ((id: string) => string) | null, signed: boolean, reasoningField: ReasoningField): ChatMessage[] {
+function convertMessages(instructions: string | null, items: InputItem[], historyLength: number, callId: ((id: string) => string) | null, signed: boolean, reasoningField: ReasoningField | null, details: boolean): ChatMessage[] {
   const messages: ChatMessage[] = [];
   if (instructions) messages.push({ role: 'system', content: instructions });
   // Consecutive function calls of one model turn become one assistant message.
@@ -86,8 +109,8 @@ function convertMessages(instructions: string | null, items: InputItem[], histor
   /** OpenRouter's reasoning details of the same turn (reasoning-details.ts). */
   let pendingDetails: ReasoningDetail[] = [];
   const withReasoning = (message: Extract<ChatMessage, { role: 'assistant' }>) => {
-    if (pendingReasoning) message[reasoningField] = (message[reasoningField] ?? '') + pendingReasoning;
-    if (pendingDetails.length > 0) message.reasoning_details = [...(message.reasoning_details ?? []), ...pendingDetails];
+    if (pendingReasoning && reasoningField) message[reasoningField] = (message[reasoningField] ?? '') + pendingReasoning;
+    if (details && pendingDetails.length > 0) message.reasoning_details = [...(message.reasoning_details ?? []), ...pendingDetails];
     pendingReasoning = '';
     pendingDetails = [];
     return message;
@@ -144,23 +167,24 @@ function convertMessages(instructions: string | null, items: InputItem[], histor
         toolAttachments.push({ type: 'text', text: `${counted} returned by tool call ${id}:` }, ...attachments);
         return;
       }
-      case 'reasoning':
+      case 'reasoning': {
         // Chat Completions has no standard field for prior reasoning, but DeepSeek's thinking mode refuses a tool
         // loop whose assistant messages lack theirs (400 "Missing reasoning_content"), and other servers that
-        // produce `reasoning_content` take it back or ignore it. Only reasoning in the clear, as a Chat server
-        // gives it: sealed reasoning is another provider's, which a Chat server could not have produced.
-        if (!item.encrypted_content) for (const part of item.content ?? []) pendingReasoning += part.text;
-        else {
-          const detailed = openReasoningDetails(item.encrypted_content);
-          // OpenRouter's details go back as they came, and the text they were given with as reasoning_content.
-          if (detailed) {
-            pendingReasoning += detailed.text;
-            pendingDetails.push(...detailed.details);
-          }
-          // The same reasoning as a client resends it sealed (include reasoning.encrypted_content, store false).
-          else pendingReasoning += openReasoningText(item.encrypted_content) ?? '';
+        // produce reasoning take it back or ignore it (reasoning-field.ts).
+        const encrypted = item.encrypted_content;
+        const detailed = encrypted ? openReasoningDetails(encrypted) : null;
+        // OpenRouter's details go back as they came, and the text they were given with beside them.
+        if (detailed) {
+          pendingReasoning += detailed.text;
+          pendingDetails.push(...detailed.details);
+          return;
         }
+        // The same reasoning as a client resends it sealed (include reasoning.encrypted_content, store false); else what the
+        // item shows in the clear, whoever made it (another provider's sealed value means nothing here, but its text does:
+        // a conversation begun on Claude or OpenAI goes on on DeepSeek only with its reasoning on the calling turn).
+        pendingReasoning += (encrypted ? openReasoningText(encrypted) : null) ?? clearTextOf(item);
         return;
+      }
       default:
         return assertNever(item);
     }

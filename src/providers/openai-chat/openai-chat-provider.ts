@@ -9,7 +9,7 @@ import { startChatStream } from './chat-stream.ts';
 import { invalidUpstreamBody } from '../invalid-upstream-body.ts';
 import { readChatCompletion } from './read-chat-completion.ts';
 import { chatParamAsResponses } from './chat-param.ts';
-import { ReasoningFieldChoice, type ReasoningField } from './reasoning-field.ts';
+import { ReasoningFieldChoice, type ReasoningField, type ReasoningHeard } from './reasoning-field.ts';
 import { convertToChatRequest, type ChatRequestOptions } from './convert-to-chat-request.ts';
 import type { ChatRequest } from './chat-wire.ts';
 
@@ -43,25 +43,29 @@ export class OpenAIChatProvider implements Provider {
   async startTurn(request: TurnRequest, signal: AbortSignal): Promise<TurnStream> {
     const fields = this.#reasoningField;
     const field = fields.field(request.model);
-    const chat = convertToChatRequest(request, { ...this.#options, reasoningField: field });
+    const details = fields.takesDetails(request.model);
+    const chat = convertToChatRequest(request, { ...this.#options, reasoningField: field, reasoningDetails: details });
     try {
       return await this.#call(request, chat, signal);
     } catch (error) {
-      // The server refused the field earlier reasoning went back in (Groq: "property 'reasoning_content' is unsupported"): the other one, once.
-      if (!sendsReasoningIn(chat, field) || !fields.refused(error, request.model, field)) throw error;
+      // The server asked for the field earlier reasoning goes back in (DeepSeek), or refused the one sent (Groq): once more, with it.
+      const next = fields.afterRefusal(error, request.model, field !== null && sendsReasoningIn(chat, field) ? field : null);
+      if (next === undefined) throw error;
+      const again = convertToChatRequest(request, { ...this.#options, reasoningField: next, reasoningDetails: details });
+      if (!sendsReasoningIn(again, next)) throw error;
       try {
-        return await this.#call(request, convertToChatRequest(request, { ...this.#options, reasoningField: fields.field(request.model) }), signal);
-      } catch (again) {
-        // Refused in the other field too: the refusal was of something else, and the field stays as it was.
-        fields.heard(request.model, field);
-        throw again;
+        return await this.#call(request, again, signal);
+      } catch (failure) {
+        // Refused that way too: the server takes neither, and is sent none.
+        fields.heard(request.model, null);
+        throw failure;
       }
     }
   }
 
   async #call(request: TurnRequest, chat: ChatRequest, signal: AbortSignal): Promise<TurnStream> {
     const body = JSON.stringify(chat);
-    const heard = (field: ReasoningField) => this.#reasoningField.heard(request.model, field);
+    const heard = (what: ReasoningHeard): void => this.#reasoningField.heardFrom(request.model, what);
     if (!request.stream) return readChatCompletion(await this.#upstream.requestJson('POST', '/chat/completions', body, this.#headers.json, signal, this.#invalidBody, request.trace), this.name, heard);
     const response = await this.#send('POST', '/chat/completions', body, 'sse', signal, request.trace);
     return startChatStream(readSseFrameBatches(response.body), this.name, signal, heard);

@@ -4,13 +4,13 @@ import { ChatChunkTranslator, readInBandError } from './chat-chunk-translator.ts
 import type { ChatChunk, ChatCompletion } from './chat-wire.ts';
 import { invalidUpstreamBody } from '../invalid-upstream-body.ts';
 import { chatParamAsResponses } from './chat-param.ts';
-import type { ReasoningField } from './reasoning-field.ts';
+import type { ReasoningHeard } from './reasoning-field.ts';
 
 /**
  * Translates a non-streamed completion. Its message is one big delta, so it
  * goes through the same translator as a stream and yields the same events.
  */
-export function readChatCompletion(body: unknown, provider: string, heard: ((field: ReasoningField) => void) | null = null): TurnEvent[] {
+export function readChatCompletion(body: unknown, provider: string, heard: ((what: ReasoningHeard) => void) | null = null): TurnEvent[] {
   if (body === null || typeof body !== 'object') throw invalidUpstreamBody(provider, 'the body is not a JSON object');
   const completion = body as ChatCompletion & ChatChunk;
   const inBandError = readInBandError(completion);

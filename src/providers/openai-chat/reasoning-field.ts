@@ -6,51 +6,78 @@ import { GatewayError } from '../../errors/gateway-error.ts';
  * tool loops require) `reasoning_content`; current vLLM and Ollama read only
  * `reasoning` and drop the other without a word (a gpt-oss tool loop then
  * loses its analysis, which OpenAI's gpt-oss guide calls crucial to tool
- * calling); Groq refuses `reasoning_content` with a 400. Each server names
- * the field in its own answers, so the field it sends is the one it is sent
- * back in (`auto`), `reasoning_content` until it has said; a 400 naming the
- * field sent means the other one (the call goes again once, with it).
+ * calling); Groq, Cerebras, Bedrock behind LiteLLM and OpenAI refuse a field
+ * they do not know with a 400.
+ *
+ * So earlier reasoning goes back only to a model whose server gave its own
+ * reasoning, in the field it gave it in (`auto`, learned per model from its
+ * answers). A model not heard from yet is sent none; one that then asks for
+ * it (DeepSeek: "Missing `reasoning_content` field") is sent it, the call
+ * made again once; one that refuses the field sent gets the other, once.
  */
 export type ReasoningField = 'reasoning_content' | 'reasoning';
+
+/** What a server's answer says of its reasoning: the field it gave it in, or that it gave OpenRouter's `reasoning_details`. */
+export type ReasoningHeard = ReasoningField | 'details';
 
 const NAMED: Record<ReasoningField, RegExp> = {
   reasoning_content: /(?<![A-Za-z_])reasoning_content(?![A-Za-z_])/,
   reasoning: /(?<![A-Za-z_])reasoning(?![A-Za-z_])/,
 };
+const REFUSING = /unsupported|not supported|not permitted|not allowed|unknown|unrecognized|unexpected|extra (?:inputs|fields)|additional propert/i;
+const WANTING = /missing|must be passed|is required|required field/i;
 
 /** Models whose field is remembered; past it the memory starts again (a client may name any model). */
 const MAX_MODELS = 256;
 
 /** The field for each model a provider serves (one server may serve models whose templates read different fields). */
-const REFUSING = /unsupported|not supported|not permitted|not allowed|unknown|unrecognized|unexpected|extra (?:inputs|fields)|additional propert/i;
-const WANTING = /missing|must be passed|is required|required field/i;
-
 export class ReasoningFieldChoice {
   readonly #configured: 'auto' | ReasoningField;
-  readonly #byModel = new Map<string, ReasoningField>();
+  readonly #byModel = new Map<string, ReasoningField | null>();
+  /** Models whose server gave `reasoning_details` (OpenRouter): only those get them back (Groq refuses the field). */
+  readonly #withDetails = new Set<string>();
 
   constructor(configured: 'auto' | ReasoningField) {
     this.#configured = configured;
   }
 
-  field(model: string): ReasoningField {
-    return this.#configured === 'auto' ? (this.#byModel.get(model) ?? 'reasoning_content') : this.#configured;
+  /** The field `model`'s earlier reasoning goes back in; null: none is sent. */
+  field(model: string): ReasoningField | null {
+    return this.#configured === 'auto' ? (this.#byModel.get(model) ?? null) : this.#configured;
   }
 
-  /** The server answered `model`'s call with its reasoning in `field`. */
-  heard(model: string, field: ReasoningField): void {
+  takesDetails(model: string): boolean {
+    return this.#withDetails.has(model);
+  }
+
+  /** The server answered `model`'s call with this reasoning. */
+  readonly heardFrom = (model: string, what: ReasoningHeard): void => {
+    if (what !== 'details') return this.heard(model, what);
+    if (this.#withDetails.size >= MAX_MODELS) this.#withDetails.clear();
+    this.#withDetails.add(model);
+  };
+
+  /** The server answered `model`'s call with its reasoning in `field` (null: forget it). */
+  heard(model: string, field: ReasoningField | null): void {
     if (this.#configured !== 'auto' || this.#byModel.get(model) === field) return;
     if (this.#byModel.size >= MAX_MODELS) this.#byModel.clear();
     this.#byModel.set(model, field);
   }
 
-  /** Whether `error` is the server refusing the field `model`'s call was sent (then the other one is chosen, and the call may go again). */
-  refused(error: unknown, model: string, sent: ReasoningField): boolean {
-    // The field by its whole name: "reasoning_effort is not supported" is no refusal of `reasoning`.
-    if (this.#configured !== 'auto' || !(error instanceof GatewayError) || error.status !== 400 || !NAMED[sent].test(error.message)) return false;
-    // DeepSeek names the field it wants ("Missing `reasoning_content` field", "must be passed back"): only words of refusal count.
-    if (!REFUSING.test(error.message) || WANTING.test(error.message)) return false;
-    this.heard(model, sent === 'reasoning_content' ? 'reasoning' : 'reasoning_content');
-    return true;
+  /**
+   * The field to make `model`'s call again with after `error`, when the error
+   * is about the field (`sent`: the one the call carried, null for none):
+   * one it asks for, or the other of one it refused; undefined when the
+   * error is about something else.
+   */
+  afterRefusal(error: unknown, model: string, sent: ReasoningField | null): ReasoningField | undefined {
+    if (this.#configured !== 'auto' || !(error instanceof GatewayError) || error.status !== 400) return undefined;
+    const message = error.message;
+    // "Missing `reasoning_content` field", "must be passed back": the server wants the field.
+    const wanted = WANTING.test(message) ? (['reasoning_content', 'reasoning'] as const).find((field) => NAMED[field].test(message) && field !== sent) : undefined;
+    // The field by its whole name, in words of refusal: "reasoning_effort is not supported" is no refusal of `reasoning`.
+    const other = wanted ?? (sent !== null && REFUSING.test(message) && !WANTING.test(message) && NAMED[sent].test(message) ? (sent === 'reasoning_content' ? 'reasoning' : 'reasoning_content') : undefined);
+    if (other !== undefined) this.heard(model, other);
+    return other;
   }
 }
