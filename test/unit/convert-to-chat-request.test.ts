@@ -9,7 +9,9 @@ import type { TurnRequest } from '../../src/providers/provider.ts';
 import { turnRequest } from '../support/turn-request.ts';
 
 const turn = (overrides: Partial<TurnRequest> = {}): TurnRequest => turnRequest({ model: 'gpt-test', ...overrides });
-const options = { maxTokensField: 'max_completion_tokens' as const, reasoningField: 'reasoning_content' as const, reasoningDetails: true };
+const options = { maxTokensField: 'max_completion_tokens' as const };
+/** Earlier reasoning as it goes to a model that gave it in `reasoning_content` (and OpenRouter's details). */
+const reasoningBack = { field: 'reasoning_content' as const, details: true };
 const items = (input: unknown[]): InputItem[] => CreateResponseRequest.parse({ input }).input as InputItem[];
 
 describe('convertToChatRequest', () => {
@@ -46,6 +48,7 @@ describe('convertToChatRequest', () => {
         ]),
       }),
       options,
+      reasoningBack,
     );
     expect(body.messages).toEqual([
       { role: 'system', content: 'Be brief.' },
@@ -251,7 +254,7 @@ describe("a conversation as Mistral takes it back: call ids of nine letters and 
       { type: 'function_call', call_id: 'K3x9Pq2Zm', name: 'add', arguments: '{}' },
       { type: 'function_call_output', call_id: 'K3x9Pq2Zm', output: '2' },
     ]);
-    const assistant = (model: string) => convertToChatRequest(turn({ model, items: reasoned }), options).messages.find((message) => message.role === 'assistant');
+    const assistant = (model: string) => convertToChatRequest(turn({ model, items: reasoned }), options, reasoningBack).messages.find((message) => message.role === 'assistant');
     expect(assistant('deepseek-reasoner')).toHaveProperty('reasoning_content', 'I should add.');
     expect(assistant('mistral-large-latest')).not.toHaveProperty('reasoning_content');
   });

@@ -16,17 +16,21 @@ export interface ChatRequestOptions {
   maxTokensField: 'max_completion_tokens' | 'max_tokens';
   /** Which server's rules earlier turns go back by (mistral-dialect.ts); `auto` by default. */
   dialect?: ChatDialect;
-  /** The field earlier turns' reasoning goes back in (reasoning-field.ts); null, the default: none goes back. */
-  reasoningField?: ReasoningField | null;
-  /** Whether OpenRouter's reasoning details go back too (only to a model whose server gave some). */
-  reasoningDetails?: boolean;
 }
 
+/** What of earlier turns' reasoning goes back (reasoning-field.ts): in which field (null: none), and OpenRouter's details or not. */
+export interface ReasoningReturn {
+  field: ReasoningField | null;
+  details: boolean;
+}
+
+const NO_REASONING: ReasoningReturn = { field: null, details: false };
+
 /** Translates one turn into a Chat Completions request body (PROTOCOL-NOTES §4, §6). */
-export function convertToChatRequest(request: TurnRequest, options: ChatRequestOptions): ChatRequest {
+export function convertToChatRequest(request: TurnRequest, options: ChatRequestOptions, reasoning: ReasoningReturn = NO_REASONING): ChatRequest {
   const body: ChatRequest = {
     model: request.model,
-    messages: messagesFor(request, options.dialect ?? 'auto', options.reasoningField ?? null, options.reasoningDetails ?? false),
+    messages: messagesFor(request, options.dialect ?? 'auto', reasoning.field, reasoning.details),
     stream: request.stream,
   };
   if (request.stream) body.stream_options = { include_usage: true };

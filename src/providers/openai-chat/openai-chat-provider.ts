@@ -13,7 +13,7 @@ import { ReasoningFieldChoice, type ReasoningField, type ReasoningHeard } from '
 import { convertToChatRequest, type ChatRequestOptions } from './convert-to-chat-request.ts';
 import type { ChatRequest } from './chat-wire.ts';
 
-export interface OpenAIChatProviderOptions extends Omit<ChatRequestOptions, 'reasoningField'>, UpstreamConnectionOptions, OpenAIEndpointOptions {
+export interface OpenAIChatProviderOptions extends ChatRequestOptions, UpstreamConnectionOptions, OpenAIEndpointOptions {
   /** The field earlier turns' reasoning goes back in (reasoning-field.ts); `auto` by default. */
   reasoningField?: 'auto' | ReasoningField;
 }
@@ -44,14 +44,14 @@ export class OpenAIChatProvider implements Provider {
     const fields = this.#reasoningField;
     const field = fields.field(request.model);
     const details = fields.takesDetails(request.model);
-    const chat = convertToChatRequest(request, { ...this.#options, reasoningField: field, reasoningDetails: details });
+    const chat = convertToChatRequest(request, this.#options, { field, details });
     try {
       return await this.#call(request, chat, signal);
     } catch (error) {
       // The server asked for the field earlier reasoning goes back in (DeepSeek), or refused the one sent (Groq): once more, with it.
       const next = fields.afterRefusal(error, request.model, field !== null && sendsReasoningIn(chat, field) ? field : null);
       if (next === undefined) throw error;
-      const again = convertToChatRequest(request, { ...this.#options, reasoningField: next, reasoningDetails: details });
+      const again = convertToChatRequest(request, this.#options, { field: next, details });
       if (!sendsReasoningIn(again, next)) throw error;
       try {
         return await this.#call(request, again, signal);
