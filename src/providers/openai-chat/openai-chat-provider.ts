@@ -40,26 +40,33 @@ export class OpenAIChatProvider implements Provider {
     this.#reasoningField = new ReasoningFieldChoice(options.reasoningField ?? 'auto');
   }
 
-  async startTurn(request: TurnRequest, signal: AbortSignal): Promise<TurnStream> {
+  /** Not an async function: the plain call's promise is the turn's own (one promise fewer per call); a refusal about the reasoning field goes round once more. */
+  startTurn(request: TurnRequest, signal: AbortSignal): Promise<TurnStream> {
     const fields = this.#reasoningField;
     const field = fields.field(request.model);
     const details = fields.takesDetails(request.model);
-    const chat = convertToChatRequest(request, this.#options, { field, details });
+    let chat: ChatRequest;
     try {
-      return await this.#call(request, chat, signal);
+      chat = convertToChatRequest(request, this.#options, { field, details });
     } catch (error) {
-      // The server asked for the field earlier reasoning goes back in (DeepSeek), or refused the one sent (Groq): once more, with it.
-      const next = fields.afterRefusal(error, request.model, field !== null && sendsReasoningIn(chat, field) ? field : null);
-      if (next === undefined) throw error;
-      const again = convertToChatRequest(request, this.#options, { field: next, details });
-      if (!sendsReasoningIn(again, next)) throw error;
-      try {
-        return await this.#call(request, again, signal);
-      } catch (failure) {
-        // Refused that way too: the server takes neither, and is sent none.
-        fields.heard(request.model, null);
-        throw failure;
-      }
+      return Promise.reject(error);
+    }
+    return this.#call(request, chat, signal).catch((error: unknown) => this.#againForReasoning(error, request, chat, field, details, signal));
+  }
+
+  /** The server asked for the field earlier reasoning goes back in (DeepSeek), or refused the one sent (Groq): once more, with it; else the error stands. */
+  async #againForReasoning(error: unknown, request: TurnRequest, chat: ChatRequest, field: ReasoningField | null, details: boolean, signal: AbortSignal): Promise<TurnStream> {
+    const fields = this.#reasoningField;
+    const next = fields.afterRefusal(error, request.model, field !== null && sendsReasoningIn(chat, field) ? field : null);
+    if (next === undefined) throw error;
+    const again = convertToChatRequest(request, this.#options, { field: next, details });
+    if (!sendsReasoningIn(again, next)) throw error;
+    try {
+      return await this.#call(request, again, signal);
+    } catch (failure) {
+      // Refused that way too: the server takes neither, and is sent none.
+      fields.heard(request.model, null);
+      throw failure;
     }
   }
 
