@@ -91,6 +91,7 @@ function withObjectSchema(raw: unknown): unknown {
   return { ...raw, inputSchema: { type: 'object', ...schema } };
 }
 
-function truncate(text: string, max: number): string {
+/** A server's text cut to `max` characters, saying so. */
+export function truncate(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, max)}… [truncated]` : text;
 }

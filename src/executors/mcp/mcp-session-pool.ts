@@ -3,7 +3,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError, ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { checkStructured, listTools, type McpTool, type ToolListing } from './list-tools.ts';
+import { checkStructured, listTools, truncate, type McpTool, type ToolListing } from './list-tools.ts';
 import { headerSecrets, SecretRedactor, urlSecrets } from '../../util/secret-redactor.ts';
 import type { TraceContext } from '../../util/trace-context.ts';
 import type { ToolResult } from '../tool-executor.ts';
@@ -326,10 +326,6 @@ function connectedWithin<T>(work: Promise<T>, timeoutMs: number, abandon: () => 
     abandon().catch(() => {});
     return new McpTimeoutError(`no answer within ${timeoutMs} ms`);
   });
-}
-
-function truncate(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max)}… [truncated]` : text;
 }
 
 /** Waits for the session's end at most `timeoutMs`; whether the server heard it or not, the session is closed after. */
