@@ -15,6 +15,9 @@ export interface ToolCallFragment {
   signature?: string | null;
 }
 
+/** Shared and never written to: what a turn without signed calls has. */
+const NONE_SIGNED: readonly SignedCall[] = [];
+
 /** A call the upstream signed, whole. */
 export interface SignedCall {
   callId: string;
@@ -49,6 +52,8 @@ export class ToolCallTracker {
   readonly #bySlot = new Map<number, TrackedCall>();
   readonly #calls: TrackedCall[] = [];
   readonly #usedIds = new Set<string>();
+  /** Whether any call came signed (most servers sign none: `signedCalls` then has nothing to make). */
+  #signed = false;
 
   get hasCalls(): boolean {
     return this.#calls.some((call) => call.name !== null);
@@ -64,7 +69,10 @@ export class ToolCallTracker {
       call.upstreamId = fragment.id;
     }
 
-    if (fragment.signature) call.signature = fragment.signature;
+    if (fragment.signature) {
+      call.signature = fragment.signature;
+      this.#signed = true;
+    }
     if (call.name === null && fragment.name) {
       call.name = fragment.name;
       out.push({ type: 'tool_call.start', callId: call.callId, name: call.name });
@@ -95,7 +103,8 @@ export class ToolCallTracker {
   }
 
   /** The calls that came signed, with the name and arguments they ended with. */
-  signedCalls(): SignedCall[] {
+  signedCalls(): readonly SignedCall[] {
+    if (!this.#signed) return NONE_SIGNED;
     const signed: SignedCall[] = [];
     for (const call of this.#calls) if (call.signature !== null && call.name !== null) signed.push({ callId: call.callId, name: call.name, arguments: call.arguments, signature: call.signature });
     return signed;
