@@ -2,6 +2,7 @@ import { ANSWER_TOO_LARGE } from './upstream-answer-limits.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
 import { contextLengthError } from './context-length-errors.ts';
 import type { TurnEvent } from './provider.ts';
+import { errorWord, parseErrorBody, statedStatus, truncate, withFailedGeneration } from './upstream-error-bodies.ts';
 
 /**
  * How upstream failures reach clients: the upstream's own 4xx passes through
@@ -9,25 +10,6 @@ import type { TurnEvent } from './provider.ts';
  * timeouts become 502/504 with stable codes. Raw upstream bodies beyond the
  * message are never forwarded, and nothing here carries credentials.
  */
-
-const MAX_MESSAGE = 2_000;
-
-interface UpstreamErrorFields {
-  message?: unknown;
-  type?: unknown;
-  code?: unknown;
-  param?: unknown;
-  status?: unknown;
-  failed_generation?: unknown;
-}
-
-interface UpstreamErrorBody {
-  error?: UpstreamErrorFields | UpstreamErrorFields[] | string;
-  errors?: UpstreamErrorFields[];
-  type?: unknown;
-  message?: unknown;
-  detail?: unknown;
-}
 
 /**
  * How long the upstream asked to be left alone, as it said it: passed on with
@@ -255,103 +237,6 @@ export function transportCode(error: unknown): string | null {
   return found;
 }
 
-function parseErrorBody(text: string): { message: string | null; type: string | null; code: string | null; param: string | null } {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    return { message: plainTextMessage(text), type: null, code: null, param: null };
-  }
-  // Google's front ends (Gemini's OpenAI compatibility among them) answer with a one-element array of the error.
-  const body = (Array.isArray(parsed) ? parsed[0] : parsed) as UpstreamErrorBody | null;
-  // Cloudflare's API envelope: `{"success": false, "errors": [{code, message}]}` (or the list under `error`).
-  const listed = Array.isArray(body?.error) ? body.error[0] : Array.isArray(body?.errors) ? body.errors[0] : undefined;
-  const error = listed !== undefined ? listed : body?.error;
-  if (error && typeof error === 'object' && !Array.isArray(error)) {
-    const message = typeof error.message === 'string' ? error.message : null;
-    return {
-      message: message === null ? null : truncate(withFailedGeneration(message, error.failed_generation)),
-      type: kindOf(error.type),
-      code: errorWord(error),
-      param: said(error.param),
-    };
-  }
-  const message = typeof error === 'string' ? error : typeof body?.message === 'string' ? body.message : typeof body?.detail === 'string' ? body.detail : validationMessage(body);
-  return { message: message ? truncate(message) : null, type: kindOf(body?.type), code: null, param: null };
-}
-
-/**
- * A FastAPI / pydantic refusal (`{"detail": [{loc, msg}]}`; Mistral nests it
- * in `message`, or gives the list as `message`): each field it names, with
- * why — "prompt_cache_key: Extra inputs are not permitted".
- */
-function validationMessage(body: UpstreamErrorBody | null): string | null {
-  const nested = body?.message;
-  const detail = Array.isArray(body?.detail) ? body.detail : Array.isArray(nested) ? nested : nested !== null && typeof nested === 'object' && Array.isArray((nested as { detail?: unknown }).detail) ? (nested as { detail: unknown[] }).detail : null;
-  if (!detail) return null;
-  const said = detail.flatMap((entry) => {
-    if (entry === null || typeof entry !== 'object') return [];
-    const { loc, msg } = entry as { loc?: unknown; msg?: unknown };
-    if (typeof msg !== 'string') return [];
-    const field = Array.isArray(loc) ? loc.filter((part) => part !== 'body').join('.') : '';
-    return [field ? `${field}: ${msg}` : msg];
-  });
-  return said.length > 0 ? said.slice(0, 5).join('; ') : null;
-}
-
-/** A field's value, unless it is a Python `None` or a `null` turned into text (LiteLLM's `"type": "None"`, `"param": "None"`). */
-function said(value: unknown): string | null {
-  return typeof value === 'string' && value !== '' && value !== 'None' && value !== 'null' ? value : null;
-}
-
-/** An error's `type` when it is one of the snake_case kinds clients branch on; a server's class name (vLLM's `BadRequestError`) is none. */
-function kindOf(value: unknown): string | null {
-  const type = said(value);
-  return type !== null && /^[a-z]+(?:_[a-z]+)*$/.test(type) ? type : null;
-}
-
-/** A body that is not JSON, as a message: an HTML error page (nginx, a load balancer) by its title or first heading, other text as it came. */
-function plainTextMessage(text: string): string | null {
-  const trimmed = text.trim();
-  if (!trimmed) return null;
-  if (/^(?:\s|<!--[\s\S]*?-->)*<(?:!doctype|html|head|body)\b/i.test(trimmed)) {
-    const heading = [/<title[^>]*>([^<]*)<\/title>/i, /<h1[^>]*>([^<]*)<\/h1>/i].map((pattern) => decodeEntities(pattern.exec(trimmed)?.[1] ?? '').trim()).find(Boolean);
-    return heading ? `${truncate(heading)} (an HTML error page)` : 'an HTML error page';
-  }
-  return truncate(trimmed);
-}
-
-const NAMED_ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };
-
-function decodeEntities(text: string): string {
-  return text.replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (whole, entity: string) => {
-    if (entity[0] !== '#') return NAMED_ENTITIES[entity.toLowerCase()] ?? whole;
-    const code = entity[1] === 'x' || entity[1] === 'X' ? Number.parseInt(entity.slice(2), 16) : Number(entity.slice(1));
-    return Number.isInteger(code) && code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : whole;
-  });
-}
-
-/**
- * The word an error body names its error by: its `code`, or Google's
- * `status` ("INVALID_ARGUMENT", lower-cased); never an HTTP status number,
- * which servers that put one in `code` (llama.cpp, vLLM, OpenRouter,
- * Google) mean as the status, not as a code a client could act on.
- */
-export function errorWord(error: { code?: unknown; status?: unknown }): string | null {
-  if (typeof error.code === 'string' && error.code !== '' && !/^\d+$/.test(error.code)) return error.code;
-  if (typeof error.status === 'string' && /^[A-Z_]+$/.test(error.status)) return error.status.toLowerCase();
-  return null;
-}
-
-/** The HTTP status an error body states (`status_code`, or a number in `code`), when it is one. */
-export function statedStatus(error: { code?: unknown; status_code?: unknown }): number | null {
-  for (const value of [error.status_code, error.code]) {
-    const status = typeof value === 'number' ? value : typeof value === 'string' && /^\d{3}$/.test(value) ? Number(value) : NaN;
-    if (Number.isInteger(status) && status >= 400 && status <= 599) return status;
-  }
-  return null;
-}
-
 /**
  * An error object an upstream sent where an answer should be (a stream frame,
  * a 200 body), as a turn's `error` event: its code a word a client can act on
@@ -375,21 +260,12 @@ function codeForStatus(type: unknown, status: number | null): string {
   return status !== null && status < 500 ? 'invalid_request_error' : 'upstream_error';
 }
 
-/** Groq's refusal of a malformed tool call says to see `failed_generation`, the model's own output: it is the client's to see. */
-export function withFailedGeneration(message: string, failedGeneration: unknown): string {
-  return typeof failedGeneration === 'string' && failedGeneration !== '' ? `${message}\nfailed_generation: ${failedGeneration}` : message;
-}
-
 export function defaultTypeFor(status: number): string {
   if (status === 401) return 'authentication_error';
   if (status === 403) return 'permission_error';
   if (status === 404) return 'not_found_error';
   if (status === 429) return 'rate_limit_error';
   return 'invalid_request_error';
-}
-
-function truncate(text: string): string {
-  return text.length > MAX_MESSAGE ? `${text.slice(0, MAX_MESSAGE)}…` : text;
 }
 
 /** What providers log with: pino's shape, so providers stay free of Fastify. */

@@ -1,7 +1,8 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { GatewayError } from '../../errors/gateway-error.ts';
 import { contextLengthError } from '../context-length-errors.ts';
-import { defaultTypeFor, errorFromTransport, errorFromUpstreamFrame, errorWord, misconfigurationError, modelNotFound, refusedContent, retryHeadersOf, transportCode, type RetryHeaders } from '../upstream-errors.ts';
+import { defaultTypeFor, errorFromTransport, errorFromUpstreamFrame, misconfigurationError, modelNotFound, refusedContent, retryHeadersOf, transportCode, type RetryHeaders } from '../upstream-errors.ts';
+import { errorWord } from '../upstream-error-bodies.ts';
 
 /** HTTP statuses for Anthropic's error types, for errors that arrive inside a stream. */
 const STATUS_BY_TYPE: Record<string, number> = {
