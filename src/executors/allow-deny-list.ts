@@ -16,9 +16,10 @@ export class AllowDenyList<T> {
   readonly #allow: readonly ((value: T) => boolean)[] | null;
   readonly #deny: readonly ((value: T) => boolean)[];
 
-  constructor(config: AllowDenyConfig, compile: (entry: string) => (value: T) => boolean) {
-    this.#allow = config.allow ? config.allow.map(compile) : null;
-    this.#deny = (config.deny ?? []).map(compile);
+  /** `compile` is told which list an entry is on: where a value could be read two ways, an allow entry may take the narrower and a deny entry the wider. */
+  constructor(config: AllowDenyConfig, compile: (entry: string, list: 'allow' | 'deny') => (value: T) => boolean) {
+    this.#allow = config.allow ? config.allow.map((entry) => compile(entry, 'allow')) : null;
+    this.#deny = (config.deny ?? []).map((entry) => compile(entry, 'deny'));
   }
 
   permits(value: T): boolean {
@@ -27,10 +28,38 @@ export class AllowDenyList<T> {
   }
 }
 
-/** A tool-name pattern, `*` standing for any run of characters: `tools__*` matches `tools__add`, `*__delete` every server's `delete`. Whole names only. */
-export function toolNameMatcher(pattern: string): (name: string) => boolean {
-  const expression = new RegExp(`^${pattern.split('*').map(escapeRegExp).join('.*')}$`, 's');
-  return (name) => expression.test(name);
+/** An MCP tool as tenants' rules judge it: its server's name (an operator server's, or the request's `server_label`) and the tool's own name, written `<server>__<tool>`. */
+export interface McpToolName {
+  server: string;
+  tool: string;
+}
+
+/**
+ * A tool-name pattern, `*` standing for any run of characters: `tools__*`
+ * matches `tools__add`, `*__delete` every server's `delete`. Whole names only.
+ *
+ * An MCP tool is judged by its server and its own name, not by their join:
+ * `<server>__<tool>` is ambiguous when a label holds `__` (a request's server
+ * `ops__n` with a tool `x` joins to `ops__n__x`, which `ops__*` matches), so
+ * a pattern matches where it parts at one of its `__` into a pattern the
+ * server matches and one the tool does (`ops__*` is the server `ops`, and no
+ * other). A deny entry also matches the joined name, as read before (`*__delete`
+ * still refuses a tool named `admin__delete`): deny reads wide, allow narrow.
+ */
+export function toolNameMatcher(pattern: string, list: 'allow' | 'deny' = 'allow'): (name: string | McpToolName) => boolean {
+  const whole = globOf(pattern);
+  const parts: [RegExp, RegExp][] = [];
+  for (let at = pattern.indexOf('__'); at >= 0; at = pattern.indexOf('__', at + 1)) parts.push([globOf(pattern.slice(0, at)), globOf(pattern.slice(at + 2))]);
+  return (name) => {
+    if (typeof name === 'string') return whole.test(name);
+    if (parts.some(([server, tool]) => server.test(name.server) && tool.test(name.tool))) return true;
+    // A pattern with no `__` (`*`, `*delete*`) is about the whole name, whichever list it is on.
+    return (parts.length === 0 || list === 'deny') && whole.test(`${name.server}__${name.tool}`);
+  };
+}
+
+function globOf(pattern: string): RegExp {
+  return new RegExp(`^${pattern.split('*').map(escapeRegExp).join('.*')}$`, 's');
 }
 
 /**

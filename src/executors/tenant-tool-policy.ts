@@ -1,5 +1,5 @@
 import { invalidRequest } from '../errors/gateway-error.ts';
-import { AllowDenyList, parseUrl, serverUrlMatcher, toolNameMatcher, type AllowDenyConfig } from './allow-deny-list.ts';
+import { AllowDenyList, parseUrl, serverUrlMatcher, toolNameMatcher, type AllowDenyConfig, type McpToolName } from './allow-deny-list.ts';
 import type { ToolGovernance } from './tool-governance.ts';
 import type { OfferedTool, ToolCall, ToolContext } from './tool-executor.ts';
 
@@ -15,7 +15,7 @@ export interface TenantRulesConfig {
 export const EVERY_TENANT = '*';
 
 interface TenantRules {
-  tools: AllowDenyList<string>;
+  tools: AllowDenyList<string | McpToolName>;
   serverUrls: AllowDenyList<URL | null>;
 }
 

@@ -2,6 +2,7 @@ import type { FunctionToolParam, McpToolParam } from '../protocol/create-respons
 import type { FunctionCallOutputPart } from '../protocol/input-items.ts';
 import type { OutputItem } from '../protocol/output-items.ts';
 import type { TraceContext } from '../util/trace-context.ts';
+import type { McpToolName } from './allow-deny-list.ts';
 
 /** A model's request to run a tool. */
 export interface ToolCall {
@@ -52,12 +53,12 @@ export interface OfferedTool {
   /** The operator's MCP server the tool runs on, by its configured name (metrics label it so); absent for a server a request named. */
   operatorServer?: string;
   /**
-   * The name tenants' tool rules judge, when it is not the model's: an MCP
-   * tool's `<server>__<tool>` as written — the model's name is shortened
-   * and hashed when that is over 64 characters or holds characters models
-   * refuse, and a rule like `*__delete` must still find it.
+   * What tenants' tool rules judge, when it is not the model's name: an MCP
+   * tool's server and own name (`<server>__<tool>` in a rule) — the model's
+   * name is shortened and hashed when that is over 64 characters or holds
+   * characters models refuse, and a rule like `*__delete` must still find it.
    */
-  policyName?: string;
+  policyName?: McpToolName;
 }
 
 /** What `prepare` found: tools to offer, and items that announce them in the output (`mcp_list_tools`). */

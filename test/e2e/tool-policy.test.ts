@@ -12,6 +12,7 @@ const KEY_A = 'sk-policy-team-a-0123';
 const KEY_B = 'sk-policy-team-b-0123';
 const KEY_C = 'sk-policy-team-c-0123';
 const KEY_D = 'sk-policy-team-d-0123';
+const KEY_E = 'sk-policy-team-e-0123';
 /** A credential in the operator server's URL: configured, so it must never reach the model, though the MCP session does not know it. */
 const URL_TOKEN = 'url-token-secret-9876';
 const HEADER_SECRET = 'operator-header-secret';
@@ -59,8 +60,8 @@ describe.each(flavors)('tool policy over $name', (flavor) => {
     upstream.setScript((request) => flavor.render(request, model(flavor.seen(request))));
     gateway = await startGateway(upstreamUrl, {
       ...flavor.config(upstreamUrl),
-      auth: { apiKeys: [{ key: KEY_A, tenant: 'team-a' }, { key: KEY_B, tenant: 'team-b' }, { key: KEY_C, tenant: 'team-c' }, { key: KEY_D, tenant: 'team-d' }] },
-      tenants: { 'team-a': { tools: { deny: ['tools__delete', 'recs__delete'] }, mcpServerUrls: { deny: [new URL(otherUrl).origin] } }, 'team-c': { tools: { allow: [] } }, 'team-d': { tools: { deny: ['*__delete'] } } },
+      auth: { apiKeys: [{ key: KEY_A, tenant: 'team-a' }, { key: KEY_B, tenant: 'team-b' }, { key: KEY_C, tenant: 'team-c' }, { key: KEY_D, tenant: 'team-d' }, { key: KEY_E, tenant: 'team-e' }] },
+      tenants: { 'team-a': { tools: { deny: ['tools__delete', 'recs__delete'] }, mcpServerUrls: { deny: [new URL(otherUrl).origin] } }, 'team-c': { tools: { allow: [] } }, 'team-d': { tools: { deny: ['*__delete'] } }, 'team-e': { tools: { allow: ['tools__*'] } } },
       mcp: {
         callItems: 'function',
         servers: [
@@ -189,6 +190,49 @@ describe.each(flavors)('tool policy over $name', (flavor) => {
     const output = response.output.find((item: any) => item.type === 'function_call_output' && item.call_id === 'call_del');
     expect(JSON.parse(output.output).error).toBe(`There is no tool named '${modelName}'.`);
     expect(tools.calls.filter((call) => call.name === 'delete')).toHaveLength(deletes);
+  });
+
+  it("an approval of a tool the tenant's policy denies is refused by the policy, on its mcp_call, not as a server that is not named or not answering", async () => {
+    model = () => ({ text: 'after' });
+    const input = [
+      { type: 'message', role: 'user', content: 'Delete r9' },
+      { type: 'mcp_approval_request', id: 'mcpr_denied_1', server_label: 'tools', name: 'delete', arguments: '{"id":"r9"}' },
+      { type: 'mcp_approval_response', approval_request_id: 'mcpr_denied_1', approve: true },
+    ];
+    const response: any = await as(KEY_A).responses.create({ model: flavor.model, store: false, input } as any);
+    assertValidResponseWithOpenAIItems(response);
+    const call = response.output.find((item: any) => item.type === 'mcp_call');
+    expect(call).toMatchObject({ approval_request_id: 'mcpr_denied_1', server_label: 'tools', name: 'delete' });
+    expect(call.error).toMatch(/tool policy does not allow this tool/);
+    expect(tools.calls.filter((entry) => (entry.args as { id?: string }).id === 'r9')).toEqual([]);
+  });
+
+  it("an allow rule for the operator's server (tools__*) does not take in a server the request labels 'tools__x': its tools are neither offered nor run", async () => {
+    model = (seen) => (resultsOf(seen).length > 0 ? { text: 'done' } : { calls: [{ id: 'call_add', name: 'tools__x__add', args: { a: 4, b: 4 } }] });
+    const adds = other.calls.length;
+    const response: any = await as(KEY_E).responses.create({ model: flavor.model, input: 'Add', tools: [{ type: 'mcp', server_label: 'tools__x', server_url: otherUrl, require_approval: 'never' }] } as any);
+    assertValidResponseWithOpenAIItems(response);
+    expect(response.output.find((item: any) => item.type === 'mcp_list_tools').tools).toEqual([]);
+    // The operator's own server is what the rule allows.
+    expect(offeredNames(flavor, upstream.requests[0]!)).toEqual(['tools__add', 'tools__delete', 'tools__explode', 'tools__fail', 'tools__secret', 'tools__slow']);
+    const output = response.output.find((item: any) => item.type === 'function_call_output' && item.call_id === 'call_add');
+    expect(JSON.parse(output.output).error).toBe("There is no tool named 'tools__x__add'.");
+    expect(other.calls).toHaveLength(adds);
+  });
+
+  it("two tenants naming the same MCP server are each given their own session of it: one tenant's calls never carry another's session state", async () => {
+    model = (seen) => (resultsOf(seen).length > 0 ? { text: 'done' } : { calls: [{ id: 'call_add', name: 'calc__add', args: { a: 1, b: 1 } }] });
+    const named = [{ type: 'mcp', server_label: 'calc', server_url: otherUrl, require_approval: 'never' }];
+    other.callMeta.length = 0;
+    for (const key of [KEY_B, KEY_D, KEY_B]) {
+      const response: any = await as(key).responses.create({ model: flavor.model, input: 'Add', tools: named } as any);
+      expect(response.output.find((item: any) => item.type === 'mcp_call')).toMatchObject({ output: '2' });
+    }
+    const sessions = other.callMeta.map((call) => call.sessionId);
+    expect(sessions).toHaveLength(3);
+    expect(sessions[0]).toBeDefined();
+    expect(sessions[1]).not.toBe(sessions[0]);
+    expect(sessions[2]).toBe(sessions[0]);
   });
 
   it('a failing tool\'s error reaches the model without stack trace, internal addresses or secrets, its message kept', async () => {

@@ -21,10 +21,12 @@ export class McpTestServer {
   readonly endedSessions: string[] = [];
   readonly cancelledCalls: string[] = [];
   readonly calls: { name: string; args: unknown }[] = [];
-  /** The `params._meta` each tools/call of `add` and `fail` carried (trace context goes there). */
-  readonly callMeta: { name: string; meta: Record<string, unknown> | undefined }[] = [];
+  /** The `params._meta` each tools/call of `add` and `fail` carried (trace context goes there), and the MCP session it came in (streamable HTTP). */
+  readonly callMeta: { name: string; meta: Record<string, unknown> | undefined; sessionId?: string | undefined }[] = [];
   running = 0;
   maxRunning = 0;
+  /** HTTP exchanges under way: requests whose response is not yet over (an event stream held open counts). */
+  openExchanges = 0;
   /** More tools a test registers on every session, beside the built-in ones. */
   readonly extraTools: ((server: McpServer) => void)[] = [];
   #http: Server | null = null;
@@ -62,6 +64,8 @@ export class McpTestServer {
     const sessions = new Map<string, StreamableHTTPServerTransport>();
     const sseSessions = new Map<string, SSEServerTransport>();
     this.#http = createServer(async (req, res) => {
+      this.openExchanges++;
+      res.once('close', () => this.openExchanges--);
       this.headers.push(req.headers);
       this.#lastUrl = `http://${req.headers.host}${req.url}`;
       const body = await readBody(req);
@@ -129,7 +133,7 @@ export class McpTestServer {
     for (const register of this.extraTools) register(server);
     server.registerTool('add', { description: 'Adds two numbers.', inputSchema: { a: z.number(), b: z.number() } }, async ({ a, b }, extra) => {
       this.calls.push({ name: 'add', args: { a, b } });
-      this.callMeta.push({ name: 'add', meta: extra._meta });
+      this.callMeta.push({ name: 'add', meta: extra._meta, sessionId: extra.sessionId });
       return { content: [{ type: 'text', text: String(a + b) }] };
     });
     server.registerTool('slow', { description: 'Waits, then answers.', inputSchema: { ms: z.number(), label: z.string().optional() } }, async ({ ms, label }, extra) => {

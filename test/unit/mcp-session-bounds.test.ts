@@ -87,7 +87,7 @@ describe('McpSession bounds', () => {
   it('connecting to a server that accepts TCP and never answers fails within connectTimeoutMs and leaves no connection open', async () => {
     const pool = newPool();
     const started = performance.now();
-    const error = await pool.session({ url: blackHoleUrl, headers: {}, untrusted: false }).tools().catch((caught: unknown) => caught);
+    const error = await pool.session({ url: blackHoleUrl, headers: {}, untrusted: false }, 'tenant-a').tools().catch((caught: unknown) => caught);
     const elapsed = performance.now() - started;
     expect(error).toBeInstanceOf(McpTimeoutError);
     expect((error as Error).message).toMatch(/400 ms/);
@@ -102,7 +102,7 @@ describe('McpSession bounds', () => {
   it('a server that completes the handshake and never answers tools/list fails within listTimeoutMs', async () => {
     const pool = newPool();
     const started = performance.now();
-    const error = await pool.session({ url: silentListingUrl, headers: {}, untrusted: false }).tools().catch((caught: unknown) => caught);
+    const error = await pool.session({ url: silentListingUrl, headers: {}, untrusted: false }, 'tenant-a').tools().catch((caught: unknown) => caught);
     const elapsed = performance.now() - started;
     expect(error).toBeInstanceOf(Error);
     expect((error as Error).message).toMatch(/timed out/i);
@@ -114,7 +114,7 @@ describe('McpSession bounds', () => {
   it('a call whose session must first connect to a silent server ends as an error result once connecting times out', async () => {
     const pool = newPool();
     const started = performance.now();
-    const result = await pool.session({ url: blackHoleUrl, headers: {}, untrusted: false }).call('add', {}, new AbortController().signal, 30_000);
+    const result = await pool.session({ url: blackHoleUrl, headers: {}, untrusted: false }, 'tenant-a').call('add', {}, new AbortController().signal, 30_000);
     expect(result.isError).toBe(true);
     expect(result.output).toMatch(/400 ms/);
     expect(performance.now() - started).toBeLessThan(2_000);

@@ -37,14 +37,48 @@ describe('McpSessionPool', () => {
     const pool = new McpSessionPool({ listTtlMs: 60_000, maxOutputChars: 1_000, maxSessions: 8, untrustedFetch: egress.fetch });
     const before = server.methods.filter((method) => method === 'initialize').length;
     const target = { url, headers: { 'x-k': '1' }, untrusted: false };
-    await Promise.all([pool.session(target).tools(), pool.session(target).tools(), pool.session({ ...target, headers: { 'x-k': '1' } }).tools()]);
+    await Promise.all([pool.session(target, 'tenant-a').tools(), pool.session(target, 'tenant-a').tools(), pool.session({ ...target, headers: { 'x-k': '1' } }, 'tenant-a').tools()]);
     expect(server.methods.filter((method) => method === 'initialize').length - before).toBe(1);
+    await pool.close();
+  });
+
+  it('keeps each tenant its own session of a server: a stateful server never carries one tenant\'s calls in another\'s session', async () => {
+    const pool = new McpSessionPool({ listTtlMs: 60_000, maxOutputChars: 1_000, maxSessions: 8, untrustedFetch: egress.fetch });
+    const before = server.methods.filter((method) => method === 'initialize').length;
+    const target = { url, headers: { 'x-k': 'shared' }, untrusted: false };
+    const [a, b] = [pool.session(target, 'team-a'), pool.session(target, 'team-b')];
+    expect(a).not.toBe(b);
+    expect(pool.session(target, 'team-a')).toBe(a);
+    await Promise.all([a.tools(), b.tools()]);
+    expect(server.methods.filter((method) => method === 'initialize').length - before).toBe(2);
+    await pool.close();
+  });
+
+  it("ends a cancelled or timed-out call's own HTTP exchange: the server, which sends no answer to a cancelled call, holds no stream open for it", async () => {
+    const pool = new McpSessionPool({ listTtlMs: 60_000, maxOutputChars: 1_000, maxSessions: 8, untrustedFetch: egress.fetch });
+    const session = pool.session({ url, headers: { 'x-k': 'cancel' }, untrusted: false }, 'tenant-a');
+    // The session's own standing stream (its GET) is open once a call has gone through.
+    expect((await session.call('add', { a: 1, b: 1 }, new AbortController().signal, 5_000)).output).toBe('2');
+    const settled = server.openExchanges;
+    for (let round = 0; round < 3; round++) {
+      const client = new AbortController();
+      const cancelled = session.call('slow', { ms: 60_000, label: `cancel-${round}` }, client.signal, 30_000);
+      await waitFor(() => server.calls.some((call) => (call.args as { label?: string }).label === `cancel-${round}`));
+      client.abort();
+      expect((await cancelled).isError).toBe(true);
+      const timedOut = await session.call('slow', { ms: 60_000, label: `timeout-${round}` }, new AbortController().signal, 200);
+      expect(timedOut.output).toMatch(/timed out/i);
+    }
+    await waitFor(() => server.cancelledCalls.filter((label) => /^(cancel|timeout)-/.test(label)).length === 6);
+    await waitFor(() => server.openExchanges <= settled);
+    // The session lives on: the next call goes through it.
+    expect((await session.call('add', { a: 2, b: 3 }, new AbortController().signal, 5_000)).output).toBe('5');
     await pool.close();
   });
 
   it("describes what is not text in a tool's result rather than handing the model its base64", async () => {
     const pool = new McpSessionPool({ listTtlMs: 60_000, maxOutputChars: 100_000, maxSessions: 8, untrustedFetch: egress.fetch });
-    const result = await pool.session({ url, headers: {}, untrusted: false }).call('snapshot', {}, new AbortController().signal, 30_000);
+    const result = await pool.session({ url, headers: {}, untrusted: false }, 'tenant-a').call('snapshot', {}, new AbortController().signal, 30_000);
     expect(result).toEqual({
       isError: false,
       serverLost: false,
@@ -63,25 +97,25 @@ describe('McpSessionPool', () => {
 
   it('keeps at most maxSessions open, closing the least recently used', async () => {
     const pool = new McpSessionPool({ listTtlMs: 60_000, maxOutputChars: 1_000, maxSessions: 2, untrustedFetch: egress.fetch });
-    const first = pool.session({ url, headers: { user: 'a' }, untrusted: false });
+    const first = pool.session({ url, headers: { user: 'a' }, untrusted: false }, 'tenant-a');
     await first.tools();
-    await pool.session({ url, headers: { user: 'b' }, untrusted: false }).tools();
-    pool.session({ url, headers: { user: 'a' }, untrusted: false });
-    await pool.session({ url, headers: { user: 'c' }, untrusted: false }).tools();
+    await pool.session({ url, headers: { user: 'b' }, untrusted: false }, 'tenant-a').tools();
+    pool.session({ url, headers: { user: 'a' }, untrusted: false }, 'tenant-a');
+    await pool.session({ url, headers: { user: 'c' }, untrusted: false }, 'tenant-a').tools();
     expect(pool.size).toBe(2);
     // 'b' was the least recently used; 'a' survived because it was used again.
-    expect(pool.session({ url, headers: { user: 'a' }, untrusted: false })).toBe(first);
+    expect(pool.session({ url, headers: { user: 'a' }, untrusted: false }, 'tenant-a')).toBe(first);
     await pool.close();
   });
 
   it('a session pushed out of the pool finishes the calls it is running first, and every session it closes is ended on the server', async () => {
     const pool = new McpSessionPool({ listTtlMs: 60_000, maxOutputChars: 1_000, maxSessions: 1, untrustedFetch: egress.fetch });
     const ended = server.endedSessions.length;
-    const busy = pool.session({ url, headers: { user: 'busy' }, untrusted: false });
+    const busy = pool.session({ url, headers: { user: 'busy' }, untrusted: false }, 'tenant-a');
     const running = busy.call('slow', { ms: 400 }, new AbortController().signal, 5_000);
     await new Promise((resolve) => setTimeout(resolve, 100));
     // A second user's session takes the only place: the first is retired, not cut off mid-call.
-    await pool.session({ url, headers: { user: 'next' }, untrusted: false }).tools();
+    await pool.session({ url, headers: { user: 'next' }, untrusted: false }, 'tenant-a').tools();
     expect(server.endedSessions.length).toBe(ended);
     const result = await running;
     expect(result).toMatchObject({ isError: false });
@@ -97,9 +131,9 @@ describe('McpSessionPool', () => {
     server.extraTools.push((mcp) => mcp.registerTool('fail_silently', { description: 'Fails, saying nothing.', inputSchema: {} }, async () => ({ content: [], isError: true })));
     const pool = new McpSessionPool({ listTtlMs: 60_000, maxOutputChars: 1_000, maxSessions: 8, untrustedFetch: egress.fetch });
     try {
-      const failure = await pool.session({ url: `http://127.0.0.1:${(unauthorized.address() as AddressInfo).port}/mcp`, headers: {}, untrusted: false }).tools().then(() => null, (error: Error) => error);
+      const failure = await pool.session({ url: `http://127.0.0.1:${(unauthorized.address() as AddressInfo).port}/mcp`, headers: {}, untrusted: false }, 'tenant-a').tools().then(() => null, (error: Error) => error);
       expect(describeFailure(failure)).toMatch(/^HTTP 401 Unauthorized: /);
-      const silent = await pool.session({ url, headers: { 'x-silent': '1' }, untrusted: false }).call('fail_silently', {}, new AbortController().signal, 5_000);
+      const silent = await pool.session({ url, headers: { 'x-silent': '1' }, untrusted: false }, 'tenant-a').call('fail_silently', {}, new AbortController().signal, 5_000);
       expect(silent).toMatchObject({ isError: true, output: 'The tool reported an error without a message.' });
     } finally {
       await pool.close();
@@ -118,7 +152,7 @@ describe('McpSessionPool', () => {
     await new Promise<void>((resolve) => broken.listen(0, '127.0.0.1', resolve));
     const pool = new McpSessionPool({ listTtlMs: 60_000, maxOutputChars: 1_000, maxSessions: 8, untrustedFetch: egress.fetch });
     try {
-      await expect(pool.session({ url: `http://127.0.0.1:${(broken.address() as AddressInfo).port}/mcp`, headers: {}, untrusted: false }).tools()).rejects.toThrow();
+      await expect(pool.session({ url: `http://127.0.0.1:${(broken.address() as AddressInfo).port}/mcp`, headers: {}, untrusted: false }, 'tenant-a').tools()).rejects.toThrow();
       const afterFailure = streams;
       // The SDK's EventSource retries after about 3 s when nothing closes it.
       await new Promise((resolve) => setTimeout(resolve, 4_000));
@@ -139,7 +173,7 @@ describe('McpSessionPool', () => {
     const allowing = new EgressPolicy({ allowedUrlPrefixes: [base] });
     const pool = new McpSessionPool({ listTtlMs: 60_000, maxOutputChars: 1_000, maxSessions: 8, untrustedFetch: allowing.fetch });
     try {
-      const failure = await pool.session({ url: `${base}sse`, headers: {}, untrusted: true }).tools().then(() => null, (error: unknown) => error);
+      const failure = await pool.session({ url: `${base}sse`, headers: {}, untrusted: true }, 'tenant-a').tools().then(() => null, (error: unknown) => error);
       expect(egressRefusalIn(failure)?.message).toMatch(/169\.254\.169\.254 is an address the egress policy refuses/);
     } finally {
       await pool.close();
@@ -154,7 +188,7 @@ describe('McpSessionPool', () => {
     await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', resolve));
     const pool = new McpSessionPool({ listTtlMs: 60_000, maxOutputChars: 1_000, maxSessions: 8, untrustedFetch: egress.fetch });
     try {
-      const session = pool.session({ url: `http://127.0.0.1:${(echo.address() as AddressInfo).port}/mcp?token=query-secret-4711`, headers: {}, untrusted: false });
+      const session = pool.session({ url: `http://127.0.0.1:${(echo.address() as AddressInfo).port}/mcp?token=query-secret-4711`, headers: {}, untrusted: false }, 'tenant-a');
       const failure = await session.tools().then(() => null, (error: Error) => error);
       expect(failure?.message).toContain('bad request to /mcp?token=');
       expect(failure?.message).not.toContain('query-secret-4711');
@@ -167,7 +201,7 @@ describe('McpSessionPool', () => {
   it('a session the server expired (404 to its id) is replaced by a new one, and the call or listing goes through on it', async () => {
     const pool = new McpSessionPool({ listTtlMs: 1, maxOutputChars: 1_000, maxSessions: 8, untrustedFetch: egress.fetch });
     const target = { url, headers: { 'x-expiry': '1' }, untrusted: false };
-    const session = pool.session(target);
+    const session = pool.session(target, 'tenant-a');
     await session.tools();
     const initializes = () => server.methods.filter((method) => method === 'initialize').length;
     const before = initializes();
@@ -179,7 +213,7 @@ describe('McpSessionPool', () => {
     expect((await session.tools()).map((tool) => tool.name)).toContain('add');
     expect(initializes() - before).toBe(2);
     // Still the pool's session for that server, not a stray one.
-    expect(pool.session(target)).toBe(session);
+    expect(pool.session(target, 'tenant-a')).toBe(session);
     await pool.close();
   });
 
@@ -191,7 +225,7 @@ describe('McpSessionPool', () => {
     server.cutCallsOf.add('cut_short');
     const pool = new McpSessionPool({ listTtlMs: 60_000, maxOutputChars: 1_000, maxSessions: 8, untrustedFetch: egress.fetch });
     // A session of its own, made after the tool was registered.
-    const session = pool.session({ url, headers: { 'x-cut': '1' }, untrusted: false });
+    const session = pool.session({ url, headers: { 'x-cut': '1' }, untrusted: false }, 'tenant-a');
     const signal = new AbortController().signal;
     const [healthy, cut] = await Promise.all([session.call('slow', { ms: 600, label: 'beside' }, signal, 5_000), session.call('cut_short', {}, signal, 1_500)]);
     expect(healthy).toMatchObject({ isError: false, output: 'slept 600 ms (beside)' });

@@ -47,13 +47,13 @@ describe('listing an MCP server’s tools', () => {
   });
 
   it('reads every page; a tool whose input schema has no type is read as an object schema, a malformed one is left out alone', async () => {
-    const tools = await pool.session({ url: paging.url, headers: {}, untrusted: false }).tools();
+    const tools = await pool.session({ url: paging.url, headers: {}, untrusted: false }, null).tools();
     expect(tools.map((tool) => tool.name)).toEqual(['plain', 'counted', 'untyped', 'last']);
     expect(tools.find((tool) => tool.name === 'untyped')!.inputSchema).toEqual({ type: 'object', properties: { q: { type: 'string' } } });
   });
 
   it("a tool's output schema is checked whatever page it was listed on (the SDK's listing kept only the last page's)", async () => {
-    const session = pool.session({ url: paging.url, headers: {}, untrusted: false });
+    const session = pool.session({ url: paging.url, headers: {}, untrusted: false }, null);
     await session.tools();
     const signal = new AbortController().signal;
     const counted = await session.call('counted', {}, signal, 5_000);

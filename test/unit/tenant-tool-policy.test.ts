@@ -21,6 +21,30 @@ describe('tool-name patterns', () => {
   });
 });
 
+describe('tool-name patterns on MCP tools', () => {
+  const matches = (pattern: string, server: string, tool: string, list: 'allow' | 'deny') => toolNameMatcher(pattern, list)({ server, tool });
+
+  it("judge the server and the tool apart: a label holding '__' is not the server its first part names", () => {
+    // `ops__*` is the operator's server `ops`; a request's server `ops__n` joins to `ops__n__x`, which the bare pattern matched.
+    expect(matches('ops__*', 'ops', 'x', 'allow')).toBe(true);
+    expect(matches('ops__*', 'ops__n', 'x', 'allow')).toBe(false);
+    expect(matches('ops__*', 'ops', 'n__x', 'allow')).toBe(true);
+    expect(matches('ops__n__*', 'ops__n', 'x', 'allow')).toBe(true);
+    expect(matches('ops__n__*', 'ops', 'n__x', 'allow')).toBe(true);
+    expect(matches('*__add', 'a__b', 'add', 'allow')).toBe(true);
+    expect(matches('*__add', 'calc', 'add_all', 'allow')).toBe(false);
+    // A pattern with no `__` is about the whole name.
+    expect(matches('*', 'ops__n', 'x', 'allow')).toBe(true);
+    expect(matches('*delete*', 'ops', 'bulk_delete', 'allow')).toBe(true);
+  });
+
+  it('read a deny entry wide: it also matches the joined name, so *__delete still refuses a tool named admin__delete', () => {
+    expect(matches('*__delete', 'ops', 'admin__delete', 'deny')).toBe(true);
+    expect(matches('*__delete', 'ops', 'admin__delete', 'allow')).toBe(false);
+    expect(matches('ops__*', 'ops__n', 'x', 'deny')).toBe(true);
+  });
+});
+
 describe('MCP server URL entries', () => {
   const matches = (entry: string, url: string) => serverUrlMatcher(entry)(parseUrl(url));
 

@@ -1,6 +1,6 @@
 import { GatewayError, invalidRequest } from '../../errors/gateway-error.ts';
 import type { McpToolParam } from '../../protocol/create-response-request.ts';
-import type { McpListToolsItem, OutputItem } from '../../protocol/output-items.ts';
+import type { McpListToolsItem } from '../../protocol/output-items.ts';
 import { newId } from '../../util/ids.ts';
 import type { CallPresentation, OfferedTool, PreparedTools, ToolCall, ToolContext, ToolExecutor, ToolResult } from '../tool-executor.ts';
 import { egressRefusalIn, type EgressPolicy } from './egress-policy.ts';
@@ -124,7 +124,7 @@ export class McpExecutor implements ToolExecutor {
     this.#refuseOperatorLabels(context);
     const [operator, requested] = await Promise.all([
       this.#offerOperatorServers(),
-      Promise.all(context.mcpServers.map(({ tool, index }) => this.#offerRequestServer(tool, index, context.previousOutput))),
+      Promise.all(context.mcpServers.map(({ tool, index }) => this.#offerRequestServer(tool, index, context))),
     ]);
     const offered = [...operator.flat(), ...requested.flatMap((entry) => entry.offered)];
     refuseSharedNames(offered, context);
@@ -136,7 +136,7 @@ export class McpExecutor implements ToolExecutor {
     const target = offered?.executor === this ? (offered.target as McpTarget) : null;
     if (!target) return { output: JSON.stringify({ error: `No MCP tool is named '${call.name}'.` }), isError: true };
     const args = call.arguments ? (JSON.parse(call.arguments) as Record<string, unknown>) : {};
-    const { serverLost, ...result } = await this.#pool.session(target.server).call(target.toolName, args, signal, target.timeoutMs, { trace: context.trace, attachImages: this.#attachImages });
+    const { serverLost, ...result } = await this.#pool.session(target.server, context.tenant).call(target.toolName, args, signal, target.timeoutMs, { trace: context.trace, attachImages: this.#attachImages });
     // An operator server that stopped answering is listed again now: gone, it is left out of requests (one warn line, /readyz says so) until it answers.
     if (serverLost && !target.server.untrusted) this.#catalog.recheck(target.server);
     return result;
@@ -183,7 +183,7 @@ export class McpExecutor implements ToolExecutor {
     }
   }
 
-  async #offerRequestServer(tool: McpToolParam, index: number, previousOutput: readonly OutputItem[]): Promise<{ offered: OfferedTool[]; listing: McpListToolsItem | null }> {
+  async #offerRequestServer(tool: McpToolParam, index: number, context: ToolContext): Promise<{ offered: OfferedTool[]; listing: McpListToolsItem | null }> {
     const param = `tools[${index}].server_url`;
     try {
       this.#egress.check(tool.server_url);
@@ -193,14 +193,14 @@ export class McpExecutor implements ToolExecutor {
     // Always through the egress fetch: an allowed server may still redirect somewhere that is not.
     const target: McpServerTarget = { url: tool.server_url, headers: requestServerHeaders(tool), untrusted: true };
     // A conversation lists a server once; continuations reuse the stored listing.
-    const known = [...previousOutput].reverse().find((item): item is McpListToolsItem => item.type === 'mcp_list_tools' && item.server_label === tool.server_label && !item.error);
+    const known = [...context.previousOutput].reverse().find((item): item is McpListToolsItem => item.type === 'mcp_list_tools' && item.server_label === tool.server_label && !item.error);
     let listing: McpListToolsItem | null = null;
     let tools: McpTool[];
     if (known) {
       tools = known.tools.map((entry) => ({ name: entry.name, description: entry.description ?? null, inputSchema: entry.input_schema, annotations: entry.annotations ?? null }));
     } else {
       try {
-        tools = await this.#pool.session(target).tools();
+        tools = await this.#pool.session(target, context.tenant).tools();
       } catch (error) {
         const refusal = egressRefusalIn(error);
         if (refusal) throw invalidRequest(`The MCP server URL for '${tool.server_label}' is not allowed: ${refusal.message}`, param, 'mcp_server_url_refused');
@@ -231,7 +231,7 @@ export class McpExecutor implements ToolExecutor {
     const description = [serverDescription, tool.description].filter(Boolean).join('\n\n');
     const callTimeoutMs = timeoutMs ?? this.#defaultTimeoutMs;
     const target: McpTarget = { server, toolName: tool.name, timeoutMs: callTimeoutMs };
-    return [{ definition: { type: 'function', name, ...(description && { description }), parameters: tool.inputSchema }, policyName: `${serverName}__${tool.name}`, executor: this, presentation, target, timeoutMs: callTimeoutMs, serverUrl: server.url, ...(!server.untrusted && { operatorServer: serverName }) }];
+    return [{ definition: { type: 'function', name, ...(description && { description }), parameters: tool.inputSchema }, policyName: { server: serverName, tool: tool.name }, executor: this, presentation, target, timeoutMs: callTimeoutMs, serverUrl: server.url, ...(!server.untrusted && { operatorServer: serverName }) }];
   }
 }
 

@@ -76,10 +76,13 @@ export class McpTimeoutError extends Error {
 
 
 /**
- * One MCP client session per server (URL + headers), connected on first use
- * and reused by every request after — no reconnect per call. Streamable HTTP
- * first, the older HTTP+SSE transport when that fails. A session whose
- * transport closes is dropped and reconnects on the next use.
+ * One MCP client session per server (URL + headers) and tenant, connected on
+ * first use and reused by every request of that tenant after — no reconnect
+ * per call. A session is where an MCP server keeps its per-client state (a
+ * browser's page, a notebook, what a tool was told earlier), so no tenant's
+ * calls ever go through another's. Streamable HTTP first, the older HTTP+SSE
+ * transport when that fails. A session whose transport closes is dropped and
+ * reconnects on the next use.
  */
 export class McpSessionPool {
   readonly #options: McpSessionPoolOptions;
@@ -89,8 +92,9 @@ export class McpSessionPool {
     this.#options = options;
   }
 
-  session(target: McpServerTarget): McpSession {
-    const key = JSON.stringify([target.url, Object.entries(target.headers).sort(), target.untrusted]);
+  /** `tenant`: whose calls the session carries; null for the operator's own listings of its servers (no tenant's state is in a listing). */
+  session(target: McpServerTarget, tenant: string | null): McpSession {
+    const key = sessionKey(target, tenant);
     let session = this.#sessions.get(key);
     if (session) {
       this.#sessions.delete(key);
@@ -108,6 +112,15 @@ export class McpSessionPool {
     return session;
   }
 
+  /** Leaves the pooled session of `target` for `tenant`, if any, to close once idle: the next use connects anew (a call of another session found the server gone). */
+  renew(target: McpServerTarget, tenant: string | null): void {
+    const key = sessionKey(target, tenant);
+    const session = this.#sessions.get(key);
+    if (!session) return;
+    this.#sessions.delete(key);
+    session.retire();
+  }
+
   get size(): number {
     return this.#sessions.size;
   }
@@ -116,6 +129,10 @@ export class McpSessionPool {
     await Promise.allSettled([...this.#sessions.values()].map((session) => session.close()));
     this.#sessions.clear();
   }
+}
+
+function sessionKey(target: McpServerTarget, tenant: string | null): string {
+  return JSON.stringify([target.url, Object.entries(target.headers).sort(), target.untrusted, tenant]);
 }
 
 export class McpSession {

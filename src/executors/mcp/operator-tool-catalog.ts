@@ -100,8 +100,11 @@ export class OperatorToolCatalog {
    */
   recheck(target: McpServerTarget): void {
     const entry = this.#entries.find((candidate) => candidate.target === target);
-    // Listed afresh: the session's cached list would say a server that went away (an HTTP+SSE one keeps its session while it retries) is still there.
-    if (entry && entry.failures === 0) void this.#refresh(entry, true);
+    if (!entry || entry.failures > 0) return;
+    // Listed afresh, on a new session: the calls' sessions are the tenants' own, and the listing's, its connection likely broken with theirs,
+    // would answer from its cache, or fail as closed rather than say why the server cannot be reached (an HTTP+SSE one keeps its session while it retries).
+    this.#options.pool.renew(entry.target, null);
+    void this.#refresh(entry, true);
   }
 
   status(): OperatorServerStatus[] {
@@ -121,7 +124,7 @@ export class OperatorToolCatalog {
   async #toolsOf(entry: Entry): Promise<McpTool[]> {
     if (entry.failures > 0) return [];
     const now = Date.now();
-    const changed = entry.tools !== null && this.#options.pool.session(entry.target).toolsVersion !== entry.toolsVersion;
+    const changed = entry.tools !== null && this.#options.pool.session(entry.target, null).toolsVersion !== entry.toolsVersion;
     if (entry.tools && (entry.freshUntil <= now || changed)) this.#refresh(entry);
     if (entry.tools) return entry.tools;
     const listing = entry.listing ?? this.#refresh(entry);
@@ -139,7 +142,7 @@ export class OperatorToolCatalog {
     if (entry.timer) clearTimeout(entry.timer);
     entry.timer = null;
     entry.listingStartedAt = Date.now();
-    const session = this.#options.pool.session(entry.target);
+    const session = this.#options.pool.session(entry.target, null);
     const version = session.toolsVersion;
     entry.listing = session.tools({ fresh }).then(
       (tools) => this.#listed(entry, tools, version),
