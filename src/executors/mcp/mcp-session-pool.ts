@@ -7,6 +7,7 @@ import { checkStructured, listTools, truncate, type McpTool, type ToolListing } 
 import { headerSecrets, SecretRedactor, urlSecrets } from '../../util/secret-redactor.ts';
 import type { TraceContext } from '../../util/trace-context.ts';
 import type { ToolResult } from '../tool-executor.ts';
+import { cancellableCallFetch, type FetchLike } from './cancellable-calls.ts';
 import { egressRefusalIn } from './egress-policy.ts';
 import { toolResultOutput } from './tool-result-output.ts';
 import { withinTime } from '../../util/within-time.ts';
@@ -22,8 +23,6 @@ export interface McpServerTarget {
 
 /** A tool as an MCP server lists it (descriptions already size-limited). */
 export type { McpTool } from './list-tools.ts';
-
-type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
 export interface McpSessionPoolOptions {
   /** How long a `tools/list` answer is reused (a `tools/list_changed` notification drops it sooner). */
@@ -286,7 +285,9 @@ export class McpSession {
     const deadline = Date.now() + timeoutMs;
     const client = this.#newClient();
     try {
-      await connectedWithin(client.connect(new StreamableHTTPClientTransport(url, { requestInit, ...(fetch && { fetch }) })), timeoutMs, () => client.close());
+      // Each call's own exchange ends when the call is cancelled (cancellable-calls.ts): the SDK alone leaves it open for the session's life.
+      const transport = new StreamableHTTPClientTransport(url, { requestInit, fetch: cancellableCallFetch(fetch ?? globalThis.fetch) });
+      await connectedWithin(client.connect(transport), timeoutMs, () => client.close());
       return (this.#live = client);
     } catch (streamableError) {
       // A server that did not answer at all will not answer the older transport either.
