@@ -14,10 +14,18 @@ export interface RedisConversationStoreOptions {
 }
 
 /**
- * Lua shared by the writing scripts. `push` appends one item (an id already in
- * the conversation is replaced and moved to the end, so ids stay unique);
- * `touch` gives every key of the conversation the store's TTL again; `fetch`
- * reads item JSON by id in chunks (Lua's unpack has a stack limit).
+ * Lua shared by the scripts. `push` appends one item (an id already in the
+ * conversation is replaced and moved to the end, so ids stay unique); `touch`
+ * gives every key of the conversation the store's TTL again; `fetch` reads
+ * item JSON by id in chunks (Lua's unpack has a stack limit).
+ *
+ * `whole`: the conversation is there with all its items. A Redis whose
+ * `maxmemory-policy` evicts keys (`allkeys-lru`) takes them one at a time, and
+ * a conversation that lost its order or its items would be answered as one
+ * with no history, the model told nothing of what came before: one that is
+ * not whole is not found. The hash keeps its item count (`n`, written by
+ * every script that adds or removes items) to know; a conversation written
+ * before the count was kept counts as whole.
  */
 const LIB = `
 local function push(order, items, id, json)
@@ -29,6 +37,16 @@ local function push(order, items, id, json)
 end
 local function touch(ttl, ...)
   for _, key in ipairs({...}) do redis.call('EXPIRE', key, ttl) end
+end
+local function whole(conversation, order, items)
+  if redis.call('EXISTS', conversation) == 0 then return false end
+  local n = redis.call('HGET', conversation, 'n')
+  if not n then return true end
+  n = tonumber(n)
+  return redis.call('LLEN', order) == n and redis.call('HLEN', items) == n
+end
+local function counted(conversation, items)
+  redis.call('HSET', conversation, 'n', redis.call('HLEN', items))
 end
 local function fetch(items, ids, out)
   for i = 1, #ids, 500 do
@@ -46,13 +64,14 @@ const CREATE = `${LIB}
 redis.call('DEL', KEYS[2], KEYS[3], KEYS[4])
 redis.call('HSET', KEYS[1], 'created_at', ARGV[2], 'metadata', ARGV[3])
 for i = 4, #ARGV, 2 do push(KEYS[2], KEYS[3], ARGV[i], ARGV[i + 1]) end
+counted(KEYS[1], KEYS[3])
 touch(ARGV[1], KEYS[1], KEYS[2], KEYS[3])
 return 1
 `;
 
 /** KEYS: conversation, order, items. ARGV: ttl, metadata JSON. Returns created_at, or nil when missing. */
 const UPDATE = `${LIB}
-if redis.call('EXISTS', KEYS[1]) == 0 then return false end
+if not whole(KEYS[1], KEYS[2], KEYS[3]) then return false end
 redis.call('HSET', KEYS[1], 'metadata', ARGV[2])
 touch(ARGV[1], KEYS[1], KEYS[2], KEYS[3])
 return redis.call('HGET', KEYS[1], 'created_at')
@@ -67,15 +86,16 @@ return existed
 
 /** KEYS: conversation, order, items. ARGV: ttl, then id and JSON per item. */
 const APPEND = `${LIB}
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if not whole(KEYS[1], KEYS[2], KEYS[3]) then return 0 end
 for i = 2, #ARGV, 2 do push(KEYS[2], KEYS[3], ARGV[i], ARGV[i + 1]) end
+counted(KEYS[1], KEYS[3])
 touch(ARGV[1], KEYS[1], KEYS[2], KEYS[3])
 return 1
 `;
 
 /** KEYS: conversation, order, items. Returns the items' JSON oldest first, or nil when missing. */
 const ITEMS = `${LIB}
-if redis.call('EXISTS', KEYS[1]) == 0 then return false end
+if not whole(KEYS[1], KEYS[2], KEYS[3]) then return false end
 return fetch(KEYS[3], redis.call('LRANGE', KEYS[2], 0, -1), {})
 `;
 
@@ -84,7 +104,7 @@ return fetch(KEYS[3], redis.call('LRANGE', KEYS[2], 0, -1), {})
  * Returns {'page', has_more (0/1), JSON…}, {'conversation_not_found'} or {'after_not_found'}.
  */
 const PAGE = `${LIB}
-if redis.call('EXISTS', KEYS[1]) == 0 then return {'conversation_not_found'} end
+if not whole(KEYS[1], KEYS[2], KEYS[3]) then return {'conversation_not_found'} end
 local after, limit, asc = ARGV[1], tonumber(ARGV[2]), ARGV[3] == 'asc'
 local n = redis.call('LLEN', KEYS[2])
 local position = nil
@@ -108,17 +128,24 @@ end
 return fetch(KEYS[3], ids, {'page', more and 1 or 0})
 `;
 
-/** KEYS: conversation, items. ARGV: item id. */
-const ITEM = `
-if redis.call('EXISTS', KEYS[1]) == 0 then return false end
-return redis.call('HGET', KEYS[2], ARGV[1])
+/** KEYS: conversation, order, items. ARGV: item id. */
+const ITEM = `${LIB}
+if not whole(KEYS[1], KEYS[2], KEYS[3]) then return false end
+return redis.call('HGET', KEYS[3], ARGV[1])
+`;
+
+/** KEYS: conversation, order, items. Returns created_at and metadata, or nil when missing. */
+const GET = `${LIB}
+if not whole(KEYS[1], KEYS[2], KEYS[3]) then return false end
+return redis.call('HMGET', KEYS[1], 'created_at', 'metadata')
 `;
 
 /** KEYS: conversation, order, items. ARGV: ttl, item id. */
 const DELETE_ITEM = `${LIB}
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if not whole(KEYS[1], KEYS[2], KEYS[3]) then return 0 end
 if redis.call('HDEL', KEYS[3], ARGV[2]) == 0 then return 0 end
 redis.call('LREM', KEYS[2], 0, ARGV[2])
+counted(KEYS[1], KEYS[3])
 touch(ARGV[1], KEYS[1], KEYS[2], KEYS[3])
 return 1
 `;
@@ -138,8 +165,9 @@ return 'busy'
 const APPEND_AND_RELEASE = `${LIB}
 local holder = redis.call('GET', KEYS[4])
 if holder and holder ~= ARGV[2] then return 0 end
-if redis.call('EXISTS', KEYS[1]) == 1 then
+if whole(KEYS[1], KEYS[2], KEYS[3]) then
   for i = 3, #ARGV, 2 do push(KEYS[2], KEYS[3], ARGV[i], ARGV[i + 1]) end
+  counted(KEYS[1], KEYS[3])
   touch(ARGV[1], KEYS[1], KEYS[2], KEYS[3])
 end
 if holder then redis.call('DEL', KEYS[4]) end
@@ -162,6 +190,7 @@ interface ConversationCommands {
   loopgateConvItems(...keys: Arg[]): Promise<(string | null)[] | null>;
   loopgateConvPage(...keysThenArgs: Arg[]): Promise<(string | number | null)[]>;
   loopgateConvItem(...keysThenArgs: Arg[]): Promise<string | null>;
+  loopgateConvGet(...keys: Arg[]): Promise<[string | null, string | null] | null>;
   loopgateConvDeleteItem(...keysThenArgs: Arg[]): Promise<number>;
   loopgateConvClaim(...keysThenArgs: Arg[]): Promise<ConversationClaim>;
   loopgateConvAppendRelease(...keysThenArgs: Arg[]): Promise<number>;
@@ -170,7 +199,7 @@ interface ConversationCommands {
 
 /**
  * Conversations in Redis (single or cluster). Per conversation: a hash
- * (`created_at`, `metadata`), a list of item ids in order, a hash of item JSON
+ * (`created_at`, `metadata`, `n` items), a list of item ids in order, a hash of item JSON
  * by id, and the claim's lock key — all under the tenant's hash tag, so every
  * multi-key step is one script in one slot. Every write gives the
  * conversation's keys the store's TTL again; the lock has its own lease.
@@ -195,7 +224,8 @@ export class RedisConversationStore implements ConversationStore {
     define('loopgateConvAppend', 3, APPEND);
     define('loopgateConvItems', 3, ITEMS);
     define('loopgateConvPage', 3, PAGE);
-    define('loopgateConvItem', 2, ITEM);
+    define('loopgateConvItem', 3, ITEM);
+    define('loopgateConvGet', 3, GET);
     define('loopgateConvDeleteItem', 3, DELETE_ITEM);
     define('loopgateConvClaim', 2, CLAIM);
     define('loopgateConvAppendRelease', 4, APPEND_AND_RELEASE);
@@ -208,7 +238,8 @@ export class RedisConversationStore implements ConversationStore {
   }
 
   async get(tenant: string, id: string): Promise<StoredConversation | null> {
-    const [createdAt, metadata] = await this.#run(() => this.redis.hmget(this.#keys.conversation(tenant, id), 'created_at', 'metadata'));
+    const [c, o, i] = this.#all(tenant, id);
+    const [createdAt, metadata] = (await this.#run(() => this.redis.loopgateConvGet(c, o, i))) ?? [];
     if (createdAt == null || metadata == null) return null;
     return { id, created_at: Number(createdAt), metadata: JSON.parse(metadata) as Record<string, string> };
   }
@@ -242,7 +273,8 @@ export class RedisConversationStore implements ConversationStore {
   }
 
   async item(tenant: string, id: string, itemId: string): Promise<StoredItem | null> {
-    const json = await this.#run(() => this.redis.loopgateConvItem(this.#keys.conversation(tenant, id), this.#keys.conversationItems(tenant, id), itemId));
+    const [c, o, i] = this.#all(tenant, id);
+    const json = await this.#run(() => this.redis.loopgateConvItem(c, o, i, itemId));
     return json == null ? null : (JSON.parse(json) as StoredItem);
   }
 

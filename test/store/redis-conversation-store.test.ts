@@ -35,6 +35,35 @@ describe('RedisConversationStore', () => {
     }
   };
 
+  it('a conversation that lost its order or its items (a Redis evicting keys one at a time) is not found, never one with no history', () =>
+    withRaw(async (raw) => {
+      const prefix = redis.prefix();
+      const keys = new RedisKeys(prefix);
+      const store = open(prefix);
+      try {
+        for (const [id, lost] of [['conv_o', keys.conversationOrder('t', 'conv_o')], ['conv_i', keys.conversationItems('t', 'conv_i')]] as const) {
+          await store.create('t', conversation(id, {}), [message('msg_1'), message('msg_2')]);
+          await store.append('t', id, [message('msg_3')]);
+          await store.deleteItem('t', id, 'msg_1');
+          expect((await store.items('t', id))?.map((item) => item.id)).toEqual(['msg_2', 'msg_3']);
+          await raw.del(lost);
+          expect(await store.get('t', id)).toBeNull();
+          expect(await store.items('t', id)).toBeNull();
+          expect(await store.page('t', id, { limit: 20, order: 'asc' })).toEqual({ kind: 'conversation_not_found' });
+          expect(await store.item('t', id, 'msg_2')).toBeNull();
+          expect(await store.append('t', id, [message('msg_4')])).toBe(false);
+          expect(await store.update('t', id, { k: 'v' })).toBeNull();
+          expect(await store.deleteItem('t', id, 'msg_2')).toBe(false);
+        }
+        // One written before the count was kept is read as it is.
+        await store.create('t', conversation('conv_old', {}), [message('msg_1')]);
+        await raw.hdel(keys.conversation('t', 'conv_old'), 'n');
+        expect((await store.items('t', 'conv_old'))?.map((item) => item.id)).toEqual(['msg_1']);
+      } finally {
+        await store.close();
+      }
+    }));
+
   it('keeps a conversation in the keys RedisKeys names, all with the TTL, renewed by each write', () =>
     withRaw(async (raw) => {
       const prefix = redis.prefix();
@@ -42,7 +71,7 @@ describe('RedisConversationStore', () => {
       const store = open(prefix, 100);
       try {
         await store.create('t', conversation('conv_a', { k: 'v' }), [message('msg_1'), message('msg_2')]);
-        expect(await raw.hgetall(keys.conversation('t', 'conv_a'))).toEqual({ created_at: '1700000000', metadata: '{"k":"v"}' });
+        expect(await raw.hgetall(keys.conversation('t', 'conv_a'))).toEqual({ created_at: '1700000000', metadata: '{"k":"v"}', n: '2' });
         expect(await raw.lrange(keys.conversationOrder('t', 'conv_a'), 0, -1)).toEqual(['msg_1', 'msg_2']);
         expect(await raw.hkeys(keys.conversationItems('t', 'conv_a'))).toEqual(['msg_1', 'msg_2']);
         const conversationKeys = [keys.conversation('t', 'conv_a'), keys.conversationOrder('t', 'conv_a'), keys.conversationItems('t', 'conv_a')];
