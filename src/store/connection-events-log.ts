@@ -72,10 +72,12 @@ export class ConnectionEventsLog {
 }
 
 /** Why a Redis connection failed, in words an operator (and `/readyz`) can use. */
-export type ConnectionFailureReason = 'authentication_failed' | 'connection_refused' | 'timeout' | 'host_not_found' | 'error';
+export type ConnectionFailureReason = 'authentication_failed' | 'permission_denied' | 'connection_refused' | 'timeout' | 'host_not_found' | 'error';
 
 export function connectionFailureReason(error: Error): ConnectionFailureReason {
   const code = (error as { code?: unknown }).code;
+  // An ACL user without a command the store runs (managed Redis hands out such users): no retry mends it.
+  if (/^NOPERM\b/.test(error.message)) return 'permission_denied';
   if (/WRONGPASS|NOAUTH|invalid password|AUTH/i.test(error.message)) return 'authentication_failed';
   if (code === 'ECONNREFUSED') return 'connection_refused';
   if (code === 'ETIMEDOUT' || /timed? ?out/i.test(error.message)) return 'timeout';
@@ -87,6 +89,8 @@ function describe(reason: ConnectionFailureReason): string {
   switch (reason) {
     case 'authentication_failed':
       return 'authentication failed (check the password or user in REDIS_URL)';
+    case 'permission_denied':
+      return "the user may not run a command the store needs (its ACL must allow +@read +@write +@scripting +@pubsub on the gateway's keys and channels)";
     case 'connection_refused':
       return 'connection refused';
     case 'timeout':

@@ -2,7 +2,7 @@ import { Cluster } from 'ioredis';
 import { connectRedis, sendCommand, type RedisClient } from './redis-client.ts';
 import { RedisKeys } from './redis-keys.ts';
 import type { ConversationTurn, ResponseStore, StoreHealth, StoredItem, StoredResponse } from './response-store.ts';
-import { CHAIN_READ_DEPTH, storeUnavailable } from './response-store.ts';
+import { CHAIN_READ_DEPTH, storeRefusesCommands, storeUnavailable } from './response-store.ts';
 import { storedRecordParts } from './stored-record-json.ts';
 import { ConnectionEventsLog, connectionFailureReason, type ConnectionFailureReason, type StoreLogger } from './connection-events-log.ts';
 import { maskUrl } from '../config/mask-secrets.ts';
@@ -191,6 +191,8 @@ export class RedisResponseStore implements ResponseStore {
     this.redis.on('ready', () => {
       this.#lastFailure = null;
       events?.ready();
+      // Asked at once whether the store's commands are allowed: a user without them is found before a request spends a model call.
+      this.#probe();
     });
     this.redis.on('close', () => events?.lost());
     this.redis.defineCommand('loopgatePut', { lua: PUT_SCRIPT });
@@ -257,13 +259,13 @@ export class RedisResponseStore implements ResponseStore {
     return deleted === 1;
   }
 
-  /** A single Redis and a Cluster alike: `status` is 'ready' once commands can be sent (a Cluster: once it knows its slots). */
+  /** A single Redis and a Cluster alike: `status` is 'ready' once commands can be sent (a Cluster: once it knows its slots), unless they are not allowed. */
   isReady(): boolean {
-    return this.redis.status === 'ready';
+    return this.redis.status === 'ready' && this.#commandsFailing !== 'permission_denied';
   }
 
   health(): StoreHealth {
-    if (!this.isReady()) return { state: 'unavailable', reason: this.#lastFailure ?? 'connecting' };
+    if (this.redis.status !== 'ready') return { state: 'unavailable', reason: this.#lastFailure ?? 'connecting' };
     if (this.#commandsFailing === null) {
       // Nothing answered lately (no traffic): asked in the background, so a store that stopped answering shows here
       // within a probe or two, not only once a client's request has failed on it.
@@ -275,13 +277,17 @@ export class RedisResponseStore implements ResponseStore {
     return { state: 'unavailable', reason: this.#commandsFailing };
   }
 
-  /** One command that needs the store whole: a Cluster's own state (`CLUSTER INFO`), a single server's PING. */
+  /**
+   * One command that needs the store whole: a Cluster's own state (`CLUSTER
+   * INFO`), a single server's PING — from a script, as every write of the
+   * store's is: a user without `+@scripting` answers a plain PING.
+   */
   #probe(): void {
     if (this.#probing) return;
     this.#probing = true;
     const redis = this.redis;
     const check = async (): Promise<unknown> => {
-      if (!(redis instanceof Cluster)) return redis.ping();
+      if (!(redis instanceof Cluster)) return redis.eval("return redis.call('PING')", 0);
       const info = (await redis.cluster('INFO')) as string;
       if (!/cluster_state:ok/.test(info)) throw new Error('the cluster reports cluster_state:fail');
       return info;
@@ -293,6 +299,11 @@ export class RedisResponseStore implements ResponseStore {
   }
 
   async ensureWritable(): Promise<void> {
+    if (this.#commandsFailing === 'permission_denied') {
+      // Asked again, so that a user given the permission is served without a restart.
+      this.#probe();
+      throw storeRefusesCommands(new Error('Redis answered NOPERM'));
+    }
     if (this.redis.status === 'ready') return;
     await this.#whenReady();
     // Re-read after the wait: the status changed meanwhile (TypeScript narrowed it before the await).
@@ -334,8 +345,11 @@ export class RedisResponseStore implements ResponseStore {
       this.#answeredAt = performance.now();
       return answer;
     } catch (error) {
-      this.#commandsFailing = connectionFailureReason(error instanceof Error ? error : new Error(String(error)));
-      throw storeUnavailable(error);
+      const failure = error instanceof Error ? error : new Error(String(error));
+      const reason = connectionFailureReason(failure);
+      if (reason === 'permission_denied' && this.#commandsFailing !== reason) this.#options.log?.error({ reason, error: failure.message }, 'Redis refuses the store\'s commands: the user in REDIS_URL lacks a permission (requests to be stored are refused until it has it)');
+      this.#commandsFailing = reason;
+      throw reason === 'permission_denied' ? storeRefusesCommands(error) : storeUnavailable(error);
     }
   }
 }

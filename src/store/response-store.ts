@@ -70,6 +70,18 @@ export const MAX_CHAIN_DEPTH = 10_000;
 /** How far a store's `chain` reads: one link past the limit, so that a deeper chain is told from one just that deep (and refused, not cut). */
 export const CHAIN_READ_DEPTH = MAX_CHAIN_DEPTH + 1;
 
+/** The store refuses the gateway's own commands (a Redis user without a permission it needs): the operator must act, and no retry mends it. */
+export function storeRefusesCommands(cause: unknown): GatewayError {
+  return new GatewayError({
+    status: 503,
+    type: 'server_error',
+    code: 'store_unavailable',
+    message: "The response store refuses the gateway's commands (its Redis user lacks a permission the gateway needs); the gateway's operator must fix its configuration.",
+    headers: { 'x-should-retry': 'false' },
+    cause,
+  });
+}
+
 export function storeUnavailable(cause: unknown): GatewayError {
   return new GatewayError({
     status: 503,

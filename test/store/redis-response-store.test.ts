@@ -1,7 +1,11 @@
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GatewayError } from '../../src/errors/gateway-error.ts';
 import { RedisKeys } from '../../src/store/redis-keys.ts';
 import { RedisResponseStore } from '../../src/store/redis-response-store.ts';
 import { acquireRedis, type TestRedis } from '../support/redis.ts';
+import { waitFor } from '../support/wait-for.ts';
 import { describeResponseStoreContract, record } from './response-store-contract.ts';
 
 let redis: TestRedis;
@@ -17,6 +21,36 @@ const open = (keyPrefix = redis.prefix()) => new RedisResponseStore({ url: redis
 describeResponseStoreContract('redis', async () => open(), (store) => store.close());
 
 describe('RedisResponseStore', () => {
+  it("a Redis user that may not run scripts (managed Redis's restricted users) is found at connect: not ready, its requests refused before a model call with no retry, served once granted", async () => {
+    const admin = new Redis(redis.url);
+    const user = `loopgate-noscript-${randomUUID()}`;
+    await admin.acl('SETUSER', user, 'on', '>pw', '~*', '&*', '+@all', '-@scripting');
+    const url = new URL(redis.url);
+    url.username = user;
+    url.password = 'pw';
+    const errors: string[] = [];
+    const log = { info: () => {}, warn: () => {}, error: (_fields: Record<string, unknown>, message: string) => void errors.push(message) };
+    const store = new RedisResponseStore({ url: url.toString(), keyPrefix: redis.prefix(), ttlSeconds: 60, commandTimeoutMs: 1_000, log });
+    try {
+      // No request asked anything: the check at connect found it.
+      await waitFor(() => (store.health() as { reason?: string }).reason === 'permission_denied');
+      expect(store.isReady()).toBe(false);
+      expect(errors).toEqual([expect.stringMatching(/lacks a permission/)]);
+      const refused = await store.ensureWritable().catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(GatewayError);
+      expect(refused).toMatchObject({ status: 503, code: 'store_unavailable', headers: { 'x-should-retry': 'false' } });
+      expect((refused as Error).message).toMatch(/lacks a permission/);
+      await admin.acl('SETUSER', user, '+@scripting');
+      await waitFor(async () => (await store.ensureWritable().then(() => true, () => false)) && store.isReady());
+      await store.put(record('t', 'resp_granted', null));
+      expect((await store.get('t', 'resp_granted'))?.response.id).toBe('resp_granted');
+    } finally {
+      await store.close();
+      await admin.acl('DELUSER', user);
+      admin.disconnect();
+    }
+  });
+
   it('rebuilds a chain of any depth in a constant number of round trips (at most 2)', async () => {
     const store = open();
     try {
