@@ -133,7 +133,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const geminiProvider = Object.entries(config.providers).find(([, provider]) => provider.type === 'gemini')?.[0] ?? null;
   // The providers built (tests may hand in their own), with their configured types.
   const defaultProvider = effectiveDefaultProvider(config.defaultProvider, Object.fromEntries([...providers.keys()].map((name) => [name, config.providers[name] ?? null])));
-  const backgroundStores = createBackgroundStores(config);
+  const backgroundStores = createBackgroundStores(config, app.log.child({ component: 'background' }));
   // Null when metrics are off: then nothing below measures anything.
   const metrics = createGatewayMetrics(config, providers.keys(), DEFAULT_TENANT);
   const routingLog = app.log.child({ component: 'routing' });

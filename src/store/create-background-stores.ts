@@ -35,7 +35,8 @@ export interface BackgroundStores {
 }
 
 /** Event log, lease registry, idempotency keys, usage and rate limits beside the response store: Redis (single or cluster) when it is configured, this process otherwise. */
-export function createBackgroundStores(config: Pick<GatewayConfig, 'store' | 'background' | 'usage'>): BackgroundStores {
+/** `log`: where a Redis registry says what it cannot do (pub/sub refused); none in tests. */
+export function createBackgroundStores(config: Pick<GatewayConfig, 'store' | 'background' | 'usage'>, log?: { warn(fields: Record<string, unknown>, message: string): void }): BackgroundStores {
   const { store, background } = config;
   const retentionDays = config.usage.retentionDays;
   const limits = { maxEvents: background.maxEvents, maxBytes: background.maxEventBytes, ttlSeconds: background.eventsTtlSeconds };
@@ -58,7 +59,7 @@ export function createBackgroundStores(config: Pick<GatewayConfig, 'store' | 'ba
   client.on('error', () => {});
   const keys = new RedisKeys(store.keyPrefix);
   const events = new RedisEventLog({ client, keys, limits, readyWaitMs: store.commandTimeoutMs });
-  const registry = new RedisBackgroundRegistry({ client, keys, readyWaitMs: store.commandTimeoutMs });
+  const registry = new RedisBackgroundRegistry({ client, keys, readyWaitMs: store.commandTimeoutMs, ...(log && { log }) });
   return {
     events,
     registry,

@@ -69,9 +69,11 @@ export class RedisBackgroundRegistry implements BackgroundRegistry {
   readonly #listeners: ((ref: BackgroundRef) => void)[] = [];
   readonly #readyWaitMs: number;
   #subscriber: RedisClient | null = null;
+  readonly #log: { warn(fields: Record<string, unknown>, message: string): void } | null;
 
-  constructor(options: { client: RedisClient; keys: RedisKeys; readyWaitMs: number }) {
+  constructor(options: { client: RedisClient; keys: RedisKeys; readyWaitMs: number; log?: { warn(fields: Record<string, unknown>, message: string): void } }) {
     this.#client = options.client as RedisClient & RegistryCommands;
+    this.#log = options.log ?? null;
     this.#readyWaitMs = options.readyWaitMs;
     this.#keys = options.keys;
     this.#client.defineCommand('loopgateRegister', { numberOfKeys: 2, lua: REGISTER_SCRIPT });
@@ -97,7 +99,11 @@ export class RedisBackgroundRegistry implements BackgroundRegistry {
 
   async requestCancel(ref: BackgroundRef): Promise<void> {
     const recorded = await this.#run(() => this.#client.loopgateCancel(this.#keys.running(), this.#keys.cancels(), memberOf(ref)));
-    if (recorded === 1) await this.#run(() => this.#client.publish(this.#keys.cancelChannel(), memberOf(ref)));
+    if (recorded !== 1) return;
+    // The message only hastens the cancel, which is recorded: the owner's next lease renewal finds it all the same.
+    await this.#run(() => this.#client.publish(this.#keys.cancelChannel(), memberOf(ref))).catch((error: unknown) =>
+      this.#log?.warn({ err: error }, 'Could not publish a cancel to the replica running the response (it finds it at its next lease renewal); does the Redis user lack +@pubsub or channel access (&*)?'),
+    );
   }
 
   onCancel(listener: (ref: BackgroundRef) => void): void {
@@ -110,7 +116,9 @@ export class RedisBackgroundRegistry implements BackgroundRegistry {
       for (const each of this.#listeners) each(ref);
     });
     // Missed messages (a reconnect) are caught by the next lease renewal.
-    void subscriber.subscribe(this.#keys.cancelChannel()).catch(() => {});
+    void subscriber.subscribe(this.#keys.cancelChannel()).catch((error: unknown) =>
+      this.#log?.warn({ err: error }, "Could not subscribe to cancels: a background response cancelled on another replica stops at this one's next lease renewal, not at once; does the Redis user lack +@pubsub or channel access (&*)?"),
+    );
     this.#subscriber = subscriber;
   }
 

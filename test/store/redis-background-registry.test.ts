@@ -1,0 +1,45 @@
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectRedis } from '../../src/store/redis-client.ts';
+import { RedisBackgroundRegistry } from '../../src/store/redis-background-registry.ts';
+import { RedisKeys } from '../../src/store/redis-keys.ts';
+import { acquireRedis, type TestRedis } from '../support/redis.ts';
+import { waitFor } from '../support/wait-for.ts';
+
+let redis: TestRedis;
+beforeAll(async () => {
+  redis = await acquireRedis();
+});
+afterAll(async () => {
+  await redis.cleanup();
+  await redis.stop();
+});
+
+describe('RedisBackgroundRegistry', () => {
+  it('a Redis user without channel access (Redis 7 gives new users none) still cancels: the cancel is recorded, the refused message only logged', async () => {
+    const admin = new Redis(redis.url);
+    const user = `loopgate-nochannels-${randomUUID()}`;
+    await admin.acl('SETUSER', user, 'on', '>pw', '~*', 'resetchannels', '+@all');
+    const url = new URL(redis.url);
+    url.username = user;
+    url.password = 'pw';
+    const client = connectRedis({ url: url.toString(), commandTimeoutMs: 1_000 });
+    const warnings: string[] = [];
+    const registry = new RedisBackgroundRegistry({ client, keys: new RedisKeys(redis.prefix()), readyWaitMs: 1_000, log: { warn: (_fields, message) => void warnings.push(message) } });
+    try {
+      registry.onCancel(() => {});
+      await waitFor(() => warnings.some((message) => /subscribe to cancels/.test(message)));
+      const ref = { tenant: 't', id: 'resp_running' };
+      await registry.register(ref, 5_000);
+      await expect(registry.requestCancel(ref)).resolves.toBeUndefined();
+      expect(warnings.some((message) => /publish a cancel/.test(message))).toBe(true);
+      expect(await registry.renew([ref], 5_000)).toEqual({ lost: [], cancelled: [ref] });
+    } finally {
+      await registry.close();
+      client.disconnect();
+      await admin.acl('DELUSER', user);
+      admin.disconnect();
+    }
+  });
+});
