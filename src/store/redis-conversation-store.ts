@@ -59,10 +59,14 @@ local function fetch(items, ids, out)
 end
 `;
 
-/** KEYS: conversation, order, items, lock. ARGV: ttl, created_at, metadata JSON, then id and JSON per item. */
+/**
+ * KEYS: conversation, order, items, lock. ARGV: ttl, created_at, metadata JSON, then id and JSON per item.
+ * A write Redis refuses at `maxmemory` (HSET) goes first: once a script has written, Redis lets its later
+ * writes past the limit, and a DEL is not refused.
+ */
 const CREATE = `${LIB}
-redis.call('DEL', KEYS[2], KEYS[3], KEYS[4])
 redis.call('HSET', KEYS[1], 'created_at', ARGV[2], 'metadata', ARGV[3])
+redis.call('DEL', KEYS[2], KEYS[3], KEYS[4])
 for i = 4, #ARGV, 2 do push(KEYS[2], KEYS[3], ARGV[i], ARGV[i + 1]) end
 counted(KEYS[1], KEYS[3])
 touch(ARGV[1], KEYS[1], KEYS[2], KEYS[3])

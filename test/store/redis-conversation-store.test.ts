@@ -4,7 +4,7 @@ import type { ConversationStore } from '../../src/store/conversation-store.ts';
 import { connectRedis } from '../../src/store/redis-client.ts';
 import { RedisConversationStore } from '../../src/store/redis-conversation-store.ts';
 import { RedisKeys } from '../../src/store/redis-keys.ts';
-import { acquireRedis, type TestRedis } from '../support/redis.ts';
+import { acquireRedis, startRedisServer, type TestRedis } from '../support/redis.ts';
 import { conversation, describeConversationStoreContract, message } from './conversation-store-contract.ts';
 
 let redis: TestRedis;
@@ -169,5 +169,26 @@ describe('RedisConversationStore', () => {
     await store.close();
     expect(await client.ping()).toBe('PONG');
     client.disconnect();
+  });
+});
+
+describe('RedisConversationStore at maxmemory (noeviction)', () => {
+  it('creating a conversation is refused as every other write is, not written past the limit', async () => {
+    const own = await startRedisServer();
+    const raw = new Redis(own.url);
+    const store = new RedisConversationStore({ client: connectRedis({ url: own.url, commandTimeoutMs: 2_000 }), keys: new RedisKeys('p:'), ttlSeconds: 60, ownsClient: true });
+    try {
+      await raw.config('SET', 'maxmemory-policy', 'noeviction');
+      await raw.config('SET', 'maxmemory', '1');
+      await expect(raw.set('probe', 'x')).rejects.toThrow(/OOM/);
+      const created = await store.create('t', conversation('conv_big', {}), [message('msg_1')]).then(() => 'written', (error: unknown) => String(error));
+      expect(created).toMatch(/OOM|unavailable/);
+      await raw.config('SET', 'maxmemory', '0');
+      expect(await store.get('t', 'conv_big')).toBeNull();
+    } finally {
+      await store.close();
+      raw.disconnect();
+      await own.stop();
+    }
   });
 });
