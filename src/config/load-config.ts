@@ -21,7 +21,8 @@ const allowDeny = <T extends z.ZodType<string>>(entry: T) => z.object({ allow: z
 
 const TenantPolicyConfig = z.object({
   /** Server-side tools by the name the model calls them (`<server>__<tool>` for MCP tools), `*` matching any run of characters. */
-  tools: allowDeny(z.string().regex(/^[A-Za-z0-9_*-]{1,128}$/, 'tool-name patterns are 1-128 of A-Z a-z 0-9 _ - and the wildcard *')),
+  // MCP tool names may hold `.` and `/` too (the specification's characters): `*__files.remove`.
+  tools: allowDeny(z.string().regex(/^[A-Za-z0-9_.\/*-]{1,128}$/, 'tool-name patterns are 1-128 of A-Z a-z 0-9 _ - . / and the wildcard *')),
   /** MCP server URLs as origins or path prefixes, for operator servers and servers named in requests. */
   mcpServerUrls: allowDeny(httpUrl),
 });

@@ -114,7 +114,8 @@ function planApproval(
   // The operator's servers are offered to every request; a server the request named must be named again.
   if (!servesServer(context, call.name, request.server_label) && !context.mcpServers.some(({ tool }) => tool.server_label === request.server_label)) {
     // A tool the tenant's policy denies is offered to no request of its: that is why, not that its server is not named or not answering.
-    const refused = registry.refusal(call, context);
+    // Judged by its own name (the model's is hashed when long or odd), as the policy judges every MCP tool.
+    const refused = registry.refusal({ ...call, name: `${request.server_label}__${request.name}` }, context);
     if (refused) return { call, route: 'rejected', error: refused, approvalRequestId: request.id, presentation };
     throw invalidRequest(
       `The approved call '${request.name}' runs on the MCP server '${request.server_label}', which this request does not name: include it in tools again ({"type": "mcp", "server_label": "${request.server_label}", "server_url": …}). (If it is one of the gateway's own servers, that server is not answering right now: try again later, or deny the call.)`,

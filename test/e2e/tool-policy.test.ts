@@ -205,6 +205,16 @@ describe.each(flavors)('tool policy over $name', (flavor) => {
     expect(call).toMatchObject({ approval_request_id: 'mcpr_denied_1', server_label: 'tools', name: 'delete' });
     expect(call.error).toMatch(/tool policy does not allow this tool/);
     expect(tools.calls.filter((entry) => (entry.args as { id?: string }).id === 'r9')).toEqual([]);
+
+    // A server the request labels long, so the model's name for its tool is hashed: judged by its own name all the same (team-d denies *__delete).
+    const label = 'l'.repeat(60);
+    const hashed: any = await as(KEY_D).responses.create({
+      model: flavor.model,
+      store: false,
+      input: [input[0], { ...input[1], id: 'mcpr_denied_2', server_label: label }, { ...input[2], approval_request_id: 'mcpr_denied_2' }],
+    } as any);
+    assertValidResponseWithOpenAIItems(hashed);
+    expect(hashed.output.find((item: any) => item.type === 'mcp_call').error).toMatch(/tool policy does not allow this tool/);
   });
 
   it("an allow rule for the operator's server (tools__*) does not take in a server the request labels 'tools__x': its tools are neither offered nor run", async () => {

@@ -455,13 +455,13 @@ describe('start-up validation', () => {
       '*': { tools: { deny: ['*__delete'] }, mcpServerUrls: { deny: [] } },
       'team-a': { tools: { allow: ['docs__*'], deny: [] }, mcpServerUrls: { deny: ['https://mcp.example.com'] } },
     });
-    // Without API keys every request is tenant "default".
-    expect(resolveConfig({ LOOPGATE_CONFIG: configFile('{ "tenants": { "default": { "tools": { "deny": ["x"] } } } }') }).ok).toBe(true);
+    // Without API keys every request is tenant "default". MCP tool names may hold '.' and '/' (the README's own `*__files.remove`).
+    expect(resolveConfig({ LOOPGATE_CONFIG: configFile('{ "tenants": { "default": { "tools": { "deny": ["x", "*__files.remove", "*__repo/push"] } } } }') }).ok).toBe(true);
 
     const file = configFile(`{\n  "tenants": {\n    ${tenants},\n    "team-x": { "tools": { "deny": ["bad name"] }, "mcpServerUrls": { "allow": ["mcp.example.com"] } }\n  }\n}`);
     expect(problemsOf(resolveConfig({ LOOPGATE_CONFIG: file, API_KEYS: '{"sk-team-a-123456": "team-a"}' }))).toEqual([
       `${file}:5:5: tenants.team-x is a policy for a tenant no API key belongs to (tenants with API keys: team-a); use "*" for every tenant`,
-      `${file}:5:37: tenants.team-x.tools.deny[0] is invalid (tool-name patterns are 1-128 of A-Z a-z 0-9 _ - and the wildcard *), got "bad name"`,
+      `${file}:5:37: tenants.team-x.tools.deny[0] is invalid (tool-name patterns are 1-128 of A-Z a-z 0-9 _ - . / and the wildcard *), got "bad name"`,
       `${file}:5:81: tenants.team-x.mcpServerUrls.allow[0] must be an absolute http:// or https:// URL such as http://localhost:11434/v1, got "mcp.example.com"`,
     ]);
     expect(problemsOf(resolveConfig({ LOOPGATE_CONFIG: configFile('{ "tenants": { "team-a": {} } }') }))[0]).toMatch(

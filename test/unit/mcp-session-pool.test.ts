@@ -49,8 +49,26 @@ describe('McpSessionPool', () => {
     const [a, b] = [pool.session(target, 'team-a'), pool.session(target, 'team-b')];
     expect(a).not.toBe(b);
     expect(pool.session(target, 'team-a')).toBe(a);
-    await Promise.all([a.tools(), b.tools()]);
+    // Each connects for its own calls (the listing, no tenant's state, they share).
+    await Promise.all([a, b].map((session) => session.call('add', { a: 1, b: 2 }, new AbortController().signal, 5_000)));
     expect(server.methods.filter((method) => method === 'initialize').length - before).toBe(2);
+    await pool.close();
+  });
+
+  it("a tools/list_changed heard on a tenant's session (sent on the stream of the call that changed the tools) tells the listing's holder", async () => {
+    server.extraTools.push((mcp) =>
+      mcp.registerTool('announce', { description: 'Says the tools changed, on its own session only.', inputSchema: {} }, async (_args, extra) => {
+        await extra.sendNotification({ method: 'notifications/tools/list_changed' });
+        return { content: [{ type: 'text', text: 'announced' }] };
+      }),
+    );
+    const pool = new McpSessionPool({ listTtlMs: 60_000, maxOutputChars: 1_000, maxSessions: 8, untrustedFetch: egress.fetch });
+    const target = { url, headers: { 'x-k': 'list-changes' }, untrusted: false };
+    const lister = pool.session(target, null);
+    await lister.tools();
+    const version = lister.toolsVersion;
+    expect((await pool.session(target, 'team-a').call('announce', {}, new AbortController().signal, 5_000)).output).toBe('announced');
+    await waitFor(() => lister.toolsVersion > version);
     await pool.close();
   });
 

@@ -61,4 +61,12 @@ describe('listing an MCP server’s tools', () => {
     expect(counted.output).toContain("Structured content does not match the tool's output schema");
     expect(await session.call('last', {}, signal, 5_000)).toMatchObject({ isError: false, output: 'ran last' });
   });
+
+  it("a tenant's call is checked against the output schema the server listed, though its session did not list it (the operator's catalog lists on its own)", async () => {
+    const target = { url: paging.url, headers: { 'x-tenants': 'listed-elsewhere' }, untrusted: false };
+    await pool.session(target, null).tools();
+    const counted = await pool.session(target, 'team-a').call('counted', {}, new AbortController().signal, 5_000);
+    expect(counted).toMatchObject({ isError: true, serverLost: false });
+    expect(counted.output).toContain("Structured content does not match the tool's output schema");
+  });
 });

@@ -87,18 +87,22 @@ export class McpSessionPool {
   readonly #options: McpSessionPoolOptions;
   readonly #sessions = new Map<string, McpSession>();
 
+  /** What each server lists, shared by its sessions (every tenant's): bounded as the sessions are, the least recently used going first. */
+  readonly #listings = new Map<string, ServerListing>();
+
   constructor(options: McpSessionPoolOptions) {
     this.#options = options;
   }
 
   /** `tenant`: whose calls the session carries; null for the operator's own listings of its servers (no tenant's state is in a listing). */
   session(target: McpServerTarget, tenant: string | null): McpSession {
-    const key = sessionKey(target, tenant);
+    const server = serverKey(target);
+    const key = JSON.stringify([server, tenant]);
     let session = this.#sessions.get(key);
     if (session) {
       this.#sessions.delete(key);
     } else {
-      session = new McpSession(target, this.#options, () => {
+      session = new McpSession(target, this.#options, this.#listingOf(server), () => {
         if (this.#sessions.get(key) === session) this.#sessions.delete(key);
       });
     }
@@ -111,9 +115,25 @@ export class McpSessionPool {
     return session;
   }
 
+  /**
+   * The server's listing, shared by every session of it: a listing is no
+   * tenant's state, and a tenant's call must be checked against the output
+   * schema the server listed, and a `tools/list_changed` heard on any session
+   * (some servers send it on the stream of the call that changed the tools)
+   * must reach whoever offers the tools.
+   */
+  #listingOf(server: string): ServerListing {
+    let listing = this.#listings.get(server);
+    if (listing) this.#listings.delete(server);
+    else listing = { tools: null, outputChecks: new Map(), version: 0 };
+    this.#listings.set(server, listing);
+    if (this.#listings.size > this.#options.maxSessions) this.#listings.delete(this.#listings.keys().next().value as string);
+    return listing;
+  }
+
   /** Leaves the pooled session of `target` for `tenant`, if any, to close once idle: the next use connects anew (a call of another session found the server gone). */
   renew(target: McpServerTarget, tenant: string | null): void {
-    const key = sessionKey(target, tenant);
+    const key = JSON.stringify([serverKey(target), tenant]);
     const session = this.#sessions.get(key);
     if (!session) return;
     this.#sessions.delete(key);
@@ -130,8 +150,16 @@ export class McpSessionPool {
   }
 }
 
-function sessionKey(target: McpServerTarget, tenant: string | null): string {
-  return JSON.stringify([target.url, Object.entries(target.headers).sort(), target.untrusted, tenant]);
+function serverKey(target: McpServerTarget): string {
+  return JSON.stringify([target.url, Object.entries(target.headers).sort(), target.untrusted]);
+}
+
+/** A server's tools as last listed (on any of its sessions), their output-schema checks, and how often it said they changed. */
+interface ServerListing {
+  tools: { value: Promise<McpTool[]>; expiresAt: number } | null;
+  /** The output-schema checks of the last listing, every page's (list-tools.ts). */
+  outputChecks: ToolListing['outputChecks'];
+  version: number;
 }
 
 export class McpSession {
@@ -142,17 +170,15 @@ export class McpSession {
   readonly #secrets: SecretRedactor;
   #client: Promise<Client> | null = null;
   #live: Client | null = null;
-  #tools: { value: Promise<McpTool[]>; expiresAt: number } | null = null;
-  /** The output-schema checks of the last listing, every page's (list-tools.ts). */
-  #outputChecks: ToolListing['outputChecks'] = new Map();
-  #toolsVersion = 0;
+  readonly #listing: ServerListing;
   /** Listings and calls under way: a session pushed out of the pool closes once they are done, not under them. */
   #busy = 0;
   #retired = false;
 
-  constructor(target: McpServerTarget, options: McpSessionPoolOptions, onGone: () => void) {
+  constructor(target: McpServerTarget, options: McpSessionPoolOptions, listing: ServerListing, onGone: () => void) {
     this.#target = target;
     this.#options = options;
+    this.#listing = listing;
     this.#onGone = onGone;
     // Its headers' values and its URL's credentials: a fetch error may quote the URL.
     const secrets = [...headerSecrets(target.headers), ...urlSecrets(target.url)];
@@ -161,23 +187,23 @@ export class McpSession {
 
   /** Grows each time the server says its tools changed (`tools/list_changed`), so holders of a listing know it is stale. */
   get toolsVersion(): number {
-    return this.#toolsVersion;
+    return this.#listing.version;
   }
 
   /** The server's tools: cached, shared by concurrent callers, refreshed on `tools/list_changed`; `fresh` asks the server again (is it still there?). */
   tools({ fresh = false }: { fresh?: boolean } = {}): Promise<McpTool[]> {
-    const cached = this.#tools;
+    const cached = this.#listing.tools;
     if (cached && cached.expiresAt > Date.now() && !fresh) return cached.value;
     const value = this.#withClient(async (client) => {
       const listing = await listTools(client, this.#options.listTimeoutMs ?? DEFAULT_LIST_TIMEOUT_MS);
-      this.#outputChecks = listing.outputChecks;
+      this.#listing.outputChecks = listing.outputChecks;
       return listing.tools;
     }).catch((error: unknown) => {
       throw this.#secrets.redactError(error);
     });
-    this.#tools = { value, expiresAt: Date.now() + this.#options.listTtlMs };
+    this.#listing.tools = { value, expiresAt: Date.now() + this.#options.listTtlMs };
     value.catch(() => {
-      if (this.#tools?.value === value) this.#tools = null;
+      if (this.#listing.tools?.value === value) this.#listing.tools = null;
     });
     return value;
   }
@@ -191,7 +217,7 @@ export class McpSession {
   async call(name: string, args: Record<string, unknown>, signal: AbortSignal, timeoutMs: number, { trace, attachImages = false }: { trace?: TraceContext | undefined; attachImages?: boolean } = {}): Promise<McpCallResult> {
     try {
       const result = (await this.#withClient((client) => client.callTool({ name, arguments: args, ...(trace && { _meta: { ...trace } }) }, undefined, { signal, timeout: timeoutMs }))) as CallToolResult;
-      checkStructured(name, result, this.#outputChecks.get(name));
+      checkStructured(name, result, this.#listing.outputChecks.get(name));
       const { text, images } = toolResultOutput(result, attachImages);
       // An error with nothing to say would reach the model as an empty, successful-looking output.
       const said = result.isError === true && text.trim() === '' ? 'The tool reported an error without a message.' : text;
@@ -259,7 +285,7 @@ export class McpSession {
     if (this.#live === client) {
       this.#live = null;
       this.#client = null;
-      this.#tools = null;
+      this.#listing.tools = null;
     }
     void client.close().catch(() => {});
   }
@@ -310,14 +336,14 @@ export class McpSession {
   #newClient(): Client {
     const client = new Client({ name: 'loopgate', version: '0.1.0' });
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
-      this.#tools = null;
-      this.#toolsVersion++;
+      this.#listing.tools = null;
+      this.#listing.version++;
     });
     client.onclose = () => {
       if (this.#live !== client) return;
       this.#live = null;
       this.#client = null;
-      this.#tools = null;
+      this.#listing.tools = null;
       this.#onGone();
     };
     // A server that dies mid-call breaks the call's event stream; the SDK says so here and then waits (for a
