@@ -76,8 +76,9 @@ export type ConnectionFailureReason = 'authentication_failed' | 'permission_deni
 
 export function connectionFailureReason(error: Error): ConnectionFailureReason {
   const code = (error as { code?: unknown }).code;
-  // An ACL user without a command the store runs (managed Redis hands out such users): no retry mends it.
-  if (/^NOPERM\b/.test(error.message)) return 'permission_denied';
+  // An ACL user without a command or key the store needs (managed Redis hands out such users): no retry mends it.
+  // Inside a script Redis says it otherwise: 7.0 "The user executing the script can't run this command…", 7.2 "ACL failure in script".
+  if (/^NOPERM\b|user executing the script can't|ACL failure in script/.test(error.message)) return 'permission_denied';
   if (/WRONGPASS|NOAUTH|invalid password|AUTH/i.test(error.message)) return 'authentication_failed';
   if (code === 'ECONNREFUSED') return 'connection_refused';
   if (code === 'ETIMEDOUT' || /timed? ?out/i.test(error.message)) return 'timeout';
@@ -90,7 +91,7 @@ function describe(reason: ConnectionFailureReason): string {
     case 'authentication_failed':
       return 'authentication failed (check the password or user in REDIS_URL)';
     case 'permission_denied':
-      return "the user may not run a command the store needs (its ACL must allow +@read +@write +@scripting +@pubsub on the gateway's keys and channels)";
+      return "the user may not run a command the store needs (its ACL must allow +@read +@write +@scripting +@pubsub on the gateway's keys and channels, and on a Cluster +cluster|info +cluster|slots)";
     case 'connection_refused':
       return 'connection refused';
     case 'timeout':

@@ -23,9 +23,11 @@ export interface RedisConversationStoreOptions {
  * `maxmemory-policy` evicts keys (`allkeys-lru`) takes them one at a time, and
  * a conversation that lost its order or its items would be answered as one
  * with no history, the model told nothing of what came before: one that is
- * not whole is not found. The hash keeps its item count (`n`, written by
- * every script that adds or removes items) to know; a conversation written
- * before the count was kept counts as whole.
+ * not whole is not found. Every script keeps the order and the items alike
+ * (one entry each per item), so one without the other is a loss; both gone
+ * is one when the hash says it had items (`n`, its count as last written —
+ * a replica of an earlier version, during a rolling update, appends without
+ * counting, so the count is trusted only to tell none from some).
  */
 const LIB = `
 local function push(order, items, id, json)
@@ -40,10 +42,11 @@ local function touch(ttl, ...)
 end
 local function whole(conversation, order, items)
   if redis.call('EXISTS', conversation) == 0 then return false end
+  local listed, kept = redis.call('LLEN', order), redis.call('HLEN', items)
+  if listed ~= kept then return false end
+  if listed > 0 then return true end
   local n = redis.call('HGET', conversation, 'n')
-  if not n then return true end
-  n = tonumber(n)
-  return redis.call('LLEN', order) == n and redis.call('HLEN', items) == n
+  return not n or tonumber(n) == 0
 end
 local function counted(conversation, items)
   redis.call('HSET', conversation, 'n', redis.call('HLEN', items))

@@ -85,6 +85,11 @@ export class RedisKeys {
     return `${this.#prefix}{bg}:cancel`;
   }
 
+  /** What the store's readiness probe writes (a script setting a key of the gateway's prefix, as every store write is): short-lived. */
+  probe(): string {
+    return `${this.#prefix}probe`;
+  }
+
   /** Pub/sub channel on which a cancel reaches the owning replica at once. */
   cancelChannel(): string {
     return `${this.#prefix}cancel`;

@@ -123,6 +123,9 @@ interface ChainCommands {
   loopgateDelete(key: string, itemPrefix: string, id: string, responsePrefix: string): Promise<number>;
 }
 
+/** The readiness probe: a short-lived write from a script, as the store's own writes are. */
+const PROBE_SCRIPT = `redis.call('SET', KEYS[1], '1', 'PX', 60000) return 1`;
+
 /** How long the store may go unasked before a readiness check asks it (in the background) whether it still answers. */
 const QUIET_PROBE_MS = 1_000;
 
@@ -157,6 +160,13 @@ export class RedisResponseStore implements ResponseStore {
    * a hung master and replica hold, a server that stopped answering).
    */
   #commandsFailing: ConnectionFailureReason | null = null;
+  /**
+   * Redis refused a command of the store's for want of a permission (NOPERM):
+   * stored requests are refused before their model call until the probe's
+   * write, made as the store's writes are, goes through. Another command that
+   * succeeds (a read) says nothing of it.
+   */
+  #permissionRefused = false;
   #probing = false;
   /** When a command last got its answer (`performance.now()`). */
   #answeredAt = 0;
@@ -261,11 +271,15 @@ export class RedisResponseStore implements ResponseStore {
 
   /** A single Redis and a Cluster alike: `status` is 'ready' once commands can be sent (a Cluster: once it knows its slots), unless they are not allowed. */
   isReady(): boolean {
-    return this.redis.status === 'ready' && this.#commandsFailing !== 'permission_denied';
+    return this.redis.status === 'ready' && !this.#permissionRefused;
   }
 
   health(): StoreHealth {
     if (this.redis.status !== 'ready') return { state: 'unavailable', reason: this.#lastFailure ?? 'connecting' };
+    if (this.#permissionRefused) {
+      this.#probe();
+      return { state: 'unavailable', reason: 'permission_denied' };
+    }
     if (this.#commandsFailing === null) {
       // Nothing answered lately (no traffic): asked in the background, so a store that stopped answering shows here
       // within a probe or two, not only once a client's request has failed on it.
@@ -278,16 +292,19 @@ export class RedisResponseStore implements ResponseStore {
   }
 
   /**
-   * One command that needs the store whole: a Cluster's own state (`CLUSTER
-   * INFO`), a single server's PING — from a script, as every write of the
-   * store's is: a user without `+@scripting` answers a plain PING.
+   * What the store needs, asked: a write of a key under the gateway's prefix
+   * from a script, as every write of the store's is (a user without
+   * `+@scripting`, `+@write` or the prefix's keys answers a PING all the
+   * same), and on a Cluster its own state (`CLUSTER INFO`).
    */
   #probe(): void {
     if (this.#probing) return;
     this.#probing = true;
     const redis = this.redis;
     const check = async (): Promise<unknown> => {
-      if (!(redis instanceof Cluster)) return redis.eval("return redis.call('PING')", 0);
+      const written = await redis.eval(PROBE_SCRIPT, 1, this.#keys.probe());
+      this.#permissionRefused = false;
+      if (!(redis instanceof Cluster)) return written;
       const info = (await redis.cluster('INFO')) as string;
       if (!/cluster_state:ok/.test(info)) throw new Error('the cluster reports cluster_state:fail');
       return info;
@@ -299,7 +316,7 @@ export class RedisResponseStore implements ResponseStore {
   }
 
   async ensureWritable(): Promise<void> {
-    if (this.#commandsFailing === 'permission_denied') {
+    if (this.#permissionRefused) {
       // Asked again, so that a user given the permission is served without a restart.
       this.#probe();
       throw storeRefusesCommands(new Error('Redis answered NOPERM'));
@@ -347,7 +364,10 @@ export class RedisResponseStore implements ResponseStore {
     } catch (error) {
       const failure = error instanceof Error ? error : new Error(String(error));
       const reason = connectionFailureReason(failure);
-      if (reason === 'permission_denied' && this.#commandsFailing !== reason) this.#options.log?.error({ reason, error: failure.message }, 'Redis refuses the store\'s commands: the user in REDIS_URL lacks a permission (requests to be stored are refused until it has it)');
+      if (reason === 'permission_denied') {
+        if (!this.#permissionRefused) this.#options.log?.error({ reason, error: failure.message }, 'Redis refuses the store\'s commands: the user in REDIS_URL lacks a permission (requests to be stored are refused until it has it)');
+        this.#permissionRefused = true;
+      }
       this.#commandsFailing = reason;
       throw reason === 'permission_denied' ? storeRefusesCommands(error) : storeUnavailable(error);
     }

@@ -55,10 +55,23 @@ describe('RedisConversationStore', () => {
           expect(await store.update('t', id, { k: 'v' })).toBeNull();
           expect(await store.deleteItem('t', id, 'msg_2')).toBe(false);
         }
-        // One written before the count was kept is read as it is.
+        // Both gone: what the count says it had is lost.
+        await store.create('t', conversation('conv_b', {}), [message('msg_1')]);
+        await raw.del(keys.conversationOrder('t', 'conv_b'), keys.conversationItems('t', 'conv_b'));
+        expect(await store.items('t', 'conv_b')).toBeNull();
+        // One written before the count was kept is read as it is; so is one a replica of that version appended to since (its count stale).
         await store.create('t', conversation('conv_old', {}), [message('msg_1')]);
         await raw.hdel(keys.conversation('t', 'conv_old'), 'n');
         expect((await store.items('t', 'conv_old'))?.map((item) => item.id)).toEqual(['msg_1']);
+        await store.create('t', conversation('conv_rolling', {}), [message('msg_1')]);
+        await raw.rpush(keys.conversationOrder('t', 'conv_rolling'), 'msg_2');
+        await raw.hset(keys.conversationItems('t', 'conv_rolling'), 'msg_2', JSON.stringify(message('msg_2')));
+        expect((await store.items('t', 'conv_rolling'))?.map((item) => item.id)).toEqual(['msg_1', 'msg_2']);
+        expect(await store.append('t', 'conv_rolling', [message('msg_3')])).toBe(true);
+        expect(await raw.hget(keys.conversation('t', 'conv_rolling'), 'n')).toBe('3');
+        // Every item deleted: an empty conversation, whole.
+        for (const id of ['msg_1', 'msg_2', 'msg_3']) await store.deleteItem('t', 'conv_rolling', id);
+        expect(await store.items('t', 'conv_rolling')).toEqual([]);
       } finally {
         await store.close();
       }

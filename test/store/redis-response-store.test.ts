@@ -21,10 +21,14 @@ const open = (keyPrefix = redis.prefix()) => new RedisResponseStore({ url: redis
 describeResponseStoreContract('redis', async () => open(), (store) => store.close());
 
 describe('RedisResponseStore', () => {
-  it("a Redis user that may not run scripts (managed Redis's restricted users) is found at connect: not ready, its requests refused before a model call with no retry, served once granted", async () => {
+  it.each([
+    ['may not run scripts', ['-@scripting']],
+    ['may not write', ['-@write']],
+    ["may not touch the gateway's keys", ['resetkeys', '~other:*']],
+  ])("a Redis user that %s (managed Redis's restricted users) is found at connect: not ready, its requests refused before a model call with no retry, served once granted", async (_what, restriction) => {
     const admin = new Redis(redis.url);
-    const user = `loopgate-noscript-${randomUUID()}`;
-    await admin.acl('SETUSER', user, 'on', '>pw', '~*', '&*', '+@all', '-@scripting');
+    const user = `loopgate-restricted-${randomUUID()}`;
+    await admin.acl('SETUSER', user, 'on', '>pw', '~*', '&*', '+@all', ...restriction);
     const url = new URL(redis.url);
     url.username = user;
     url.password = 'pw';
@@ -36,11 +40,15 @@ describe('RedisResponseStore', () => {
       await waitFor(() => (store.health() as { reason?: string }).reason === 'permission_denied');
       expect(store.isReady()).toBe(false);
       expect(errors).toEqual([expect.stringMatching(/lacks a permission/)]);
+      // A read that goes through says nothing of the writes a stored response needs.
+      await store.get('t', 'resp_absent').catch(() => null);
+      expect(store.isReady()).toBe(false);
       const refused = await store.ensureWritable().catch((error: unknown) => error);
       expect(refused).toBeInstanceOf(GatewayError);
       expect(refused).toMatchObject({ status: 503, code: 'store_unavailable', headers: { 'x-should-retry': 'false' } });
       expect((refused as Error).message).toMatch(/lacks a permission/);
-      await admin.acl('SETUSER', user, '+@scripting');
+      expect(errors).toHaveLength(1);
+      await admin.acl('SETUSER', user, '+@all', 'allkeys');
       await waitFor(async () => (await store.ensureWritable().then(() => true, () => false)) && store.isReady());
       await store.put(record('t', 'resp_granted', null));
       expect((await store.get('t', 'resp_granted'))?.response.id).toBe('resp_granted');
