@@ -123,8 +123,8 @@ interface ChainCommands {
   loopgateDelete(key: string, itemPrefix: string, id: string, responsePrefix: string): Promise<number>;
 }
 
-/** The readiness probe: a short-lived write from a script, as the store's own writes are. */
-const PROBE_SCRIPT = `redis.call('SET', KEYS[1], '1', 'PX', 60000) return 1`;
+/** The readiness probe: a write from a script, as the store's own writes are, taken back at once (nothing of it stays). */
+const PROBE_SCRIPT = `redis.call('SET', KEYS[1], '1', 'PX', 60000) redis.call('DEL', KEYS[1]) return 1`;
 
 /** How long the store may go unasked before a readiness check asks it (in the background) whether it still answers. */
 const QUIET_PROBE_MS = 1_000;
