@@ -1,10 +1,8 @@
-import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectRedis } from '../../src/store/redis-client.ts';
 import { RedisBackgroundRegistry } from '../../src/store/redis-background-registry.ts';
 import { RedisKeys } from '../../src/store/redis-keys.ts';
-import { acquireRedis, type TestRedis } from '../support/redis.ts';
+import { acquireRedis, restrictedRedisUser, type TestRedis } from '../support/redis.ts';
 import { waitFor } from '../support/wait-for.ts';
 
 let redis: TestRedis;
@@ -18,13 +16,8 @@ afterAll(async () => {
 
 describe('RedisBackgroundRegistry', () => {
   it('a Redis user without channel access (Redis 7 gives new users none) still cancels: the cancel is recorded, the refused message only logged', async () => {
-    const admin = new Redis(redis.url);
-    const user = `loopgate-nochannels-${randomUUID()}`;
-    await admin.acl('SETUSER', user, 'on', '>pw', '~*', 'resetchannels', '+@all');
-    const url = new URL(redis.url);
-    url.username = user;
-    url.password = 'pw';
-    const client = connectRedis({ url: url.toString(), commandTimeoutMs: 1_000 });
+    const user = await restrictedRedisUser(redis.url, ['~*', 'resetchannels', '+@all']);
+    const client = connectRedis({ url: user.url, commandTimeoutMs: 1_000 });
     const warnings: string[] = [];
     const registry = new RedisBackgroundRegistry({ client, keys: new RedisKeys(redis.prefix()), readyWaitMs: 1_000, log: { warn: (_fields, message) => void warnings.push(message) } });
     try {
@@ -38,8 +31,7 @@ describe('RedisBackgroundRegistry', () => {
     } finally {
       await registry.close();
       client.disconnect();
-      await admin.acl('DELUSER', user);
-      admin.disconnect();
+      await user.remove();
     }
   });
 });

@@ -1,10 +1,8 @@
-import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors/gateway-error.ts';
 import { RedisKeys } from '../../src/store/redis-keys.ts';
 import { RedisResponseStore } from '../../src/store/redis-response-store.ts';
-import { acquireRedis, type TestRedis } from '../support/redis.ts';
+import { acquireRedis, restrictedRedisUser, type TestRedis } from '../support/redis.ts';
 import { waitFor } from '../support/wait-for.ts';
 import { describeResponseStoreContract, record } from './response-store-contract.ts';
 
@@ -26,15 +24,10 @@ describe('RedisResponseStore', () => {
     ['may not write', ['-@write']],
     ["may not touch the gateway's keys", ['resetkeys', '~other:*']],
   ])("a Redis user that %s (managed Redis's restricted users) is found at connect: not ready, its requests refused before a model call with no retry, served once granted", async (_what, restriction) => {
-    const admin = new Redis(redis.url);
-    const user = `loopgate-restricted-${randomUUID()}`;
-    await admin.acl('SETUSER', user, 'on', '>pw', '~*', '&*', '+@all', ...restriction);
-    const url = new URL(redis.url);
-    url.username = user;
-    url.password = 'pw';
+    const user = await restrictedRedisUser(redis.url, ['~*', '&*', '+@all', ...restriction]);
     const errors: string[] = [];
     const log = { info: () => {}, warn: () => {}, error: (_fields: Record<string, unknown>, message: string) => void errors.push(message) };
-    const store = new RedisResponseStore({ url: url.toString(), keyPrefix: redis.prefix(), ttlSeconds: 60, commandTimeoutMs: 1_000, log });
+    const store = new RedisResponseStore({ url: user.url, keyPrefix: redis.prefix(), ttlSeconds: 60, commandTimeoutMs: 1_000, log });
     try {
       // No request asked anything: the check at connect found it.
       await waitFor(() => (store.health() as { reason?: string }).reason === 'permission_denied');
@@ -48,14 +41,13 @@ describe('RedisResponseStore', () => {
       expect(refused).toMatchObject({ status: 503, code: 'store_unavailable', headers: { 'x-should-retry': 'false' } });
       expect((refused as Error).message).toMatch(/lacks a permission/);
       expect(errors).toHaveLength(1);
-      await admin.acl('SETUSER', user, '+@all', 'allkeys');
+      await user.setRules('+@all', 'allkeys');
       await waitFor(async () => (await store.ensureWritable().then(() => true, () => false)) && store.isReady());
       await store.put(record('t', 'resp_granted', null));
       expect((await store.get('t', 'resp_granted'))?.response.id).toBe('resp_granted');
     } finally {
       await store.close();
-      await admin.acl('DELUSER', user);
-      admin.disconnect();
+      await user.remove();
     }
   });
 

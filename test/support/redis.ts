@@ -110,3 +110,21 @@ export function freePort(): Promise<number> {
     });
   });
 }
+
+/** An ACL user of the Redis at `url` with `rules` (a managed service's restricted user): its URL, a way to change its rules, and its removal. */
+export async function restrictedRedisUser(url: string, rules: string[]): Promise<{ url: string; setRules(...more: string[]): Promise<void>; remove(): Promise<void> }> {
+  const admin = new Redis(url);
+  const user = `loopgate-restricted-${randomUUID()}`;
+  await admin.acl('SETUSER', user, 'on', '>pw', ...rules);
+  const userUrl = new URL(url);
+  userUrl.username = user;
+  userUrl.password = 'pw';
+  return {
+    url: userUrl.toString(),
+    setRules: async (...more) => void (await admin.acl('SETUSER', user, ...more)),
+    remove: async () => {
+      await admin.acl('DELUSER', user);
+      admin.disconnect();
+    },
+  };
+}
