@@ -20,14 +20,16 @@ export interface RedisConversationStoreOptions {
  * item JSON by id in chunks (Lua's unpack has a stack limit).
  *
  * `whole`: the conversation is there with all its items. A Redis whose
- * `maxmemory-policy` evicts keys (`allkeys-lru`) takes them one at a time, and
- * a conversation that lost its order or its items would be answered as one
- * with no history, the model told nothing of what came before: one that is
- * not whole is not found. Every script keeps the order and the items alike
- * (one entry each per item), so one without the other is a loss; both gone
- * is one when the hash says it had items (`n`, its count as last written —
- * a replica of an earlier version, during a rolling update, appends without
- * counting, so the count is trusted only to tell none from some).
+ * `maxmemory-policy` evicts keys takes them one at a time, and a conversation
+ * that lost its order or its items would be answered as one with no history,
+ * the model told nothing of what came before: one that is not whole is not
+ * found. Every script keeps the order and the items alike (one entry each per
+ * item), so one without the other is a loss. Both gone would look like a
+ * conversation emptied, so the items' hash holds a mark beside them (a field
+ * no item id can be: ids are at most 256 characters), and the conversation's
+ * hash says it was marked: a mark that is gone went with its hash. Replicas
+ * of an earlier version, during a rolling update, append and delete items
+ * without touching the mark, so it holds through them.
  */
 const LIB = `
 local function push(order, items, id, json)
@@ -40,16 +42,17 @@ end
 local function touch(ttl, ...)
   for _, key in ipairs({...}) do redis.call('EXPIRE', key, ttl) end
 end
+local MARK = string.rep('~', 300)
 local function whole(conversation, order, items)
   if redis.call('EXISTS', conversation) == 0 then return false end
   local listed, kept = redis.call('LLEN', order), redis.call('HLEN', items)
-  if listed ~= kept then return false end
-  if listed > 0 then return true end
-  local n = redis.call('HGET', conversation, 'n')
-  return not n or tonumber(n) == 0
+  if redis.call('HEXISTS', items, MARK) == 1 then return listed == kept - 1 end
+  -- No mark: its items' hash went (the conversation says it was marked), or it was written before marks were kept.
+  return redis.call('HEXISTS', conversation, 'marked') == 0 and listed == kept
 end
-local function counted(conversation, items)
-  redis.call('HSET', conversation, 'n', redis.call('HLEN', items))
+local function marked(conversation, items)
+  redis.call('HSET', items, MARK, '1')
+  redis.call('HSET', conversation, 'marked', '1')
 end
 local function fetch(items, ids, out)
   for i = 1, #ids, 500 do
@@ -71,7 +74,7 @@ const CREATE = `${LIB}
 redis.call('HSET', KEYS[1], 'created_at', ARGV[2], 'metadata', ARGV[3])
 redis.call('DEL', KEYS[2], KEYS[3], KEYS[4])
 for i = 4, #ARGV, 2 do push(KEYS[2], KEYS[3], ARGV[i], ARGV[i + 1]) end
-counted(KEYS[1], KEYS[3])
+marked(KEYS[1], KEYS[3])
 touch(ARGV[1], KEYS[1], KEYS[2], KEYS[3])
 return 1
 `;
@@ -95,7 +98,7 @@ return existed
 const APPEND = `${LIB}
 if not whole(KEYS[1], KEYS[2], KEYS[3]) then return 0 end
 for i = 2, #ARGV, 2 do push(KEYS[2], KEYS[3], ARGV[i], ARGV[i + 1]) end
-counted(KEYS[1], KEYS[3])
+marked(KEYS[1], KEYS[3])
 touch(ARGV[1], KEYS[1], KEYS[2], KEYS[3])
 return 1
 `;
@@ -152,7 +155,7 @@ const DELETE_ITEM = `${LIB}
 if not whole(KEYS[1], KEYS[2], KEYS[3]) then return 0 end
 if redis.call('HDEL', KEYS[3], ARGV[2]) == 0 then return 0 end
 redis.call('LREM', KEYS[2], 0, ARGV[2])
-counted(KEYS[1], KEYS[3])
+marked(KEYS[1], KEYS[3])
 touch(ARGV[1], KEYS[1], KEYS[2], KEYS[3])
 return 1
 `;
@@ -174,7 +177,7 @@ local holder = redis.call('GET', KEYS[4])
 if holder and holder ~= ARGV[2] then return 0 end
 if whole(KEYS[1], KEYS[2], KEYS[3]) then
   for i = 3, #ARGV, 2 do push(KEYS[2], KEYS[3], ARGV[i], ARGV[i + 1]) end
-  counted(KEYS[1], KEYS[3])
+  marked(KEYS[1], KEYS[3])
   touch(ARGV[1], KEYS[1], KEYS[2], KEYS[3])
 end
 if holder then redis.call('DEL', KEYS[4]) end
@@ -206,7 +209,7 @@ interface ConversationCommands {
 
 /**
  * Conversations in Redis (single or cluster). Per conversation: a hash
- * (`created_at`, `metadata`, `n` items), a list of item ids in order, a hash of item JSON
+ * (`created_at`, `metadata`, `marked`), a list of item ids in order, a hash of item JSON
  * by id, and the claim's lock key — all under the tenant's hash tag, so every
  * multi-key step is one script in one slot. Every write gives the
  * conversation's keys the store's TTL again; the lock has its own lease.

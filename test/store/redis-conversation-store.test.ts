@@ -55,22 +55,29 @@ describe('RedisConversationStore', () => {
           expect(await store.update('t', id, { k: 'v' })).toBeNull();
           expect(await store.deleteItem('t', id, 'msg_2')).toBe(false);
         }
-        // Both gone: what the count says it had is lost.
+        // Both gone: the mark went with the items.
         await store.create('t', conversation('conv_b', {}), [message('msg_1')]);
         await raw.del(keys.conversationOrder('t', 'conv_b'), keys.conversationItems('t', 'conv_b'));
         expect(await store.items('t', 'conv_b')).toBeNull();
-        // One written before the count was kept is read as it is; so is one a replica of that version appended to since (its count stale).
+        // One written before marks were kept is read as it is.
         await store.create('t', conversation('conv_old', {}), [message('msg_1')]);
-        await raw.hdel(keys.conversation('t', 'conv_old'), 'n');
+        await raw.hdel(keys.conversation('t', 'conv_old'), 'marked');
+        await raw.hdel(keys.conversationItems('t', 'conv_old'), '~'.repeat(300));
         expect((await store.items('t', 'conv_old'))?.map((item) => item.id)).toEqual(['msg_1']);
+        // A replica of that version, during a rolling update, appends and deletes items as it did (the mark untouched): still whole, emptied too.
         await store.create('t', conversation('conv_rolling', {}), [message('msg_1')]);
         await raw.rpush(keys.conversationOrder('t', 'conv_rolling'), 'msg_2');
         await raw.hset(keys.conversationItems('t', 'conv_rolling'), 'msg_2', JSON.stringify(message('msg_2')));
         expect((await store.items('t', 'conv_rolling'))?.map((item) => item.id)).toEqual(['msg_1', 'msg_2']);
+        for (const id of ['msg_1', 'msg_2']) {
+          await raw.hdel(keys.conversationItems('t', 'conv_rolling'), id);
+          await raw.lrem(keys.conversationOrder('t', 'conv_rolling'), 0, id);
+        }
+        expect(await store.items('t', 'conv_rolling')).toEqual([]);
+        expect(await store.get('t', 'conv_rolling')).not.toBeNull();
         expect(await store.append('t', 'conv_rolling', [message('msg_3')])).toBe(true);
-        expect(await raw.hget(keys.conversation('t', 'conv_rolling'), 'n')).toBe('3');
-        // Every item deleted: an empty conversation, whole.
-        for (const id of ['msg_1', 'msg_2', 'msg_3']) await store.deleteItem('t', 'conv_rolling', id);
+        // Every item deleted by this version: an empty conversation, whole.
+        await store.deleteItem('t', 'conv_rolling', 'msg_3');
         expect(await store.items('t', 'conv_rolling')).toEqual([]);
       } finally {
         await store.close();
@@ -84,9 +91,10 @@ describe('RedisConversationStore', () => {
       const store = open(prefix, 100);
       try {
         await store.create('t', conversation('conv_a', { k: 'v' }), [message('msg_1'), message('msg_2')]);
-        expect(await raw.hgetall(keys.conversation('t', 'conv_a'))).toEqual({ created_at: '1700000000', metadata: '{"k":"v"}', n: '2' });
+        expect(await raw.hgetall(keys.conversation('t', 'conv_a'))).toEqual({ created_at: '1700000000', metadata: '{"k":"v"}', marked: '1' });
         expect(await raw.lrange(keys.conversationOrder('t', 'conv_a'), 0, -1)).toEqual(['msg_1', 'msg_2']);
-        expect(await raw.hkeys(keys.conversationItems('t', 'conv_a'))).toEqual(['msg_1', 'msg_2']);
+        // The items, and the mark that tells an emptied conversation from one whose items were evicted.
+        expect((await raw.hkeys(keys.conversationItems('t', 'conv_a'))).sort()).toEqual(['msg_1', 'msg_2', '~'.repeat(300)]);
         const conversationKeys = [keys.conversation('t', 'conv_a'), keys.conversationOrder('t', 'conv_a'), keys.conversationItems('t', 'conv_a')];
         for (const key of conversationKeys) {
           const ttl = await raw.ttl(key);
