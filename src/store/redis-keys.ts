@@ -85,9 +85,9 @@ export class RedisKeys {
     return `${this.#prefix}{bg}:cancel`;
   }
 
-  /** What the store's readiness probe writes (a script setting a key of the gateway's prefix, as every store write is): short-lived. */
+  /** What the store's readiness probe writes and deletes at once: a key shaped as a tenant's (a hash tag of its own), so no other application's. */
   probe(): string {
-    return `${this.#prefix}probe`;
+    return `${this.#prefix}{loopgate-probe}:probe`;
   }
 
   /** Pub/sub channel on which a cancel reaches the owning replica at once. */

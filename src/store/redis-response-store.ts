@@ -302,7 +302,11 @@ export class RedisResponseStore implements ResponseStore {
     this.#probing = true;
     const redis = this.redis;
     const check = async (): Promise<unknown> => {
-      const written = await redis.eval(PROBE_SCRIPT, 1, this.#keys.probe());
+      // At `maxmemory` (noeviction) the write is refused, Redis answering: ready as before, so that reads and `store: false` go on (every replica shares the Redis).
+      const written = await redis.eval(PROBE_SCRIPT, 1, this.#keys.probe()).catch((error: unknown) => {
+        if (error instanceof Error && /^OOM\b/.test(error.message)) return 'full';
+        throw error;
+      });
       this.#permissionRefused = false;
       if (!(redis instanceof Cluster)) return written;
       const info = (await redis.cluster('INFO')) as string;

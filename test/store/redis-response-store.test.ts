@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
 import { GatewayError } from '../../src/errors/gateway-error.ts';
 import { RedisKeys } from '../../src/store/redis-keys.ts';
 import { RedisResponseStore } from '../../src/store/redis-response-store.ts';
-import { acquireRedis, restrictedRedisUser, type TestRedis } from '../support/redis.ts';
+import { acquireRedis, restrictedRedisUser, startRedisServer, type TestRedis } from '../support/redis.ts';
 import { waitFor } from '../support/wait-for.ts';
 import { describeResponseStoreContract, record } from './response-store-contract.ts';
 
@@ -48,6 +49,32 @@ describe('RedisResponseStore', () => {
     } finally {
       await store.close();
       await user.remove();
+    }
+  });
+
+  it('a Redis at maxmemory (noeviction) is still ready: it answers, reads and store: false go on, and its probe leaves no key', async () => {
+    const own = await startRedisServer();
+    const raw = new Redis(own.url);
+    const store = new RedisResponseStore({ url: own.url, keyPrefix: '', ttlSeconds: 60, commandTimeoutMs: 1_000 });
+    try {
+      await raw.set('probe', "another application's value");
+      await waitFor(() => store.health().state === 'ready');
+      await raw.config('SET', 'maxmemory-policy', 'noeviction');
+      await raw.config('SET', 'maxmemory', '1');
+      // Quiet for a second: the next readiness check probes, and the one after reads what the probe found.
+      await new Promise((resolve) => setTimeout(resolve, 1_100));
+      store.health();
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(store.health()).toEqual({ state: 'ready' });
+      expect(store.isReady()).toBe(true);
+      await raw.config('SET', 'maxmemory', '0');
+      // Its probe writes a key of its own, shaped as the store's, and takes it back.
+      expect(await raw.keys('*')).toEqual(['probe']);
+      expect(await raw.get('probe')).toBe("another application's value");
+    } finally {
+      await store.close();
+      raw.disconnect();
+      await own.stop();
     }
   });
 
