@@ -72,6 +72,23 @@ describe('McpSessionPool', () => {
     await pool.close();
   });
 
+  it("one tenant's listing is never another's: a server that enables a tool for one session lists it to that session only", async () => {
+    server.extraTools.push((mcp) =>
+      mcp.registerTool('unlock', { description: 'Enables a tool for this session.', inputSchema: {} }, async () => {
+        mcp.registerTool('vault', { description: 'Only for the session that unlocked it.', inputSchema: {} }, async () => ({ content: [{ type: 'text', text: 'secret' }] }));
+        return { content: [{ type: 'text', text: 'unlocked' }] };
+      }),
+    );
+    const pool = new McpSessionPool({ listTtlMs: 60_000, maxOutputChars: 1_000, maxSessions: 8, untrustedFetch: egress.fetch });
+    const target = { url, headers: { 'x-k': 'per-session' }, untrusted: false };
+    const [a, b] = [pool.session(target, 'team-a'), pool.session(target, 'team-b')];
+    expect((await a.call('unlock', {}, new AbortController().signal, 5_000)).output).toBe('unlocked');
+    await waitFor(async () => (await a.tools()).some((tool) => tool.name === 'vault'));
+    expect((await b.tools()).map((tool) => tool.name)).not.toContain('vault');
+    expect((await a.tools()).map((tool) => tool.name)).toContain('vault');
+    await pool.close();
+  });
+
   it("ends a cancelled or timed-out call's own HTTP exchange: the server, which sends no answer to a cancelled call, holds no stream open for it", async () => {
     const pool = new McpSessionPool({ listTtlMs: 60_000, maxOutputChars: 1_000, maxSessions: 8, untrustedFetch: egress.fetch });
     const session = pool.session({ url, headers: { 'x-k': 'cancel' }, untrusted: false }, 'tenant-a');

@@ -3,7 +3,9 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EgressPolicy } from '../../src/executors/mcp/egress-policy.ts';
+import { McpExecutor } from '../../src/executors/mcp/mcp-executor.ts';
 import { McpSessionPool } from '../../src/executors/mcp/mcp-session-pool.ts';
+import type { ToolContext } from '../../src/executors/tool-executor.ts';
 import { startStatelessMcpServer } from '../support/stateless-mcp-server.ts';
 
 /** Tools as servers in the wild list them: a few to a page, some with an output schema, one without an input schema's `type`, one malformed. */
@@ -62,11 +64,18 @@ describe('listing an MCP server’s tools', () => {
     expect(await session.call('last', {}, signal, 5_000)).toMatchObject({ isError: false, output: 'ran last' });
   });
 
-  it("a tenant's call is checked against the output schema the server listed, though its session did not list it (the operator's catalog lists on its own)", async () => {
-    const target = { url: paging.url, headers: { 'x-tenants': 'listed-elsewhere' }, untrusted: false };
-    await pool.session(target, null).tools();
-    const counted = await pool.session(target, 'team-a').call('counted', {}, new AbortController().signal, 5_000);
-    expect(counted).toMatchObject({ isError: true, serverLost: false });
-    expect(counted.output).toContain("Structured content does not match the tool's output schema");
+  it("an operator server's tool called by a tenant is checked against the output schema the catalog listed, though the tenant's own session did not list it", async () => {
+    const executor = new McpExecutor({ servers: [{ name: 'pg', url: paging.url, headers: {}, allowedTools: null, timeoutMs: null }], pool, egress, defaultTimeoutMs: 5_000, catalog: { listWaitMs: 5_000 } });
+    try {
+      const base: ToolContext = { tenant: 'team-a', tools: [], mcpServers: [], previousOutput: [], offered: new Map() };
+      const prepared = await executor.prepare(base, new AbortController().signal);
+      const context: ToolContext = { ...base, offered: new Map(prepared.offered.map((tool) => [tool.definition.name, tool])) };
+      expect([...context.offered.keys()]).toContain('pg__counted');
+      const result = await executor.execute({ callId: 'call_1', name: 'pg__counted', arguments: '{}' }, context, new AbortController().signal);
+      expect(result.isError).toBe(true);
+      expect(result.output).toContain("Structured content does not match the tool's output schema");
+    } finally {
+      executor.close();
+    }
   });
 });

@@ -11,6 +11,8 @@ export interface McpTool {
   description: string | null;
   inputSchema: Record<string, unknown>;
   annotations: Record<string, unknown> | null;
+  /** Its `outputSchema`, compiled: a result must fit it (absent: the tool declares none, or it came from a stored listing). */
+  outputCheck?: JsonSchemaValidator<unknown>;
 }
 
 /** A server's tools, and how each tool's structured results are checked (its `outputSchema`). */
@@ -52,15 +54,17 @@ export async function listTools(client: Client, timeoutMs: number): Promise<Tool
       const tool = parsed.data;
       // Bounded like a request's own tools: a schema nested deeper would overflow the stack wherever it is serialised (upstream body, event, store).
       if (findTooDeep(tool.inputSchema, REQUEST_LIMITS.maxJsonDepth) || findTooDeep(tool.annotations, REQUEST_LIMITS.maxJsonDepth)) continue;
-      tools.push({
+      const listed: McpTool = {
         name: tool.name,
         description: tool.description ? truncate(tool.description, MAX_DESCRIPTION_CHARS) : null,
         inputSchema: tool.inputSchema as Record<string, unknown>,
         annotations: (tool.annotations as Record<string, unknown> | undefined) ?? null,
-      });
+      };
+      tools.push(listed);
       if (tool.outputSchema) {
         try {
-          outputChecks.set(tool.name, validator.getValidator(tool.outputSchema as JsonSchemaType));
+          listed.outputCheck = validator.getValidator(tool.outputSchema as JsonSchemaType);
+          outputChecks.set(tool.name, listed.outputCheck);
         } catch {
           // A schema that does not compile checks nothing (the SDK's own listing would have thrown on it).
         }

@@ -25,6 +25,8 @@ interface McpTarget {
   server: McpServerTarget;
   toolName: string;
   timeoutMs: number;
+  /** The output schema of the listing the tool was offered from. */
+  outputCheck?: McpTool['outputCheck'];
 }
 
 /**
@@ -136,7 +138,7 @@ export class McpExecutor implements ToolExecutor {
     const target = offered?.executor === this ? (offered.target as McpTarget) : null;
     if (!target) return { output: JSON.stringify({ error: `No MCP tool is named '${call.name}'.` }), isError: true };
     const args = call.arguments ? (JSON.parse(call.arguments) as Record<string, unknown>) : {};
-    const { serverLost, ...result } = await this.#pool.session(target.server, context.tenant).call(target.toolName, args, signal, target.timeoutMs, { trace: context.trace, attachImages: this.#attachImages });
+    const { serverLost, ...result } = await this.#pool.session(target.server, context.tenant).call(target.toolName, args, signal, target.timeoutMs, { trace: context.trace, attachImages: this.#attachImages, outputCheck: target.outputCheck });
     // An operator server that stopped answering is listed again now: gone, it is left out of requests (one warn line, /readyz says so) until it answers.
     if (serverLost && !target.server.untrusted) this.#catalog.recheck(target.server);
     return result;
@@ -230,7 +232,7 @@ export class McpExecutor implements ToolExecutor {
     const name = qualifiedToolName(serverName, tool.name);
     const description = [serverDescription, tool.description].filter(Boolean).join('\n\n');
     const callTimeoutMs = timeoutMs ?? this.#defaultTimeoutMs;
-    const target: McpTarget = { server, toolName: tool.name, timeoutMs: callTimeoutMs };
+    const target: McpTarget = { server, toolName: tool.name, timeoutMs: callTimeoutMs, ...(tool.outputCheck && { outputCheck: tool.outputCheck }) };
     return [{ definition: { type: 'function', name, ...(description && { description }), parameters: tool.inputSchema }, policyName: { server: serverName, tool: tool.name }, executor: this, presentation, target, timeoutMs: callTimeoutMs, serverUrl: server.url, ...(!server.untrusted && { operatorServer: serverName }) }];
   }
 }

@@ -87,8 +87,15 @@ export class McpSessionPool {
   readonly #options: McpSessionPoolOptions;
   readonly #sessions = new Map<string, McpSession>();
 
-  /** What each server lists, shared by its sessions (every tenant's): bounded as the sessions are, the least recently used going first. */
-  readonly #listings = new Map<string, ServerListing>();
+  /**
+   * How often each server said its tools changed, on any session of it (any
+   * tenant's): some servers say so only on the stream of the call that
+   * changed them, and the operator's catalog, which lists on a session of its
+   * own, must hear it. Kept by the target object its holder lists and calls
+   * through (the catalog's entries live as long as the gateway; a request's
+   * go with it).
+   */
+  readonly #changes = new WeakMap<McpServerTarget, ToolChanges>();
 
   constructor(options: McpSessionPoolOptions) {
     this.#options = options;
@@ -102,7 +109,7 @@ export class McpSessionPool {
     if (session) {
       this.#sessions.delete(key);
     } else {
-      session = new McpSession(target, this.#options, this.#listingOf(server), () => {
+      session = new McpSession(target, this.#options, this.#changesOf(target), () => {
         if (this.#sessions.get(key) === session) this.#sessions.delete(key);
       });
     }
@@ -115,20 +122,10 @@ export class McpSessionPool {
     return session;
   }
 
-  /**
-   * The server's listing, shared by every session of it: a listing is no
-   * tenant's state, and a tenant's call must be checked against the output
-   * schema the server listed, and a `tools/list_changed` heard on any session
-   * (some servers send it on the stream of the call that changed the tools)
-   * must reach whoever offers the tools.
-   */
-  #listingOf(server: string): ServerListing {
-    let listing = this.#listings.get(server);
-    if (listing) this.#listings.delete(server);
-    else listing = { tools: null, outputChecks: new Map(), version: 0 };
-    this.#listings.set(server, listing);
-    if (this.#listings.size > this.#options.maxSessions) this.#listings.delete(this.#listings.keys().next().value as string);
-    return listing;
+  #changesOf(target: McpServerTarget): ToolChanges {
+    let changes = this.#changes.get(target);
+    if (!changes) this.#changes.set(target, (changes = { version: 0 }));
+    return changes;
   }
 
   /** Leaves the pooled session of `target` for `tenant`, if any, to close once idle: the next use connects anew (a call of another session found the server gone). */
@@ -154,11 +151,8 @@ function serverKey(target: McpServerTarget): string {
   return JSON.stringify([target.url, Object.entries(target.headers).sort(), target.untrusted]);
 }
 
-/** A server's tools as last listed (on any of its sessions), their output-schema checks, and how often it said they changed. */
-interface ServerListing {
-  tools: { value: Promise<McpTool[]>; expiresAt: number } | null;
-  /** The output-schema checks of the last listing, every page's (list-tools.ts). */
-  outputChecks: ToolListing['outputChecks'];
+/** How often a server said its tools changed (`tools/list_changed`), on any of its sessions. */
+interface ToolChanges {
   version: number;
 }
 
@@ -170,15 +164,23 @@ export class McpSession {
   readonly #secrets: SecretRedactor;
   #client: Promise<Client> | null = null;
   #live: Client | null = null;
-  readonly #listing: ServerListing;
+  /**
+   * The session's own listing: a server may list differently on each session
+   * (tools it enables for one client), so one tenant's listing is never
+   * another's.
+   */
+  #tools: { value: Promise<McpTool[]>; expiresAt: number } | null = null;
+  /** The output-schema checks of the session's last listing, every page's (list-tools.ts). */
+  #outputChecks: ToolListing['outputChecks'] = new Map();
+  readonly #changes: ToolChanges;
   /** Listings and calls under way: a session pushed out of the pool closes once they are done, not under them. */
   #busy = 0;
   #retired = false;
 
-  constructor(target: McpServerTarget, options: McpSessionPoolOptions, listing: ServerListing, onGone: () => void) {
+  constructor(target: McpServerTarget, options: McpSessionPoolOptions, changes: ToolChanges, onGone: () => void) {
     this.#target = target;
     this.#options = options;
-    this.#listing = listing;
+    this.#changes = changes;
     this.#onGone = onGone;
     // Its headers' values and its URL's credentials: a fetch error may quote the URL.
     const secrets = [...headerSecrets(target.headers), ...urlSecrets(target.url)];
@@ -187,23 +189,23 @@ export class McpSession {
 
   /** Grows each time the server says its tools changed (`tools/list_changed`), so holders of a listing know it is stale. */
   get toolsVersion(): number {
-    return this.#listing.version;
+    return this.#changes.version;
   }
 
   /** The server's tools: cached, shared by concurrent callers, refreshed on `tools/list_changed`; `fresh` asks the server again (is it still there?). */
   tools({ fresh = false }: { fresh?: boolean } = {}): Promise<McpTool[]> {
-    const cached = this.#listing.tools;
+    const cached = this.#tools;
     if (cached && cached.expiresAt > Date.now() && !fresh) return cached.value;
     const value = this.#withClient(async (client) => {
       const listing = await listTools(client, this.#options.listTimeoutMs ?? DEFAULT_LIST_TIMEOUT_MS);
-      this.#listing.outputChecks = listing.outputChecks;
+      this.#outputChecks = listing.outputChecks;
       return listing.tools;
     }).catch((error: unknown) => {
       throw this.#secrets.redactError(error);
     });
-    this.#listing.tools = { value, expiresAt: Date.now() + this.#options.listTtlMs };
+    this.#tools = { value, expiresAt: Date.now() + this.#options.listTtlMs };
     value.catch(() => {
-      if (this.#listing.tools?.value === value) this.#listing.tools = null;
+      if (this.#tools?.value === value) this.#tools = null;
     });
     return value;
   }
@@ -213,11 +215,19 @@ export class McpSession {
    * A trace context goes in `params._meta` (`traceparent`, `tracestate`), where OpenTelemetry's MCP
    * conventions put it: it then reaches the server whatever the transport (an HTTP+SSE server answers on
    * one shared stream). With `attachImages`, the images a result holds come back as images, beside its text.
+   * `outputCheck`: the output schema of the listing the tool was offered from (the operator's catalog lists
+   * on a session of its own); else this session's own listing's.
    */
-  async call(name: string, args: Record<string, unknown>, signal: AbortSignal, timeoutMs: number, { trace, attachImages = false }: { trace?: TraceContext | undefined; attachImages?: boolean } = {}): Promise<McpCallResult> {
+  async call(
+    name: string,
+    args: Record<string, unknown>,
+    signal: AbortSignal,
+    timeoutMs: number,
+    { trace, attachImages = false, outputCheck }: { trace?: TraceContext | undefined; attachImages?: boolean; outputCheck?: McpTool['outputCheck'] } = {},
+  ): Promise<McpCallResult> {
     try {
       const result = (await this.#withClient((client) => client.callTool({ name, arguments: args, ...(trace && { _meta: { ...trace } }) }, undefined, { signal, timeout: timeoutMs }))) as CallToolResult;
-      checkStructured(name, result, this.#listing.outputChecks.get(name));
+      checkStructured(name, result, outputCheck ?? this.#outputChecks.get(name));
       const { text, images } = toolResultOutput(result, attachImages);
       // An error with nothing to say would reach the model as an empty, successful-looking output.
       const said = result.isError === true && text.trim() === '' ? 'The tool reported an error without a message.' : text;
@@ -285,7 +295,7 @@ export class McpSession {
     if (this.#live === client) {
       this.#live = null;
       this.#client = null;
-      this.#listing.tools = null;
+      this.#tools = null;
     }
     void client.close().catch(() => {});
   }
@@ -336,14 +346,14 @@ export class McpSession {
   #newClient(): Client {
     const client = new Client({ name: 'loopgate', version: '0.1.0' });
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
-      this.#listing.tools = null;
-      this.#listing.version++;
+      this.#tools = null;
+      this.#changes.version++;
     });
     client.onclose = () => {
       if (this.#live !== client) return;
       this.#live = null;
       this.#client = null;
-      this.#listing.tools = null;
+      this.#tools = null;
       this.#onGone();
     };
     // A server that dies mid-call breaks the call's event stream; the SDK says so here and then waits (for a
