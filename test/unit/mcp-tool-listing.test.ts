@@ -7,6 +7,7 @@ import { McpExecutor } from '../../src/executors/mcp/mcp-executor.ts';
 import { McpSessionPool } from '../../src/executors/mcp/mcp-session-pool.ts';
 import type { ToolContext } from '../../src/executors/tool-executor.ts';
 import { startStatelessMcpServer } from '../support/stateless-mcp-server.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 /** Tools as servers in the wild list them: a few to a page, some with an output schema, one without an input schema's `type`, one malformed. */
 const TOOLS = [
@@ -76,6 +77,44 @@ describe('listing an MCP server’s tools', () => {
       expect(result.output).toContain("Structured content does not match the tool's output schema");
     } finally {
       executor.close();
+    }
+  });
+
+  it("a tools/list_changed said only on a tenant's call stream has the operator's catalog list afresh, whichever of two names of one server the call went by", async () => {
+    const listed = ['announce'];
+    let lists = 0;
+    const announcing = await startStatelessMcpServer(() => {
+      const mcp = new Server({ name: 'announcing', version: '1.0.0' }, { capabilities: { tools: { listChanged: true } } });
+      mcp.setRequestHandler(ListToolsRequestSchema, async () => {
+        lists++;
+        return { tools: listed.map((name) => ({ name, inputSchema: { type: 'object' as const } })) };
+      });
+      // Adds a tool for everyone, and says so on this call's own stream only (as FastMCP's ctx.session.send_tool_list_changed does).
+      mcp.setRequestHandler(CallToolRequestSchema, async (_request, extra) => {
+        listed.push(`added_${listed.length}`);
+        await extra.sendNotification({ method: 'notifications/tools/list_changed' });
+        return { content: [{ type: 'text', text: 'announced' }] };
+      });
+      return mcp;
+    });
+    const servers = ['a', 'b'].map((name) => ({ name, url: announcing.url, headers: {}, allowedTools: null, timeoutMs: null }));
+    const executor = new McpExecutor({ servers, pool: new McpSessionPool({ listTtlMs: 300_000, maxOutputChars: 1_000, maxSessions: 8, untrustedFetch: egress.fetch }), egress, defaultTimeoutMs: 5_000, catalog: { listWaitMs: 5_000 } });
+    const base: ToolContext = { tenant: 'team-a', tools: [], mcpServers: [], previousOutput: [], offered: new Map() };
+    const offeredNow = async () => (await executor.prepare(base, new AbortController().signal)).offered.map((tool) => tool.definition.name);
+    try {
+      expect(await offeredNow()).toEqual(['a__announce', 'b__announce']);
+      for (const name of ['b__announce', 'a__announce']) {
+        const before = lists;
+        const offered = new Map((await executor.prepare(base, new AbortController().signal)).offered.map((tool) => [tool.definition.name, tool]));
+        expect((await executor.execute({ callId: `call_${name}`, name, arguments: '{}' }, { ...base, offered }, new AbortController().signal)).output).toBe('announced');
+        const added = listed.at(-1)!;
+        await offeredNow();
+        await waitFor(async () => (await offeredNow()).includes(`a__${added}`));
+        expect(lists).toBeGreaterThan(before);
+      }
+    } finally {
+      executor.close();
+      announcing.server.close();
     }
   });
 });

@@ -88,14 +88,14 @@ export class McpSessionPool {
   readonly #sessions = new Map<string, McpSession>();
 
   /**
-   * How often each server said its tools changed, on any session of it (any
-   * tenant's): some servers say so only on the stream of the call that
+   * How often each operator server said its tools changed, on any session of
+   * it (any tenant's): some servers say so only on the stream of the call that
    * changed them, and the operator's catalog, which lists on a session of its
-   * own, must hear it. Kept by the target object its holder lists and calls
-   * through (the catalog's entries live as long as the gateway; a request's
-   * go with it).
+   * own, must hear it. By server (URL and headers): the operator's servers are
+   * the configuration's, so this stays as small; a request-named server's
+   * count, which nobody reads, is its session's own.
    */
-  readonly #changes = new WeakMap<McpServerTarget, ToolChanges>();
+  readonly #changes = new Map<string, ToolChanges>();
 
   constructor(options: McpSessionPoolOptions) {
     this.#options = options;
@@ -109,7 +109,7 @@ export class McpSessionPool {
     if (session) {
       this.#sessions.delete(key);
     } else {
-      session = new McpSession(target, this.#options, this.#changesOf(target), () => {
+      session = new McpSession(target, this.#options, this.#changesOf(target, server), () => {
         if (this.#sessions.get(key) === session) this.#sessions.delete(key);
       });
     }
@@ -122,9 +122,10 @@ export class McpSessionPool {
     return session;
   }
 
-  #changesOf(target: McpServerTarget): ToolChanges {
-    let changes = this.#changes.get(target);
-    if (!changes) this.#changes.set(target, (changes = { version: 0 }));
+  #changesOf(target: McpServerTarget, server: string): ToolChanges {
+    if (target.untrusted) return { version: 0 };
+    let changes = this.#changes.get(server);
+    if (!changes) this.#changes.set(server, (changes = { version: 0 }));
     return changes;
   }
 

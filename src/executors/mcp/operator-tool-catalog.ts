@@ -125,7 +125,8 @@ export class OperatorToolCatalog {
     if (entry.failures > 0) return [];
     const now = Date.now();
     const changed = entry.tools !== null && this.#options.pool.session(entry.target, null).toolsVersion !== entry.toolsVersion;
-    if (entry.tools && (entry.freshUntil <= now || changed)) this.#refresh(entry);
+    // Told of a change (on any session of the server, a tenant's call's too): listed afresh, not from the listing session's cache.
+    if (entry.tools && (entry.freshUntil <= now || changed)) this.#refresh(entry, changed);
     if (entry.tools) return entry.tools;
     const listing = entry.listing ?? this.#refresh(entry);
     const waitMs = entry.listingStartedAt + this.#options.listWaitMs - now;
