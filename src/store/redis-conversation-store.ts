@@ -26,7 +26,7 @@ export interface RedisConversationStoreOptions {
  * found. Every script keeps the order and the items alike (one entry each per
  * item), so one without the other is a loss. Both gone would look like a
  * conversation emptied, so the items' hash holds a mark beside them (a field
- * no item id can be: ids are at most 256 characters), and the conversation's
+ * no item id can be: the byte 0xFF alone, which no UTF-8 text holds), and the conversation's
  * hash says it was marked: a mark that is gone went with its hash. Replicas
  * of an earlier version, during a rolling update, append and delete items
  * without touching the mark, so it holds through them.
@@ -42,7 +42,7 @@ end
 local function touch(ttl, ...)
   for _, key in ipairs({...}) do redis.call('EXPIRE', key, ttl) end
 end
-local MARK = string.rep('~', 300)
+local MARK = '\\255'
 local function whole(conversation, order, items)
   if redis.call('EXISTS', conversation) == 0 then return false end
   local listed, kept = redis.call('LLEN', order), redis.call('HLEN', items)
@@ -82,6 +82,7 @@ return 1
 /** KEYS: conversation, order, items. ARGV: ttl, metadata JSON. Returns created_at, or nil when missing. */
 const UPDATE = `${LIB}
 if not whole(KEYS[1], KEYS[2], KEYS[3]) then return false end
+marked(KEYS[1], KEYS[3])
 redis.call('HSET', KEYS[1], 'metadata', ARGV[2])
 touch(ARGV[1], KEYS[1], KEYS[2], KEYS[3])
 return redis.call('HGET', KEYS[1], 'created_at')
