@@ -103,6 +103,14 @@ describe('listing an MCP server’s tools', () => {
     const offeredNow = async () => (await executor.prepare(base, new AbortController().signal)).offered.map((tool) => tool.definition.name);
     try {
       expect(await offeredNow()).toEqual(['a__announce', 'b__announce']);
+      // A server that says its tools changed on every call is listed at most once a second for it, not on every request.
+      const storm = lists;
+      for (let index = 0; index < 10; index++) {
+        const offered = new Map((await executor.prepare(base, new AbortController().signal)).offered.map((tool) => [tool.definition.name, tool]));
+        await executor.execute({ callId: `call_storm_${index}`, name: 'a__announce', arguments: '{}' }, { ...base, offered }, new AbortController().signal);
+      }
+      expect(lists - storm).toBeLessThanOrEqual(2);
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
       for (const name of ['b__announce', 'a__announce']) {
         const before = lists;
         const offered = new Map((await executor.prepare(base, new AbortController().signal)).offered.map((tool) => [tool.definition.name, tool]));

@@ -23,6 +23,9 @@ export interface OperatorToolCatalogOptions {
   retryMaxMs: number;
 }
 
+/** Least time between two listings a server's change notices prompt. */
+const CHANGE_RELIST_MS = 1_000;
+
 /** One operator server as `/readyz` reports it. */
 export interface OperatorServerStatus {
   name: string;
@@ -124,8 +127,9 @@ export class OperatorToolCatalog {
   async #toolsOf(entry: Entry): Promise<McpTool[]> {
     if (entry.failures > 0) return [];
     const now = Date.now();
-    const changed = entry.tools !== null && this.#options.pool.session(entry.target, null).toolsVersion !== entry.toolsVersion;
-    // Told of a change (on any session of the server, a tenant's call's too): listed afresh, not from the listing session's cache.
+    // Told of a change (on any session of the server, a tenant's call's too): listed afresh, not from the listing session's cache —
+    // at most once a second, for a server that says so on every call would otherwise be listed on every request.
+    const changed = entry.tools !== null && this.#options.pool.session(entry.target, null).toolsVersion !== entry.toolsVersion && now - entry.listingStartedAt >= CHANGE_RELIST_MS;
     if (entry.tools && (entry.freshUntil <= now || changed)) this.#refresh(entry, changed);
     if (entry.tools) return entry.tools;
     const listing = entry.listing ?? this.#refresh(entry);
