@@ -83,10 +83,13 @@ describe('listing an MCP server’s tools', () => {
   it("a tools/list_changed said only on a tenant's call stream has the operator's catalog list afresh, whichever of two names of one server the call went by", async () => {
     const listed = ['announce'];
     let lists = 0;
+    /** Listings to refuse (a server busy, or limiting its rate) before it answers again. */
+    let busyLists = 0;
     const announcing = await startStatelessMcpServer(() => {
       const mcp = new Server({ name: 'announcing', version: '1.0.0' }, { capabilities: { tools: { listChanged: true } } });
       mcp.setRequestHandler(ListToolsRequestSchema, async () => {
         lists++;
+        if (busyLists > 0 && busyLists--) throw new Error('server busy');
         return { tools: listed.map((name) => ({ name, inputSchema: { type: 'object' as const } })) };
       });
       // Adds a tool for everyone, and says so on this call's own stream only (as FastMCP's ctx.session.send_tool_list_changed does).
@@ -120,6 +123,19 @@ describe('listing an MCP server’s tools', () => {
         await waitFor(async () => (await offeredNow()).includes(`a__${added}`));
         expect(lists).toBeGreaterThan(before);
       }
+      // It says its tools changed, then is too busy to list them: its calls work, so its earlier tools stay offered, and the change is listed later.
+      // (Both its names, a and b, list it: each is refused.)
+      busyLists = 2;
+      await new Promise((resolve) => setTimeout(resolve, 1_100));
+      const offered = new Map((await executor.prepare(base, new AbortController().signal)).offered.map((tool) => [tool.definition.name, tool]));
+      const before = [...offered.keys()];
+      await executor.execute({ callId: 'call_busy', name: 'a__announce', arguments: '{}' }, { ...base, offered }, new AbortController().signal);
+      const added = listed.at(-1)!;
+      await waitFor(async () => (await offeredNow()) && busyLists === 0);
+      // Refused just now: the next listing it prompts is a second away, and meanwhile the earlier tools are offered, the server ready.
+      expect(await offeredNow()).toEqual(before);
+      expect(executor.status().map((server) => server.state)).toEqual(['ready', 'ready']);
+      await waitFor(async () => (await offeredNow()).includes(`a__${added}`), 5_000);
     } finally {
       executor.close();
       announcing.server.close();

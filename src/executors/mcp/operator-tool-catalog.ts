@@ -107,7 +107,7 @@ export class OperatorToolCatalog {
     // Listed afresh, on a new session: the calls' sessions are the tenants' own, and the listing's, its connection likely broken with theirs,
     // would answer from its cache, or fail as closed rather than say why the server cannot be reached (an HTTP+SSE one keeps its session while it retries).
     this.#options.pool.renew(entry.target, null);
-    void this.#refresh(entry, true);
+    void this.#refresh(entry, 'lost');
   }
 
   status(): OperatorServerStatus[] {
@@ -130,7 +130,7 @@ export class OperatorToolCatalog {
     // Told of a change (on any session of the server, a tenant's call's too): listed afresh, not from the listing session's cache —
     // at most once a second, for a server that says so on every call would otherwise be listed on every request.
     const changed = entry.tools !== null && this.#options.pool.session(entry.target, null).toolsVersion !== entry.toolsVersion && now - entry.listingStartedAt >= CHANGE_RELIST_MS;
-    if (entry.tools && (entry.freshUntil <= now || changed)) this.#refresh(entry, changed);
+    if (entry.tools && (entry.freshUntil <= now || changed)) this.#refresh(entry, changed ? 'changed' : 'due');
     if (entry.tools) return entry.tools;
     const listing = entry.listing ?? this.#refresh(entry);
     const waitMs = entry.listingStartedAt + this.#options.listWaitMs - now;
@@ -141,17 +141,21 @@ export class OperatorToolCatalog {
     return entry.failures === 0 ? (entry.tools ?? []) : [];
   }
 
-  /** Lists the server unless a listing is already under way; never rejects. */
-  #refresh(entry: Entry, fresh = false): Promise<void> {
+  /**
+   * Lists the server unless a listing is already under way; never rejects.
+   * `why`: its listing is due; it said its tools changed; a call found it
+   * gone (the last two ask the server, not the session's cache).
+   */
+  #refresh(entry: Entry, why: 'due' | 'changed' | 'lost' = 'due'): Promise<void> {
     if (entry.listing) return entry.listing;
     if (entry.timer) clearTimeout(entry.timer);
     entry.timer = null;
     entry.listingStartedAt = Date.now();
     const session = this.#options.pool.session(entry.target, null);
     const version = session.toolsVersion;
-    entry.listing = session.tools({ fresh }).then(
+    entry.listing = session.tools({ fresh: why !== 'due' }).then(
       (tools) => this.#listed(entry, tools, version),
-      (error: unknown) => this.#failed(entry, error),
+      (error: unknown) => (why === 'changed' && entry.tools ? this.#changeNotListed(entry, error) : this.#failed(entry, error)),
     );
     return entry.listing;
   }
@@ -161,6 +165,18 @@ export class OperatorToolCatalog {
     Object.assign(entry, { tools, toolsVersion: version, freshUntil: Date.now() + this.#options.listTtlMs, listing: null, failures: 0, retryAt: 0, lastError: null });
     if (recovered) this.#options.log.info({ mcp_server: entry.name, origin: new URL(entry.target.url).origin, tools: tools.length }, 'MCP server is back; its tools are offered again');
     this.#schedule(entry, this.#options.listTtlMs);
+  }
+
+  /**
+   * A server that said its tools changed and then failed to list them (busy,
+   * rate-limited) answered its calls all the same: its earlier tools stay
+   * offered, and the change is asked for again by a later request (at most
+   * once a second). One that is gone is found by its calls (`recheck`).
+   */
+  #changeNotListed(entry: Entry, error: unknown): void {
+    entry.listing = null;
+    this.#options.log.debug({ mcp_server: entry.name, origin: new URL(entry.target.url).origin, error: describeFailure(error) }, 'MCP server said its tools changed but did not list them; its earlier tools stay offered');
+    this.#schedule(entry, Math.max(0, entry.freshUntil - Date.now()));
   }
 
   #failed(entry: Entry, error: unknown): void {
