@@ -46,6 +46,8 @@ interface Entry {
   freshUntil: number;
   listing: Promise<void> | null;
   listingStartedAt: number;
+  /** When the server's change notices last had it listed (they do so at most once a second). */
+  changeListedAt: number;
   failures: number;
   retryAt: number;
   lastError: string | null;
@@ -75,6 +77,7 @@ export class OperatorToolCatalog {
       freshUntil: 0,
       listing: null,
       listingStartedAt: 0,
+      changeListedAt: 0,
       failures: 0,
       retryAt: 0,
       lastError: null,
@@ -129,7 +132,7 @@ export class OperatorToolCatalog {
     const now = Date.now();
     // Told of a change (on any session of the server, a tenant's call's too): listed afresh, not from the listing session's cache —
     // at most once a second, for a server that says so on every call would otherwise be listed on every request.
-    const changed = entry.tools !== null && this.#options.pool.session(entry.target, null).toolsVersion !== entry.toolsVersion && now - entry.listingStartedAt >= CHANGE_RELIST_MS;
+    const changed = entry.tools !== null && this.#options.pool.session(entry.target, null).toolsVersion !== entry.toolsVersion && now - entry.changeListedAt >= CHANGE_RELIST_MS;
     if (entry.tools && (entry.freshUntil <= now || changed)) this.#refresh(entry, changed ? 'changed' : 'due');
     if (entry.tools) return entry.tools;
     const listing = entry.listing ?? this.#refresh(entry);
@@ -151,6 +154,7 @@ export class OperatorToolCatalog {
     if (entry.timer) clearTimeout(entry.timer);
     entry.timer = null;
     entry.listingStartedAt = Date.now();
+    if (why === 'changed') entry.changeListedAt = entry.listingStartedAt;
     const session = this.#options.pool.session(entry.target, null);
     const version = session.toolsVersion;
     entry.listing = session.tools({ fresh: why !== 'due' }).then(
