@@ -72,23 +72,14 @@ export const CHAIN_READ_DEPTH = MAX_CHAIN_DEPTH + 1;
 
 /** The store refuses the gateway's own commands (a Redis user without a permission it needs): the operator must act, and no retry mends it. */
 export function storeRefusesCommands(cause: unknown): GatewayError {
-  return new GatewayError({
-    status: 503,
-    type: 'server_error',
-    code: 'store_unavailable',
-    message: "The response store refuses the gateway's commands (its Redis user lacks a permission the gateway needs); the gateway's operator must fix its configuration.",
-    headers: { 'x-should-retry': 'false' },
-    cause,
-  });
+  return storeError("The response store refuses the gateway's commands (its Redis user lacks a permission the gateway needs); the gateway's operator must fix its configuration.", { 'x-should-retry': 'false' }, cause);
 }
 
 export function storeUnavailable(cause: unknown): GatewayError {
-  return new GatewayError({
-    status: 503,
-    type: 'server_error',
-    code: 'store_unavailable',
-    message: 'The response store is unavailable; try again shortly.',
-    headers: { 'retry-after': '1' },
-    cause,
-  });
+  return storeError('The response store is unavailable; try again shortly.', { 'retry-after': '1' }, cause);
+}
+
+/** A 503 `store_unavailable`: what the client is told, and how its SDK should retry. */
+function storeError(message: string, headers: Record<string, string>, cause: unknown): GatewayError {
+  return new GatewayError({ status: 503, type: 'server_error', code: 'store_unavailable', message, headers, cause });
 }
