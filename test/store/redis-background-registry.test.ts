@@ -1,18 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { connectRedis } from '../../src/store/redis-client.ts';
 import { RedisBackgroundRegistry } from '../../src/store/redis-background-registry.ts';
 import { RedisKeys } from '../../src/store/redis-keys.ts';
-import { acquireRedis, restrictedRedisUser, type TestRedis } from '../support/redis.ts';
+import { restrictedRedisUser } from '../support/redis.ts';
+import { useTestRedis } from '../support/test-redis-hooks.ts';
 import { waitFor } from '../support/wait-for.ts';
 
-let redis: TestRedis;
-beforeAll(async () => {
-  redis = await acquireRedis();
-});
-afterAll(async () => {
-  await redis.cleanup();
-  await redis.stop();
-});
+const redis = useTestRedis();
 
 describe('RedisBackgroundRegistry', () => {
   it('a Redis user without channel access (Redis 7 gives new users none) still cancels: the cancel is recorded, the refused message only logged', async () => {

@@ -1,20 +1,14 @@
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ConversationStore } from '../../src/store/conversation-store.ts';
 import { connectRedis } from '../../src/store/redis-client.ts';
 import { RedisConversationStore } from '../../src/store/redis-conversation-store.ts';
 import { RedisKeys } from '../../src/store/redis-keys.ts';
-import { acquireRedis, startRedisServer, type TestRedis } from '../support/redis.ts';
+import { startRedisServer } from '../support/redis.ts';
+import { useTestRedis } from '../support/test-redis-hooks.ts';
 import { conversation, describeConversationStoreContract, message } from './conversation-store-contract.ts';
 
-let redis: TestRedis;
-beforeAll(async () => {
-  redis = await acquireRedis();
-});
-afterAll(async () => {
-  await redis.cleanup();
-  await redis.stop();
-});
+const redis = useTestRedis();
 
 const open = (keyPrefix = redis.prefix(), ttlSeconds = 60) =>
   new RedisConversationStore({ client: connectRedis({ url: redis.url, commandTimeoutMs: 2_000 }), keys: new RedisKeys(keyPrefix), ttlSeconds, ownsClient: true });

@@ -1,20 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { GatewayError } from '../../src/errors/gateway-error.ts';
 import { RedisKeys } from '../../src/store/redis-keys.ts';
 import { RedisResponseStore } from '../../src/store/redis-response-store.ts';
-import { acquireRedis, restrictedRedisUser, startRedisServer, type TestRedis } from '../support/redis.ts';
+import { restrictedRedisUser, startRedisServer } from '../support/redis.ts';
+import { useTestRedis } from '../support/test-redis-hooks.ts';
 import { waitFor } from '../support/wait-for.ts';
 import { describeResponseStoreContract, record } from './response-store-contract.ts';
 
-let redis: TestRedis;
-beforeAll(async () => {
-  redis = await acquireRedis();
-});
-afterAll(async () => {
-  await redis.cleanup();
-  await redis.stop();
-});
+const redis = useTestRedis();
 
 const open = (keyPrefix = redis.prefix()) => new RedisResponseStore({ url: redis.url, keyPrefix, ttlSeconds: 60, commandTimeoutMs: 1_000 });
 describeResponseStoreContract('redis', async () => open(), (store) => store.close());
