@@ -72,13 +72,15 @@ export class ConnectionEventsLog {
 }
 
 /** Why a Redis connection failed, in words an operator (and `/readyz`) can use. */
-export type ConnectionFailureReason = 'authentication_failed' | 'permission_denied' | 'connection_refused' | 'timeout' | 'host_not_found' | 'error';
+export type ConnectionFailureReason = 'authentication_failed' | 'permission_denied' | 'read_only_replica' | 'connection_refused' | 'timeout' | 'host_not_found' | 'error';
 
 export function connectionFailureReason(error: Error): ConnectionFailureReason {
   const code = (error as { code?: unknown }).code;
   // An ACL user without a command or key the store needs (managed Redis hands out such users): no retry mends it.
   // Inside a script Redis says it otherwise: 7.0 "The user executing the script can't run this command…", 7.2 "ACL failure in script".
   if (/^NOPERM\b|user executing the script can't|ACL failure in script/.test(error.message)) return 'permission_denied';
+  // A write refused by a replica that a connection made afresh still reached: the URL names a replica, not the primary.
+  if (/^READONLY\b/.test(error.message)) return 'read_only_replica';
   if (/WRONGPASS|NOAUTH|invalid password|AUTH/i.test(error.message)) return 'authentication_failed';
   if (code === 'ECONNREFUSED') return 'connection_refused';
   if (code === 'ETIMEDOUT' || /timed? ?out/i.test(error.message)) return 'timeout';
@@ -92,6 +94,8 @@ function describe(reason: ConnectionFailureReason): string {
       return 'authentication failed (check the password or user in REDIS_URL)';
     case 'permission_denied':
       return "the user may not run a command the store needs (its ACL must allow +@read +@write +@scripting +@pubsub on the gateway's keys and channels, and on a Cluster +cluster|info +cluster|slots)";
+    case 'read_only_replica':
+      return 'the server is a read-only replica (REDIS_URL must name the primary, or an endpoint that follows failovers)';
     case 'connection_refused':
       return 'connection refused';
     case 'timeout':

@@ -161,12 +161,14 @@ export class RedisResponseStore implements ResponseStore {
    */
   #commandsFailing: ConnectionFailureReason | null = null;
   /**
-   * Redis refused a command of the store's for want of a permission (NOPERM):
-   * stored requests are refused before their model call until the probe's
-   * write, made as the store's writes are, goes through. Another command that
-   * succeeds (a read) says nothing of it.
+   * Redis refused a write of the store's, for want of a permission (NOPERM)
+   * or because the server is a replica (READONLY, on a connection made again
+   * after the refusal: the URL names a replica): stored requests are refused
+   * before their model call until the probe's write, made as the store's
+   * writes are, goes through. Another command that succeeds (a read, which a
+   * replica answers too) says nothing of it.
    */
-  #permissionRefused = false;
+  #writesRefused: 'permission_denied' | 'read_only_replica' | null = null;
   #probing = false;
   /** When a command last got its answer (`performance.now()`). */
   #answeredAt = 0;
@@ -271,14 +273,14 @@ export class RedisResponseStore implements ResponseStore {
 
   /** A single Redis and a Cluster alike: `status` is 'ready' once commands can be sent (a Cluster: once it knows its slots), unless they are not allowed. */
   isReady(): boolean {
-    return this.redis.status === 'ready' && !this.#permissionRefused;
+    return this.redis.status === 'ready' && this.#writesRefused === null;
   }
 
   health(): StoreHealth {
     if (this.redis.status !== 'ready') return { state: 'unavailable', reason: this.#lastFailure ?? 'connecting' };
-    if (this.#permissionRefused) {
+    if (this.#writesRefused !== null) {
       this.#probe();
-      return { state: 'unavailable', reason: 'permission_denied' };
+      return { state: 'unavailable', reason: this.#writesRefused };
     }
     if (this.#commandsFailing === null) {
       // Nothing answered lately (no traffic): asked in the background, so a store that stopped answering shows here
@@ -307,7 +309,7 @@ export class RedisResponseStore implements ResponseStore {
         if (error instanceof Error && /^OOM\b/.test(error.message)) return 'full';
         throw error;
       });
-      this.#permissionRefused = false;
+      this.#writesRefused = null;
       if (!(redis instanceof Cluster)) return written;
       const info = (await redis.cluster('INFO')) as string;
       if (!/cluster_state:ok/.test(info)) throw new Error('the cluster reports cluster_state:fail');
@@ -320,9 +322,11 @@ export class RedisResponseStore implements ResponseStore {
   }
 
   async ensureWritable(): Promise<void> {
-    if (this.#permissionRefused) {
-      // Asked again, so that a user given the permission is served without a restart.
+    if (this.#writesRefused !== null) {
+      // Asked again, so that a user given the permission, or a URL that reaches the primary again, is served without a restart.
       this.#probe();
+      // A replica may be one for a failover's moment: that is worth the client's retry, a missing permission is not.
+      if (this.#writesRefused === 'read_only_replica') throw storeUnavailable(new Error('Redis answered READONLY'));
       throw storeRefusesCommands(new Error('Redis answered NOPERM'));
     }
     if (this.redis.status === 'ready') return;
@@ -368,9 +372,9 @@ export class RedisResponseStore implements ResponseStore {
     } catch (error) {
       const failure = error instanceof Error ? error : new Error(String(error));
       const reason = connectionFailureReason(failure);
-      if (reason === 'permission_denied') {
-        if (!this.#permissionRefused) this.#options.log?.error({ reason, error: failure.message }, 'Redis refuses the store\'s commands: the user in REDIS_URL lacks a permission (requests to be stored are refused until it has it)');
-        this.#permissionRefused = true;
+      if (reason === 'permission_denied' || reason === 'read_only_replica') {
+        if (this.#writesRefused !== reason) this.#options.log?.error({ reason, error: failure.message }, reason === 'permission_denied' ? 'Redis refuses the store\'s commands: the user in REDIS_URL lacks a permission (requests to be stored are refused until it has it)' : 'Redis refuses the store\'s writes: REDIS_URL reaches a read-only replica, not the primary (requests to be stored are refused until it reaches the primary)');
+        this.#writesRefused = reason;
       }
       this.#commandsFailing = reason;
       throw reason === 'permission_denied' ? storeRefusesCommands(error) : storeUnavailable(error);

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
  * turn into a black hole that accepts connections and never answers.
  */
 export class TcpProxy {
-  readonly #target: { host: string; port: number };
+  #target: { host: string; port: number };
   readonly #sockets = new Set<Socket>();
   #server: Server | null = null;
   #port = 0;
@@ -59,6 +59,12 @@ export class TcpProxy {
   /** Listens again on the same port. */
   async restore(): Promise<void> {
     await this.start();
+  }
+
+  /** New connections go to another server from now on (a name that moved, as a managed Redis's endpoint does in a failover); open ones stay where they are. */
+  redirect(targetUrl: string): void {
+    const url = new URL(targetUrl);
+    this.#target = { host: url.hostname, port: Number(url.port) };
   }
 
   /** Drops every connection; new ones are accepted and never get a byte, until `forward()`. */
