@@ -1,6 +1,8 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
 
@@ -71,7 +73,9 @@ function dockerEngineLikely(): boolean {
 /** Starts a throwaway `redis-server` (no persistence) on a free loopback port, optionally requiring a password. */
 export async function startRedisServer(port?: number, password?: string): Promise<{ url: string; port: number; process: ChildProcess; stop: () => Promise<void> }> {
   const chosen = port ?? (await freePort());
-  const child = spawn('redis-server', ['--port', String(chosen), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...(password ? ['--requirepass', password] : [])], { stdio: 'ignore' });
+  // A directory of its own: a replica writes the snapshot it syncs from its primary to disk, whatever `--save` says.
+  const dir = mkdtempSync(join(tmpdir(), 'loopgate-redis-'));
+  const child = spawn('redis-server', ['--port', String(chosen), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', ...(password ? ['--requirepass', password] : [])], { stdio: 'ignore' });
   const url = `redis://127.0.0.1:${chosen}`;
   const probe = new Redis(password ? `redis://:${password}@127.0.0.1:${chosen}` : url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
   probe.on('error', () => {});
@@ -92,9 +96,11 @@ export async function startRedisServer(port?: number, password?: string): Promis
     port: chosen,
     process: child,
     stop: async () => {
-      if (child.exitCode !== null) return;
-      child.kill('SIGTERM');
-      await new Promise((resolve) => child.once('exit', resolve));
+      if (child.exitCode === null) {
+        child.kill('SIGTERM');
+        await new Promise((resolve) => child.once('exit', resolve));
+      }
+      rmSync(dir, { recursive: true, force: true });
     },
   };
 }
