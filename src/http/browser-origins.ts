@@ -1,4 +1,3 @@
-import { isIP } from 'node:net';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError } from '../errors/gateway-error.ts';
 
@@ -25,18 +24,12 @@ export class BrowserOrigins {
   }
 
   /**
-   * Whether a browser page of `origin` may use the gateway at all, the
-   * request's `Host` being `host`: an allowed origin, or the gateway's own
-   * page. Where only this machine's pages may (`loopback`), the gateway's own
-   * page counts only when opened by address: a page of a name its author
-   * points at this machine (DNS rebinding) is "the gateway's own origin" by
-   * that name alone, and its requests are same-origin, so CORS never asks.
+   * Whether a browser page of `origin` may open a WebSocket on a gateway that
+   * asks API keys, the request's `Host` being `host`: an allowed origin, or
+   * the gateway's own page (without keys, page-guard.ts decides).
    */
   admits(origin: string, host: string | undefined): boolean {
-    if (this.allows(origin)) return true;
-    const url = URL.parse(origin);
-    if (!url || url.host !== host) return false;
-    return this.allowed !== 'loopback' || isIP(url.hostname.replace(/^\[|\]$/g, '')) !== 0;
+    return this.allows(origin) || URL.parse(origin)?.host === host;
   }
 
   /** What `Access-Control-Allow-Origin` says to a page of an allowed origin. */

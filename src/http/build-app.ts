@@ -43,7 +43,8 @@ import { REQUEST_LIMITS } from '../protocol/request-limits.ts';
 import { DEFAULT_TENANT, registerAuthentication } from './authenticate.ts';
 import { requestTimeoutOptions } from './request-timeouts.ts';
 import { clientErrorReplier } from './client-error-reply.ts';
-import { BrowserOrigins, originNotAllowed } from './browser-origins.ts';
+import { BrowserOrigins } from './browser-origins.ts';
+import { PageGuard } from './page-guard.ts';
 import { frameworkErrorReplier, registerErrorHandling } from './error-handler.ts';
 import { registerGracefulDrain } from './graceful-drain.ts';
 import { parseJsonBody } from './json-body.ts';
@@ -220,17 +221,16 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, parseJsonBody);
   registerRequestDecoding(app);
-  // Without API keys, a page of a name its author points at this machine (DNS rebinding) is same-origin to the browser:
-  // CORS never asks, so the gateway itself refuses a page it does not admit (browser-origins.ts).
-  const guardsPages = browsers?.allowed === 'loopback';
+  // Without API keys, nothing a page must hold keeps other websites' pages out, a page of a name its author points at this
+  // machine (DNS rebinding) being same-origin to its browser: the gateway tells pages apart itself (page-guard.ts).
+  const pageGuard = config.auth.apiKeys.length === 0 && browsers?.allowed !== '*' ? new PageGuard(browsers) : null;
   // One hook for what every request gets: its id in a header, and its count once its connection is done with it.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     if (metrics) countRequest(metrics, request, reply);
     // A WebSocket upgrade is the socket route's to refuse (responses-socket-route.ts), by the same rule.
-    const origin = guardsPages && request.headers.upgrade === undefined ? request.headers.origin : undefined;
-    if (origin !== undefined && !browsers!.admits(origin, request.headers.host)) return done(originNotAllowed(origin));
-    done();
+    const refusal = pageGuard && request.headers.upgrade === undefined ? pageGuard.refusal(request.headers) : null;
+    done(refusal ?? undefined);
   });
   if (browsers) {
     await app.register(cors, {
@@ -250,6 +250,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     secrets,
     maxFrameBytes: config.server.bodyLimitBytes,
     browsers,
+    pageGuard,
     maxConnectionMs: config.server.websocketMaxConnectionMs,
     pingIntervalMs: config.server.keepAliveIntervalMs,
     stallMs: config.server.clientStallTimeoutMs,

@@ -88,8 +88,77 @@ describe('browser origins when server.corsOrigins is not set', () => {
     expect((await raw(open, 'POST', '/v1/responses', { host: `loopgate.internal:${port}` })).status).toBe(200);
   });
 
+  it("without API keys: a rebound page's reads, which carry no Origin, are refused by the name they were made to (stored responses, the models list); by address or a localhost name they are answered, as are clients that are not browsers", async () => {
+    const { port } = new URL(open.baseURL);
+    const stored = JSON.parse((await raw(open, 'POST', '/v1/responses', {})).body);
+    assertValidResponse(stored);
+    const page = { 'sec-fetch-site': 'same-origin', 'sec-fetch-mode': 'cors', 'sec-fetch-dest': 'empty' };
+    for (const path of [`/v1/responses/${stored.id}`, `/v1/responses/${stored.id}/input_items`, '/v1/models']) {
+      const rebound = await raw(open, 'GET', path, { host: `rebind.evil.test:${port}`, ...page });
+      expect(rebound.status, path).toBe(403);
+      const refusal = JSON.parse(rebound.body);
+      assertErrorEnvelope(refusal);
+      expect(refusal.error).toMatchObject({ type: 'invalid_request_error', code: 'host_not_allowed' });
+      expect(rebound.body).not.toContain(`"id":"${stored.id}"`);
+      // A frame or a tab of the rebound name, navigated to it, alike.
+      expect((await raw(open, 'GET', path, { host: `rebind.evil.test:${port}`, 'sec-fetch-site': 'none', 'sec-fetch-mode': 'navigate' })).status, path).toBe(403);
+      for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, `192.0.2.2:${port}`]) expect((await raw(open, 'GET', path, { host, ...page })).status, `${path} ${host}`).toBe(200);
+      expect((await raw(open, 'GET', path, { host: `loopgate.internal:${port}` })).status, path).toBe(200);
+    }
+  });
+
   it('with API keys: any origin, the key being what a page must hold', async () => {
     expect(await asPage(keyed, 'https://app.example', 'Bearer sk-page-key-1')).toEqual({ preflight: '*', answer: '*', status: 200 });
     expect((await asPage(keyed, 'https://evil.example')).status).toBe(401);
   });
+});
+
+/**
+ * A gateway without API keys whose operator set `server.corsOrigins` (a list,
+ * or empty: CORS off) keeps other websites' pages out all the same: a page of
+ * a name pointed at this machine is refused, for reads, writes and the
+ * WebSocket; the gateway's own page is served under a listed origin's host.
+ */
+describe('browser pages when server.corsOrigins is set and no API key is asked', () => {
+  const upstream = new ScriptedChatUpstream(textReply('hi'));
+  let upstreamUrl: string;
+
+  beforeAll(async () => {
+    upstreamUrl = await upstream.start();
+  });
+  afterAll(async () => {
+    await upstream.close();
+  });
+
+  for (const listed of [['https://app.example', 'http://gateway.example:8080'], []]) {
+    it(`corsOrigins ${JSON.stringify(listed)}: a rebound page is refused; pages by address${listed.length > 0 ? ', of listed origins and under a listed host' : ''} are answered`, async () => {
+      const gateway = await startGateway(upstreamUrl, { server: { corsOrigins: listed } });
+      try {
+        const { port } = new URL(gateway.baseURL);
+        const before = upstream.requests.length;
+        const rebound = { host: `rebind.evil.test:${port}`, origin: `http://rebind.evil.test:${port}` };
+        for (const [method, path] of [['POST', '/v1/responses'], ['DELETE', '/v1/responses/resp_x']] as const) {
+          const refused = await raw(gateway, method, path, rebound);
+          expect(refused.status, method).toBe(403);
+          const body = JSON.parse(refused.body);
+          assertErrorEnvelope(body);
+          expect(body.error.code).toBe('origin_not_allowed');
+        }
+        expect((await raw(gateway, 'GET', '/v1/models', { host: rebound.host, 'sec-fetch-site': 'same-origin' })).status).toBe(403);
+        expect((await raw(gateway, 'GET', '/v1/responses', { ...rebound, ...UPGRADE })).status).toBe(403);
+        expect(upstream.requests.length).toBe(before);
+        const byAddress = await raw(gateway, 'POST', '/v1/responses', { host: `127.0.0.1:${port}`, origin: `http://127.0.0.1:${port}` });
+        expect(byAddress.status).toBe(200);
+        assertValidResponse(JSON.parse(byAddress.body));
+        if (listed.length > 0) {
+          expect((await raw(gateway, 'POST', '/v1/responses', { origin: 'https://app.example' })).status).toBe(200);
+          // The gateway's own page, served under the listed origin's host (behind a proxy that keeps Host).
+          expect((await raw(gateway, 'GET', '/v1/models', { host: 'gateway.example:8080', 'sec-fetch-site': 'same-origin' })).status).toBe(200);
+          expect((await raw(gateway, 'POST', '/v1/responses', { host: 'gateway.example:8080', origin: 'http://gateway.example:8080' })).status).toBe(200);
+        }
+      } finally {
+        await gateway.close();
+      }
+    });
+  }
 });

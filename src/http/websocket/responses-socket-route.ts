@@ -3,6 +3,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { GatewayError } from '../../errors/gateway-error.ts';
 import { originNotAllowed, type BrowserOrigins } from '../browser-origins.ts';
+import type { PageGuard } from '../page-guard.ts';
 import { traceContextOf } from '../../util/trace-context.ts';
 import { WRITES_OWN_LOG_LINE } from '../routes/responses-route.ts';
 import { ResponsesSocketSession, type SocketSessionOptions } from './responses-socket-session.ts';
@@ -13,6 +14,8 @@ export interface ResponsesSocketOptions extends SocketSessionOptions {
   maxFrameBytes: number;
   /** Browser origins allowed to connect (`server.corsOrigins`); null: none but the gateway's own. */
   browsers: BrowserOrigins | null;
+  /** Without API keys, what tells browser pages apart (page-guard.ts); null with keys. */
+  pageGuard: PageGuard | null;
 }
 
 /** The WebSocket connections open now, so a shutdown can drain them. */
@@ -55,7 +58,7 @@ export async function registerResponsesSocket(app: FastifyInstance, options: Res
     url: '/v1/responses',
     config: WRITES_OWN_LOG_LINE,
     // Browsers apply no CORS to WebSockets: without this, any page a user opens could run responses on the gateway.
-    preValidation: async (request) => refuseForeignOrigin(request.headers, options.browsers),
+    preValidation: async (request) => refuseForeignOrigin(request.headers, options),
     handler: async () => {
       throw new GatewayError({
         status: 426,
@@ -82,7 +85,12 @@ export async function registerResponsesSocket(app: FastifyInstance, options: Res
  * origin; clients that are not browsers (SDKs, agents, Codex) send no
  * `Origin` and are not affected. Refused with 403 before the protocol switch.
  */
-function refuseForeignOrigin(headers: IncomingHttpHeaders, browsers: BrowserOrigins | null): void {
+function refuseForeignOrigin(headers: IncomingHttpHeaders, { browsers, pageGuard }: Pick<ResponsesSocketOptions, 'browsers' | 'pageGuard'>): void {
+  if (pageGuard) {
+    const refusal = pageGuard.refusal(headers);
+    if (refusal) throw refusal;
+    return;
+  }
   const origin = headers.origin;
   if (origin === undefined || (browsers ? browsers.admits(origin, headers.host) : hostOf(origin) === headers.host)) return;
   throw originNotAllowed(origin);
