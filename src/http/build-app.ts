@@ -232,6 +232,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     const refusal = pageGuard && request.headers.upgrade === undefined ? pageGuard.refusal(request.headers) : null;
     done(refusal ?? undefined);
   });
+  // Before any route (the CORS plugin's preflight route included): a route keeps the error handler there was when it was added.
+  registerErrorHandling(app, secrets);
   if (browsers) {
     await app.register(cors, {
       // Only a browser's cross-origin request carries `Origin`: SDKs, agents and curl get no CORS headers to write and
@@ -242,6 +244,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       // One string: the plugin joins an array anew for every response.
       exposedHeaders: browsers.exposedHeaders,
       maxAge: 600,
+      // An OPTIONS of an allowed page that names no method is answered as a preflight, not with the plugin's plain-text 400.
+      strictPreflight: false,
     });
   }
   // First: the plugin's own hooks must see every upgrade, refused ones included (it closes their sockets).
@@ -260,7 +264,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   metrics?.watch({ websocketConnections: () => sockets.size, backgroundRunning: () => runner.running, mcpServers: () => mcp.status() });
   registerAuthentication(app, config.auth.apiKeys);
-  registerErrorHandling(app, secrets);
   const shuttingDown = new AbortController();
   const drain = registerGracefulDrain(app, { graceMs: config.server.shutdownGraceMs, stopResponses: () => engine.shutDown(), cutUpgradedConnections: () => sockets.terminate(), onDrainStart: () => shuttingDown.abort() });
   registerHealthRoutes(app, () => readiness({ draining: () => drain.draining, providers, providerTypes: config.providers, store, mcpServers: () => mcp.status() }));

@@ -2,7 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { GatewayError } from '../errors/gateway-error.ts';
 import { REQUEST_LIMITS } from '../protocol/request-limits.ts';
 import { SecretRedactor } from '../util/secret-redactor.ts';
-import type { BrowserOrigins } from './browser-origins.ts';
+import { originNotAllowed, type BrowserOrigins } from './browser-origins.ts';
 import { GatewayLogController } from './log-controller.ts';
 import { routeHint } from './route-hints.ts';
 
@@ -15,7 +15,12 @@ import { routeHint } from './route-hints.ts';
 export function registerErrorHandling(app: FastifyInstance, secrets: SecretRedactor = SecretRedactor.none): void {
   app.setErrorHandler((error: FastifyError | GatewayError, request, reply) => sendError(error, request, reply, secrets));
 
-  app.setNotFoundHandler((request, reply) => reply.code(404).send(unknownRoute(request).toBody()));
+  app.setNotFoundHandler((request, reply) => {
+    // A preflight reaches here only when no page of its origin may call the gateway (else the CORS plugin answers it): that is what its developer is told.
+    const origin = request.headers.origin;
+    if (request.method === 'OPTIONS' && origin !== undefined && request.headers['access-control-request-method'] !== undefined) return reply.code(403).send(originNotAllowed(origin).toBody());
+    return reply.code(404).send(unknownRoute(request).toBody());
+  });
 
   // A trailing slash after a collection (`GET /v1/responses/`) reaches `/:id` (and `/v1/models/*`) routes with an empty id: no route was meant, so it is answered as none.
   app.addHook('onRoute', (route) => {

@@ -44,14 +44,16 @@ describe('browser origins when server.corsOrigins is not set', () => {
   const upstream = new ScriptedChatUpstream(textReply('hi'));
   let open: RunningGateway;
   let keyed: RunningGateway;
+  let keyedListing: RunningGateway;
 
   beforeAll(async () => {
     const url = await upstream.start();
     open = await startGateway(url);
     keyed = await startGateway(url, { auth: { apiKeys: [{ key: 'sk-page-key-1', tenant: 'team-a' }] } });
+    keyedListing = await startGateway(url, { auth: { apiKeys: [{ key: 'sk-page-key-1', tenant: 'team-a' }] }, server: { corsOrigins: ['https://app.example'] } });
   });
   afterAll(async () => {
-    await Promise.all([open.close(), keyed.close()]);
+    await Promise.all([open.close(), keyed.close(), keyedListing.close()]);
     await upstream.close();
   });
 
@@ -105,6 +107,24 @@ describe('browser origins when server.corsOrigins is not set', () => {
       for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, `192.0.2.2:${port}`]) expect((await raw(open, 'GET', path, { host, ...page })).status, `${path} ${host}`).toBe(200);
       expect((await raw(open, 'GET', path, { host: `loopgate.internal:${port}` })).status, path).toBe(200);
     }
+  });
+
+  it('an OPTIONS answers in the error envelope: a refused page\'s preflight is a 403 origin_not_allowed (not an unknown route), an allowed page\'s without a method is answered as a preflight', async () => {
+    for (const gateway of [open, keyedListing]) {
+      const refused = await fetch(`${gateway.baseURL}/responses`, { method: 'OPTIONS', headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' } });
+      expect(refused.status).toBe(403);
+      expect(refused.headers.get('access-control-allow-origin')).toBeNull();
+      const body = await refused.json();
+      assertErrorEnvelope(body);
+      expect(body.error).toMatchObject({ type: 'invalid_request_error', code: 'origin_not_allowed' });
+    }
+    const bare = await fetch(`${open.baseURL}/responses`, { method: 'OPTIONS', headers: { origin: 'http://localhost:5173' } });
+    expect(bare.status).toBe(204);
+    expect(bare.headers.get('access-control-allow-origin')).toBe('http://localhost:5173');
+    // Not a preflight, no page: an OPTIONS of a path no route serves is still an unknown route.
+    const unknown = await fetch(`${keyedListing.baseURL}/nowhere`, { method: 'OPTIONS' });
+    expect(unknown.status).toBe(404);
+    assertErrorEnvelope(await unknown.json());
   });
 
   it('with API keys: any origin, the key being what a page must hold', async () => {
