@@ -7,16 +7,16 @@ import { originNotAllowed, type BrowserOrigins } from './browser-origins.ts';
  * What keeps other websites' pages out of a gateway that asks no API key.
  * CORS alone does not: a page of a name its author points at this machine
  * (DNS rebinding) is same-origin to its browser, so the browser never asks,
- * sends no `Origin` on a GET, and lets the page read the answer — stored
- * responses, the inspector's list, usage. The browser does say it is one
- * (`Sec-Fetch-Site`, which every current browser sends on every request), and
- * a rebound page cannot change the `Host` its requests carry: the name it
- * was opened by. So a browser's request is let in when its page's origin is
- * allowed (`server.corsOrigins`, or this machine's pages), or when it names
- * the gateway by a host no one else can point here: an address, a
- * `localhost` name, or the host of an origin the operator listed. Clients
- * that are not browsers (SDKs, agents, curl) send neither header and are not
- * affected, whatever host they name.
+ * sends no `Origin` on a GET (nor `Sec-Fetch-Site`, which goes only to https
+ * and localhost pages), and lets the page read the answer — stored
+ * responses, the inspector's list, usage. What a rebound page cannot change
+ * is the `Host` its requests carry (the name it was opened by) and its
+ * browser's `User-Agent` (every browser's starts `Mozilla/`). So a browser's
+ * request is let in when its page's origin is allowed (`server.corsOrigins`,
+ * or this machine's pages), or when it names the gateway by a host no one
+ * else can point here: an address, a `localhost` name, or the host of an
+ * origin the operator listed. Clients that are not browsers (SDKs, agents,
+ * curl) are not affected, whatever host they name.
  */
 export class PageGuard {
   readonly #origins: BrowserOrigins | null;
@@ -37,7 +37,7 @@ export class PageGuard {
       // The gateway's own page, opened by a name only it can have.
       return URL.parse(origin)?.host === host && this.#trusted(host) ? null : originNotAllowed(origin);
     }
-    if (headers['sec-fetch-site'] === undefined) return null;
+    if (!isBrowser(headers)) return null;
     return this.#trusted(host) ? null : hostNotAllowed(host ?? '');
   }
 
@@ -48,6 +48,11 @@ export class PageGuard {
     if (hostname === undefined) return false;
     return hostname === 'localhost' || hostname.endsWith('.localhost') || isIP(hostname.replace(/^\[|\]$/g, '')) !== 0;
   }
+}
+
+/** A browser's request without `Origin` (a GET, a navigation): Fetch Metadata where the browser sends it, its `User-Agent` everywhere. */
+function isBrowser(headers: IncomingHttpHeaders): boolean {
+  return headers['sec-fetch-site'] !== undefined || headers['user-agent']?.startsWith('Mozilla/') === true;
 }
 
 function hostNotAllowed(host: string): GatewayError {

@@ -16,12 +16,12 @@ export interface HeadlessChromium {
  * sync and component updates are off: this machine's network is closed, and
  * a test browser has nobody to call but the gateway.
  */
-export async function launchChromium(): Promise<HeadlessChromium> {
+export async function launchChromium(extraArgs: readonly string[] = []): Promise<HeadlessChromium> {
   const profile = mkdtempSync(join(tmpdir(), 'loopgate-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', ...extraArgs],
   });
   return {
     context,
