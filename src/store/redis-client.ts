@@ -1,4 +1,5 @@
-import { Cluster, Redis, ReplyError } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
+import { isReadOnlyRefusal, sendAgainAfterFailover } from './redis-failover.ts';
 import { storeUnavailable } from './response-store.ts';
 
 /** A single Redis or a Redis Cluster: every store speaks to either through the same commands. */
@@ -60,11 +61,6 @@ export function connectRedis(options: RedisConnectionOptions): RedisClient {
   );
 }
 
-/** The answer of a replica to a write: `READONLY You can't write against a read only replica.` (inside a script too). */
-export function isReadOnlyRefusal(error: unknown): boolean {
-  return error instanceof Error && error.message.startsWith('READONLY');
-}
-
 /**
  * A second connection to the same Redis for commands that hold it
  * (`XREAD BLOCK`, `SUBSCRIBE`): with a command timeout of zero, since those
@@ -83,16 +79,25 @@ export function duplicateForBlocking(client: RedisClient): RedisClient {
  */
 export function whenReady(client: RedisClient, timeoutMs: number): Promise<void> {
   if (client.status === 'ready') return Promise.resolve();
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      client.off('ready', done);
-      resolve();
-    };
-    const timer = setTimeout(done, timeoutMs);
-    client.on('ready', done);
-  });
+  // One wait (one listener) for every command waiting at the moment: under load, hundreds wait through a reconnection.
+  let wait = readyWaits.get(client);
+  if (!wait) {
+    wait = new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        client.off('ready', done);
+        readyWaits.delete(client);
+        resolve();
+      };
+      const timer = setTimeout(done, timeoutMs);
+      client.on('ready', done);
+    });
+    readyWaits.set(client, wait);
+  }
+  return wait;
 }
+
+const readyWaits = new WeakMap<RedisClient, Promise<void>>();
 
 /** Runs one command once the client is ready, turning any failure into 503 `store_unavailable`. */
 export async function runCommand<T>(client: RedisClient, timeoutMs: number, command: () => Promise<T>): Promise<T> {
@@ -106,59 +111,17 @@ export async function runCommand<T>(client: RedisClient, timeoutMs: number, comm
 
 /**
  * Sends a command; one a replica refused (`READONLY`: a failover made the
- * server a replica) is sent again, once, where the primary is now: on a
- * Cluster once the slot map has been read afresh (it named a node that has
- * since become a replica), on a single Redis over a new connection. A
- * refused write changed nothing (Redis stops a script at its first write on
- * a replica), so sending it again is safe.
+ * server a replica) is sent again where the primary is now: on a Cluster,
+ * once, after the slot map has been read afresh (it named a node that has
+ * since become a replica); on a single Redis over a new connection
+ * (redis-failover.ts). A refused write changed nothing (Redis stops a script
+ * at its first write on a replica), so sending it again is safe.
  */
 export function sendCommand<T>(client: RedisClient, command: () => Promise<T>): Promise<T> {
   return command().catch(async (error: unknown) => {
-    if (client instanceof Cluster) {
-      if (!isReadOnlyRefusal(error)) throw error;
-      await new Promise<void>((resolve) => client.refreshSlotsCache(() => resolve()));
-      return command();
-    }
-    // A command that met the connection being made again (sent as it closed, or while it was down) never reached the primary either.
-    const reconnection = isReadOnlyRefusal(error) ? reconnectedAfterDemotion(client) : error instanceof ReplyError ? null : demotedReconnectionUnderWay(client);
-    if (reconnection === null || !(await reconnection)) throw error;
+    if (!(client instanceof Cluster)) return sendAgainAfterFailover(client, command, error);
+    if (!isReadOnlyRefusal(error)) throw error;
+    await new Promise<void>((resolve) => client.refreshSlotsCache(() => resolve()));
     return command();
   });
-}
-
-/** Reconnections a replica's refusals make, at most one in this long: a URL that names a replica for good is not connected to again on every command. */
-const DEMOTED_RECONNECT_MS = 1_000;
-const demotedReconnections = new WeakMap<Redis, { startedAt: number; ready: Promise<boolean> }>();
-
-/**
- * Connects a single Redis again after it answered a write as a replica:
- * managed Redis (ElastiCache, Memorystore, Azure Cache) and a Service in
- * front of a Sentinel-run set fail over behind one name, and the old primary,
- * now a replica, keeps the open connection: the gateway wrote to it, refused,
- * until restarted. A new connection reaches whatever the name points at now.
- * Commands refused together share one reconnection; resolves false if the
- * connection is not back within the connect timeout.
- */
-function reconnectedAfterDemotion(client: Redis): Promise<boolean> {
-  const underWay = demotedReconnectionUnderWay(client);
-  if (underWay) return underWay;
-  const ready = new Promise<boolean>((resolve) => {
-    const done = (isReady: boolean) => {
-      clearTimeout(timer);
-      client.off('ready', onReady);
-      resolve(isReady);
-    };
-    const onReady = () => done(true);
-    const timer = setTimeout(() => done(false), client.options.connectTimeout ?? 1_000);
-    client.on('ready', onReady);
-  });
-  demotedReconnections.set(client, { startedAt: performance.now(), ready });
-  client.disconnect(true);
-  return ready;
-}
-
-/** The reconnection a replica's refusal started on this client in the last second, if any. */
-function demotedReconnectionUnderWay(client: Redis): Promise<boolean> | null {
-  const last = demotedReconnections.get(client);
-  return last && performance.now() - last.startedAt < DEMOTED_RECONNECT_MS ? last.ready : null;
 }

@@ -86,6 +86,40 @@ describe('Redis failover behind one endpoint', () => {
     expect(ready.status).toBe(200);
   });
 
+  it('a name that follows the failover late, and a second failover within a second: requests wait for a connection that reaches the primary, rather than failing', async () => {
+    const [first, second] = [await startRedisServer(), await startRedisServer()];
+    servers.push(first, second);
+    const admins = { [first.port]: admin(first), [second.port]: admin(second) };
+    await admins[second.port]!.replicaof('127.0.0.1', first.port);
+    await waitFor(async () => /master_link_status:up/.test(await admins[second.port]!.info('replication')));
+    proxy = new TcpProxy(first.url);
+    await proxy.start();
+    gateway = await startGateway(upstreamUrl, { store: { redisUrl: proxy.url, keyPrefix: 'failover:', commandTimeoutMs: 2_000 } });
+    const post = (input: string) => fetch(`${gateway!.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', input }) });
+    const failOver = async (to: RedisServer, from: RedisServer, nameLagsMs: number) => {
+      await admins[to.port]!.replicaof('NO', 'ONE');
+      await admins[from.port]!.replicaof('127.0.0.1', to.port);
+      const answers = Array.from({ length: 16 }, (_, index) => post(`during ${to.port} ${index}`));
+      await sleep(nameLagsMs);
+      proxy!.redirect(to.url);
+      return Promise.all(answers);
+    };
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.name);
+    process.on('warning', onWarning);
+    const answers = [...(await failOver(second, first, 300)), ...(await failOver(first, second, 150))];
+    process.off('warning', onWarning);
+    // Commands waiting through a reconnection share one wait, not a listener each.
+    expect(warnings).not.toContain('MaxListenersExceededWarning');
+    for (const answer of answers) {
+      const body = (await answer.json()) as { id: string };
+      expect(answer.status, JSON.stringify(body)).toBe(200);
+      assertValidResponse(body);
+      // Kept where the primary is now (the first again), whichever primary took it.
+      await waitFor(async () => (await admins[first.port]!.exists(`failover:{t:default}:r:${body.id}`)) === 1, 3_000);
+    }
+  });
+
   it('a URL that names a replica for good: 503 store_unavailable, /readyz says read_only_replica, and it is connected to again at most about once a second', async () => {
     const [primary, replica] = [await startRedisServer(), await startRedisServer()];
     servers.push(primary, replica);
