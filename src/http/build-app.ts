@@ -156,7 +156,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     },
   }, geminiProvider);
   // A response the memory store lets go takes its background events with it: nobody can read them once it is gone.
-  const unmeteredStore = options.store ?? createStore(config.store, app.log.child({ component: 'store' }), backgroundStores.forgetEvents ?? undefined);
+  const unmeteredStore = options.store ?? createStore(config.store, config.loop.deadlineMs, app.log.child({ component: 'store' }), backgroundStores.forgetEvents ?? undefined);
   const store = metrics ? new MeteredResponseStore(unmeteredStore, metrics.storeMeter('responses')) : unmeteredStore;
   const unmeteredConversations = options.conversations ?? createConversationStore(config.store);
   const conversations = metrics ? new MeteredConversationStore(unmeteredConversations, metrics.storeMeter('conversations')) : unmeteredConversations;

@@ -52,7 +52,7 @@ export interface ConversationStore {
   item(tenant: string, id: string, itemId: string): Promise<StoredItem | null>;
   /** Removes one item; false when the conversation or the item does not exist. */
   deleteItem(tenant: string, id: string, itemId: string): Promise<boolean>;
-  /** Takes the conversation for `holder` for `ttlMs` (renewed by calling again with the same holder). */
+  /** Takes the conversation for `holder` for `ttlMs` (renewed by calling again with the same holder); either way the conversation is kept a TTL from now and while the claim lasts, so it cannot expire under a response that runs in it. */
   claim(tenant: string, id: string, holder: string, ttlMs: number): Promise<ConversationClaim>;
   /** Appends the items (if `holder` still holds the claim, or nobody does) and releases the claim, atomically. */
   appendAndRelease(tenant: string, id: string, holder: string, items: StoredItem[]): Promise<void>;

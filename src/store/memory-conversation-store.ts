@@ -135,6 +135,9 @@ export class MemoryConversationStore implements ConversationStore {
     const lock = this.#liveLock(entry);
     if (lock && lock.holder !== holder) return 'busy';
     entry.lock = { holder, expiresAt: this.#now() + ttlMs };
+    // Taken or renewed, the conversation is kept a TTL from now, and while the claim lasts: it cannot expire under a response that runs in it.
+    this.#touch(keyOf(tenant, id), entry);
+    entry.expiresAt = Math.max(entry.expiresAt, entry.lock.expiresAt);
     return 'claimed';
   }
 

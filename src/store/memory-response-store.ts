@@ -1,5 +1,5 @@
 import type { ConversationTurn, ResponseStore, StoreHealth, StoredItem, StoredResponse } from './response-store.ts';
-import { CHAIN_READ_DEPTH } from './response-store.ts';
+import { CHAIN_READ_DEPTH, keptForSeconds } from './response-store.ts';
 import { serializeResponse } from '../protocol/response-json.ts';
 import { ByteArena, UNWRITTEN, type Span } from './byte-arena.ts';
 import { HandleTable } from './handle-table.ts';
@@ -10,6 +10,8 @@ export interface MemoryStoreOptions {
   /** Most bytes of stored JSON kept (responses and their input items, as UTF-8); none by default. The newest response is kept whatever its size. */
   maxBytes?: number;
   ttlSeconds: number;
+  /** The longest a response may run: a running one's record is kept this much longer (keptForSeconds). */
+  longestRunSeconds?: number;
   now?: () => number;
   /** Told of each response that leaves the store (pushed out by the bounds, expired, deleted): what is kept beside it (its events) goes too. */
   onDropped?: (tenant: string, id: string) => void;
@@ -83,7 +85,7 @@ export class MemoryResponseStore implements ResponseStore {
     const itemIds = new Array<string>(inputItems.length + response.output.length);
     for (let index = 0; index < inputItems.length; index++) itemIds[index] = inputItems[index]!.id;
     for (let index = 0; index < response.output.length; index++) itemIds[inputItems.length + index] = response.output[index]!.id;
-    const entry: Entry = { chunk: UNWRITTEN, offset: 0, firstLength: 0, secondLength: 0, tenant: record.tenant, id, previousResponseId: record.previousResponseId, itemIds, expiresAt: this.#now() + this.#options.ttlSeconds * 1000, handle: this.#freeHandles.pop() ?? this.#entries.length, position: 0, displaced: null };
+    const entry: Entry = { chunk: UNWRITTEN, offset: 0, firstLength: 0, secondLength: 0, tenant: record.tenant, id, previousResponseId: record.previousResponseId, itemIds, expiresAt: this.#now() + keptForSeconds(response, this.#options.ttlSeconds, this.#options.longestRunSeconds ?? 0) * 1000, handle: this.#freeHandles.pop() ?? this.#entries.length, position: 0, displaced: null };
     this.#arena.write(serializeResponse(response), JSON.stringify(inputItems), entry);
     this.#bytes += entry.firstLength + entry.secondLength;
     this.#entries[entry.handle] = entry;

@@ -161,15 +161,17 @@ touch(ARGV[1], KEYS[1], KEYS[2], KEYS[3])
 return 1
 `;
 
-/** KEYS: conversation, lock. ARGV: holder, ttl (ms). */
-const CLAIM = `
+/**
+ * KEYS: conversation, lock, order, items. ARGV: holder, claim ttl (ms), the conversation's ttl (s).
+ * Taking or renewing a claim keeps the conversation a TTL from now, and while the claim lasts: it cannot expire under a response that runs in it.
+ */
+const CLAIM = `${LIB}
 if redis.call('EXISTS', KEYS[1]) == 0 then return 'conversation_not_found' end
-if redis.call('SET', KEYS[2], ARGV[1], 'NX', 'PX', ARGV[2]) then return 'claimed' end
-if redis.call('GET', KEYS[2]) == ARGV[1] then
-  redis.call('PEXPIRE', KEYS[2], ARGV[2])
-  return 'claimed'
-end
-return 'busy'
+local holder = redis.call('GET', KEYS[2])
+if holder and holder ~= ARGV[1] then return 'busy' end
+redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
+touch(math.max(tonumber(ARGV[3]), math.ceil(tonumber(ARGV[2]) / 1000)), KEYS[1], KEYS[3], KEYS[4])
+return 'claimed'
 `;
 
 /** KEYS: conversation, order, items, lock. ARGV: ttl, holder, then id and JSON per item. */
@@ -238,7 +240,7 @@ export class RedisConversationStore implements ConversationStore {
     define('loopgateConvItem', 3, ITEM);
     define('loopgateConvGet', 3, GET);
     define('loopgateConvDeleteItem', 3, DELETE_ITEM);
-    define('loopgateConvClaim', 2, CLAIM);
+    define('loopgateConvClaim', 4, CLAIM);
     define('loopgateConvAppendRelease', 4, APPEND_AND_RELEASE);
     define('loopgateConvRelease', 1, RELEASE);
   }
@@ -295,7 +297,8 @@ export class RedisConversationStore implements ConversationStore {
   }
 
   async claim(tenant: string, id: string, holder: string, ttlMs: number): Promise<ConversationClaim> {
-    return this.#run(() => this.redis.loopgateConvClaim(this.#keys.conversation(tenant, id), this.#keys.conversationLock(tenant, id), holder, Math.max(1, Math.ceil(ttlMs))));
+    const [c, o, i, l] = this.#all(tenant, id);
+    return this.#run(() => this.redis.loopgateConvClaim(c, l, o, i, holder, Math.max(1, Math.ceil(ttlMs)), this.#ttlSeconds));
   }
 
   async appendAndRelease(tenant: string, id: string, holder: string, items: StoredItem[]): Promise<void> {

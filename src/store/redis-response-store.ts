@@ -2,7 +2,7 @@ import { Cluster } from 'ioredis';
 import { connectRedis, sendCommand, type RedisClient } from './redis-client.ts';
 import { RedisKeys } from './redis-keys.ts';
 import type { ConversationTurn, ResponseStore, StoreHealth, StoredItem, StoredResponse } from './response-store.ts';
-import { CHAIN_READ_DEPTH, storeRefusesCommands, storeUnavailable } from './response-store.ts';
+import { CHAIN_READ_DEPTH, keptForSeconds, storeRefusesCommands, storeUnavailable } from './response-store.ts';
 import { storedRecordParts } from './stored-record-json.ts';
 import { ConnectionEventsLog, connectionFailureReason, type ConnectionFailureReason, type StoreLogger } from './connection-events-log.ts';
 import { maskUrl } from '../config/mask-secrets.ts';
@@ -14,6 +14,8 @@ export interface RedisStoreOptions {
   clusterNodes?: readonly string[];
   keyPrefix: string;
   ttlSeconds: number;
+  /** The longest a response may run: a running one's record is kept this much longer (keptForSeconds). */
+  longestRunSeconds?: number;
   /**
    * Longest a single command may take before it fails (the gateway never waits on Redis longer);
    * a connection on which nothing arrives for this long while a command waits is dropped and redialled.
@@ -223,7 +225,7 @@ export class RedisResponseStore implements ResponseStore {
       }
     }
     const owner = record.response.id;
-    const args = [this.#options.ttlSeconds, parts.record, parts.turn, record.previousResponseId ?? '', JSON.stringify(ids), owner, ...parts.items.map((item) => indexEntry(owner, item))];
+    const args = [keptForSeconds(record.response, this.#options.ttlSeconds, this.#options.longestRunSeconds ?? 0), parts.record, parts.turn, record.previousResponseId ?? '', JSON.stringify(ids), owner, ...parts.items.map((item) => indexEntry(owner, item))];
     await this.#run(() => this.redis.loopgatePut(keys.length, ...keys, ...args));
   }
 

@@ -70,6 +70,18 @@ export const MAX_CHAIN_DEPTH = 10_000;
 /** How far a store's `chain` reads: one link past the limit, so that a deeper chain is told from one just that deep (and refused, not cut). */
 export const CHAIN_READ_DEPTH = MAX_CHAIN_DEPTH + 1;
 
+/**
+ * How long a record is kept. One of a response still running (a background
+ * response is stored as it starts, and as it goes `in_progress`) is kept as
+ * much longer as the response may run (`loop.deadlineMs`): under a TTL
+ * shorter than its run it vanished while running — not found to a reader, a
+ * cancel or a retry with its Idempotency-Key (which then ran it twice) — and
+ * came back when it ended. Its final record is kept the TTL from its end.
+ */
+export function keptForSeconds(response: ResponseResource, ttlSeconds: number, longestRunSeconds: number): number {
+  return response.status === 'queued' || response.status === 'in_progress' ? ttlSeconds + longestRunSeconds : ttlSeconds;
+}
+
 /** The store refuses the gateway's own commands (a Redis user without a permission it needs): the operator must act, and no retry mends it. */
 export function storeRefusesCommands(cause: unknown): GatewayError {
   return storeError("The response store refuses the gateway's commands (its Redis user lacks a permission the gateway needs); the gateway's operator must fix its configuration.", { 'x-should-retry': 'false' }, cause);

@@ -186,7 +186,7 @@ describe('event log in memory beside the memory store', () => {
   it('a background response the store pushes out takes its events with it; a deleted one too', async () => {
     const config = GatewayConfig.parse({ providers: {}, store: { maxEntries: 1 } });
     const background = createBackgroundStores(config);
-    const store = createStore(config.store, undefined, background.forgetEvents ?? undefined);
+    const store = createStore(config.store, config.loop.deadlineMs, undefined, background.forgetEvents ?? undefined);
     try {
       await background.events.append('t', 'resp_1', [event(0, 'response.created'), event(1, 'response.completed')]);
       await store.put(record('t', 'resp_1', null));

@@ -1,0 +1,81 @@
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startGateway, type RunningGateway } from '../support/gateway.ts';
+import { assertValidItem, assertValidResponse } from '../support/openresponses-schema.ts';
+import { acquireRedis, type TestRedis } from '../support/redis.ts';
+import { ScriptedChatUpstream, slowText, textReply } from '../support/scripted-chat-upstream.ts';
+import { sleep, waitFor } from '../support/wait-for.ts';
+
+/** About three seconds of answer, against a store TTL of one second. */
+const LONG_ANSWER = 'a long answer that takes a while';
+const PAUSE_MS = 100;
+
+/**
+ * A store TTL shorter than a response's run: what is stored for a response
+ * still running (a background response's record, the conversation a
+ * response runs in) is kept until it ends, and the TTL counts from there.
+ */
+for (const storeKind of ['memory', 'redis'] as const) {
+  describe(`a store TTL shorter than the response's run, on the ${storeKind} store`, () => {
+    const upstream = new ScriptedChatUpstream(textReply('ok'));
+    let redis: TestRedis | null = null;
+    let gateway: RunningGateway;
+    let client: OpenAI;
+
+    beforeAll(async () => {
+      const upstreamUrl = await upstream.start();
+      redis = storeKind === 'redis' ? await acquireRedis() : null;
+      const store = { ttlSeconds: 1, ...(redis && { redisUrl: redis.url, keyPrefix: redis.prefix() }) };
+      gateway = await startGateway(upstreamUrl, { store, loop: { deadlineMs: 30_000 } });
+      client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 });
+    });
+    afterAll(async () => {
+      await gateway.close();
+      await upstream.close();
+      if (redis) {
+        await redis.cleanup();
+        await redis.stop();
+      }
+    });
+
+    it('a background response past the TTL is still found while it runs, and can be cancelled; one that ends is kept a TTL from its end', async () => {
+      upstream.setScript(slowText(LONG_ANSWER, PAUSE_MS));
+      const running = await client.responses.create({ model: 'm', input: 'take your time', background: true });
+      const toCancel = await client.responses.create({ model: 'm', input: 'take your time too', background: true });
+      await sleep(1_800);
+      const midway = await client.responses.retrieve(running.id);
+      assertValidResponse(midway);
+      expect(midway.status).toBe('in_progress');
+      const cancelled = await client.responses.cancel(toCancel.id);
+      assertValidResponse(cancelled);
+      expect(cancelled.status).toBe('cancelled');
+
+      let finished = midway;
+      await waitFor(async () => (finished = await client.responses.retrieve(running.id)).status === 'completed', 10_000, 100);
+      expect(finished.output_text).toBe(LONG_ANSWER);
+      assertValidResponse(finished);
+      // The TTL counts from the end: gone a little after it.
+      await waitFor(async () => (await fetch(`${gateway.baseURL}/responses/${running.id}`)).status === 404, 5_000, 200);
+    });
+
+    it('a conversation past the TTL keeps the turn of the response that ran in it, and goes on', async () => {
+      upstream.setScript(slowText(LONG_ANSWER, PAUSE_MS));
+      const conversation = await client.conversations.create({});
+      const first = await client.responses.create({ model: 'm', input: 'first question', conversation: conversation.id });
+      assertValidResponse(first);
+      expect(first.output_text).toBe(LONG_ANSWER);
+
+      const items = [];
+      for await (const item of client.conversations.items.list(conversation.id, { order: 'asc' })) {
+        assertValidItem(item);
+        items.push(item.type === 'message' ? item.content.map((part) => ('text' in part ? part.text : '')).join('') : item.type);
+      }
+      expect(items).toEqual(['first question', LONG_ANSWER]);
+      upstream.setScript(textReply('second answer'));
+      const second = await client.responses.create({ model: 'm', input: 'second question', conversation: conversation.id });
+      assertValidResponse(second);
+      const seen = upstream.requests.at(-1)!.body.messages.map((message: { content: string }) => message.content);
+      expect(seen).toEqual(['first question', LONG_ANSWER, 'second question']);
+    });
+  });
+}
