@@ -72,7 +72,8 @@ export function eventsExpired(id: string, firstKept: number | null): GatewayErro
     status: 400,
     type: 'invalid_request_error',
     code: 'stream_events_expired',
-    param: 'starting_after',
+    // Only a resumption can do better (from a later event); when none is kept, no parameter the client sent is at fault.
+    param: firstKept === null ? null : 'starting_after',
     message:
       firstKept === null
         ? `The events of response '${id}' are no longer kept; retrieve the response without stream=true.`

@@ -171,5 +171,7 @@ describe("a finished background response whose log lacks its terminal event", ()
     const refusal = (await cut.json()) as unknown;
     assertErrorEnvelope(refusal);
     expect(refusal.error.code).toBe('stream_events_expired');
+    // No later starting_after would do better: no parameter is blamed.
+    expect(refusal.error.param).toBeNull();
   });
 });
