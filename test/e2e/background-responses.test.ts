@@ -6,14 +6,10 @@ import { assertEventStreamInvariants } from '../support/event-invariants.ts';
 import { assertValidEvent, assertValidEventWithMcpItems, assertValidResponse } from '../support/openresponses-schema.ts';
 import { openaiChat } from '../support/provider-flavors.ts';
 import { startReplicaPair, type ReplicaPair, type StoreKind } from '../support/replica-pair.ts';
-import { chunk, ScriptedChatUpstream, sse, textReply, usageChunk, type RecordedRequest, type UpstreamReply } from '../support/scripted-chat-upstream.ts';
+import { chunk, ScriptedChatUpstream, slowText, textReply, type RecordedRequest, type UpstreamReply } from '../support/scripted-chat-upstream.ts';
 import { waitFor } from '../support/wait-for.ts';
 
 /** A streamed answer, one character per chunk, `pauseMs` apart: long enough to walk away from. */
-function slowText(text: string, pauseMs: number): (request: RecordedRequest) => UpstreamReply {
-  return () => ({ kind: 'sse', pauseMs, pieces: sse([chunk({ role: 'assistant', content: '' }), ...[...text].map((char) => chunk({ content: char })), chunk({}, 'stop'), usageChunk(5, text.length)]) });
-}
-
 /** The model calls `tool` once, then answers with what it saw. */
 function modelCalling(tool: string, args: Record<string, unknown>): (request: RecordedRequest) => UpstreamReply {
   return (request) => {

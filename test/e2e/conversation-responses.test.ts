@@ -3,14 +3,10 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { assertValidItem, assertValidResponse } from '../support/openresponses-schema.ts';
 import { openaiChat } from '../support/provider-flavors.ts';
 import { startReplicaPair, type ReplicaPair } from '../support/replica-pair.ts';
-import { chunk, ScriptedChatUpstream, sse, textCompletion, textReply, usageChunk, type RecordedRequest, type UpstreamReply } from '../support/scripted-chat-upstream.ts';
+import { ScriptedChatUpstream, slowText, textReply, type RecordedRequest } from '../support/scripted-chat-upstream.ts';
 import { waitFor } from '../support/wait-for.ts';
 
 /** The answer, streamed one character per `pauseMs` (or whole after as long, unstreamed). */
-function slowText(text: string, pauseMs: number): (request: RecordedRequest) => UpstreamReply {
-  return (request) => !request.body?.stream ? { ...(textCompletion(text) as Extract<UpstreamReply, { kind: 'json' }>), delayMs: pauseMs * text.length } : ({ kind: 'sse', pauseMs, pieces: sse([chunk({ role: 'assistant', content: '' }), ...[...text].map((char) => chunk({ content: char })), chunk({}, 'stop'), usageChunk(5, text.length)]) });
-}
-
 /** What the model was shown, as text per message (system prompts left out). */
 const shown = (request: RecordedRequest) => openaiChat.seen(request).flatMap((entry) => (entry.kind === 'user' || entry.kind === 'assistant' ? [`${entry.kind}: ${entry.text}`] : []));
 

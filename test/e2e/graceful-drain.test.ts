@@ -6,14 +6,10 @@ import { startGateway } from '../support/gateway.ts';
 import { startGatewayProcess, type GatewayProcess } from '../support/gateway-process.ts';
 import { assertValidEvent, assertValidResponse } from '../support/openresponses-schema.ts';
 import { acquireRedis, type TestRedis } from '../support/redis.ts';
-import { chunk, ScriptedChatUpstream, sse, textCompletion, usageChunk, type UpstreamReply } from '../support/scripted-chat-upstream.ts';
+import { chunk, ScriptedChatUpstream, slowText, sse, textCompletion } from '../support/scripted-chat-upstream.ts';
 import { waitFor } from '../support/wait-for.ts';
 
 /** A streamed answer of `text`, one character every `pauseMs`. */
-function slowText(text: string, pauseMs: number): UpstreamReply {
-  return { kind: 'sse', pauseMs, pieces: sse([chunk({ role: 'assistant', content: '' }), ...[...text].map((char) => chunk({ content: char })), chunk({}, 'stop'), usageChunk(5, text.length)]) };
-}
-
 /** Starts a streaming response and resolves once its first text delta arrived; `rest` is the whole body. */
 async function startStream(baseURL: string, input: string): Promise<{ rest: Promise<string> }> {
   const response = await fetch(`${baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', input, stream: true }) });
@@ -57,7 +53,7 @@ describe('graceful drain', () => {
   });
 
   it('a request arriving on a kept-alive connection while draining gets a 503 in the error envelope; probes still answer', async () => {
-    upstream.setScript((request) => (request.body?.stream ? slowText('slow enough', 40) : textCompletion('ok')));
+    upstream.setScript((request) => (request.body?.stream ? slowText('slow enough', 40)(request) : textCompletion('ok')));
     const gateway = await startGateway(upstreamUrl, { server: { host: '127.0.0.1', port: 0, shutdownGraceMs: 10_000 } });
     const socket = connect(Number(new URL(gateway.origin).port), '127.0.0.1');
     socket.setEncoding('utf8');
@@ -82,7 +78,7 @@ describe('graceful drain', () => {
   });
 
   it('SIGTERM: new connections are refused at once, a stream in flight finishes, exit 0 (a SIGTERM repeated meanwhile changes nothing)', async () => {
-    upstream.setScript((request) => (request.body?.stream ? slowText('drained in time', 60) : textCompletion('ok')));
+    upstream.setScript((request) => (request.body?.stream ? slowText('drained in time', 60)(request) : textCompletion('ok')));
     const gateway = await startGatewayProcess({ OPENAI_BASE_URL: upstreamUrl, SHUTDOWN_GRACE_MS: '20000' });
     running.push(gateway);
     const stream = await startStream(gateway.baseURL, 'hello');
@@ -170,7 +166,7 @@ describe('graceful drain', () => {
 
   it("a replica shutting down sends the readers of other replicas' background responses on at once, saying where to resume, and does not wait on them", async () => {
     const prefix = redis.prefix();
-    upstream.setScript(() => slowText('a long background answer', 150));
+    upstream.setScript(slowText('a long background answer', 150));
     const env = { OPENAI_BASE_URL: upstreamUrl, SHUTDOWN_GRACE_MS: '20000', REDIS_URL: redis.url, REDIS_KEY_PREFIX: prefix };
     const [runner, reader] = await Promise.all([startGatewayProcess(env), startGatewayProcess(env)]);
     running.push(runner, reader);

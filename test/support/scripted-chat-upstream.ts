@@ -160,6 +160,14 @@ export function textCompletion(text: string): UpstreamReply {
 }
 
 /** Answers streaming requests with `streamed` and the others with a completion. */
+/** The model answers `text` a character at a time, `pauseMs` apart: streamed as SSE, or as one JSON answer after as long. */
+export function slowText(text: string, pauseMs: number): (request: RecordedRequest) => UpstreamReply {
+  return (request) =>
+    !request.body?.stream
+      ? { ...(textCompletion(text) as Extract<UpstreamReply, { kind: 'json' }>), delayMs: pauseMs * text.length }
+      : { kind: 'sse', pauseMs, pieces: sse([chunk({ role: 'assistant', content: '' }), ...[...text].map((char) => chunk({ content: char })), chunk({}, 'stop'), usageChunk(5, text.length)]) };
+}
+
 export function textReply(text: string): (request: RecordedRequest) => UpstreamReply {
   return (request) =>
     request.body?.stream
