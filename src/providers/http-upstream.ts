@@ -3,7 +3,8 @@ import type { Dispatcher } from 'undici';
 import type { GatewayError } from '../errors/gateway-error.ts';
 import { invalidUpstreamBody } from './invalid-upstream-body.ts';
 import { traceHeaders, type TraceContext } from '../util/trace-context.ts';
-import { errorFromTransport, redirectRefused, reportMisconfiguration, retryHeadersOf, transportCode, type ProviderLogger, type RetryHeaders } from './upstream-errors.ts';
+import { MisconfigurationReport } from './misconfiguration-report.ts';
+import { errorFromTransport, redirectRefused, retryHeadersOf, transportCode, type ProviderLogger, type RetryHeaders } from './upstream-errors.ts';
 import { ANSWER_TOO_LARGE } from './upstream-answer-limits.ts';
 import { outboundProxyConfigured, proxiedDispatcher } from './outbound-proxy.ts';
 import { WholeAnswerFailure, WholeBodyHandler, type WholeAnswer } from './whole-body-handler.ts';
@@ -58,6 +59,7 @@ export class HttpUpstream {
   readonly #basePath: string;
   /** `name=value&…` to append to every request path; empty when there is none. */
   readonly #query: string;
+  readonly #misconfiguration: MisconfigurationReport;
 
   constructor(options: HttpUpstreamOptions) {
     this.#options = options;
@@ -65,6 +67,7 @@ export class HttpUpstream {
     this.#basePath = url.pathname.replace(/\/+$/, '') + (options.pathPrefix ?? '');
     this.#query = new URLSearchParams(options.query ?? {}).toString();
     this.#origin = url.origin;
+    this.#misconfiguration = new MisconfigurationReport(options.log, options.name, options.baseUrl);
     const connection = {
       connections: options.connections,
       connectTimeout: options.connectTimeoutMs,
@@ -137,10 +140,10 @@ export class HttpUpstream {
 
   /** An error answer as the wire's own error, logged when it says the gateway's configuration is wrong. */
   #statusError(statusCode: number, text: string, headers: Dispatcher.ResponseData['headers']): GatewayError {
-    const { name, log, baseUrl } = this.#options;
+    const { name } = this.#options;
     const location = headers.location;
     const error = statusCode < 400 ? redirectRefused(name, statusCode, typeof location === 'string' ? location : null) : this.#options.errorFromStatus(name, statusCode, text, retryHeadersOf((header) => headers[header]));
-    reportMisconfiguration(log, error, name, baseUrl);
+    this.#misconfiguration.heard(error);
     return error;
   }
 

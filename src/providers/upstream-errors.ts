@@ -274,15 +274,3 @@ export interface ProviderLogger {
   warn(fields: Record<string, unknown>, message: string): void;
 }
 
-/**
- * Logs, at error level, an upstream refusing the gateway's own
- * configuration (credentials, base URL): the operator must act, and the
- * client only sees a 502. Never the key; the base URL without credentials.
- */
-export function reportMisconfiguration(log: ProviderLogger | undefined, error: GatewayError, provider: string, baseUrl: string): void {
-  if (!log || (error.code !== 'upstream_auth_failed' && error.code !== 'upstream_not_found' && error.code !== 'upstream_redirected')) return;
-  const url = new URL(baseUrl);
-  url.username = '';
-  url.password = '';
-  log.error({ provider, base_url: url.toString().replace(/\/$/, ''), code: error.code }, error.message);
-}

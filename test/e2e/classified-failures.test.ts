@@ -73,7 +73,6 @@ describe.each(flavors)('the gateway\'s own misconfiguration is a 502 that names 
   it.each(refusals[flavor.name].auth)('upstream $label (the gateway\'s key refused): 502 upstream_auth_failed, JSON and streaming, one error line with provider and base URL', async ({ reply }) => {
     upstream.setScript(() => reply);
     for (const stream of [false, true]) {
-      const before = errorLines().length;
       const answer = await post({ input: 'x', stream });
       expect(answer.status).toBe(502);
       const body = JSON.parse(answer.text);
@@ -82,7 +81,8 @@ describe.each(flavors)('the gateway\'s own misconfiguration is a 502 that names 
       expect(body.error.message).toContain("gateway's credentials");
       // A 5xx the SDKs would otherwise retry, though nothing changes until the operator fixes the key.
       expect(answer.headers.get('x-should-retry')).toBe('false');
-      expect(errorLines().slice(before)).toEqual([expect.objectContaining({ provider: flavor.provider, base_url: baseUrl, code: 'upstream_auth_failed' })]);
+      // Said once for the gateway's whole log so far, however often it came (a wrong key under load is not a line per request).
+      expect(errorLines().filter((line) => line.code === 'upstream_auth_failed')).toEqual([expect.objectContaining({ provider: flavor.provider, base_url: baseUrl, code: 'upstream_auth_failed' })]);
     }
   });
 
@@ -98,19 +98,18 @@ describe.each(flavors)('the gateway\'s own misconfiguration is a 502 that names 
 
   it('upstream 404 on its path (a base URL missing /v1): 502 upstream_not_found, logged', async () => {
     upstream.setScript(() => wrongPath);
-    const before = errorLines().length;
     const answer = await post({ input: 'x' });
     expect(answer.status).toBe(502);
     expect(JSON.parse(answer.text).error).toMatchObject({ type: 'upstream_error', code: 'upstream_not_found' });
     expect(answer.headers.get('x-should-retry')).toBe('false');
-    expect(errorLines().slice(before)).toEqual([expect.objectContaining({ base_url: baseUrl, code: 'upstream_not_found' })]);
+    // Said once for the gateway's whole log so far, however often it came (a wrong key under load is not a line per request).
+      expect(errorLines().filter((line) => line.code === 'upstream_not_found')).toEqual([expect.objectContaining({ base_url: baseUrl, code: 'upstream_not_found' })]);
   });
 
   // The Anthropic SDK follows redirects itself (fetch); the gateway's own HTTP upstreams follow none and say where they point.
   it.each(flavor.name === 'anthropic' ? [] : [301, 307])('upstream redirect %i (a base URL on http:// where https:// is served): 502 upstream_redirected naming where it points, logged, streamed or not', async (status) => {
     upstream.setScript(() => ({ kind: 'json', status, body: '', headers: { location: 'https://api.example.com/v1/chat/completions' } }));
     for (const stream of [false, true]) {
-      const before = errorLines().length;
       const answer = await post({ input: 'x', stream });
       expect(answer.status).toBe(502);
       const { error } = JSON.parse(answer.text);
@@ -118,7 +117,8 @@ describe.each(flavors)('the gateway\'s own misconfiguration is a 502 that names 
       expect(error).toMatchObject({ type: 'upstream_error', code: 'upstream_redirected' });
       expect(error.message).toContain(`${status} to https://api.example.com/v1/chat/completions`);
       expect(answer.headers.get('x-should-retry')).toBe('false');
-      expect(errorLines().slice(before)).toEqual([expect.objectContaining({ base_url: baseUrl, code: 'upstream_redirected' })]);
+      // Said once for the gateway's whole log so far, however often it came (a wrong key under load is not a line per request).
+      expect(errorLines().filter((line) => line.code === 'upstream_redirected')).toEqual([expect.objectContaining({ base_url: baseUrl, code: 'upstream_redirected' })]);
     }
   });
 
@@ -146,7 +146,6 @@ describe.each(flavors)('the gateway\'s own misconfiguration is a 502 that names 
 
   it('refused on a later turn of the loop: the response ends failed with upstream_auth_failed (JSON and stream), logged once', async () => {
     for (const stream of [false, true]) {
-      const before = errorLines().length;
       let turn = 0;
       upstream.setScript((request) => (++turn === 1 ? flavor.render(request, { calls: [{ id: 'call_1', name: 'lookup', args: {} }] }) : refusals[flavor.name].auth[0]!.reply));
       const answer = await post({ input: 'x', stream, tools: [{ type: 'function', name: 'lookup', parameters: { type: 'object' } }] });
@@ -155,7 +154,8 @@ describe.each(flavors)('the gateway\'s own misconfiguration is a 502 that names 
       assertValidResponse(response);
       expect(response.status).toBe('failed');
       expect(response.error.code).toBe('upstream_auth_failed');
-      expect(errorLines().slice(before)).toEqual([expect.objectContaining({ base_url: baseUrl, code: 'upstream_auth_failed' })]);
+      // Said once for the gateway's whole log so far, however often it came (a wrong key under load is not a line per request).
+      expect(errorLines().filter((line) => line.code === 'upstream_auth_failed')).toEqual([expect.objectContaining({ base_url: baseUrl, code: 'upstream_auth_failed' })]);
     }
   });
 });

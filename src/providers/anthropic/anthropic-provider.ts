@@ -6,7 +6,8 @@ import { IDLE_CONNECTION_MS } from '../http-upstream.ts';
 import { invalidUpstreamBody } from '../invalid-upstream-body.ts';
 import { outboundProxyConfigured, proxiedDispatcher } from '../outbound-proxy.ts';
 import type { ModelInfo, Provider, TurnEvent, TurnRequest, TurnStream, TurnUsage } from '../provider.ts';
-import { reportMisconfiguration, upstreamTimedOut, type ProviderLogger } from '../upstream-errors.ts';
+import { MisconfigurationReport } from '../misconfiguration-report.ts';
+import { upstreamTimedOut, type ProviderLogger } from '../upstream-errors.ts';
 import { errorFromAnthropic, errorFromAnthropicType } from './anthropic-errors.ts';
 import { AnthropicStreamTranslator, type AnthropicStreamEvent } from './anthropic-stream-translator.ts';
 import { ClaudeModelCatalog } from './claude-model-catalog.ts';
@@ -53,6 +54,7 @@ interface OpenedCall {
 export class AnthropicProvider implements Provider {
   readonly name: string;
   readonly #options: AnthropicProviderOptions;
+  readonly #misconfiguration: MisconfigurationReport;
   readonly #client: Anthropic;
   readonly #agent: Dispatcher;
   readonly #models: ClaudeModelCatalog;
@@ -60,6 +62,7 @@ export class AnthropicProvider implements Provider {
   constructor(options: AnthropicProviderOptions) {
     this.name = options.name;
     this.#options = options;
+    this.#misconfiguration = new MisconfigurationReport(options.log, options.name, options.baseUrl);
     const connection = {
       connections: options.connections,
       keepAliveTimeout: IDLE_CONNECTION_MS,
@@ -97,7 +100,7 @@ export class AnthropicProvider implements Provider {
     } catch (error) {
       if (signal.aborted) throw error;
       const mapped = errorFromAnthropic(this.name, error);
-      reportMisconfiguration(this.#options.log, mapped, this.name, this.#options.baseUrl);
+      this.#misconfiguration.heard(mapped);
       throw mapped;
     }
   }
@@ -156,7 +159,7 @@ export class AnthropicProvider implements Provider {
     } catch (error) {
       if (signal.aborted) throw error;
       const mapped = deadline.aborted ? this.#timedOut(error) : errorFromAnthropic(this.name, error);
-      reportMisconfiguration(this.#options.log, mapped, this.name, this.#options.baseUrl);
+      this.#misconfiguration.heard(mapped);
       throw mapped;
     }
     return { iterator, buffered, deadline };
