@@ -14,9 +14,11 @@ const REPEAT_AFTER_MS = 60_000;
  * An exporter that tells the operator when spans are lost: the OpenTelemetry
  * SDK otherwise drops them silently — in batches whose export failed, and
  * (`queueFull`) before export, when its queue is full behind a collector too
- * slow or hung for the spans coming in. The first loss is a warning, another
- * only after a minute, each with the spans lost so far, and the recovery of
- * failing exports is said once.
+ * slow or hung for the spans coming in. The first loss of each kind is a
+ * warning (a full queue is heard of before the export that hangs fails, and
+ * that failure says why), another of the kind only after a minute, each with
+ * the spans lost so far; the recovery of failing exports is said once, and
+ * spans lost since the last line are said at shutdown.
  */
 export class ReportingExporter implements SpanExporter {
   readonly #inner: SpanExporter;
@@ -25,8 +27,11 @@ export class ReportingExporter implements SpanExporter {
   #failingSince: number | null = null;
   /** When exports were said to work again: a slow export sent before then that fails late belongs to the outage already told. */
   #recoveredAt = -Infinity;
-  #lastWarnedAt = -Infinity;
+  /** When each kind of loss was last said. */
+  readonly #lastWarnedAt = new Map<string, number>();
   #dropped = 0;
+  /** `#dropped` as the last line said it. */
+  #droppedSaid = 0;
 
   constructor(inner: SpanExporter, log: ExportLogger, endpoint: string) {
     this.#inner = inner;
@@ -49,8 +54,10 @@ export class ReportingExporter implements SpanExporter {
     this.#warn('tracing: spans dropped, the export queue is full (the collector is slow or does not answer)', null);
   }
 
-  shutdown(): Promise<void> {
-    return this.#inner.shutdown();
+  async shutdown(): Promise<void> {
+    await this.#inner.shutdown();
+    // What the last line did not count yet (spans lost within its minute, and in the flush just done) is not lost silently.
+    if (this.#dropped > this.#droppedSaid) this.#log.warn({ endpoint: this.#endpoint, dropped_spans: this.#dropped }, 'tracing: spans lost before shutdown');
   }
 
   forceFlush(): Promise<void> {
@@ -67,8 +74,9 @@ export class ReportingExporter implements SpanExporter {
 
   #warn(message: string, error: string | null): void {
     const now = performance.now();
-    if (now - this.#lastWarnedAt < REPEAT_AFTER_MS) return;
-    this.#lastWarnedAt = now;
+    if (now - (this.#lastWarnedAt.get(message) ?? -Infinity) < REPEAT_AFTER_MS) return;
+    this.#lastWarnedAt.set(message, now);
+    this.#droppedSaid = this.#dropped;
     this.#log.warn({ endpoint: this.#endpoint, dropped_spans: this.#dropped, ...(error !== null && { error }) }, message);
   }
 
@@ -77,7 +85,8 @@ export class ReportingExporter implements SpanExporter {
     this.#log.info({ endpoint: this.#endpoint, dropped_spans: this.#dropped }, 'tracing: exporting spans again');
     this.#failingSince = null;
     this.#recoveredAt = performance.now();
-    this.#lastWarnedAt = -Infinity;
+    this.#lastWarnedAt.clear();
     this.#dropped = 0;
+    this.#droppedSaid = 0;
   }
 }

@@ -193,6 +193,25 @@ describe('ReportingExporter', () => {
   });
 });
 
+describe('ReportingExporter behind a collector that refuses under load', () => {
+  it('the full queue is said first, then the failed export with its reason (not hidden behind the first line for a minute), and at shutdown the spans lost since the last line', async () => {
+    const lines: { message: string; fields: Record<string, unknown> }[] = [];
+    const pending: ((result: { code: ExportResultCode; error?: Error }) => void)[] = [];
+    const inner: SpanExporter = { export: (_spans, done) => void pending.push(done), shutdown: async () => {} };
+    const exporter = new ReportingExporter(inner, { warn: (fields, message) => lines.push({ message, fields }), info: (fields, message) => lines.push({ message, fields }) }, 'https://otel.example/v1/traces');
+    exporter.export([{} as ReadableSpan, {} as ReadableSpan], () => {});
+    exporter.queueFull(1);
+    pending[0]!({ code: ExportResultCode.FAILED, error: new Error('connect ECONNREFUSED 127.0.0.1:4318') });
+    exporter.queueFull(500);
+    await exporter.shutdown();
+    expect(lines).toEqual([
+      { message: 'tracing: spans dropped, the export queue is full (the collector is slow or does not answer)', fields: { endpoint: 'https://otel.example/v1/traces', dropped_spans: 1 } },
+      { message: 'tracing: spans could not be exported', fields: { endpoint: 'https://otel.example/v1/traces', dropped_spans: 3, error: 'connect ECONNREFUSED 127.0.0.1:4318' } },
+      { message: 'tracing: spans lost before shutdown', fields: { endpoint: 'https://otel.example/v1/traces', dropped_spans: 503 } },
+    ]);
+  });
+});
+
 describe('spans the batch queue drops', () => {
   it('behind a collector that does not answer, the spans the full queue drops are said, though no export has failed yet', async () => {
     const lines: { message: string; fields: Record<string, unknown> }[] = [];
