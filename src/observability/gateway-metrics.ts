@@ -257,6 +257,7 @@ export class GatewayMetrics {
   /** The text exposition format: this gateway's metrics, then the process's (CPU, memory, event loop, GC). */
   async exposition(): Promise<{ contentType: string; body: string }> {
     const [own, process] = await Promise.all([this.registry.metrics(), processMetrics().metrics()]);
-    return { contentType: this.registry.contentType, body: `${own}\n${process}` };
+    // prom-client 15 writes a NaN value as `Nan` (the event loop's lag with no samples since the last scrape); the format spells it `NaN`, and strict parsers refuse the other.
+    return { contentType: this.registry.contentType, body: `${own}\n${process}`.replace(/ Nan$/gm, ' NaN') };
   }
 }

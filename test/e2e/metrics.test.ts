@@ -261,6 +261,14 @@ describe.each(flavors)('metrics over $name', (flavor: ProviderFlavor) => {
     expect(delta(before, after, 'loopgate_responses_total', { model: 'fast', provider, status: 'completed' })).toBe(1);
   });
 
+  it('special values are spelt as the text format has them (NaN, +Inf, -Inf), on scrapes close together too', async () => {
+    for (let scrape = 0; scrape < 3; scrape++) {
+      const body = await (await fetch(`${gateway.origin}/metrics`)).text();
+      const values = body.split('\n').filter((line) => line !== '' && !line.startsWith('#')).map((line) => line.slice(line.lastIndexOf(' ') + 1));
+      for (const value of values) expect(value, value).toMatch(/^(NaN|[+-]Inf|-?\d+(\.\d+)?([eE][+-]?\d+)?)$/);
+    }
+  });
+
   it('labels stay bounded: unknown model names are `other`, a server named in a request is `request`, and no id, raw model name or client label is ever a label', async () => {
     const before = await scrape();
     const invented = `model-${randomUUID()}`;
