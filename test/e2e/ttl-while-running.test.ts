@@ -1,8 +1,7 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGateway, type RunningGateway } from '../support/gateway.ts';
 import { assertValidItem, assertValidResponse } from '../support/openresponses-schema.ts';
-import { acquireRedis, type TestRedis } from '../support/redis.ts';
+import { startReplicaPair, type ReplicaPair } from '../support/replica-pair.ts';
 import { ScriptedChatUpstream, slowText, textReply } from '../support/scripted-chat-upstream.ts';
 import { sleep, waitFor } from '../support/wait-for.ts';
 
@@ -18,24 +17,17 @@ const PAUSE_MS = 100;
 for (const storeKind of ['memory', 'redis'] as const) {
   describe(`a store TTL shorter than the response's run, on the ${storeKind} store`, () => {
     const upstream = new ScriptedChatUpstream(textReply('ok'));
-    let redis: TestRedis | null = null;
-    let gateway: RunningGateway;
+    let replicas: ReplicaPair;
     let client: OpenAI;
+    let other: OpenAI;
 
     beforeAll(async () => {
-      const upstreamUrl = await upstream.start();
-      redis = storeKind === 'redis' ? await acquireRedis() : null;
-      const store = { ttlSeconds: 1, ...(redis && { redisUrl: redis.url, keyPrefix: redis.prefix() }) };
-      gateway = await startGateway(upstreamUrl, { store, loop: { deadlineMs: 30_000 } });
-      client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 });
+      replicas = await startReplicaPair(storeKind, await upstream.start(), { store: { ttlSeconds: 1 }, loop: { deadlineMs: 30_000 } });
+      ({ clientOne: client, clientOther: other } = replicas);
     });
     afterAll(async () => {
-      await gateway.close();
+      await replicas.close();
       await upstream.close();
-      if (redis) {
-        await redis.cleanup();
-        await redis.stop();
-      }
     });
 
     it('a background response past the TTL is still found while it runs, and can be cancelled; one that ends is kept a TTL from its end', async () => {
@@ -43,10 +35,10 @@ for (const storeKind of ['memory', 'redis'] as const) {
       const running = await client.responses.create({ model: 'm', input: 'take your time', background: true });
       const toCancel = await client.responses.create({ model: 'm', input: 'take your time too', background: true });
       await sleep(1_800);
-      const midway = await client.responses.retrieve(running.id);
+      const midway = await other.responses.retrieve(running.id);
       assertValidResponse(midway);
       expect(midway.status).toBe('in_progress');
-      const cancelled = await client.responses.cancel(toCancel.id);
+      const cancelled = await other.responses.cancel(toCancel.id);
       assertValidResponse(cancelled);
       expect(cancelled.status).toBe('cancelled');
 
@@ -55,7 +47,7 @@ for (const storeKind of ['memory', 'redis'] as const) {
       expect(finished.output_text).toBe(LONG_ANSWER);
       assertValidResponse(finished);
       // The TTL counts from the end: gone a little after it.
-      await waitFor(async () => (await fetch(`${gateway.baseURL}/responses/${running.id}`)).status === 404, 5_000, 200);
+      await waitFor(async () => (await fetch(`${replicas.other.baseURL}/responses/${running.id}`)).status === 404, 5_000, 200);
     });
 
     it('a conversation past the TTL keeps the turn of the response that ran in it, and goes on', async () => {

@@ -16,7 +16,7 @@ export interface ReplicaPair {
   close(): Promise<void>;
 }
 
-/** Starts the store (its own Redis, or a three-master cluster) and two gateways on it, pointed at `upstreamUrl`. */
+/** Starts the store (its own Redis, or a three-master cluster) and two gateways on it, pointed at `upstreamUrl`; `overrides.store` adds settings to the store's (a TTL, bounds). */
 export async function startReplicaPair(storeKind: StoreKind, upstreamUrl: string, overrides: Record<string, unknown> = {}): Promise<ReplicaPair> {
   let redis: TestRedis | null = null;
   let cluster: TestRedisCluster | null = null;
@@ -28,6 +28,8 @@ export async function startReplicaPair(storeKind: StoreKind, upstreamUrl: string
     cluster = await startRedisCluster();
     store = { clusterNodes: cluster.nodes, keyPrefix: 'replica-pair:' };
   }
+  // The overrides' own store settings (a TTL, bounds) apply on top of where the store is.
+  store = { ...(overrides.store as Record<string, unknown> | undefined), ...store };
   const one = await startGateway(upstreamUrl, { ...overrides, store });
   const other = storeKind === 'memory' ? one : await startGateway(upstreamUrl, { ...overrides, store });
   return {
