@@ -135,9 +135,8 @@ export class MemoryConversationStore implements ConversationStore {
     const lock = this.#liveLock(entry);
     if (lock && lock.holder !== holder) return 'busy';
     entry.lock = { holder, expiresAt: this.#now() + ttlMs };
-    // Taken or renewed, the conversation is kept a TTL from now, and while the claim lasts: it cannot expire under a response that runs in it.
+    // Taken or renewed, the conversation is kept a TTL from now, and while the claim lasts (#touch): it cannot expire under a response that runs in it.
     this.#touch(keyOf(tenant, id), entry);
-    entry.expiresAt = Math.max(entry.expiresAt, entry.lock.expiresAt);
     return 'claimed';
   }
 
@@ -177,9 +176,9 @@ export class MemoryConversationStore implements ConversationStore {
     return entry.lock;
   }
 
-  /** Written now: it expires a TTL from now, and goes to the back of the order. */
+  /** Written now: it expires a TTL from now, or when a response's claim on it lapses if that is later, and goes to the back of the order. */
   #touch(key: string, entry: Entry): void {
-    entry.expiresAt = this.#now() + this.#ttlMs;
+    entry.expiresAt = Math.max(this.#now() + this.#ttlMs, this.#liveLock(entry)?.expiresAt ?? 0);
     this.#entries.delete(key);
     this.#entries.set(key, entry);
   }

@@ -40,7 +40,11 @@ local function push(order, items, id, json)
   redis.call('RPUSH', order, id)
 end
 local function touch(ttl, ...)
-  for _, key in ipairs({...}) do redis.call('EXPIRE', key, ttl) end
+  -- The keys expire together, and never sooner than one of them would: a response's claim keeps the conversation past
+  -- the TTL while it runs (CLAIM), whatever is written meanwhile, a key made by the write (an order list that was empty) too.
+  local keys, keep = {...}, tonumber(ttl)
+  for _, key in ipairs(keys) do keep = math.max(keep, redis.call('TTL', key)) end
+  for _, key in ipairs(keys) do redis.call('EXPIRE', key, keep) end
 end
 local MARK = '\\255'
 local function whole(conversation, order, items)

@@ -53,7 +53,11 @@ for (const storeKind of ['memory', 'redis'] as const) {
     it('a conversation past the TTL keeps the turn of the response that ran in it, and goes on', async () => {
       upstream.setScript(slowText(LONG_ANSWER, PAUSE_MS));
       const conversation = await client.conversations.create({});
-      const first = await client.responses.create({ model: 'm', input: 'first question', conversation: conversation.id });
+      const running = client.responses.create({ model: 'm', input: 'first question', conversation: conversation.id });
+      // Written to meanwhile, through the Conversations API: no shorter life for it than the response's claim gives.
+      await sleep(300);
+      await other.conversations.items.create(conversation.id, { items: [{ type: 'message', role: 'user', content: 'a note added meanwhile' }] });
+      const first = await running;
       assertValidResponse(first);
       expect(first.output_text).toBe(LONG_ANSWER);
 
@@ -62,12 +66,12 @@ for (const storeKind of ['memory', 'redis'] as const) {
         assertValidItem(item);
         items.push(item.type === 'message' ? item.content.map((part) => ('text' in part ? part.text : '')).join('') : item.type);
       }
-      expect(items).toEqual(['first question', LONG_ANSWER]);
+      expect(items).toEqual(['a note added meanwhile', 'first question', LONG_ANSWER]);
       upstream.setScript(textReply('second answer'));
       const second = await client.responses.create({ model: 'm', input: 'second question', conversation: conversation.id });
       assertValidResponse(second);
       const seen = upstream.requests.at(-1)!.body.messages.map((message: { content: string }) => message.content);
-      expect(seen).toEqual(['first question', LONG_ANSWER, 'second question']);
+      expect(seen).toEqual(['a note added meanwhile', 'first question', LONG_ANSWER, 'second question']);
     });
   });
 }
