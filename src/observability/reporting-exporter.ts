@@ -18,7 +18,8 @@ const REPEAT_AFTER_MS = 60_000;
  * warning (a full queue is heard of before the export that hangs fails, and
  * that failure says why), another of the kind only after a minute, each with
  * the spans lost so far; the recovery of failing exports is said once, and
- * spans lost since the last line are said at shutdown.
+ * spans lost since the last line (those still on their way included) are
+ * said at shutdown (`reportLoss`).
  */
 export class ReportingExporter implements SpanExporter {
   readonly #inner: SpanExporter;
@@ -32,6 +33,8 @@ export class ReportingExporter implements SpanExporter {
   #dropped = 0;
   /** `#dropped` as the last line said it. */
   #droppedSaid = 0;
+  /** Spans handed to exports that have not answered yet. */
+  #inFlight = 0;
 
   constructor(inner: SpanExporter, log: ExportLogger, endpoint: string) {
     this.#inner = inner;
@@ -41,7 +44,9 @@ export class ReportingExporter implements SpanExporter {
 
   export(spans: ReadableSpan[], resultCallback: (result: ExportResult) => void): void {
     const sentAt = performance.now();
+    this.#inFlight += spans.length;
     this.#inner.export(spans, (result) => {
+      this.#inFlight -= spans.length;
       if (result.code === ExportResultCode.SUCCESS) this.#succeeded();
       else this.#failed(spans.length, result.error, sentAt);
       resultCallback(result);
@@ -54,10 +59,18 @@ export class ReportingExporter implements SpanExporter {
     this.#warn('tracing: spans dropped, the export queue is full (the collector is slow or does not answer)', null);
   }
 
-  async shutdown(): Promise<void> {
-    await this.#inner.shutdown();
-    // What the last line did not count yet (spans lost within its minute, and in the flush just done) is not lost silently.
-    if (this.#dropped > this.#droppedSaid) this.#log.warn({ endpoint: this.#endpoint, dropped_spans: this.#dropped }, 'tracing: spans lost before shutdown');
+  shutdown(): Promise<void> {
+    return this.#inner.shutdown();
+  }
+
+  /**
+   * At shutdown, once the last exports ended or were given up on: the spans
+   * lost since the last line said so (within its minute, in the final flush,
+   * or still on their way), if any.
+   */
+  reportLoss(): void {
+    const lost = this.#dropped + this.#inFlight;
+    if (lost > this.#droppedSaid) this.#log.warn({ endpoint: this.#endpoint, dropped_spans: lost }, 'tracing: spans lost before shutdown');
   }
 
   forceFlush(): Promise<void> {

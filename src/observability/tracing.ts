@@ -44,6 +44,7 @@ export interface TracingOptions {
  */
 export class Tracing {
   readonly #provider: TracerProvider;
+  readonly #reporting: ReportingExporter;
   readonly #tracer: Tracer;
   readonly #propagator = new W3CTraceContextPropagator();
   readonly #providers: ReadonlyMap<string, TracedProvider>;
@@ -60,6 +61,7 @@ export class Tracing {
     const Exporter = config.protocol === 'http/json' ? JsonTraceExporter : ProtobufTraceExporter;
     const exporter = options.exporter ?? new Exporter({ url: config.endpoint ?? DEFAULT_OTLP_TRACES_URL, headers: config.headers, timeoutMillis: EXPORT_TIMEOUT_MS });
     const reporting = new ReportingExporter(exporter, options.log, config.endpoint ?? DEFAULT_OTLP_TRACES_URL);
+    this.#reporting = reporting;
     this.#provider = new TracerProvider({
       // OTEL_RESOURCE_ATTRIBUTES (deployment.environment, …) as every OpenTelemetry SDK reads it, then the gateway's own; each
       // process its own instance id, so a collector tells replicas apart.
@@ -98,6 +100,8 @@ export class Tracing {
     const given = new Promise<void>((resolve) => (timer = setTimeout(resolve, SHUTDOWN_MS)));
     await Promise.race([this.#provider.shutdown().catch(() => {}), given]);
     clearTimeout(timer);
+    // Said whether the last exports ended or were given up on: spans still on their way when the process goes are lost too.
+    this.#reporting.reportLoss();
   }
 
   #parentOf(parent: TraceContext | null): Context {

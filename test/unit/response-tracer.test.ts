@@ -194,7 +194,7 @@ describe('ReportingExporter', () => {
 });
 
 describe('ReportingExporter behind a collector that refuses under load', () => {
-  it('the full queue is said first, then the failed export with its reason (not hidden behind the first line for a minute), and at shutdown the spans lost since the last line', async () => {
+  it('the full queue is said first, then the failed export with its reason (not hidden behind the first line for a minute), and at shutdown the spans lost since the last line, those still on their way included', async () => {
     const lines: { message: string; fields: Record<string, unknown> }[] = [];
     const pending: ((result: { code: ExportResultCode; error?: Error }) => void)[] = [];
     const inner: SpanExporter = { export: (_spans, done) => void pending.push(done), shutdown: async () => {} };
@@ -203,13 +203,28 @@ describe('ReportingExporter behind a collector that refuses under load', () => {
     exporter.queueFull(1);
     pending[0]!({ code: ExportResultCode.FAILED, error: new Error('connect ECONNREFUSED 127.0.0.1:4318') });
     exporter.queueFull(500);
+    // The final flush, given up on while its export still retries: its spans are lost as well.
+    exporter.export([{} as ReadableSpan, {} as ReadableSpan, {} as ReadableSpan], () => {});
     await exporter.shutdown();
+    exporter.reportLoss();
     expect(lines).toEqual([
       { message: 'tracing: spans dropped, the export queue is full (the collector is slow or does not answer)', fields: { endpoint: 'https://otel.example/v1/traces', dropped_spans: 1 } },
       { message: 'tracing: spans could not be exported', fields: { endpoint: 'https://otel.example/v1/traces', dropped_spans: 3, error: 'connect ECONNREFUSED 127.0.0.1:4318' } },
-      { message: 'tracing: spans lost before shutdown', fields: { endpoint: 'https://otel.example/v1/traces', dropped_spans: 503 } },
+      { message: 'tracing: spans lost before shutdown', fields: { endpoint: 'https://otel.example/v1/traces', dropped_spans: 506 } },
     ]);
   });
+});
+
+describe('tracing shut down behind a collector that does not answer', () => {
+  it('says the spans it could not export, those of the final flush given up on included', async () => {
+    const lines: { message: string; fields: Record<string, unknown> }[] = [];
+    const hung: SpanExporter = { export: () => {}, shutdown: async () => {} };
+    const config = GatewayConfig.parse({ providers: { openai: { type: 'openai-chat', baseUrl: 'https://llm.example/v1', apiKey: SECRET } }, tracing: { enabled: true } });
+    const tracing = Tracing.create({ config: config.tracing, providers: config.providers, secrets: new SecretRedactor([SECRET]), log: { warn: (fields, message) => lines.push({ message, fields }), info: () => {} }, exporter: hung })!;
+    for (let index = 0; index < 3; index++) runResponse(tracing.observer(null));
+    await tracing.shutdown();
+    expect(lines).toEqual([{ message: 'tracing: spans lost before shutdown', fields: { endpoint: expect.any(String), dropped_spans: 6 } }]);
+  }, 15_000);
 });
 
 describe('spans the batch queue drops', () => {
