@@ -73,6 +73,11 @@ function reconnectAfterRefusal(client: Redis): Promise<boolean> {
   return next.ready;
 }
 
+/** Whether `client` is being connected again after a replica's refusal: its connection closing then is no outage. */
+export function reconnectingAfterRefusal(client: Redis): boolean {
+  return reconnections.get(client)?.settled === false;
+}
+
 /** The reconnection a command that failed for want of a connection was caught in, if any: it goes again once that is ready. */
 function reconnectionUnderWay(client: Redis): Promise<boolean> | null {
   const last = reconnections.get(client);

@@ -1,5 +1,6 @@
 import { Cluster } from 'ioredis';
 import { connectRedis, sendCommand, type RedisClient } from './redis-client.ts';
+import { reconnectingAfterRefusal } from './redis-failover.ts';
 import { RedisKeys } from './redis-keys.ts';
 import type { ConversationTurn, ResponseStore, StoreHealth, StoredItem, StoredResponse } from './response-store.ts';
 import { CHAIN_READ_DEPTH, keptForSeconds, storeRefusesCommands, storeUnavailable } from './response-store.ts';
@@ -208,7 +209,11 @@ export class RedisResponseStore implements ResponseStore {
       // Asked at once whether the store's commands are allowed: a user without them is found before a request spends a model call.
       this.#probe();
     });
-    this.redis.on('close', () => events?.lost());
+    // Closed by the gateway itself to follow a failover (redis-failover.ts): no outage to report, nor a recovery after it.
+    this.redis.on('close', () => {
+      if (!(this.redis instanceof Cluster) && reconnectingAfterRefusal(this.redis)) return;
+      events?.lost();
+    });
     this.redis.defineCommand('loopgatePut', { lua: PUT_SCRIPT });
     this.redis.defineCommand('loopgateChain', { numberOfKeys: 1, lua: CHAIN_SCRIPT });
     this.redis.defineCommand('loopgateDelete', { numberOfKeys: 1, lua: DELETE_SCRIPT });

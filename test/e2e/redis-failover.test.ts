@@ -125,7 +125,8 @@ describe('Redis failover behind one endpoint', () => {
     servers.push(primary, replica);
     const replicaAdmin = admin(replica);
     await replicaAdmin.replicaof('127.0.0.1', primary.port);
-    gateway = await startGateway(upstreamUrl, { store: { redisUrl: replica.url, keyPrefix: 'failover:', commandTimeoutMs: 2_000 } });
+    const lines: { level: number; msg: string }[] = [];
+    gateway = await startGateway(upstreamUrl, { logLevel: 'info', store: { redisUrl: replica.url, keyPrefix: 'failover:', commandTimeoutMs: 2_000 } }, {}, [], { write: (line) => lines.push(JSON.parse(line)) });
     // Found by the store's own probe at connect, before any request is served (as a readiness check sees it).
     await waitFor(async () => JSON.stringify(await (await fetch(`${gateway!.origin}/readyz`)).json()).includes('read_only_replica'));
     const connectionsBefore = await connectionsReceived(replicaAdmin);
@@ -146,6 +147,10 @@ describe('Redis failover behind one endpoint', () => {
     const ready = await fetch(`${gateway.origin}/readyz`);
     expect(ready.status).toBe(503);
     expect(JSON.stringify(await ready.json())).toContain('read_only_replica');
+    // Said once; the connections made again to follow it are no outage and no recovery, each time.
+    const redisLines = lines.filter((line) => /Redis/.test(line.msg));
+    expect(redisLines.filter((line) => line.level >= 50)).toEqual([expect.objectContaining({ msg: expect.stringContaining('read-only replica') })]);
+    expect(redisLines.map((line) => line.msg)).not.toContainEqual(expect.stringMatching(/connection lost|connection is back/));
     // No request reached the model: a response that cannot be kept is not asked for.
     expect(upstream.requests.filter((request) => request.body.messages?.at(-1)?.content === 'x')).toHaveLength(0);
   });
