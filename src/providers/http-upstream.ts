@@ -93,6 +93,7 @@ export class HttpUpstream {
       void response.body.dump().catch(() => {});
       throw this.#encodedAnswer(coding);
     }
+    this.#misconfiguration.answered();
     return response;
   }
 
@@ -122,6 +123,7 @@ export class HttpUpstream {
     const coding = answer.headers['content-encoding'];
     if (answer.statusCode >= 300) throw this.#statusError(answer.statusCode, coding !== undefined && coding !== IDENTITY ? '' : answer.text, answer.headers);
     if (coding !== undefined && coding !== IDENTITY) throw this.#encodedAnswer(coding);
+    this.#misconfiguration.answered();
     try {
       return JSON.parse(answer.text);
     } catch (error) {
