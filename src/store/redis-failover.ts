@@ -50,13 +50,25 @@ export async function sendAgainAfterFailover<T>(client: Redis, command: () => Pr
   let failure = error;
   for (;;) {
     const reconnection = isReadOnlyRefusal(failure) ? reconnectAfterRefusal(client) : failure instanceof ReplyError ? null : reconnectionUnderWay(client);
-    if (reconnection === null || !(await reconnection)) throw failure;
+    if (reconnection === null || !(await within(reconnection, giveUpAt - performance.now()))) throw failure;
     try {
       return await command();
     } catch (again) {
       if (performance.now() >= giveUpAt) throw again;
       failure = again;
     }
+  }
+}
+
+/** The reconnection's outcome, or false once `ms` have passed (a command does not wait past its timeout for a reconnection that is late). */
+async function within(reconnection: Promise<boolean>, ms: number): Promise<boolean> {
+  if (ms <= 0) return false;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([reconnection, late]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 

@@ -284,7 +284,8 @@ export class RedisResponseStore implements ResponseStore {
   }
 
   health(): StoreHealth {
-    if (this.redis.status !== 'ready') return { state: 'unavailable', reason: this.#lastFailure ?? 'connecting' };
+    // Between connections (one made again to follow a failover, one still a replica's), the refusal is still the reason.
+    if (this.redis.status !== 'ready') return { state: 'unavailable', reason: this.#lastFailure ?? this.#writesRefused ?? 'connecting' };
     if (this.#writesRefused !== null) {
       this.#probe();
       return { state: 'unavailable', reason: this.#writesRefused };

@@ -10,6 +10,13 @@ import { sleep, waitFor } from '../support/wait-for.ts';
 
 type RedisServer = Awaited<ReturnType<typeof startRedisServer>>;
 
+/** Makes `replica` a replica of the server on `primaryPort` and waits for their link (the primary sends its snapshot at once, not after diskless sync's 5 s wait for more replicas). */
+async function replicate(replica: Redis, primary: Redis, primaryPort: number): Promise<void> {
+  await primary.config('SET', 'repl-diskless-sync-delay', '0');
+  await replica.replicaof('127.0.0.1', primaryPort);
+  await waitFor(async () => /master_link_status:up/.test(await replica.info('replication')), 10_000);
+}
+
 const connectionsReceived = async (admin: Redis) => Number(/total_connections_received:(\d+)/.exec(await admin.info('stats'))![1]);
 
 /**
@@ -52,14 +59,14 @@ describe('Redis failover behind one endpoint', () => {
     const [first, second] = [await startRedisServer(), await startRedisServer()];
     servers.push(first, second);
     const [firstAdmin, secondAdmin] = [admin(first), admin(second)];
-    await secondAdmin.replicaof('127.0.0.1', first.port);
-    await waitFor(async () => /master_link_status:up/.test(await secondAdmin.info('replication')));
+    await replicate(secondAdmin, firstAdmin, first.port);
     proxy = new TcpProxy(first.url);
     await proxy.start();
     gateway = await startGateway(upstreamUrl, { store: { redisUrl: proxy.url, keyPrefix: 'failover:', commandTimeoutMs: 2_000 } });
     const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 });
     const before = await client.responses.create({ model: 'm', input: 'before the failover' });
-    await firstAdmin.call('WAIT', '1', '2000');
+    // Replicated before the failover (WAIT from another connection would not wait for the gateway's writes).
+    await waitFor(async () => (await secondAdmin.exists(`failover:{t:default}:r:${before.id}`)) === 1);
 
     await secondAdmin.replicaof('NO', 'ONE');
     await firstAdmin.replicaof('127.0.0.1', second.port);
@@ -90,8 +97,7 @@ describe('Redis failover behind one endpoint', () => {
     const [first, second] = [await startRedisServer(), await startRedisServer()];
     servers.push(first, second);
     const admins = { [first.port]: admin(first), [second.port]: admin(second) };
-    await admins[second.port]!.replicaof('127.0.0.1', first.port);
-    await waitFor(async () => /master_link_status:up/.test(await admins[second.port]!.info('replication')));
+    await replicate(admins[second.port]!, admins[first.port]!, first.port);
     proxy = new TcpProxy(first.url);
     await proxy.start();
     gateway = await startGateway(upstreamUrl, { store: { redisUrl: proxy.url, keyPrefix: 'failover:', commandTimeoutMs: 2_000 } });
