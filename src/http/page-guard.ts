@@ -60,6 +60,6 @@ function hostNotAllowed(host: string): GatewayError {
     status: 403,
     type: 'invalid_request_error',
     code: 'host_not_allowed',
-    message: `Browser pages may not call this gateway by the name '${host}': without API keys, a page must open it by address or a localhost name (a name anyone can point at this machine would let their pages read it), or its origin must be in server.corsOrigins (CORS_ORIGINS).`,
+    message: `Browser pages may not call this gateway by the name '${host}': without API keys, a page must open it by address or a localhost name (a name anyone can point at this machine would let their pages read it), or its origin must be in server.corsOrigins (CORS_ORIGINS). (A request counts as a browser's by its Origin, Sec-Fetch-Site or a browser's User-Agent; behind a proxy, pass on the Host the browser used.)`,
   });
 }
