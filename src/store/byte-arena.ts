@@ -54,8 +54,9 @@ export class ByteArena {
     return span;
   }
 
-  first(span: Span): string {
-    return span.chunk.bytes.toString('utf8', span.offset, span.offset + span.firstLength);
+  /** The first text, or `length` bytes of it from byte `from` (a part of it whose place its writer knows). */
+  first(span: Span, from = 0, length = span.firstLength - from): string {
+    return span.chunk.bytes.toString('utf8', span.offset + from, span.offset + from + length);
   }
 
   second(span: Span): string {

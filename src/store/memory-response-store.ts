@@ -1,6 +1,7 @@
 import type { ConversationTurn, ResponseStore, StoreHealth, StoredItem, StoredResponse } from './response-store.ts';
 import { CHAIN_READ_DEPTH, keptForSeconds } from './response-store.ts';
-import { serializeResponse } from '../protocol/response-json.ts';
+import { OUTPUT_FIRST_AT, serializeResponseOutputFirst } from '../protocol/response-json.ts';
+import type { ResponseResource } from '../protocol/response-resource.ts';
 import { ByteArena, UNWRITTEN, type Span } from './byte-arena.ts';
 import { HandleTable } from './handle-table.ts';
 import { RecencyQueue } from './recency-queue.ts';
@@ -19,7 +20,7 @@ export interface MemoryStoreOptions {
 
 /**
  * One stored response. As a span it says where the response's JSON (the one
- * the reply sends, protocol/response-json.ts) and its input items' are, as
+ * the reply sends, protocol/response-json.ts, written output first) and its input items' are, as
  * UTF-8 in the store's byte arena: readers get copies, so they can never
  * change what is stored, and the garbage collector neither copies nor scans
  * them. Every object an entry holds lives as long as the response stays
@@ -31,6 +32,9 @@ interface Entry extends Span {
   id: string;
   previousResponseId: string | null;
   itemIds: string[];
+  /** The response's status and the UTF-8 length of its output's JSON, at the start of its own: a chain's turn is read without parsing the rest. */
+  status: ResponseResource['status'];
+  outputBytes: number;
   expiresAt: number;
   /** Its index in `MemoryResponseStore.#entries`, which the id tables hold. */
   handle: number;
@@ -85,8 +89,9 @@ export class MemoryResponseStore implements ResponseStore {
     const itemIds = new Array<string>(inputItems.length + response.output.length);
     for (let index = 0; index < inputItems.length; index++) itemIds[index] = inputItems[index]!.id;
     for (let index = 0; index < response.output.length; index++) itemIds[inputItems.length + index] = response.output[index]!.id;
-    const entry: Entry = { chunk: UNWRITTEN, offset: 0, firstLength: 0, secondLength: 0, tenant: record.tenant, id, previousResponseId: record.previousResponseId, itemIds, expiresAt: this.#now() + keptForSeconds(response, this.#options.ttlSeconds, this.#options.longestRunSeconds ?? 0) * 1000, handle: this.#freeHandles.pop() ?? this.#entries.length, position: 0, displaced: null };
-    this.#arena.write(serializeResponse(response), JSON.stringify(inputItems), entry);
+    const { json, outputJson } = serializeResponseOutputFirst(response);
+    const entry: Entry = { chunk: UNWRITTEN, offset: 0, firstLength: 0, secondLength: 0, tenant: record.tenant, id, previousResponseId: record.previousResponseId, itemIds, status: response.status, outputBytes: Buffer.byteLength(outputJson), expiresAt: this.#now() + keptForSeconds(response, this.#options.ttlSeconds, this.#options.longestRunSeconds ?? 0) * 1000, handle: this.#freeHandles.pop() ?? this.#entries.length, position: 0, displaced: null };
+    this.#arena.write(json, JSON.stringify(inputItems), entry);
     this.#bytes += entry.firstLength + entry.secondLength;
     this.#entries[entry.handle] = entry;
     this.#responses.set(record.tenant, id, entry.handle);
@@ -110,8 +115,7 @@ export class MemoryResponseStore implements ResponseStore {
     for (let depth = 0; next !== null && depth < CHAIN_READ_DEPTH; depth++) {
       const entry = this.#lookup(this.#entryOf(this.#responses.get(tenant, next)));
       if (!entry) return { turns: turns.reverse(), missing: next };
-      const record = this.#copyOf(entry);
-      turns.push({ responseId: record.response.id, status: record.response.status, inputItems: record.inputItems, output: record.response.output });
+      turns.push(this.#turnOf(entry));
       next = entry.previousResponseId;
     }
     return { turns: turns.reverse(), missing: null };
@@ -122,8 +126,8 @@ export class MemoryResponseStore implements ResponseStore {
     for (const id of ids) {
       const entry = this.#lookup(this.#entryOf(this.#items.get(tenant, id)));
       if (!entry) continue;
-      const record = this.#copyOf(entry);
-      const item = [...record.inputItems, ...record.response.output].find((candidate) => candidate.id === id);
+      const turn = this.#turnOf(entry);
+      const item = turn.inputItems.find((candidate) => candidate.id === id) ?? turn.output.find((candidate) => candidate.id === id);
       if (item) found.set(id, item);
     }
     return found;
@@ -157,6 +161,12 @@ export class MemoryResponseStore implements ResponseStore {
 
   #copyOf(entry: Entry): StoredResponse {
     return { tenant: entry.tenant, response: JSON.parse(this.#arena.first(entry)) as StoredResponse['response'], inputItems: JSON.parse(this.#arena.second(entry)) as StoredResponse['inputItems'], previousResponseId: entry.previousResponseId };
+  }
+
+  /** What a chain needs of a stored response: its input items and its output, parsed without the rest of its JSON. */
+  #turnOf(entry: Entry): ConversationTurn {
+    const output = JSON.parse(this.#arena.first(entry, OUTPUT_FIRST_AT, entry.outputBytes)) as ConversationTurn['output'];
+    return { responseId: entry.id, status: entry.status, inputItems: JSON.parse(this.#arena.second(entry)) as ConversationTurn['inputItems'], output };
   }
 
   #entryOf(handle: number): Entry | undefined {

@@ -117,3 +117,43 @@ describe('MemoryResponseStore bounds', () => {
     expect(await store.get('t', 'resp_1')).toBeNull();
   });
 });
+
+describe('MemoryResponseStore chains of long sessions', () => {
+  it("a chain and an item are read without parsing the rest of each stored response (its tools, instructions, settings): a coding agent's 40 KB of tools a turn is not parsed again on every later turn", async () => {
+    const store = new MemoryResponseStore({ maxEntries: 1_000, ttlSeconds: 60 });
+    const tools = Array.from({ length: 40 }, (_, index) => ({ type: 'function' as const, name: `tool_${index}`, description: 'x'.repeat(1_000), parameters: { type: 'object', properties: {} }, strict: false }));
+    let previous: string | null = null;
+    for (let turn = 0; turn < 5; turn++) {
+      const written = record('t', `resp_${turn}`, previous);
+      written.response.tools = tools;
+      written.response.instructions = 'i'.repeat(5_000);
+      written.response.status = turn === 4 ? 'incomplete' : 'completed';
+      await store.put(written);
+      previous = written.response.id;
+    }
+    const parsed: number[] = [];
+    const parse = JSON.parse;
+    JSON.parse = (text: string, reviver?: Parameters<typeof JSON.parse>[1]) => {
+      parsed.push(text.length);
+      return parse(text, reviver);
+    };
+    let chain: Awaited<ReturnType<MemoryResponseStore['chain']>>;
+    let items: Awaited<ReturnType<MemoryResponseStore['items']>>;
+    try {
+      chain = await store.chain('t', 'resp_4');
+      items = await store.items('t', ['msg_out_resp_2', 'msg_in_resp_3']);
+    } finally {
+      JSON.parse = parse;
+    }
+    expect(Math.max(...parsed)).toBeLessThan(1_000);
+    expect(chain.missing).toBeNull();
+    expect(chain.turns.map((turn) => [turn.responseId, turn.status, turn.inputItems[0]!.id, turn.output[0]!.id])).toEqual(
+      [0, 1, 2, 3, 4].map((turn) => [`resp_${turn}`, turn === 4 ? 'incomplete' : 'completed', `msg_in_resp_${turn}`, `msg_out_resp_${turn}`]),
+    );
+    expect([...items.keys()]).toEqual(['msg_out_resp_2', 'msg_in_resp_3']);
+    // The whole response reads back as it was stored, its output included.
+    const whole = await store.get('t', 'resp_4');
+    expect(whole!.response.tools).toHaveLength(40);
+    expect(whole!.response.output[0]!.id).toBe('msg_out_resp_4');
+  });
+});
