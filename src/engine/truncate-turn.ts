@@ -18,13 +18,16 @@ export interface FittedTurn {
 /**
  * `truncation: "auto"`: leaves out the oldest turns of the conversation
  * until the estimated input, with room for the output (`max_output_tokens`,
- * or what the upstream said it reserves), fits `window`. Never dropped: the
- * instructions, system and developer messages, and the newest turn — the
- * last user message and everything after it (the calls and outputs of the
- * loop so far). A turn — a user message and what follows it up to the next
- * — goes whole, so a function call always goes with its output (turns
- * joined by a call answered later go together). When even that leaves the
- * input too long, a 400 `context_length_exceeded`.
+ * or what the upstream said it reserves), fits `window`. A turn — a user
+ * message and what follows it up to the next — goes whole, so a function
+ * call always goes with its output (turns joined by a call answered later go
+ * together). Then, oldest first, the steps of the newest turn: an agent's
+ * session is one user message and hundreds of steps of the loop after it
+ * (what the model said and called, and the outputs), and would otherwise
+ * never fit once it outgrew the window. Never dropped: the instructions,
+ * system and developer messages, the newest user message and the last step
+ * after it. When even that leaves the input too long, a 400
+ * `context_length_exceeded`.
  *
  * Costs nothing when the input is clearly under the window (its UTF-8 size
  * is); otherwise the tokenizer is loaded (once) and every item counted.
@@ -40,7 +43,7 @@ export async function fitContextWindow(request: TurnRequest, window: KnownWindow
   if (cut.tokens > budget) {
     const room = reserve > 0 ? `${window.tokens} tokens, ${reserve} of them kept for the output` : `${window.tokens} tokens`;
     throw new ContextLengthExceeded(
-      `The input is too long for the context window of model '${request.model}' (${room}) even with every earlier turn left out: the instructions, tools and newest turn alone come to about ${upstreamTokens(cut.tokens)} tokens.`,
+      `The input is too long for the context window of model '${request.model}' (${room}) even with every earlier turn and step left out: the instructions, tools, the newest user message and the last step after it alone come to about ${upstreamTokens(cut.tokens)} tokens.`,
       { window: window.tokens, inputTokens: upstreamTokens(cut.tokens), outputTokens: reserve || null },
     );
   }
@@ -103,7 +106,53 @@ function droppableTurns(items: readonly InputItem[], historyLength: number): { s
   for (const [first, last] of pairs) if (first < newest && last >= newest) end = Math.min(end, turnStart(starts, first));
 
   const ordered = [...starts].filter((start) => start < end).sort((a, b) => a - b);
-  return ordered.map((start, index) => ({ start, end: ordered[index + 1] ?? end }));
+  const turns = ordered.map((start, index) => ({ start, end: ordered[index + 1] ?? end }));
+  // Without a user message there is no newest turn to take steps from: the request's own input is kept whole.
+  return newest < items.length && isUserMessage(items[newest]!) ? [...turns, ...droppableSteps(items, newest)] : turns;
+}
+
+/**
+ * The steps of the newest turn (the one starting at `newest`) that may go,
+ * oldest first: a step begins after the outputs of the step before. The
+ * last step stays (its calls are what the request answers, or its words the
+ * model's newest), and so does a step holding a call or output whose
+ * partner is in another step or before the turn.
+ */
+function droppableSteps(items: readonly InputItem[], newest: number): { start: number; end: number }[] {
+  const starts: number[] = [];
+  for (let index = newest + 1; index < items.length; index++) {
+    if (index === newest + 1 || (isResult(items[index - 1]!) && !isResult(items[index]!))) starts.push(index);
+  }
+  const steps = starts.map((start, index) => ({ start, end: starts[index + 1] ?? items.length }));
+  steps.pop();
+  const stepAt = new Int32Array(items.length).fill(-1);
+  steps.forEach((step, index) => stepAt.fill(index, step.start, step.end));
+  const stepOf = (index: number) => stepAt[index]!;
+  const placesOf = new Map<string, number[]>();
+  items.forEach((item, index) => {
+    const callId = callIdOf(item);
+    if (callId !== null) placesOf.set(callId, [...(placesOf.get(callId) ?? []), index]);
+  });
+  const whole = new Set(steps.map((_, index) => index));
+  for (const places of placesOf.values()) {
+    const holders = new Set(places.map(stepOf));
+    if (holders.size > 1 || holders.has(-1)) for (const holder of holders) whole.delete(holder);
+  }
+  return steps.filter((_, index) => whole.has(index));
+}
+
+/** What ends a step of the loop: a tool's result (an MCP call carries its own). */
+function isResult(item: InputItem): boolean {
+  return item.type === 'function_call_output' || item.type === 'custom_tool_call_output' || item.type === 'mcp_call' || item.type === 'tool_search_output' || item.type === 'mcp_approval_response';
+}
+
+/** The call id that pairs a call with its output. */
+function callIdOf(item: InputItem): string | null {
+  return item.type === 'function_call' || item.type === 'function_call_output' || item.type === 'custom_tool_call' || item.type === 'custom_tool_call_output' ? item.call_id : null;
+}
+
+function isUserMessage(item: InputItem): boolean {
+  return item.type === 'message' && item.role === 'user';
 }
 
 /** The start of the turn holding `index`. */

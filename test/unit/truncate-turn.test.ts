@@ -38,6 +38,28 @@ describe('truncateTurn', () => {
     expect(kept(pending, 10)).toEqual(['user:2', 'function_call:c2', 'user:3', 'function_call_output:c2']);
   });
 
+  it("an agent's session — one user message and the loop's steps after it — drops its oldest steps once every earlier turn is gone, keeping the task, the developer's rules and the last step", () => {
+    const session = [developer('rules'), user('old'), assistant('old answer'), user('task'), call('c1'), output('c1'), assistant('thinking'), call('c2'), call('c3'), output('c2'), output('c3'), call('c4')];
+    const items = [...session, output('c4')];
+    // Earlier turns go first, then steps oldest first; parallel calls and their outputs go together.
+    expect(kept(items, 110, session.length)).toEqual(['developer:rules', 'user:task', 'function_call:c1', 'function_call_output:c1', 'assistant:thinking', 'function_call:c2', 'function_call:c3', 'function_call_output:c2', 'function_call_output:c3', 'function_call:c4', 'function_call_output:c4']);
+    expect(kept(items, 90, session.length)).toEqual(['developer:rules', 'user:task', 'assistant:thinking', 'function_call:c2', 'function_call:c3', 'function_call_output:c2', 'function_call_output:c3', 'function_call:c4', 'function_call_output:c4']);
+    expect(kept(items, 40, session.length)).toEqual(['developer:rules', 'user:task', 'function_call:c4', 'function_call_output:c4']);
+    // Stateless clients (Codex, the Agents SDK without a stored chain) send it all as their own input: the same.
+    expect(kept(items, 40)).toEqual(['developer:rules', 'user:task', 'function_call:c4', 'function_call_output:c4']);
+    // Not below the last step.
+    const cut = truncateTurn(turnRequest({ items, historyLength: session.length }), tens(items), 30);
+    expect(cut.tokens).toBe(40);
+  });
+
+  it("a step whose call is answered in another step, or before the turn, stays", () => {
+    const items = [user('1'), call('c0'), user('task'), output('c0'), call('c1'), output('c1'), call('c2'), user('aside'), call('c3'), output('c2'), output('c3')];
+    // Newest turn is 'aside' here: its only step is the last. The turn before joins c0's call and output with its task.
+    const stuck = [user('task'), call('c1'), output('c1'), call('c2'), assistant('note'), call('c3'), output('c3'), call('c4'), output('c2'), output('c4')];
+    expect(kept(stuck, 20)).toEqual(['user:task', 'function_call:c2', 'assistant:note', 'function_call:c3', 'function_call_output:c3', 'function_call:c4', 'function_call_output:c2', 'function_call_output:c4']);
+    expect(kept(items, 10)).toContain('function_call_output:c0');
+  });
+
   it('without any user message, keeps the request\'s own input', () => {
     const items = [assistant('old'), call('c1'), output('c1'), assistant('new'), call('c2'), output('c2')];
     expect(kept(items, 10, 3)).toEqual(['assistant:new', 'function_call:c2', 'function_call_output:c2']);
