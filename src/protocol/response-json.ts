@@ -26,25 +26,6 @@ export function serializeResponse(response: ResponseResource): string {
   return json;
 }
 
-/** `"output":` after the opening brace: where a response serialized output first has its output's JSON. */
-export const OUTPUT_FIRST_AT = '{"output":'.length;
-
-/**
- * `serializeResponse`, with the output first and its JSON returned beside
- * the whole: a store can read a stored response's output (all a chain of
- * turns needs) without parsing the rest — its tools, instructions and
- * settings, tens of kilobytes a turn for coding agents. Key order is
- * nothing to a JSON reader.
- */
-export function serializeResponseOutputFirst(response: ResponseResource): { json: string; outputJson: string } {
-  const { output, ...rest } = response;
-  const outputJson = JSON.stringify(output);
-  const restJson = JSON.stringify(rest);
-  const json = restJson === '{}' ? `{"output":${outputJson}}` : `{"output":${outputJson},${restJson.slice(1)}`;
-  Object.defineProperty(response, JSON_MADE, { value: json, writable: true, configurable: true, enumerable: false });
-  return { json, outputJson };
-}
-
 /** The response's JSON: the one made last for this object, or a new one. */
 export function responseJson(response: ResponseResource): string {
   return (response as WithJson)[JSON_MADE] ?? JSON.stringify(response);

@@ -1,6 +1,6 @@
 import type { ConversationTurn, ResponseStore, StoreHealth, StoredItem, StoredResponse } from './response-store.ts';
 import { CHAIN_READ_DEPTH, keptForSeconds } from './response-store.ts';
-import { OUTPUT_FIRST_AT, serializeResponseOutputFirst } from '../protocol/response-json.ts';
+import { serializeResponse } from '../protocol/response-json.ts';
 import type { ResponseResource } from '../protocol/response-resource.ts';
 import { ByteArena, UNWRITTEN, type Span } from './byte-arena.ts';
 import { HandleTable } from './handle-table.ts';
@@ -20,7 +20,7 @@ export interface MemoryStoreOptions {
 
 /**
  * One stored response. As a span it says where the response's JSON (the one
- * the reply sends, protocol/response-json.ts, written output first) and its input items' are, as
+ * the reply sends, protocol/response-json.ts) and its input items' are, as
  * UTF-8 in the store's byte arena: readers get copies, so they can never
  * change what is stored, and the garbage collector neither copies nor scans
  * them. Every object an entry holds lives as long as the response stays
@@ -32,8 +32,9 @@ interface Entry extends Span {
   id: string;
   previousResponseId: string | null;
   itemIds: string[];
-  /** The response's status and the UTF-8 length of its output's JSON, at the start of its own: a chain's turn is read without parsing the rest. */
+  /** The response's status, and where its output's JSON is in its own (UTF-8 bytes): a chain's turn is read without parsing the rest. */
   status: ResponseResource['status'];
+  outputAt: number;
   outputBytes: number;
   expiresAt: number;
   /** Its index in `MemoryResponseStore.#entries`, which the id tables hold. */
@@ -42,6 +43,19 @@ interface Entry extends Span {
   position: number;
   /** Items it took over from a response still stored then (it resent them, or resolved a reference to them): who to give each back to when this one goes. */
   displaced: Map<string, Heir> | null;
+}
+
+/**
+ * Where the output's JSON is in the response's (in UTF-8 bytes). Any place
+ * the output's own serialization appears at holds exactly that text, so the
+ * first one found is as good as the `output` field's.
+ */
+function outputIn(json: string, response: ResponseResource): { at: number; bytes: number } {
+  const outputJson = JSON.stringify(response.output);
+  const found = json.indexOf(outputJson);
+  // Not there only if the JSON was not made of this object as it is (never, from serializeResponse): then read whole.
+  if (found < 0) return { at: 0, bytes: -1 };
+  return { at: Buffer.byteLength(json.slice(0, found)), bytes: Buffer.byteLength(outputJson) };
 }
 
 /** An earlier holder of an item, by handle and id: a handle alone may have been reused by another response since. */
@@ -89,8 +103,9 @@ export class MemoryResponseStore implements ResponseStore {
     const itemIds = new Array<string>(inputItems.length + response.output.length);
     for (let index = 0; index < inputItems.length; index++) itemIds[index] = inputItems[index]!.id;
     for (let index = 0; index < response.output.length; index++) itemIds[inputItems.length + index] = response.output[index]!.id;
-    const { json, outputJson } = serializeResponseOutputFirst(response);
-    const entry: Entry = { chunk: UNWRITTEN, offset: 0, firstLength: 0, secondLength: 0, tenant: record.tenant, id, previousResponseId: record.previousResponseId, itemIds, status: response.status, outputBytes: Buffer.byteLength(outputJson), expiresAt: this.#now() + keptForSeconds(response, this.#options.ttlSeconds, this.#options.longestRunSeconds ?? 0) * 1000, handle: this.#freeHandles.pop() ?? this.#entries.length, position: 0, displaced: null };
+    const json = serializeResponse(response);
+    const output = outputIn(json, response);
+    const entry: Entry = { chunk: UNWRITTEN, offset: 0, firstLength: 0, secondLength: 0, tenant: record.tenant, id, previousResponseId: record.previousResponseId, itemIds, status: response.status, outputAt: output.at, outputBytes: output.bytes, expiresAt: this.#now() + keptForSeconds(response, this.#options.ttlSeconds, this.#options.longestRunSeconds ?? 0) * 1000, handle: this.#freeHandles.pop() ?? this.#entries.length, position: 0, displaced: null };
     this.#arena.write(json, JSON.stringify(inputItems), entry);
     this.#bytes += entry.firstLength + entry.secondLength;
     this.#entries[entry.handle] = entry;
@@ -165,7 +180,7 @@ export class MemoryResponseStore implements ResponseStore {
 
   /** What a chain needs of a stored response: its input items and its output, parsed without the rest of its JSON. */
   #turnOf(entry: Entry): ConversationTurn {
-    const output = JSON.parse(this.#arena.first(entry, OUTPUT_FIRST_AT, entry.outputBytes)) as ConversationTurn['output'];
+    const output = (entry.outputBytes < 0 ? (JSON.parse(this.#arena.first(entry)) as ResponseResource).output : JSON.parse(this.#arena.first(entry, entry.outputAt, entry.outputBytes))) as ConversationTurn['output'];
     return { responseId: entry.id, status: entry.status, inputItems: JSON.parse(this.#arena.second(entry)) as ConversationTurn['inputItems'], output };
   }
 

@@ -151,7 +151,8 @@ describe('MemoryResponseStore chains of long sessions', () => {
       [0, 1, 2, 3, 4].map((turn) => [`resp_${turn}`, turn === 4 ? 'incomplete' : 'completed', `msg_in_resp_${turn}`, `msg_out_resp_${turn}`]),
     );
     expect([...items.keys()]).toEqual(['msg_out_resp_2', 'msg_in_resp_3']);
-    // The whole response reads back as it was stored, its output included.
+    // The whole response reads back as it was stored, its output included, in its own key order.
+    expect(Object.keys((await store.get('t', 'resp_3'))!.response)).toEqual(Object.keys(record('t', 'resp_3', null).response));
     const whole = await store.get('t', 'resp_4');
     expect(whole!.response.tools).toHaveLength(40);
     expect(whole!.response.output[0]!.id).toBe('msg_out_resp_4');
