@@ -21,12 +21,12 @@ export interface FittedTurn {
  * or what the upstream said it reserves), fits `window`. A turn — a user
  * message and what follows it up to the next — goes whole, so a function
  * call always goes with its output (turns joined by a call answered later go
- * together). Then, oldest first, the steps of the newest turn: an agent's
- * session is one user message and hundreds of steps of the loop after it
- * (what the model said and called, and the outputs), and would otherwise
- * never fit once it outgrew the window. Never dropped: the instructions,
- * system and developer messages, the newest user message and the last step
- * after it. When even that leaves the input too long, a 400
+ * together), each turn's oldest steps before the rest of it; then, oldest
+ * first, the steps of the newest turn: an agent's session is one user
+ * message and hundreds of steps of the loop after it (what the model said
+ * and called, and the outputs), and would otherwise never fit once it
+ * outgrew the window. Never dropped: the instructions, system and developer
+ * messages, the newest user message and the last step after it. When even that leaves the input too long, a 400
  * `context_length_exceeded`.
  *
  * Costs nothing when the input is clearly under the window (its UTF-8 size
@@ -59,7 +59,8 @@ export function truncateTurn(request: TurnRequest, measure: TurnMeasure, budget:
   for (const unit of units) {
     if (tokens <= budget) break;
     for (let index = unit.start; index < unit.end; index++) {
-      if (isInstruction(items[index]!)) continue;
+      // A turn goes after its steps did: what is gone already is not counted twice.
+      if (isInstruction(items[index]!) || dropped.has(index)) continue;
       dropped.add(index);
       tokens -= measure.items[index]!;
     }
@@ -108,37 +109,60 @@ function droppableTurns(items: readonly InputItem[], historyLength: number): { s
   const ordered = [...starts].filter((start) => start < end).sort((a, b) => a - b);
   const turns = ordered.map((start, index) => ({ start, end: ordered[index + 1] ?? end }));
   // Without a user message there is no newest turn to take steps from: the request's own input is kept whole.
-  return newest < items.length && isUserMessage(items[newest]!) ? [...turns, ...droppableSteps(items, newest)] : turns;
+  const newestTurn = newest < items.length && isUserMessage(items[newest]!) ? [{ start: newest, end: items.length }] : [];
+  const steps = droppableSteps(items, [...turns, ...newestTurn]);
+  // Each earlier turn's oldest steps first, then the rest of it (its question and its answer): a follow-up after a long session keeps the session's end.
+  return [...turns.flatMap((turn, index) => [...steps[index]!, turn]), ...(steps[turns.length] ?? [])];
 }
 
 /**
- * The steps of the newest turn (the one starting at `newest`) that may go,
- * oldest first: a step begins after the outputs of the step before. The
- * last step stays (its calls are what the request answers, or its words the
- * model's newest), and so does a step holding a call or output whose
- * partner is in another step or before the turn.
+ * The steps of each turn (a range starting at its first item) that may go,
+ * oldest first: a step begins after the outputs of the step before, once
+ * every call made so far is answered. A turn's last step stays (its calls
+ * are what the request answers, or its words the model's newest, or the
+ * turn's answer), and so does a step holding a call or output whose partner
+ * is in another step or outside every step.
  */
-function droppableSteps(items: readonly InputItem[], newest: number): { start: number; end: number }[] {
-  const starts: number[] = [];
-  for (let index = newest + 1; index < items.length; index++) {
-    if (index === newest + 1 || (isResult(items[index - 1]!) && !isResult(items[index]!))) starts.push(index);
-  }
-  const steps = starts.map((start, index) => ({ start, end: starts[index + 1] ?? items.length }));
-  steps.pop();
+function droppableSteps(items: readonly InputItem[], turns: readonly { start: number; end: number }[]): { start: number; end: number }[][] {
   const stepAt = new Int32Array(items.length).fill(-1);
-  steps.forEach((step, index) => stepAt.fill(index, step.start, step.end));
-  const stepOf = (index: number) => stepAt[index]!;
+  const steps: { start: number; end: number; id: number }[][] = [];
+  let ids = 0;
+  for (const turn of turns) {
+    const starts: number[] = [];
+    const open = new Set<string>();
+    // Turns joined by a call answered after the next user message go whole: a step would part a question from its answer.
+    if (items.slice(turn.start + 1, turn.end).some(isUserMessage)) {
+      steps.push([]);
+      continue;
+    }
+    for (let index = turn.start + 1; index < turn.end; index++) {
+      const item = items[index]!;
+      if (index === turn.start + 1 || (open.size === 0 && isResult(items[index - 1]!) && !isResult(item))) starts.push(index);
+      const callId = callIdOf(item);
+      if (callId !== null) {
+        if (item.type === 'function_call' || item.type === 'custom_tool_call') open.add(callId);
+        else open.delete(callId);
+      }
+    }
+    const own = starts.map((start, index) => ({ start, end: starts[index + 1] ?? turn.end, id: -1 }));
+    own.pop();
+    for (const step of own) {
+      step.id = ids++;
+      stepAt.fill(step.id, step.start, step.end);
+    }
+    steps.push(own);
+  }
   const placesOf = new Map<string, number[]>();
   items.forEach((item, index) => {
     const callId = callIdOf(item);
     if (callId !== null) placesOf.set(callId, [...(placesOf.get(callId) ?? []), index]);
   });
-  const whole = new Set(steps.map((_, index) => index));
+  const split = new Set<number>();
   for (const places of placesOf.values()) {
-    const holders = new Set(places.map(stepOf));
-    if (holders.size > 1 || holders.has(-1)) for (const holder of holders) whole.delete(holder);
+    const holders = new Set(places.map((place) => stepAt[place]!));
+    if (holders.size > 1 || holders.has(-1)) for (const holder of holders) split.add(holder);
   }
-  return steps.filter((_, index) => whole.has(index));
+  return steps.map((own) => own.filter((step) => !split.has(step.id)));
 }
 
 /** What ends a step of the loop: a tool's result (an MCP call carries its own). */

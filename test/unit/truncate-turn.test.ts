@@ -52,6 +52,18 @@ describe('truncateTurn', () => {
     expect(cut.tokens).toBe(40);
   });
 
+  it('a follow-up after a long session keeps the session\'s task and its end: the earlier turn\'s oldest steps go before the rest of it', () => {
+    const items = [user('task'), call('c1'), output('c1'), call('c2'), output('c2'), call('c3'), output('c3'), assistant('done'), user('follow-up')];
+    expect(kept(items, 50, 8)).toEqual(['user:task', 'function_call:c3', 'function_call_output:c3', 'assistant:done', 'user:follow-up']);
+    expect(kept(items, 10, 8)).toEqual(['user:follow-up']);
+  });
+
+  it('parallel calls whose outputs have words between them stay one step; a step begins once every call is answered', () => {
+    const items = [user('task'), call('a'), call('b'), output('a'), assistant('mid'), output('b'), call('c'), call('d'), output('c'), assistant('mid2'), output('d'), call('e'), output('e')];
+    expect(kept(items, 80, 12)).toEqual(['user:task', 'function_call:c', 'function_call:d', 'function_call_output:c', 'assistant:mid2', 'function_call_output:d', 'function_call:e', 'function_call_output:e']);
+    expect(kept(items, 30, 12)).toEqual(['user:task', 'function_call:e', 'function_call_output:e']);
+  });
+
   it("a step whose call is answered in another step, or before the turn, stays", () => {
     const items = [user('1'), call('c0'), user('task'), output('c0'), call('c1'), output('c1'), call('c2'), user('aside'), call('c3'), output('c2'), output('c3')];
     // Newest turn is 'aside' here: its only step is the last. The turn before joins c0's call and output with its task.
