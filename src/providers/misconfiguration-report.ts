@@ -10,8 +10,10 @@ const MISCONFIGURATION_CODES = new Set(['upstream_auth_failed', 'upstream_not_fo
  * Logs, at error level, an upstream refusing the gateway's own
  * configuration (credentials, base URL): the operator must act, and the
  * client only sees a 502. Each kind of refusal at once, then at most once a
- * minute while it goes on (with the count since; an answer in between ends
- * it): a wrong key under load was an error line on every request. Never the key; the base URL without
+ * minute (with the count since), whatever answers come between — an
+ * upstream that refuses one request in two (one bad key of several behind
+ * a proxy) is not a line per refusal: a wrong key under load was an error
+ * line on every request. Never the key; the base URL without
  * credentials.
  */
 export class MisconfigurationReport {
@@ -28,11 +30,6 @@ export class MisconfigurationReport {
     url.username = '';
     url.password = '';
     this.#fields = { provider, base_url: url.toString().replace(/\/$/, '') };
-  }
-
-  /** The upstream answered: whatever refusal was going on is over, and the next one is said at once. */
-  answered(): void {
-    if (this.#said.size > 0) this.#said.clear();
   }
 
   heard(error: GatewayError): void {

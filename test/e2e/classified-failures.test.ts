@@ -146,7 +146,6 @@ describe.each(flavors)('the gateway\'s own misconfiguration is a 502 that names 
 
   it('refused on a later turn of the loop: the response ends failed with upstream_auth_failed (JSON and stream), logged once', async () => {
     for (const stream of [false, true]) {
-      const before = errorLines().length;
       let turn = 0;
       upstream.setScript((request) => (++turn === 1 ? flavor.render(request, { calls: [{ id: 'call_1', name: 'lookup', args: {} }] }) : refusals[flavor.name].auth[0]!.reply));
       const answer = await post({ input: 'x', stream, tools: [{ type: 'function', name: 'lookup', parameters: { type: 'object' } }] });
@@ -155,8 +154,8 @@ describe.each(flavors)('the gateway\'s own misconfiguration is a 502 that names 
       assertValidResponse(response);
       expect(response.status).toBe('failed');
       expect(response.error.code).toBe('upstream_auth_failed');
-      // The first turn was answered, so the refusal after it is a new one: said at once.
-      expect(errorLines().slice(before)).toEqual([expect.objectContaining({ base_url: baseUrl, code: 'upstream_auth_failed' })]);
+      // Said once for the gateway's whole log so far, answers between refusals or not.
+      expect(errorLines().filter((line) => line.code === 'upstream_auth_failed')).toEqual([expect.objectContaining({ base_url: baseUrl, code: 'upstream_auth_failed' })]);
     }
   });
 });

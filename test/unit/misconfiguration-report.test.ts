@@ -24,19 +24,4 @@ describe('MisconfigurationReport', () => {
     report.heard(refusal('upstream_auth_failed'));
     expect(lines[2]).toEqual({ fields: { provider: 'openai', base_url: 'https://api.example/v1', code: 'upstream_auth_failed', repeated: 501 }, message: 'refused: upstream_auth_failed' });
   });
-
-  it('an answer ends the refusal: the next one is said at once, as a new one', () => {
-    const lines: Record<string, unknown>[] = [];
-    let now = 0;
-    const report = new MisconfigurationReport({ error: (fields) => lines.push(fields), warn: () => {} }, 'openai', 'https://api.example/v1', () => now);
-    report.heard(refusal('upstream_auth_failed'));
-    report.heard(refusal('upstream_auth_failed'));
-    now = 1_000;
-    report.answered();
-    report.heard(refusal('upstream_auth_failed'));
-    expect(lines).toEqual([
-      { provider: 'openai', base_url: 'https://api.example/v1', code: 'upstream_auth_failed' },
-      { provider: 'openai', base_url: 'https://api.example/v1', code: 'upstream_auth_failed' },
-    ]);
-  });
 });

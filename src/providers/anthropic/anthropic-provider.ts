@@ -96,8 +96,7 @@ export class AnthropicProvider implements Provider {
     const body = toAnthropicCountRequest(convertToAnthropicRequest(request, this.#requestOptions(await this.#thinkingOf(request))));
     try {
       const counted = await this.#client.messages.countTokens(body as unknown as Anthropic.MessageCountTokensParams, { signal });
-      this.#misconfiguration.answered();
-      return counted.input_tokens;
+        return counted.input_tokens;
     } catch (error) {
       if (signal.aborted) throw error;
       const mapped = errorFromAnthropic(this.name, error);
@@ -141,8 +140,7 @@ export class AnthropicProvider implements Provider {
     const deadline = AbortSignal.timeout(this.#options.timeoutMs);
     try {
       const stream = await this.#client.messages.create(body as unknown as Anthropic.MessageCreateParamsStreaming, { signal: AbortSignal.any([signal, deadline]), ...(trace && { headers: traceHeaders(trace) }) });
-      this.#misconfiguration.answered();
-      iterator = (stream as unknown as AsyncIterable<AnthropicStreamEvent>)[Symbol.asyncIterator]();
+        iterator = (stream as unknown as AsyncIterable<AnthropicStreamEvent>)[Symbol.asyncIterator]();
       for (;;) {
         const next = await iterator.next();
         if (next.done) {
