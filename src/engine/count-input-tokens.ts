@@ -15,6 +15,7 @@ import type { CompactionCodec } from './compaction/compaction-codec.ts';
 import { modelInputOf } from './compaction/expand-compactions.ts';
 import { routeTargets } from './call-target.ts';
 import { estimateTurnTokens } from './token-estimate.ts';
+import { GatewayError } from '../errors/gateway-error.ts';
 import { fitContextWindow } from './truncate-turn.ts';
 import { resolveToolChoice } from './resolve-tool-choice.ts';
 import { toTurnRequest } from './turn-request.ts';
@@ -87,7 +88,14 @@ export class InputTokenCounter {
     const whole = toTurnRequest(request, route.upstreamModel, modelInput, history.length, tools, declared.hosted, toolChoice);
     const window = request.truncation === 'auto' ? (this.#options.contextWindows?.lookupAny(model, routeTargets(route)) ?? null) : null;
     const turn = window ? await truncated(whole, window) : whole;
-    if (route.provider.countInputTokens) return { inputTokens: await route.provider.countInputTokens(turn, options.signal), countedBy: 'provider' };
+    if (route.provider.countInputTokens) {
+      try {
+        return { inputTokens: await route.provider.countInputTokens(turn, options.signal), countedBy: 'provider' };
+      } catch (error) {
+        // A server of the provider's wire without its counting endpoint (vLLM's Responses API has none): estimated, as for a wire without one.
+        if (!(error instanceof GatewayError) || error.code !== 'upstream_not_found') throw error;
+      }
+    }
     return { inputTokens: (await estimateTurnTokens(turn)).total, countedBy: 'estimate' };
   }
 

@@ -34,6 +34,9 @@ export interface UpstreamConnectionOptions {
   log?: ProviderLogger;
 }
 
+/** An endpoint every server of the wire has, or one the gateway tries and does without (a 404 from it says nothing of the base URL). */
+export type EndpointKind = 'required' | 'optional';
+
 /** Turns an upstream's HTTP error answer into the gateway's error; each wire has its own error body. */
 export type StatusErrorMapper = (provider: string, status: number, bodyText: string, retry: RetryHeaders) => GatewayError;
 
@@ -93,7 +96,6 @@ export class HttpUpstream {
       void response.body.dump().catch(() => {});
       throw this.#encodedAnswer(coding);
     }
-    this.#misconfiguration.answered();
     return response;
   }
 
@@ -102,7 +104,7 @@ export class HttpUpstream {
    * stream (whole-body-handler.ts); the same errors as `request` and then
    * reading the body as JSON: a body that breaks off or is not JSON is `invalid(cause)`.
    */
-  async requestJson(method: 'GET' | 'POST', path: string, body: string | null, headers: Record<string, string>, signal: AbortSignal, invalid: (cause: unknown) => GatewayError, trace?: TraceContext): Promise<unknown> {
+  async requestJson(method: 'GET' | 'POST', path: string, body: string | null, headers: Record<string, string>, signal: AbortSignal, invalid: (cause: unknown) => GatewayError, trace?: TraceContext, endpoint: EndpointKind = 'required'): Promise<unknown> {
     let answer: WholeAnswer;
     try {
       answer = await new Promise<WholeAnswer>((resolve, reject) => {
@@ -114,16 +116,15 @@ export class HttpUpstream {
       const { started } = failure;
       if (started === null) throw this.#transportFailure(cause, signal);
       // An error answer whose body broke off is still that error, told without its body.
-      if (started.statusCode >= 300) throw this.#statusError(started.statusCode, '', started.headers);
+      if (started.statusCode >= 300) throw this.#statusError(started.statusCode, '', started.headers, endpoint);
       // A body that fell silent ran out the idle bound: a timeout, as silence inside a stream is; one that would not end, its size bound.
       const code = transportCode(cause);
       if (code === 'UND_ERR_BODY_TIMEOUT' || code === ANSWER_TOO_LARGE) throw this.#transportFailure(cause, signal);
       throw invalid(cause);
     }
     const coding = answer.headers['content-encoding'];
-    if (answer.statusCode >= 300) throw this.#statusError(answer.statusCode, coding !== undefined && coding !== IDENTITY ? '' : answer.text, answer.headers);
+    if (answer.statusCode >= 300) throw this.#statusError(answer.statusCode, coding !== undefined && coding !== IDENTITY ? '' : answer.text, answer.headers, endpoint);
     if (coding !== undefined && coding !== IDENTITY) throw this.#encodedAnswer(coding);
-    this.#misconfiguration.answered();
     try {
       return JSON.parse(answer.text);
     } catch (error) {
@@ -141,11 +142,12 @@ export class HttpUpstream {
   }
 
   /** An error answer as the wire's own error, logged when it says the gateway's configuration is wrong. */
-  #statusError(statusCode: number, text: string, headers: Dispatcher.ResponseData['headers']): GatewayError {
+  #statusError(statusCode: number, text: string, headers: Dispatcher.ResponseData['headers'], endpoint: EndpointKind = 'required'): GatewayError {
     const { name } = this.#options;
     const location = headers.location;
     const error = statusCode < 400 ? redirectRefused(name, statusCode, typeof location === 'string' ? location : null) : this.#options.errorFromStatus(name, statusCode, text, retryHeadersOf((header) => headers[header]));
-    this.#misconfiguration.heard(error);
+    // A server without an endpoint the gateway only tries (a count of input tokens) is no wrong base URL.
+    if (endpoint === 'required' || statusCode !== 404) this.#misconfiguration.heard(error);
     return error;
   }
 

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { summaryMessageText } from '../../src/engine/compaction/compaction-prompt.ts';
 import { startGateway, type RunningGateway } from '../support/gateway.ts';
 import { assertErrorEnvelope, assertValidExtension } from '../support/openresponses-schema.ts';
-import { anthropic, flavors, openaiChat } from '../support/provider-flavors.ts';
+import { anthropic, flavors, openaiChat, openaiResponses } from '../support/provider-flavors.ts';
 import { ScriptedChatUpstream, type RecordedRequest, type UpstreamReply } from '../support/scripted-chat-upstream.ts';
 
 /**
@@ -211,5 +211,34 @@ describe('over openai-chat: the gateway estimates', () => {
     expect(whole.input_tokens).toBeGreaterThan(200);
     expect(truncated.input_tokens).toBeLessThanOrEqual(200);
     expect(truncated.input_tokens).toBeGreaterThan(100);
+  });
+});
+
+describe('over a Responses server without /responses/input_tokens (vLLM has none)', () => {
+  const upstream = new ScriptedChatUpstream();
+  const lines: { level: number; msg: string }[] = [];
+  let gateway: RunningGateway;
+  let client: OpenAI;
+
+  beforeAll(async () => {
+    const url = await upstream.start();
+    upstream.setScript((request) => (openaiResponses.tokenCount!.isCount(request) ? { kind: 'json', status: 404, body: { detail: 'Not Found' } } : openaiResponses.render(request, { text: 'ok' })));
+    gateway = await startGateway(url, { ...openaiResponses.config(url), logLevel: 'info' }, {}, [], { write: (line) => lines.push(JSON.parse(line)) });
+    client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 });
+  });
+  afterAll(async () => {
+    await gateway.close();
+    await upstream.close();
+  });
+
+  it('estimates the count, as for a wire without one, and says nothing of a wrong base URL', async () => {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const counted = await client.responses.inputTokens.count({ model: openaiResponses.model, input: 'How is the weather?' });
+      assertValidExtension('InputTokenCount', counted);
+      expect(counted).toMatchObject({ object: 'response.input_tokens', 'loopgate:counted_by': 'estimate' });
+      expect(counted.input_tokens).toBeGreaterThan(0);
+    }
+    expect(upstream.requests.filter((request) => openaiResponses.tokenCount!.isCount(request))).toHaveLength(3);
+    expect(lines.filter((line) => line.level >= 50)).toEqual([]);
   });
 });

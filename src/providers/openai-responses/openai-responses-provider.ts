@@ -70,7 +70,7 @@ export class OpenAIResponsesProvider implements Provider {
   /** OpenAI's own count (`POST /responses/input_tokens`), sent the parts of the turn's body that endpoint takes. */
   async countInputTokens(request: TurnRequest, signal: AbortSignal): Promise<number> {
     const counting = JSON.stringify(toInputTokensRequest(convertToResponsesRequest(request, this.#options)));
-    const body = await this.#upstream.requestJson('POST', '/responses/input_tokens', counting, this.#headers.json, signal, this.#invalidBody, request.trace);
+    const body = await this.#upstream.requestJson('POST', '/responses/input_tokens', counting, this.#headers.json, signal, this.#invalidBody, request.trace, 'optional');
     const counted = (body as { input_tokens?: unknown } | null)?.input_tokens;
     if (typeof counted !== 'number' || !Number.isFinite(counted)) throw invalidUpstreamBody(this.name, 'the count has no input_tokens');
     return counted;
