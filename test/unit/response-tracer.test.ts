@@ -215,12 +215,18 @@ describe('ReportingExporter behind a collector that refuses under load', () => {
   });
 });
 
+/** Tracing on, exporting to a collector that never answers; the warn lines it writes. */
+function tracingBehindHungCollector(): { tracing: Tracing; lines: { message: string; fields: Record<string, unknown> }[] } {
+  const lines: { message: string; fields: Record<string, unknown> }[] = [];
+  const hung: SpanExporter = { export: () => {}, shutdown: async () => {} };
+  const config = GatewayConfig.parse({ providers: { openai: { type: 'openai-chat', baseUrl: 'https://llm.example/v1', apiKey: SECRET } }, tracing: { enabled: true } });
+  const tracing = Tracing.create({ config: config.tracing, providers: config.providers, secrets: new SecretRedactor([SECRET]), log: { warn: (fields, message) => lines.push({ message, fields }), info: () => {} }, exporter: hung })!;
+  return { tracing, lines };
+}
+
 describe('tracing shut down behind a collector that does not answer', () => {
   it('says the spans it could not export, those of the final flush given up on included', async () => {
-    const lines: { message: string; fields: Record<string, unknown> }[] = [];
-    const hung: SpanExporter = { export: () => {}, shutdown: async () => {} };
-    const config = GatewayConfig.parse({ providers: { openai: { type: 'openai-chat', baseUrl: 'https://llm.example/v1', apiKey: SECRET } }, tracing: { enabled: true } });
-    const tracing = Tracing.create({ config: config.tracing, providers: config.providers, secrets: new SecretRedactor([SECRET]), log: { warn: (fields, message) => lines.push({ message, fields }), info: () => {} }, exporter: hung })!;
+    const { tracing, lines } = tracingBehindHungCollector();
     for (let index = 0; index < 3; index++) runResponse(tracing.observer(null));
     await tracing.shutdown();
     expect(lines).toEqual([{ message: 'tracing: spans lost before shutdown', fields: { endpoint: expect.any(String), dropped_spans: 6 } }]);
@@ -229,10 +235,7 @@ describe('tracing shut down behind a collector that does not answer', () => {
 
 describe('spans the batch queue drops', () => {
   it('behind a collector that does not answer, the spans the full queue drops are said, though no export has failed yet', async () => {
-    const lines: { message: string; fields: Record<string, unknown> }[] = [];
-    const hung: SpanExporter = { export: () => {}, shutdown: async () => {} };
-    const config = GatewayConfig.parse({ providers: { openai: { type: 'openai-chat', baseUrl: 'https://llm.example/v1', apiKey: SECRET } }, tracing: { enabled: true } });
-    const tracing = Tracing.create({ config: config.tracing, providers: config.providers, secrets: new SecretRedactor([SECRET]), log: { warn: (fields, message) => lines.push({ message, fields }), info: () => {} }, exporter: hung })!;
+    const { tracing, lines } = tracingBehindHungCollector();
     // 3,000 responses of two spans each: one batch of 512 goes out (and hangs), the queue holds 2,048, the rest is dropped.
     for (let index = 0; index < 3_000; index++) runResponse(tracing.observer(null));
     expect(lines).toEqual([{ message: 'tracing: spans dropped, the export queue is full (the collector is slow or does not answer)', fields: { endpoint: expect.any(String), dropped_spans: 1 } }]);
