@@ -16,7 +16,7 @@ const FIRST_GAP_MS = 100;
 const LONGEST_GAP_MS = 1_000;
 /** A refusal this long after the last reconnection began is a failover of its own: followed at once again. */
 const NEW_FAILOVER_MS = 5_000;
-/** A command that met the connection being made again (sent as it closed, or while it was down) is sent again once it is back, this long after it began. */
+/** A command sent while the connection was being made again (it never left) is sent again once it is back, this long after the reconnection began. */
 const CAUGHT_IN_RECONNECTION_MS = 1_000;
 
 interface Reconnection {
@@ -49,7 +49,7 @@ export async function sendAgainAfterFailover<T>(client: Redis, command: () => Pr
   const giveUpAt = performance.now() + (client.options.commandTimeout ?? LONGEST_GAP_MS);
   let failure = error;
   for (;;) {
-    const reconnection = isReadOnlyRefusal(failure) ? reconnectAfterRefusal(client) : failure instanceof ReplyError ? null : reconnectionUnderWay(client);
+    const reconnection = isReadOnlyRefusal(failure) ? reconnectAfterRefusal(client) : reconnectionCaught(client, failure);
     if (reconnection === null || !(await within(reconnection, giveUpAt - performance.now()))) throw failure;
     try {
       return await command();
@@ -58,6 +58,24 @@ export async function sendAgainAfterFailover<T>(client: Redis, command: () => Pr
       failure = again;
     }
   }
+}
+
+/**
+ * The reconnection a command that failed for want of a connection was
+ * caught in, if any: it goes again once that is ready. One sent while the
+ * client was down never left; one cut off in flight (its connection closed,
+ * which ioredis answers with its retry limit) only while the connection to a
+ * replica is being closed, where no write can have been carried out. Never a
+ * timeout: a command that timed out may have been carried out, and is not
+ * sent twice.
+ */
+function reconnectionCaught(client: Redis, error: unknown): Promise<boolean> | null {
+  if (!(error instanceof Error) || error instanceof ReplyError) return null;
+  const last = reconnections.get(client);
+  if (!last) return null;
+  if (error.message.startsWith("Stream isn't writeable")) return !last.settled || performance.now() - last.startsAt < CAUGHT_IN_RECONNECTION_MS ? last.ready : null;
+  const cutOff = error.name === 'MaxRetriesPerRequestError' || error.message.startsWith('Connection is closed');
+  return cutOff && !last.settled ? last.ready : null;
 }
 
 /** The reconnection's outcome, or false once `ms` have passed (a command does not wait past its timeout for a reconnection that is late). */
@@ -88,13 +106,6 @@ function reconnectAfterRefusal(client: Redis): Promise<boolean> {
 /** Whether `client` is being connected again after a replica's refusal: its connection closing then is no outage. */
 export function reconnectingAfterRefusal(client: Redis): boolean {
   return reconnections.get(client)?.settled === false;
-}
-
-/** The reconnection a command that failed for want of a connection was caught in, if any: it goes again once that is ready. */
-function reconnectionUnderWay(client: Redis): Promise<boolean> | null {
-  const last = reconnections.get(client);
-  if (!last) return null;
-  return !last.settled || performance.now() - last.startsAt < CAUGHT_IN_RECONNECTION_MS ? last.ready : null;
 }
 
 async function reconnect(client: Redis, delayMs: number): Promise<boolean> {
