@@ -135,9 +135,11 @@ function droppableSteps(items: readonly InputItem[], turns: readonly { start: nu
       steps.push([]);
       continue;
     }
-    for (let index = turn.start + 1; index < turn.end; index++) {
+    // A turn's user message is kept with it; the first turn may start with none (a reasoning item, a call): its steps start at once.
+    const first = isUserMessage(items[turn.start]!) ? turn.start + 1 : turn.start;
+    for (let index = first; index < turn.end; index++) {
       const item = items[index]!;
-      if (index === turn.start + 1 || (open.size === 0 && isResult(items[index - 1]!) && !isResult(item))) starts.push(index);
+      if (index === first || (open.size === 0 && isResult(items[index - 1]!) && !isResult(item))) starts.push(index);
       const callId = callIdOf(item);
       if (callId !== null) {
         if (item.type === 'function_call' || item.type === 'custom_tool_call') open.add(callId);
@@ -155,7 +157,10 @@ function droppableSteps(items: readonly InputItem[], turns: readonly { start: nu
   const placesOf = new Map<string, number[]>();
   items.forEach((item, index) => {
     const callId = callIdOf(item);
-    if (callId !== null) placesOf.set(callId, [...(placesOf.get(callId) ?? []), index]);
+    if (callId === null) return;
+    const places = placesOf.get(callId);
+    if (places) places.push(index);
+    else placesOf.set(callId, [index]);
   });
   const split = new Set<number>();
   for (const places of placesOf.values()) {

@@ -15,7 +15,7 @@ const output = (id: string): InputItem => ({ type: 'function_call_output', call_
 
 /** Every item costs 10, nothing else costs anything. */
 const tens = (items: InputItem[]): TurnMeasure => ({ fixed: 0, items: items.map(() => 10), total: items.length * 10 });
-const label = (item: InputItem) => (item.type === 'message' ? `${item.role}:${item.content as string}` : `${item.type}:${(item as { call_id: string }).call_id}`);
+const label = (item: InputItem) => (item.type === 'message' ? `${item.role}:${item.content as string}` : item.type === 'reasoning' ? `reasoning:${item.id}` : `${item.type}:${(item as { call_id: string }).call_id}`);
 const kept = (items: InputItem[], budget: number, historyLength = 0) => truncateTurn(turnRequest({ items, historyLength }), tens(items), budget).request.items.map(label);
 
 describe('truncateTurn', () => {
@@ -62,6 +62,12 @@ describe('truncateTurn', () => {
     const items = [user('task'), call('a'), call('b'), output('a'), assistant('mid'), output('b'), call('c'), call('d'), output('c'), assistant('mid2'), output('d'), call('e'), output('e')];
     expect(kept(items, 80, 12)).toEqual(['user:task', 'function_call:c', 'function_call:d', 'function_call_output:c', 'assistant:mid2', 'function_call_output:d', 'function_call:e', 'function_call_output:e']);
     expect(kept(items, 30, 12)).toEqual(['user:task', 'function_call:e', 'function_call_output:e']);
+  });
+
+  it('a session that starts with no user message (a reasoning item first) drops that item with its step', () => {
+    const reasoning = (id: string): InputItem => ({ type: 'reasoning', id, summary: [] }) as InputItem;
+    const items = [reasoning('rs_0'), call('c0'), output('c0'), reasoning('rs_1'), call('c1'), output('c1'), reasoning('rs_2'), call('c2'), output('c2'), user('next')];
+    expect(kept(items, 40, 9)).toEqual(['reasoning:rs_2', 'function_call:c2', 'function_call_output:c2', 'user:next']);
   });
 
   it("a step whose call is answered in another step, or before the turn, stays", () => {
