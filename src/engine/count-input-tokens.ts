@@ -93,7 +93,7 @@ export class InputTokenCounter {
         return { inputTokens: await route.provider.countInputTokens(turn, options.signal), countedBy: 'provider' };
       } catch (error) {
         // A server of the provider's wire without its counting endpoint (vLLM's Responses API has none): estimated, as for a wire without one.
-        if (!(error instanceof GatewayError) || error.code !== 'upstream_not_found') throw error;
+        if (!(error instanceof GatewayError) || error.code !== 'upstream_endpoint_missing') throw error;
       }
     }
     return { inputTokens: (await estimateTurnTokens(turn)).total, countedBy: 'estimate' };

@@ -4,7 +4,7 @@ import type { GatewayError } from '../errors/gateway-error.ts';
 import { invalidUpstreamBody } from './invalid-upstream-body.ts';
 import { traceHeaders, type TraceContext } from '../util/trace-context.ts';
 import { MisconfigurationReport } from './misconfiguration-report.ts';
-import { errorFromTransport, redirectRefused, retryHeadersOf, transportCode, type ProviderLogger, type RetryHeaders } from './upstream-errors.ts';
+import { errorFromTransport, missingEndpoint, redirectRefused, retryHeadersOf, transportCode, type ProviderLogger, type RetryHeaders } from './upstream-errors.ts';
 import { ANSWER_TOO_LARGE } from './upstream-answer-limits.ts';
 import { outboundProxyConfigured, proxiedDispatcher } from './outbound-proxy.ts';
 import { WholeAnswerFailure, WholeBodyHandler, type WholeAnswer } from './whole-body-handler.ts';
@@ -147,7 +147,9 @@ export class HttpUpstream {
     const location = headers.location;
     const error = statusCode < 400 ? redirectRefused(name, statusCode, typeof location === 'string' ? location : null) : this.#options.errorFromStatus(name, statusCode, text, retryHeadersOf((header) => headers[header]));
     // A server without an endpoint the gateway only tries (a count of input tokens) is no wrong base URL.
-    if (endpoint === 'required' || statusCode !== 404) this.#misconfiguration.heard(error);
+    const missing = endpoint === 'optional' ? missingEndpoint(name, statusCode, error) : null;
+    if (missing) return missing;
+    this.#misconfiguration.heard(error);
     return error;
   }
 

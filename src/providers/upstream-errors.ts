@@ -80,6 +80,18 @@ export function refusedContent(status: number | null, message: string | null): G
 const CONTENT_REFUSAL = /\b(?:flagged|moderation|content (?:policy|filter|security|safety|violates)|unsafe content|safety (?:system|filter|check)|usage guidelines)\b/i;
 
 /**
+ * For an endpoint the gateway only tries (a count of input tokens, which a
+ * server of the wire may lack: vLLM's Responses API answers 405, others
+ * 404): its answer as a missing endpoint, which the caller does without,
+ * rather than a wrong base URL or the client's bad request; null when the
+ * answer is not that (a 404 about the model stays one).
+ */
+export function missingEndpoint(provider: string, status: number, mapped: GatewayError): GatewayError | null {
+  if (status !== 405 && !(status === 404 && mapped.code === 'upstream_not_found')) return null;
+  return new GatewayError({ status: 502, type: 'upstream_error', code: 'upstream_endpoint_missing', message: `The upstream '${provider}' has no such endpoint (status ${status}).`, headers: { ...NOT_RETRIED } });
+}
+
+/**
  * The upstream refused what the gateway itself is configured with — its
  * credentials (401/403), or its base URL (a 404 that is not about the
  * model) — so the client must not see its own 401 or a 404 for

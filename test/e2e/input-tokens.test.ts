@@ -214,7 +214,12 @@ describe('over openai-chat: the gateway estimates', () => {
   });
 });
 
-describe('over a Responses server without /responses/input_tokens (vLLM has none)', () => {
+describe.each([
+  { flavor: openaiResponses, status: 405, body: { detail: 'Method Not Allowed' } },
+  { flavor: openaiResponses, status: 404, body: { detail: 'Not Found' } },
+  { flavor: anthropic, status: 404, body: { type: 'error', error: { type: 'not_found_error', message: 'Not Found' } } },
+  { flavor: anthropic, status: 405, body: { detail: 'Method Not Allowed' } },
+])('over a $flavor.name server without its counting endpoint ($status: vLLM answers 405)', ({ flavor, status, body }) => {
   const upstream = new ScriptedChatUpstream();
   const lines: { level: number; msg: string }[] = [];
   let gateway: RunningGateway;
@@ -222,8 +227,8 @@ describe('over a Responses server without /responses/input_tokens (vLLM has none
 
   beforeAll(async () => {
     const url = await upstream.start();
-    upstream.setScript((request) => (openaiResponses.tokenCount!.isCount(request) ? { kind: 'json', status: 404, body: { detail: 'Not Found' } } : openaiResponses.render(request, { text: 'ok' })));
-    gateway = await startGateway(url, { ...openaiResponses.config(url), logLevel: 'info' }, {}, [], { write: (line) => lines.push(JSON.parse(line)) });
+    upstream.setScript((request) => (flavor.tokenCount!.isCount(request) ? { kind: 'json', status, body } : flavor.render(request, { text: 'ok' })));
+    gateway = await startGateway(url, { ...flavor.config(url), logLevel: 'info' }, {}, [], { write: (line) => lines.push(JSON.parse(line)) });
     client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'k', maxRetries: 0 });
   });
   afterAll(async () => {
@@ -233,12 +238,12 @@ describe('over a Responses server without /responses/input_tokens (vLLM has none
 
   it('estimates the count, as for a wire without one, and says nothing of a wrong base URL', async () => {
     for (let attempt = 0; attempt < 3; attempt++) {
-      const counted = await client.responses.inputTokens.count({ model: openaiResponses.model, input: 'How is the weather?' });
+      const counted = await client.responses.inputTokens.count({ model: flavor.model, input: 'How is the weather?' });
       assertValidExtension('InputTokenCount', counted);
       expect(counted).toMatchObject({ object: 'response.input_tokens', 'loopgate:counted_by': 'estimate' });
       expect(counted.input_tokens).toBeGreaterThan(0);
     }
-    expect(upstream.requests.filter((request) => openaiResponses.tokenCount!.isCount(request))).toHaveLength(3);
+    expect(upstream.requests.filter((request) => flavor.tokenCount!.isCount(request))).toHaveLength(3);
     expect(lines.filter((line) => line.level >= 50)).toEqual([]);
   });
 });

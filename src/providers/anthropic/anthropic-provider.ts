@@ -7,7 +7,7 @@ import { invalidUpstreamBody } from '../invalid-upstream-body.ts';
 import { outboundProxyConfigured, proxiedDispatcher } from '../outbound-proxy.ts';
 import type { ModelInfo, Provider, TurnEvent, TurnRequest, TurnStream, TurnUsage } from '../provider.ts';
 import { MisconfigurationReport } from '../misconfiguration-report.ts';
-import { upstreamTimedOut, type ProviderLogger } from '../upstream-errors.ts';
+import { missingEndpoint, upstreamTimedOut, type ProviderLogger } from '../upstream-errors.ts';
 import { errorFromAnthropic, errorFromAnthropicType } from './anthropic-errors.ts';
 import { AnthropicStreamTranslator, type AnthropicStreamEvent } from './anthropic-stream-translator.ts';
 import { ClaudeModelCatalog } from './claude-model-catalog.ts';
@@ -96,10 +96,14 @@ export class AnthropicProvider implements Provider {
     const body = toAnthropicCountRequest(convertToAnthropicRequest(request, this.#requestOptions(await this.#thinkingOf(request))));
     try {
       const counted = await this.#client.messages.countTokens(body as unknown as Anthropic.MessageCountTokensParams, { signal });
-        return counted.input_tokens;
+      return counted.input_tokens;
     } catch (error) {
       if (signal.aborted) throw error;
       const mapped = errorFromAnthropic(this.name, error);
+      // A compatible server without count_tokens is no wrong base URL: the count is estimated.
+      const status = (error as { status?: unknown }).status;
+      const missing = typeof status === 'number' ? missingEndpoint(this.name, status, mapped) : null;
+      if (missing) throw missing;
       this.#misconfiguration.heard(mapped);
       throw mapped;
     }
@@ -140,7 +144,7 @@ export class AnthropicProvider implements Provider {
     const deadline = AbortSignal.timeout(this.#options.timeoutMs);
     try {
       const stream = await this.#client.messages.create(body as unknown as Anthropic.MessageCreateParamsStreaming, { signal: AbortSignal.any([signal, deadline]), ...(trace && { headers: traceHeaders(trace) }) });
-        iterator = (stream as unknown as AsyncIterable<AnthropicStreamEvent>)[Symbol.asyncIterator]();
+      iterator = (stream as unknown as AsyncIterable<AnthropicStreamEvent>)[Symbol.asyncIterator]();
       for (;;) {
         const next = await iterator.next();
         if (next.done) {
