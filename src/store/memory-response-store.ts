@@ -32,7 +32,11 @@ interface Entry extends Span {
   id: string;
   previousResponseId: string | null;
   itemIds: string[];
-  /** The response's status, and where its output's JSON is in its own (UTF-8 bytes): a chain's turn is read without parsing the rest. */
+  /**
+   * The response's status, and where its output's JSON is in its own (UTF-8
+   * bytes; a length of -1 until a chain first reads it whole): later reads of
+   * a chain's turn parse the output without the rest.
+   */
   status: ResponseResource['status'];
   outputAt: number;
   outputBytes: number;
@@ -46,16 +50,16 @@ interface Entry extends Span {
 }
 
 /**
- * Where the output's JSON is in the response's (in UTF-8 bytes). Any place
- * the output's own serialization appears at holds exactly that text, so the
- * first one found is as good as the `output` field's.
+ * Where the output's JSON is in the response's (in UTF-8 bytes), found in
+ * the JSON as read back: a response's JSON, parsed and serialized again,
+ * gives the same text, and any place the output's serialization appears at
+ * holds exactly that text, so the first one found is as good as the `output`
+ * field's. Null if not found (then the response is read whole, as before).
  */
-function outputIn(json: string, response: ResponseResource): { at: number; bytes: number } {
-  const outputJson = JSON.stringify(response.output);
+function outputIn(json: string, output: unknown): { at: number; bytes: number } | null {
+  const outputJson = JSON.stringify(output);
   const found = json.indexOf(outputJson);
-  // Not there only if the JSON was not made of this object as it is (never, from serializeResponse): then read whole.
-  if (found < 0) return { at: 0, bytes: -1 };
-  return { at: Buffer.byteLength(json.slice(0, found)), bytes: Buffer.byteLength(outputJson) };
+  return found < 0 ? null : { at: Buffer.byteLength(json.slice(0, found)), bytes: Buffer.byteLength(outputJson) };
 }
 
 /** An earlier holder of an item, by handle and id: a handle alone may have been reused by another response since. */
@@ -103,10 +107,9 @@ export class MemoryResponseStore implements ResponseStore {
     const itemIds = new Array<string>(inputItems.length + response.output.length);
     for (let index = 0; index < inputItems.length; index++) itemIds[index] = inputItems[index]!.id;
     for (let index = 0; index < response.output.length; index++) itemIds[inputItems.length + index] = response.output[index]!.id;
-    const json = serializeResponse(response);
-    const output = outputIn(json, response);
-    const entry: Entry = { chunk: UNWRITTEN, offset: 0, firstLength: 0, secondLength: 0, tenant: record.tenant, id, previousResponseId: record.previousResponseId, itemIds, status: response.status, outputAt: output.at, outputBytes: output.bytes, expiresAt: this.#now() + keptForSeconds(response, this.#options.ttlSeconds, this.#options.longestRunSeconds ?? 0) * 1000, handle: this.#freeHandles.pop() ?? this.#entries.length, position: 0, displaced: null };
-    this.#arena.write(json, JSON.stringify(inputItems), entry);
+    // Where its output is in its JSON is found by the first chain that reads it (#turnOf), not here: most responses are never read again.
+    const entry: Entry = { chunk: UNWRITTEN, offset: 0, firstLength: 0, secondLength: 0, tenant: record.tenant, id, previousResponseId: record.previousResponseId, itemIds, status: response.status, outputAt: 0, outputBytes: -1, expiresAt: this.#now() + keptForSeconds(response, this.#options.ttlSeconds, this.#options.longestRunSeconds ?? 0) * 1000, handle: this.#freeHandles.pop() ?? this.#entries.length, position: 0, displaced: null };
+    this.#arena.write(serializeResponse(response), JSON.stringify(inputItems), entry);
     this.#bytes += entry.firstLength + entry.secondLength;
     this.#entries[entry.handle] = entry;
     this.#responses.set(record.tenant, id, entry.handle);
@@ -180,8 +183,16 @@ export class MemoryResponseStore implements ResponseStore {
 
   /** What a chain needs of a stored response: its input items and its output, parsed without the rest of its JSON. */
   #turnOf(entry: Entry): ConversationTurn {
-    const output = (entry.outputBytes < 0 ? (JSON.parse(this.#arena.first(entry)) as ResponseResource).output : JSON.parse(this.#arena.first(entry, entry.outputAt, entry.outputBytes))) as ConversationTurn['output'];
-    return { responseId: entry.id, status: entry.status, inputItems: JSON.parse(this.#arena.second(entry)) as ConversationTurn['inputItems'], output };
+    const inputItems = JSON.parse(this.#arena.second(entry)) as ConversationTurn['inputItems'];
+    if (entry.outputBytes >= 0) return { responseId: entry.id, status: entry.status, inputItems, output: JSON.parse(this.#arena.first(entry, entry.outputAt, entry.outputBytes)) as ConversationTurn['output'] };
+    const json = this.#arena.first(entry);
+    const { output } = JSON.parse(json) as ResponseResource;
+    const found = outputIn(json, output);
+    if (found) {
+      entry.outputAt = found.at;
+      entry.outputBytes = found.bytes;
+    }
+    return { responseId: entry.id, status: entry.status, inputItems, output };
   }
 
   #entryOf(handle: number): Entry | undefined {
