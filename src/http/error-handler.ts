@@ -5,6 +5,7 @@ import { SecretRedactor } from '../util/secret-redactor.ts';
 import { originNotAllowed, type BrowserOrigins } from './browser-origins.ts';
 import { GatewayLogController } from './log-controller.ts';
 import { routeHint } from './route-hints.ts';
+import { loggedUrl } from './logged-url.ts';
 
 /**
  * The one place errors become HTTP: the OpenResponses envelope
@@ -57,7 +58,7 @@ export function frameworkErrorReplier(secrets: SecretRedactor, browsers: Browser
 function sendError(error: FastifyError | GatewayError, request: FastifyRequest, reply: FastifyReply, secrets: SecretRedactor): FastifyReply {
   const gatewayError = error instanceof GatewayError ? error : fromFrameworkError(error);
   // This is the request's one line at info (log-controller.ts), so it says which request too.
-  const fields = { method: request.method, url: request.url, status: gatewayError.status, code: gatewayError.code, param: gatewayError.param, duration_ms: Math.round(reply.elapsedTime) };
+  const fields = { method: request.method, url: loggedUrl(request.url), status: gatewayError.status, code: gatewayError.code, param: gatewayError.param, duration_ms: Math.round(reply.elapsedTime) };
   // A bug is an error with its stack; a failure the gateway raised on purpose (upstream down, store away) is
   // a warning — its cause, when the operator must act, was logged at error where it is known (providers, store).
   if (!(error instanceof GatewayError) && gatewayError.status >= 500) request.log.error({ ...fields, err: error }, 'request failed');

@@ -1,4 +1,5 @@
 import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
+import { loggedUrl } from './logged-url.ts';
 
 /** pino's loggers say which levels they keep; Fastify's logger type does not declare it. */
 type LevelAware = { isLevelEnabled?(level: string): boolean };
@@ -22,14 +23,14 @@ export class GatewayLogController extends LogController {
 
   override incomingRequest(request: FastifyRequest): void {
     if (this.isLogDisabled(request) || (request.log as LevelAware).isLevelEnabled?.('debug') === false) return;
-    request.log.debug({ method: request.method, url: request.url }, 'incoming request');
+    request.log.debug({ method: request.method, url: loggedUrl(request.url) }, 'incoming request');
   }
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
     if (this.isLogDisabled(request)) return;
     // A completion is logged at info or debug: above info (warn, the usual production level) there is no line, so no fields to build.
     if (!error && (reply.log as LevelAware).isLevelEnabled?.('info') === false) return;
-    const fields = { method: request.method, url: request.url, status: reply.statusCode, duration_ms: Math.round(reply.elapsedTime) };
+    const fields = { method: request.method, url: loggedUrl(request.url), status: reply.statusCode, duration_ms: Math.round(reply.elapsedTime) };
     if (error) reply.log.error({ ...fields, err: error }, 'request errored');
     else if ((request.routeOptions.config as { ownLogLine?: boolean } | undefined)?.ownLogLine || GatewayLogController.#logged.has(request)) reply.log.debug(fields, 'request completed');
     else reply.log.info(fields, 'request completed');

@@ -14,6 +14,8 @@ const CANARY = {
   mcpOperator: 'canary-mcp-operator-header-77ad',
   mcpRequest: 'canary-mcp-request-header-41bc',
   redis: 'canary-redis-password-e05f',
+  /** Configured nowhere: a key a client sends in the query, which the logs' own redaction cannot know. */
+  query: 'AIzaCanaryQueryKey8841',
 };
 
 function callsTool(name: string, args: Record<string, unknown>): (request: RecordedRequest) => UpstreamReply {
@@ -91,6 +93,10 @@ describe('secrets never leak', () => {
     // Refusals and failures: a bad request, a wrong client key, an upstream 500, the upstream refusing the gateway's key, Anthropic refusing its key.
     await record(await post({ model: 'm', input: 'x', temperature: 'hot' }));
     await record(await post({ model: 'm', input: 'x' }, 'sk-wrong-key'));
+    // A client that puts its key in the query, Google's way: refused (no key is read there), and its line does not carry it.
+    await record(await fetch(`${gateway.baseURL}/models?key=${CANARY.query}`));
+    await record(await fetch(`${gateway.baseURL}/nowhere?api_key=${CANARY.query}&limit=2`, { headers: { authorization: `Bearer ${CANARY.client}` } }));
+    await record(await fetch(`${gateway.baseURL}/models?access_token=${CANARY.query}`, { headers: { authorization: `Bearer ${CANARY.client}` } }));
     openai.setScript(() => ({ kind: 'json', status: 500, body: { error: { message: 'upstream broke' } } }));
     await record(await post({ model: 'm', input: 'x' }));
     openai.setScript(() => ({ kind: 'json', status: 401, body: { error: { message: `Incorrect API key provided: ${CANARY.openai}`, code: 'invalid_api_key' } } }));
