@@ -26,8 +26,8 @@ export interface FittedTurn {
  * message and hundreds of steps of the loop after it (what the model said
  * and called, and the outputs), and would otherwise never fit once it
  * outgrew the window. Never dropped: the instructions, system and developer
- * messages, the newest user message and the last step after it. When even that leaves the input too long, a 400
- * `context_length_exceeded`.
+ * messages, the newest user message and the last step after it. When even
+ * that leaves the input too long, a 400 `context_length_exceeded`.
  *
  * Costs nothing when the input is clearly under the window (its UTF-8 size
  * is); otherwise the tokenizer is loaded (once) and every item counted.

@@ -76,7 +76,12 @@ export function isLocalOrigin(origin: string): boolean {
   if (!url) return false;
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return true;
   const host = url.hostname;
-  return host === 'localhost' || host.endsWith('.localhost') || host === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+  return isLocalhostName(host) || host === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
+/** `localhost` or a name under it: browsers resolve these to this machine themselves, so no one else's DNS can point one here. */
+export function isLocalhostName(hostname: string): boolean {
+  return hostname === 'localhost' || hostname.endsWith('.localhost');
 }
 
 /** What a page the gateway does not admit is told (`BrowserOrigins.admits`), over HTTP and on the WebSocket upgrade. */

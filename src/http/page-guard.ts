@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { isIP } from 'node:net';
 import { GatewayError } from '../errors/gateway-error.ts';
-import { originNotAllowed, type BrowserOrigins } from './browser-origins.ts';
+import { isLocalhostName, originNotAllowed, type BrowserOrigins } from './browser-origins.ts';
 
 /**
  * What keeps other websites' pages out of a gateway that asks no API key.
@@ -46,7 +46,7 @@ export class PageGuard {
     if (this.#listedHosts.has(host)) return true;
     const hostname = URL.parse(`http://${host}`)?.hostname;
     if (hostname === undefined) return false;
-    return hostname === 'localhost' || hostname.endsWith('.localhost') || isIP(hostname.replace(/^\[|\]$/g, '')) !== 0;
+    return isLocalhostName(hostname) || isIP(hostname.replace(/^\[|\]$/g, '')) !== 0;
   }
 }
 
