@@ -1,6 +1,6 @@
 import { GatewayError, notFound } from '../errors/gateway-error.ts';
 import type { ResponseResource } from '../protocol/response-resource.ts';
-import type { ConversationStore } from '../store/conversation-store.ts';
+import type { ConversationClaim as ConversationClaimOutcome, ConversationStore } from '../store/conversation-store.ts';
 import type { StoredInputItem } from '../store/response-store.ts';
 import { retryInBackground } from '../util/retry-in-background.ts';
 
@@ -32,13 +32,15 @@ export class ConversationClaim {
   readonly #holder: string;
   readonly #renewal: NodeJS.Timeout;
   #settled = false;
+  /** A renewal found another response holding the conversation: this one's claim lapsed (the process stalled past the lease) and was taken. */
+  #lost = false;
 
   private constructor(store: ConversationStore, tenant: string, conversationId: string, holder: string) {
     this.#store = store;
     this.#tenant = tenant;
     this.conversationId = conversationId;
     this.#holder = holder;
-    this.#renewal = setInterval(() => void store.claim(tenant, conversationId, holder, CLAIM_TTL_MS).catch(() => {}), RENEW_EVERY_MS);
+    this.#renewal = setInterval(() => void this.#renew().catch(() => {}), RENEW_EVERY_MS);
     this.#renewal.unref();
   }
 
@@ -69,20 +71,54 @@ export class ConversationClaim {
    */
   async finish(response: ResponseResource, input: readonly StoredInputItem[], rerunIfInterrupted = false): Promise<void> {
     if (this.#settle()) return;
-    if (response.status === 'failed' || (rerunIfInterrupted && response.status === 'cancelled')) return this.#release();
+    if (!addsTurn(response, rerunIfInterrupted)) return this.#release();
+    if (this.#lost) throw this.#lostError();
+    let appended: boolean;
     try {
-      await this.#store.appendAndRelease(this.#tenant, this.conversationId, this.#holder, [...input, ...response.output]);
+      appended = await this.#store.appendAndRelease(this.#tenant, this.conversationId, this.#holder, [...input, ...response.output]);
     } catch (error) {
       // Nothing was added (the response fails for it): the conversation is freed once the store answers.
       void this.#release().catch(() => {});
       throw error;
     }
+    if (!appended) throw this.#lostError();
+  }
+
+  /**
+   * Before the response is stored as ended: whether it still holds the
+   * conversation, asked of the store (and renewed, for the writes that
+   * follow). A process stalled past the lease (a suspended VM, a stopped
+   * container) may find another response has gone on in the conversation
+   * meanwhile: its turn can no longer be added, and the client is told so
+   * rather than answered as if it had been.
+   */
+  async confirm(response: ResponseResource, rerunIfInterrupted = false): Promise<void> {
+    if (this.#settled || !addsTurn(response, rerunIfInterrupted)) return;
+    if (this.#lost || (await this.#renew()) === 'busy') throw this.#lostError();
   }
 
   /** The response never started: release without appending (best effort: tried again while the store is away, and the claim lapses anyway). */
   async abandon(): Promise<void> {
     if (this.#settle()) return;
     await this.#release().catch(() => {});
+  }
+
+  async #renew(): Promise<ConversationClaimOutcome> {
+    const outcome = await this.#store.claim(this.#tenant, this.conversationId, this.#holder, CLAIM_TTL_MS, true);
+    if (outcome === 'busy') this.#lost = true;
+    return outcome;
+  }
+
+  #lostError(): GatewayError {
+    return new GatewayError({
+      status: 409,
+      type: 'invalid_request_error',
+      code: 'conversation_claim_lost',
+      param: 'conversation',
+      message: `This response's turn was not added to conversation '${this.conversationId}': the response held the conversation past its ${CLAIM_TTL_MS / 1000} s lease without renewing it (the gateway was stalled or suspended), and another response has gone on in the conversation since.`,
+      // Sent again, it would run against a conversation that has moved on: the client decides.
+      headers: { 'x-should-retry': 'false' },
+    });
   }
 
   /** Frees the conversation; a store away at the moment is asked again until it answers (within the claim's lease), so the next response need not wait the lease out. */
@@ -97,4 +133,9 @@ export class ConversationClaim {
     this.#settled = true;
     return already;
   }
+}
+
+/** Whether the response's items join the conversation as it ends (see `finish`). */
+function addsTurn(response: ResponseResource, rerunIfInterrupted: boolean): boolean {
+  return response.status !== 'failed' && !(rerunIfInterrupted && response.status === 'cancelled');
 }

@@ -387,6 +387,8 @@ export class ResponseEngine {
           // A background response's first call runs inside the loop: its deployment is known only now.
           const deployment = route.servedBy?.()?.deployment;
           if (deployment && !final['loopgate:deployment']) final['loopgate:deployment'] = deployment;
+          // Asked before the response is stored as ended: one that lost its conversation is not stored as having added to it.
+          if (claim) await claim.confirm(final, options.rerunIfInterrupted === true);
           if (request.store !== false) await this.#options.store.put({ tenant: options.tenant, response: final, inputItems: kept, previousResponseId: request.previous_response_id ?? null });
           if (claim) await claim.finish(final, kept, options.rerunIfInterrupted === true);
           // A failed response is not continued from (and the transport evicts the one it continued).

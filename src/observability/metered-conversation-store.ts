@@ -48,11 +48,11 @@ export class MeteredConversationStore implements ConversationStore {
     return this.#meter.time('delete_item', () => this.#inner.deleteItem(tenant, id, itemId));
   }
 
-  claim(tenant: string, id: string, holder: string, ttlMs: number): Promise<ConversationClaim> {
-    return this.#meter.time('claim', () => this.#inner.claim(tenant, id, holder, ttlMs));
+  claim(tenant: string, id: string, holder: string, ttlMs: number, renewing = false): Promise<ConversationClaim> {
+    return this.#meter.time('claim', () => this.#inner.claim(tenant, id, holder, ttlMs, renewing));
   }
 
-  appendAndRelease(tenant: string, id: string, holder: string, items: StoredItem[]): Promise<void> {
+  appendAndRelease(tenant: string, id: string, holder: string, items: StoredItem[]): Promise<boolean> {
     return this.#meter.time('append_and_release', () => this.#inner.appendAndRelease(tenant, id, holder, items));
   }
 

@@ -52,10 +52,14 @@ export interface ConversationStore {
   item(tenant: string, id: string, itemId: string): Promise<StoredItem | null>;
   /** Removes one item; false when the conversation or the item does not exist. */
   deleteItem(tenant: string, id: string, itemId: string): Promise<boolean>;
-  /** Takes the conversation for `holder` for `ttlMs` (renewed by calling again with the same holder); either way the conversation is kept a TTL from now and while the claim lasts, so it cannot expire under a response that runs in it. */
-  claim(tenant: string, id: string, holder: string, ttlMs: number): Promise<ConversationClaim>;
-  /** Appends the items (if `holder` still holds the claim, or nobody does) and releases the claim, atomically. */
-  appendAndRelease(tenant: string, id: string, holder: string, items: StoredItem[]): Promise<void>;
+  /** Takes the conversation for `holder` for `ttlMs` (renewed by calling again with the same holder and `renewing`: a claim that lapsed is retaken only if nobody took it meanwhile, else 'busy'); either way the conversation is kept a TTL from now and while the claim lasts, so it cannot expire under a response that runs in it. */
+  claim(tenant: string, id: string, holder: string, ttlMs: number, renewing?: boolean): Promise<ConversationClaim>;
+  /**
+   * Appends the items (if `holder` still holds the claim, or its claim lapsed and nobody took the conversation since) and
+   * releases the claim, atomically. False when another response took it after `holder`'s claim lapsed (whether that one
+   * still holds it or has finished): nothing is appended.
+   */
+  appendAndRelease(tenant: string, id: string, holder: string, items: StoredItem[]): Promise<boolean>;
   /** Releases the claim without appending (a response that adds nothing). */
   release(tenant: string, id: string, holder: string): Promise<void>;
   close(): Promise<void>;

@@ -1,3 +1,4 @@
+import { monotonicNow } from '../util/monotonic-clock.ts';
 import type { ConversationClaim, ConversationStore, ItemPage, ItemPageQuery, StoredConversation } from './conversation-store.ts';
 import type { StoredItem } from './response-store.ts';
 
@@ -19,6 +20,8 @@ interface Entry {
   /** Item id → its JSON. */
   items: Map<string, string>;
   lock: { holder: string; expiresAt: number } | null;
+  /** The last response to take the conversation: one whose claim lapsed adds nothing once another has taken it. */
+  claimedBy: string | null;
   expiresAt: number;
 }
 
@@ -41,7 +44,7 @@ export class MemoryConversationStore implements ConversationStore {
   constructor(options: MemoryConversationStoreOptions) {
     this.#ttlMs = options.ttlSeconds * 1000;
     this.#maxEntries = options.maxEntries;
-    this.#now = options.now ?? Date.now;
+    this.#now = options.now ?? monotonicNow;
     this.#sweep = setInterval(() => this.sweep(), SWEEP_MS);
     this.#sweep.unref();
   }
@@ -51,7 +54,7 @@ export class MemoryConversationStore implements ConversationStore {
   }
 
   async create(tenant: string, conversation: StoredConversation, items: StoredItem[]): Promise<void> {
-    const entry: Entry = { conversation: JSON.stringify(conversation), order: [], items: new Map(), lock: null, expiresAt: 0 };
+    const entry: Entry = { conversation: JSON.stringify(conversation), order: [], items: new Map(), lock: null, claimedBy: null, expiresAt: 0 };
     appendTo(entry, items);
     this.#entries.set(keyOf(tenant, conversation.id), entry);
     this.#touch(keyOf(tenant, conversation.id), entry);
@@ -129,25 +132,29 @@ export class MemoryConversationStore implements ConversationStore {
     return true;
   }
 
-  async claim(tenant: string, id: string, holder: string, ttlMs: number): Promise<ConversationClaim> {
+  async claim(tenant: string, id: string, holder: string, ttlMs: number, renewing = false): Promise<ConversationClaim> {
     const entry = this.#lookup(tenant, id);
     if (!entry) return 'conversation_not_found';
     const lock = this.#liveLock(entry);
     if (lock && lock.holder !== holder) return 'busy';
+    // Lapsed: retaken only if nobody took it meanwhile.
+    if (!lock && renewing && entry.claimedBy !== holder) return 'busy';
     entry.lock = { holder, expiresAt: this.#now() + ttlMs };
+    entry.claimedBy = holder;
     // Taken or renewed, the conversation is kept a TTL from now, and while the claim lasts (#touch): it cannot expire under a response that runs in it.
     this.#touch(keyOf(tenant, id), entry);
     return 'claimed';
   }
 
-  async appendAndRelease(tenant: string, id: string, holder: string, items: StoredItem[]): Promise<void> {
+  async appendAndRelease(tenant: string, id: string, holder: string, items: StoredItem[]): Promise<boolean> {
     const entry = this.#lookup(tenant, id);
-    if (!entry) return;
+    if (!entry) return true;
     const lock = this.#liveLock(entry);
-    if (lock && lock.holder !== holder) return;
+    if (lock ? lock.holder !== holder : entry.claimedBy !== null && entry.claimedBy !== holder) return false;
     appendTo(entry, items);
     entry.lock = null;
     this.#touch(keyOf(tenant, id), entry);
+    return true;
   }
 
   async release(tenant: string, id: string, holder: string): Promise<void> {

@@ -166,14 +166,20 @@ return 1
 `;
 
 /**
- * KEYS: conversation, lock, order, items. ARGV: holder, claim ttl (ms), the conversation's ttl (s).
+ * KEYS: conversation, lock, order, items. ARGV: holder, claim ttl (ms), the conversation's ttl (s), '1' when renewing.
  * Taking or renewing a claim keeps the conversation a TTL from now, and while the claim lasts: it cannot expire under a response that runs in it.
+ * The conversation's \`claimed_by\` names the last response to take it: a renewal after a lapse retakes it only if nobody took it meanwhile.
  */
 const CLAIM = `${LIB}
 if redis.call('EXISTS', KEYS[1]) == 0 then return 'conversation_not_found' end
 local holder = redis.call('GET', KEYS[2])
 if holder and holder ~= ARGV[1] then return 'busy' end
+if not holder and ARGV[4] == '1' then
+  local last = redis.call('HGET', KEYS[1], 'claimed_by')
+  if last and last ~= ARGV[1] then return 'busy' end
+end
 redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
+redis.call('HSET', KEYS[1], 'claimed_by', ARGV[1])
 touch(math.max(tonumber(ARGV[3]), math.ceil(tonumber(ARGV[2]) / 1000)), KEYS[1], KEYS[3], KEYS[4])
 return 'claimed'
 `;
@@ -182,6 +188,11 @@ return 'claimed'
 const APPEND_AND_RELEASE = `${LIB}
 local holder = redis.call('GET', KEYS[4])
 if holder and holder ~= ARGV[2] then return 0 end
+-- Lapsed: its items land only if no other response took the conversation meanwhile (and went on in it).
+if not holder then
+  local last = redis.call('HGET', KEYS[1], 'claimed_by')
+  if last and last ~= ARGV[2] then return 0 end
+end
 if whole(KEYS[1], KEYS[2], KEYS[3]) then
   for i = 3, #ARGV, 2 do push(KEYS[2], KEYS[3], ARGV[i], ARGV[i + 1]) end
   marked(KEYS[1], KEYS[3])
@@ -300,13 +311,13 @@ export class RedisConversationStore implements ConversationStore {
     return (await this.#run(() => this.redis.loopgateConvDeleteItem(c, o, i, this.#ttlSeconds, itemId))) === 1;
   }
 
-  async claim(tenant: string, id: string, holder: string, ttlMs: number): Promise<ConversationClaim> {
+  async claim(tenant: string, id: string, holder: string, ttlMs: number, renewing = false): Promise<ConversationClaim> {
     const [c, o, i, l] = this.#all(tenant, id);
-    return this.#run(() => this.redis.loopgateConvClaim(c, l, o, i, holder, Math.max(1, Math.ceil(ttlMs)), this.#ttlSeconds));
+    return this.#run(() => this.redis.loopgateConvClaim(c, l, o, i, holder, Math.max(1, Math.ceil(ttlMs)), this.#ttlSeconds, renewing ? '1' : '0'));
   }
 
-  async appendAndRelease(tenant: string, id: string, holder: string, items: StoredItem[]): Promise<void> {
-    await this.#run(() => this.redis.loopgateConvAppendRelease(...this.#all(tenant, id), this.#ttlSeconds, holder, ...pairs(items)));
+  async appendAndRelease(tenant: string, id: string, holder: string, items: StoredItem[]): Promise<boolean> {
+    return (await this.#run(() => this.redis.loopgateConvAppendRelease(...this.#all(tenant, id), this.#ttlSeconds, holder, ...pairs(items)))) === 1;
   }
 
   async release(tenant: string, id: string, holder: string): Promise<void> {

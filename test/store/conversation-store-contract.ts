@@ -170,7 +170,7 @@ export function describeConversationStoreContract(name: string, create: () => Pr
         expect(await store.claim('t', 'conv_a', 'h1', 1_000)).toBe('claimed');
         await sleep(600);
         // Renewed: counts again from now.
-        expect(await store.claim('t', 'conv_a', 'h1', 1_000)).toBe('claimed');
+        expect(await store.claim('t', 'conv_a', 'h1', 1_000, true)).toBe('claimed');
         await sleep(600);
         expect(await store.claim('t', 'conv_a', 'h2', 1_000)).toBe('busy');
         await sleep(500);
@@ -178,32 +178,60 @@ export function describeConversationStoreContract(name: string, create: () => Pr
         // The lapsed holder can no longer release or write.
         await store.release('t', 'conv_a', 'h1');
         expect(await store.claim('t', 'conv_a', 'h3', 10_000)).toBe('busy');
-        await store.appendAndRelease('t', 'conv_a', 'h1', [message('msg_late')]);
+        // It is told so: its turn is not in the conversation.
+        expect(await store.appendAndRelease('t', 'conv_a', 'h1', [message('msg_late')])).toBe(false);
         expect(await store.items('t', 'conv_a')).toEqual([]);
         expect(await store.claim('t', 'conv_a', 'h3', 10_000)).toBe('busy');
+        // Nor can it renew its way back in.
+        expect(await store.claim('t', 'conv_a', 'h1', 10_000, true)).toBe('busy');
+      }));
+
+    it('a lapsed claim that nobody took is renewed, and its items land; once another response has taken the conversation (even if it has finished), neither', () =>
+      withStore(async (store) => {
+        await store.create('t', conversation('conv_a'), []);
+        expect(await store.claim('t', 'conv_a', 'h1', 300)).toBe('claimed');
+        await sleep(500);
+        // A stalled holder comes back: nobody came meanwhile.
+        expect(await store.claim('t', 'conv_a', 'h1', 300, true)).toBe('claimed');
+        await sleep(500);
+        expect(await store.appendAndRelease('t', 'conv_a', 'h1', [message('msg_1')])).toBe(true);
+        expect(ids(await store.items('t', 'conv_a'))).toEqual(['msg_1']);
+
+        expect(await store.claim('t', 'conv_a', 'h2', 300)).toBe('claimed');
+        await sleep(500);
+        // h3 takes the lapsed conversation, goes on in it and finishes.
+        expect(await store.claim('t', 'conv_a', 'h3', 10_000)).toBe('claimed');
+        expect(await store.appendAndRelease('t', 'conv_a', 'h3', [message('msg_3')])).toBe(true);
+        // h2 comes back to a free conversation that has moved on without it: its answer was made without h3's turn.
+        expect(await store.claim('t', 'conv_a', 'h2', 10_000, true)).toBe('busy');
+        expect(await store.appendAndRelease('t', 'conv_a', 'h2', [message('msg_2')])).toBe(false);
+        expect(ids(await store.items('t', 'conv_a'))).toEqual(['msg_1', 'msg_3']);
+        // A new response takes it as ever.
+        expect(await store.claim('t', 'conv_a', 'h4', 10_000)).toBe('claimed');
       }));
 
     it('appendAndRelease appends and releases for the holder, or when nobody holds it; never for someone else', () =>
       withStore(async (store) => {
         await store.create('t', conversation('conv_a'), [message('msg_0')]);
         expect(await store.claim('t', 'conv_a', 'h1', 10_000)).toBe('claimed');
-        await store.appendAndRelease('t', 'conv_a', 'h2', [message('msg_intruder')]);
+        expect(await store.appendAndRelease('t', 'conv_a', 'h2', [message('msg_intruder')])).toBe(false);
         expect(ids(await store.items('t', 'conv_a'))).toEqual(['msg_0']);
         expect(await store.claim('t', 'conv_a', 'h2', 10_000)).toBe('busy');
 
-        await store.appendAndRelease('t', 'conv_a', 'h1', [message('msg_1'), message('msg_2')]);
+        expect(await store.appendAndRelease('t', 'conv_a', 'h1', [message('msg_1'), message('msg_2')])).toBe(true);
         expect(ids(await store.items('t', 'conv_a'))).toEqual(['msg_0', 'msg_1', 'msg_2']);
         expect(await store.claim('t', 'conv_a', 'h2', 10_000)).toBe('claimed');
         await store.release('t', 'conv_a', 'h2');
 
-        // Nobody holds it (e.g. the lease lapsed, nobody took it): the items still land.
-        await store.appendAndRelease('t', 'conv_a', 'h1', [message('msg_3')]);
+        // Nobody holds it, and the last to take it was h2 (its lease lapsed, nobody took it since): its items still land.
+        expect(await store.appendAndRelease('t', 'conv_a', 'h2', [message('msg_3')])).toBe(true);
         expect(ids(await store.items('t', 'conv_a'))).toEqual(['msg_0', 'msg_1', 'msg_2', 'msg_3']);
         expect(await store.claim('t', 'conv_a', 'h2', 10_000)).toBe('claimed');
 
         // A deleted conversation gets nothing, and the call does not fail.
         await store.delete('t', 'conv_a');
-        await store.appendAndRelease('t', 'conv_a', 'h2', [message('msg_4')]);
+        // (Not another response's: nothing to tell the caller.)
+        expect(await store.appendAndRelease('t', 'conv_a', 'h2', [message('msg_4')])).toBe(true);
         expect(await store.get('t', 'conv_a')).toBeNull();
         expect(await store.items('t', 'conv_a')).toBeNull();
       }));

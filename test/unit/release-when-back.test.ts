@@ -36,7 +36,7 @@ class AwayForAMoment extends MemoryConversationStore {
     }
     return super.release(tenant, id, holder);
   }
-  override async appendAndRelease(tenant: string, id: string, holder: string, items: Parameters<MemoryConversationStore['appendAndRelease']>[3]): Promise<void> {
+  override async appendAndRelease(tenant: string, id: string, holder: string, items: Parameters<MemoryConversationStore['appendAndRelease']>[3]): Promise<boolean> {
     if (this.failures > 0) {
       this.failures--;
       throw new Error('store unavailable');
