@@ -136,12 +136,12 @@ export class BackgroundRunner {
   async #stop(ref: BackgroundRef, waitMs: number): Promise<StoredResponse | null> {
     const { store, registry } = this.#options;
     if (!this.cancelLocal(ref)) await registry.requestCancel(ref);
-    const deadline = Date.now() + waitMs;
+    const deadline = performance.now() + waitMs;
     let record: StoredResponse | null;
     do {
       await new Promise((resolve) => setTimeout(resolve, CANCEL_POLL_MS));
       record = await store.get(ref.tenant, ref.id);
-    } while (record && !isFinished(record.response) && Date.now() < deadline);
+    } while (record && !isFinished(record.response) && performance.now() < deadline);
     return record;
   }
 

@@ -43,7 +43,7 @@ export class SseWriter {
   #full = false;
   /** Frames of this tick not yet handed to the socket. */
   #pending = '';
-  #lastWriteAt = Date.now();
+  #lastWriteAt = performance.now();
   #watcher: StreamWatcher | null;
   #outputSent = false;
 
@@ -68,8 +68,8 @@ export class SseWriter {
     });
     this.#keepAlive = setInterval(() => {
       if (!this.#waitingForDrain) {
-        if (Date.now() - this.#lastWriteAt >= keepAliveMs) void this.write(': keep-alive\n\n');
-      } else if (stallMs > 0 && Date.now() - this.#waitingSince >= stallMs) raw.destroy();
+        if (performance.now() - this.#lastWriteAt >= keepAliveMs) void this.write(': keep-alive\n\n');
+      } else if (stallMs > 0 && performance.now() - this.#waitingSince >= stallMs) raw.destroy();
     }, Math.max(50, Math.floor(Math.min(keepAliveMs, stallMs || keepAliveMs) / 2)));
     this.#keepAlive.unref();
   }
@@ -106,13 +106,13 @@ export class SseWriter {
     const chunk = this.#pending;
     this.#pending = '';
     if (this.#closed || chunk === '') return;
-    this.#lastWriteAt = Date.now();
+    this.#lastWriteAt = performance.now();
     this.#full = !this.#raw.write(chunk);
   };
 
   async #drained(): Promise<boolean> {
     this.#waitingForDrain = true;
-    this.#waitingSince = Date.now();
+    this.#waitingSince = performance.now();
     await new Promise<void>((resolve) => {
       const done = () => {
         this.#raw.off('drain', done);

@@ -47,7 +47,7 @@ export class ConnectionEventsLog {
   lost(): void {
     if (this.#down || !this.#ever || this.#closing) return;
     this.#down = true;
-    this.#lastReportAt = Date.now();
+    this.#lastReportAt = performance.now();
     this.#log.warn({ ...this.#fields }, 'Redis connection lost; reconnecting (requests that need the store get 503 meanwhile)');
   }
 
@@ -55,7 +55,7 @@ export class ConnectionEventsLog {
   failed(error: Error): void {
     if (this.#closing) return;
     const reason = connectionFailureReason(error);
-    const now = Date.now();
+    const now = performance.now();
     if (!this.#down) {
       this.#down = true;
       this.#lastReportAt = now;

@@ -1,3 +1,4 @@
+import { monotonicNow } from '../util/monotonic-clock.ts';
 import { eventsExpired, isTerminalEvent, type EventLogLimits, type FollowOptions, type LoggedEvent, type ResponseEventLog } from './response-event-log.ts';
 
 interface Log {
@@ -53,7 +54,7 @@ export class MemoryEventLog implements ResponseEventLog {
       log.events.splice(0, drop);
       log.dropped = true;
     }
-    log.expiresAt = Date.now() + this.#limits.ttlSeconds * 1000;
+    log.expiresAt = monotonicNow() + this.#limits.ttlSeconds * 1000;
     this.#totalBytes += log.bytes - bytesBefore;
     if (this.#totalBytes > (this.#limits.maxTotalBytes ?? Number.POSITIVE_INFINITY)) this.#shed(key);
     for (const wake of log.waiters) wake();
@@ -146,7 +147,7 @@ export class MemoryEventLog implements ResponseEventLog {
   /** Resolves true on the next append, false after a quiet while or on abort. */
   #nextAppend(key: string, signal: AbortSignal): Promise<boolean> {
     let log = this.#logs.get(key);
-    if (!log) this.#logs.set(key, (log = { events: [], bytes: 0, dropped: false, expiresAt: Date.now() + this.#limits.ttlSeconds * 1000, waiters: new Set() }));
+    if (!log) this.#logs.set(key, (log = { events: [], bytes: 0, dropped: false, expiresAt: monotonicNow() + this.#limits.ttlSeconds * 1000, waiters: new Set() }));
     const waiters = log.waiters;
     return new Promise<boolean>((resolve) => {
       const done = (woken: boolean) => {
@@ -185,7 +186,7 @@ export class MemoryEventLog implements ResponseEventLog {
   #live(key: string): Log | null {
     const log = this.#logs.get(key);
     if (!log) return null;
-    if (log.expiresAt <= Date.now() && log.waiters.size === 0) {
+    if (log.expiresAt <= monotonicNow() && log.waiters.size === 0) {
       this.#drop(key, log);
       return null;
     }

@@ -1,3 +1,4 @@
+import { monotonicNow } from '../util/monotonic-clock.ts';
 import type { IdempotencyRecord, IdempotencyStore } from './idempotency-store.ts';
 
 interface Entry {
@@ -23,11 +24,11 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   async begin(tenant: string, key: string, fingerprint: string, leaseSeconds: number): Promise<IdempotencyRecord> {
     const id = keyOf(tenant, key);
     const entry = this.#entries.get(id);
-    if (entry && entry.expiresAt > Date.now()) {
+    if (entry && entry.expiresAt > monotonicNow()) {
       return entry.responseId === null ? { kind: 'pending', fingerprint: entry.fingerprint } : { kind: 'done', fingerprint: entry.fingerprint, responseId: entry.responseId };
     }
     this.#entries.delete(id);
-    this.#entries.set(id, { fingerprint, responseId: null, expiresAt: Date.now() + leaseSeconds * 1000 });
+    this.#entries.set(id, { fingerprint, responseId: null, expiresAt: monotonicNow() + leaseSeconds * 1000 });
     this.#evictOverCount();
     return { kind: 'new' };
   }
@@ -35,7 +36,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   /** Oldest first, passing over keys whose request still runs (live pending ones). */
   #evictOverCount(): void {
     if (this.#entries.size <= this.#maxEntries) return;
-    const now = Date.now();
+    const now = monotonicNow();
     for (const [id, entry] of this.#entries) {
       if (this.#entries.size <= this.#maxEntries) return;
       if (entry.responseId !== null || entry.expiresAt <= now) this.#entries.delete(id);
@@ -44,14 +45,14 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
 
   async renew(tenant: string, key: string, leaseSeconds: number): Promise<void> {
     const entry = this.#entries.get(keyOf(tenant, key));
-    if (entry && entry.responseId === null) entry.expiresAt = Date.now() + leaseSeconds * 1000;
+    if (entry && entry.responseId === null) entry.expiresAt = monotonicNow() + leaseSeconds * 1000;
   }
 
   async complete(tenant: string, key: string, fingerprint: string, responseId: string, ttlSeconds: number): Promise<void> {
     const id = keyOf(tenant, key);
     // Its window starts now: moved behind the keys finished before it.
     this.#entries.delete(id);
-    this.#entries.set(id, { fingerprint, responseId, expiresAt: Date.now() + ttlSeconds * 1000 });
+    this.#entries.set(id, { fingerprint, responseId, expiresAt: monotonicNow() + ttlSeconds * 1000 });
     this.#evictOverCount();
   }
 

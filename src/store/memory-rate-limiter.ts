@@ -1,3 +1,4 @@
+import { monotonicNow } from '../util/monotonic-clock.ts';
 import { CONCURRENCY_RETRY_MS, DAY_MS, MINUTE_MS, type BucketState, type LimitName, type RateLimiter, type RateLimits, type RateLimitState, type TakeRequest, type TakeResult } from './rate-limiter.ts';
 
 interface Bucket {
@@ -30,7 +31,7 @@ export class MemoryRateLimiter implements RateLimiter {
   readonly #now: () => number;
 
   constructor(options: { now?: () => number } = {}) {
-    this.#now = options.now ?? Date.now;
+    this.#now = options.now ?? monotonicNow;
   }
 
   async take(key: string, limits: RateLimits, request: TakeRequest): Promise<TakeResult> {
@@ -115,7 +116,8 @@ export function bucketSpecs(limits: RateLimits, request: Pick<TakeRequest, 'requ
 /** A bucket's level now: refilled continuously at capacity per period, never above capacity; a new bucket is full. */
 function level(bucket: Bucket | undefined, spec: BucketSpec, now: number): number {
   if (!bucket) return spec.capacity;
-  return Math.min(spec.capacity, bucket.level + ((now - bucket.at) * spec.capacity) / spec.periodMs);
+  // A clock that went back (an injected one; the default never does) refills nothing rather than draining the bucket.
+  return Math.min(spec.capacity, bucket.level + (Math.max(0, now - bucket.at) * spec.capacity) / spec.periodMs);
 }
 
 function bucketState(spec: BucketSpec, level: number): BucketState {

@@ -1,3 +1,4 @@
+import { monotonicNow } from '../util/monotonic-clock.ts';
 import type { ConversationTurn, ResponseStore, StoreHealth, StoredItem, StoredResponse } from './response-store.ts';
 import { CHAIN_READ_DEPTH, keptForSeconds } from './response-store.ts';
 import { serializeResponse } from '../protocol/response-json.ts';
@@ -95,7 +96,7 @@ export class MemoryResponseStore implements ResponseStore {
   constructor(options: MemoryStoreOptions) {
     this.#options = options;
     this.#maxBytes = options.maxBytes ?? Number.POSITIVE_INFINITY;
-    this.#now = options.now ?? Date.now;
+    this.#now = options.now ?? monotonicNow;
   }
 
   async put(record: StoredResponse): Promise<void> {

@@ -139,8 +139,8 @@ export class RedisEventLog implements ResponseEventLog {
           if (entries.length === 0) running = await options.stillRunning();
         } catch (error) {
           if (options.signal.aborted) return;
-          failingSince ??= Date.now();
-          if (Date.now() - failingSince > FOLLOW_OUTAGE_MS) throw storeUnavailable(error);
+          failingSince ??= performance.now();
+          if (performance.now() - failingSince > FOLLOW_OUTAGE_MS) throw storeUnavailable(error);
           await new Promise((resolve) => setTimeout(resolve, pause));
           pause = Math.min(pause * 2, REREAD_PAUSE_MS.most);
           this.#closeReader(reader);

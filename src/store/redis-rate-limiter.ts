@@ -21,7 +21,13 @@ end
 local function levelOf(key, field, capacity, period)
   local stored = redis.call('HMGET', key, field, field .. '@')
   if not stored[1] then return capacity end
-  return math.min(capacity, tonumber(stored[1]) + (now - tonumber(stored[2])) * capacity / period)
+  local elapsed = now - tonumber(stored[2])
+  -- Redis's clock went back (NTP stepped it): the bucket keeps its level from now on, instead of draining until the clock catches up.
+  if elapsed < 0 then
+    redis.call('HSET', key, field .. '@', now)
+    elapsed = 0
+  end
+  return math.min(capacity, tonumber(stored[1]) + elapsed * capacity / period)
 end
 local function resetOf(capacity, period, level)
   if capacity <= 0 then return 0 end

@@ -121,3 +121,27 @@ describe('Redis metering keys', () => {
     }
   });
 });
+
+describe("Redis rate limits when Redis's own clock steps back", () => {
+  it('a bucket last written "in the future" keeps its level and refills from now (it drained until the clock caught up, refusing every request)', async () => {
+    const prefix = redis.prefix();
+    const { client, limiter } = open(prefix);
+    const limits = { requestsPerMinute: 600, tokensPerMinute: null, tokensPerDay: null, concurrentResponses: null };
+    const take = () => limiter.take('key', limits, { requests: 1, tokens: 0, slot: null, slotLeaseMs: 0 });
+    try {
+      expect((await take()).allowed).toBe(true);
+      // What a bucket written an hour before NTP stepped Redis's clock back an hour looks like now.
+      const [seconds] = (await client.time()) as [number | string, number | string];
+      const bucket = new RedisKeys(prefix).rateLimitBuckets('key');
+      await client.hset(bucket, 'r', '0', 'r@', String(Number(seconds) * 1000 + 3_600_000));
+      const refused = await take();
+      expect(refused.allowed).toBe(false);
+      // Empty, it waits for one request's refill (100 ms at 600 a minute), not for the hour.
+      expect(refused.allowed === false && refused.retryAfterMs).toBeLessThanOrEqual(1_000);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      expect((await take()).allowed).toBe(true);
+    } finally {
+      client.disconnect();
+    }
+  });
+});

@@ -196,7 +196,7 @@ export class McpSession {
   /** The server's tools: cached, shared by concurrent callers, refreshed on `tools/list_changed`; `fresh` asks the server again (is it still there?). */
   tools({ fresh = false }: { fresh?: boolean } = {}): Promise<McpTool[]> {
     const cached = this.#tools;
-    if (cached && cached.expiresAt > Date.now() && !fresh) return cached.value;
+    if (cached && cached.expiresAt > performance.now() && !fresh) return cached.value;
     const value = this.#withClient(async (client) => {
       const listing = await listTools(client, this.#options.listTimeoutMs ?? DEFAULT_LIST_TIMEOUT_MS);
       this.#outputChecks = listing.outputChecks;
@@ -204,7 +204,7 @@ export class McpSession {
     }).catch((error: unknown) => {
       throw this.#secrets.redactError(error);
     });
-    this.#tools = { value, expiresAt: Date.now() + this.#options.listTtlMs };
+    this.#tools = { value, expiresAt: performance.now() + this.#options.listTtlMs };
     value.catch(() => {
       if (this.#tools?.value === value) this.#tools = null;
     });
@@ -319,7 +319,7 @@ export class McpSession {
     const requestInit: RequestInit = { headers: { ...this.#target.headers } };
     const fetch = this.#target.untrusted ? this.#options.untrustedFetch : undefined;
     const timeoutMs = this.#options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
-    const deadline = Date.now() + timeoutMs;
+    const deadline = performance.now() + timeoutMs;
     const client = this.#newClient();
     try {
       // Each call's own exchange ends when the call is cancelled (cancellable-calls.ts): the SDK alone leaves it open for the session's life.
@@ -331,7 +331,7 @@ export class McpSession {
       if (streamableError instanceof McpTimeoutError) throw streamableError;
       // Servers from before Streamable HTTP speak HTTP+SSE on the same URL.
       const legacy = this.#newClient();
-      const remainingMs = Math.max(1, deadline - Date.now());
+      const remainingMs = Math.max(1, deadline - performance.now());
       try {
         await connectedWithin(legacy.connect(new SSEClientTransport(url, { requestInit, ...(fetch && { fetch, eventSourceInit: { fetch } }) })), remainingMs, () => legacy.close());
         return (this.#live = legacy);

@@ -1,3 +1,4 @@
+import { monotonicNow } from '../../util/monotonic-clock.ts';
 import { describeFailure, type McpServerTarget, type McpSessionPool, type McpTool } from './mcp-session-pool.ts';
 
 /** What the catalog logs: pino's shape, so the executors stay free of Fastify. */
@@ -114,7 +115,7 @@ export class OperatorToolCatalog {
   }
 
   status(): OperatorServerStatus[] {
-    const now = Date.now();
+    const now = monotonicNow();
     return this.#entries.map((entry) => {
       const base = { name: entry.name, origin: new URL(entry.target.url).origin, tools: entry.tools?.length ?? 0 };
       if (entry.failures > 0) return { ...base, state: 'unavailable', tools: 0, error: entry.lastError ?? 'unknown error', retry_in_ms: Math.max(0, entry.retryAt - now) };
@@ -129,7 +130,7 @@ export class OperatorToolCatalog {
 
   async #toolsOf(entry: Entry): Promise<McpTool[]> {
     if (entry.failures > 0) return [];
-    const now = Date.now();
+    const now = monotonicNow();
     // Told of a change (on any session of the server, a tenant's call's too): listed afresh, not from the listing session's cache —
     // at most once a second, for a server that says so on every call would otherwise be listed on every request.
     const changed = entry.tools !== null && this.#options.pool.session(entry.target, null).toolsVersion !== entry.toolsVersion && now - entry.changeListedAt >= CHANGE_RELIST_MS;
@@ -153,7 +154,7 @@ export class OperatorToolCatalog {
     if (entry.listing) return entry.listing;
     if (entry.timer) clearTimeout(entry.timer);
     entry.timer = null;
-    entry.listingStartedAt = Date.now();
+    entry.listingStartedAt = monotonicNow();
     if (why === 'changed') entry.changeListedAt = entry.listingStartedAt;
     const session = this.#options.pool.session(entry.target, null);
     const version = session.toolsVersion;
@@ -166,7 +167,7 @@ export class OperatorToolCatalog {
 
   #listed(entry: Entry, tools: McpTool[], version: number): void {
     const recovered = entry.failures > 0;
-    Object.assign(entry, { tools, toolsVersion: version, freshUntil: Date.now() + this.#options.listTtlMs, listing: null, failures: 0, retryAt: 0, lastError: null });
+    Object.assign(entry, { tools, toolsVersion: version, freshUntil: monotonicNow() + this.#options.listTtlMs, listing: null, failures: 0, retryAt: 0, lastError: null });
     if (recovered) this.#options.log.info({ mcp_server: entry.name, origin: new URL(entry.target.url).origin, tools: tools.length }, 'MCP server is back; its tools are offered again');
     this.#schedule(entry, this.#options.listTtlMs);
   }
@@ -180,7 +181,7 @@ export class OperatorToolCatalog {
   #changeNotListed(entry: Entry, error: unknown): void {
     entry.listing = null;
     this.#options.log.debug({ mcp_server: entry.name, origin: new URL(entry.target.url).origin, error: describeFailure(error) }, 'MCP server said its tools changed but did not list them; its earlier tools stay offered');
-    this.#schedule(entry, Math.max(0, entry.freshUntil - Date.now()));
+    this.#schedule(entry, Math.max(0, entry.freshUntil - monotonicNow()));
   }
 
   #failed(entry: Entry, error: unknown): void {
@@ -188,7 +189,7 @@ export class OperatorToolCatalog {
     entry.failures++;
     entry.lastError = describeFailure(error);
     const backoffMs = Math.min(this.#options.retryBaseMs * 2 ** (entry.failures - 1), this.#options.retryMaxMs);
-    entry.retryAt = Date.now() + backoffMs;
+    entry.retryAt = monotonicNow() + backoffMs;
     const fields = { mcp_server: entry.name, origin: new URL(entry.target.url).origin, error: entry.lastError, failures: entry.failures, retry_in_ms: backoffMs };
     // One warn line when a server goes away; its further failed retries are detail.
     if (entry.failures === 1) this.#options.log.warn(fields, 'MCP server unavailable; its tools are not offered until it answers again');

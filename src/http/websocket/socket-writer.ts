@@ -14,7 +14,7 @@ export class SocketWriter {
   /** Characters handed to the socket so far, and what the peer had taken by the last look (`stalledMs`): a close enough count of its progress. */
   #sent = 0;
   #taken = 0;
-  #progressAt = Date.now();
+  #progressAt = performance.now();
 
   constructor(socket: WebSocket) {
     this.#socket = socket;
@@ -30,7 +30,7 @@ export class SocketWriter {
   }
 
   /** How long the peer has taken nothing of what waits for it: 0 while nothing waits, or when it took some since the last look. */
-  stalledMs(now = Date.now()): number {
+  stalledMs(now = performance.now()): number {
     const buffered = this.#socket.bufferedAmount;
     const taken = this.#sent - buffered;
     if (buffered === 0 || taken > this.#taken) this.#progressAt = now;

@@ -1,3 +1,4 @@
+import { monotonicNow } from '../../util/monotonic-clock.ts';
 import { thinkingSupportByName, thinkingSupportOf, type ClaudeModelInfo, type ClaudeThinkingSupport } from './claude-thinking-support.ts';
 
 export interface ClaudeModelCatalogOptions {
@@ -33,7 +34,7 @@ export class ClaudeModelCatalog {
   thinkingSupport(model: string): ClaudeThinkingSupport | Promise<ClaudeThinkingSupport> {
     const known = this.#known.get(model);
     if (known) return known;
-    const now = this.#options.now?.() ?? Date.now();
+    const now = this.#options.now?.() ?? monotonicNow();
     const guessed = this.#guessed.get(model);
     if (guessed && guessed.until > now) return guessed.support;
     let pending = this.#pending.get(model);
@@ -55,7 +56,7 @@ export class ClaudeModelCatalog {
       // Not reachable, not known to it, or no Models API at all: the name decides for now.
     }
     const support = thinkingSupportByName(model);
-    remember(this.#guessed, model, { support, until: (this.#options.now?.() ?? Date.now()) + (this.#options.retryAfterMs ?? 300_000) });
+    remember(this.#guessed, model, { support, until: (this.#options.now?.() ?? monotonicNow()) + (this.#options.retryAfterMs ?? 300_000) });
     return support;
   }
 }

@@ -1,3 +1,4 @@
+import { monotonicNow } from '../../util/monotonic-clock.ts';
 /**
  * Which deployments are cooling down: a deployment that failed
  * `failuresBeforeCooldown` times in a row, or answered 429 with a
@@ -22,7 +23,7 @@ export class MemoryDeploymentHealth implements DeploymentHealth {
   readonly #failures = new Map<string, number>();
 
   async coolingDown(ids: readonly string[]): Promise<Set<string>> {
-    const now = Date.now();
+    const now = monotonicNow();
     return new Set(ids.filter((id) => (this.#coolUntil.get(id) ?? 0) > now));
   }
 
@@ -37,7 +38,7 @@ export class MemoryDeploymentHealth implements DeploymentHealth {
   }
 
   async coolDown(id: string, ms: number): Promise<void> {
-    const until = Date.now() + ms;
+    const until = monotonicNow() + ms;
     if (until > (this.#coolUntil.get(id) ?? 0)) this.#coolUntil.set(id, until);
   }
 
