@@ -45,6 +45,16 @@ export class RedisKeys {
     return this.itemPrefix(tenant) + id;
   }
 
+  /** Keys naming the response that holds each item's entry start with this (the delete script derives them). */
+  itemHolderPrefix(tenant: string): string {
+    return `${this.tenant(tenant)}ih:`;
+  }
+
+  /** The response holding the item's entry (`item`), kept beside it: the entry itself stays plain JSON for replicas of earlier versions. */
+  itemHolder(tenant: string, id: string): string {
+    return this.itemHolderPrefix(tenant) + id;
+  }
+
   /** A conversation's hash (`created_at`, `metadata`). */
   conversation(tenant: string, id: string): string {
     return `${this.tenant(tenant)}c:${id}`;

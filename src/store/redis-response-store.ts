@@ -5,6 +5,7 @@ import { RedisKeys } from './redis-keys.ts';
 import type { ConversationTurn, ResponseStore, StoreHealth, StoredItem, StoredResponse } from './response-store.ts';
 import { CHAIN_READ_DEPTH, keptForSeconds, storeRefusesCommands, storeUnavailable } from './response-store.ts';
 import { storedRecordParts } from './stored-record-json.ts';
+import { CHAIN_SCRIPT, DELETE_SCRIPT, indexedItem, itemsField, PUT_SCRIPT } from './redis-response-scripts.ts';
 import { ConnectionEventsLog, connectionFailureReason, type ConnectionFailureReason, type StoreLogger } from './connection-events-log.ts';
 import { maskUrl } from '../config/mask-secrets.ts';
 
@@ -28,102 +29,10 @@ export interface RedisStoreOptions {
   log?: StoreLogger;
 }
 
-/**
- * Writes a response, its conversation turn and its item index entries, all
- * with the TTL, in one command. KEYS: the response hash, then one key per
- * item. ARGV: ttl, full record JSON, turn JSON, previous id, item ids (a JSON
- * array: a client's item id may hold any character), the response's id, then
- * one index entry per item (`indexEntry`: its owner's id, a newline, its
- * JSON). An entry another response held is taken over, and that response
- * noted (`displaced`: item id → its id), to be given the entry back should
- * this one be deleted first.
- */
-const PUT_SCRIPT = `
-local ttl = tonumber(ARGV[1])
-local ids = cjson.decode(ARGV[5])
-local mine = ARGV[6] .. '\\n'
--- Stored again (a background response, queued then finished): what it took over before is still to be given back.
-local before = redis.call('HGET', KEYS[1], 'displaced')
-local displaced, any = before and cjson.decode(before) or {}, before ~= false
-for i = 2, #KEYS do
-  local held = redis.call('GET', KEYS[i])
-  local cut = held and string.sub(held, 1, 1) ~= '{' and string.sub(held, 1, #mine) ~= mine and string.find(held, '\\n', 1, true)
-  if cut then
-    displaced[ids[i - 1]] = string.sub(held, 1, cut - 1)
-    any = true
-  end
-  redis.call('SET', KEYS[i], ARGV[i + 5], 'EX', ttl)
-end
-redis.call('HSET', KEYS[1], 'data', ARGV[2], 'turn', ARGV[3], 'prev', ARGV[4], 'items', ARGV[5])
-if any then redis.call('HSET', KEYS[1], 'displaced', cjson.encode(displaced)) end
-redis.call('EXPIRE', KEYS[1], ttl)
-return 1
-`;
-
-/**
- * Walks a `previous_response_id` chain inside Redis, so rebuilding a
- * conversation of any depth costs one round trip. Returns the turns newest
- * first and the id of the first missing link, if any. KEYS[1]: the first
- * response's key (it routes the script on a cluster); the later links' keys
- * are derived from ARGV[1], the tenant's response key prefix — all in the
- * tenant's hash slot, so on the same node. ARGV: prefix, first id, limit.
- */
-const CHAIN_SCRIPT = `
-local prefix, id, limit = ARGV[1], ARGV[2], tonumber(ARGV[3])
-local key = KEYS[1]
-local turns = {}
-for _ = 1, limit do
-  local fields = redis.call('HMGET', key, 'turn', 'prev')
-  if not fields[1] then return {turns, id} end
-  turns[#turns + 1] = fields[1]
-  if not fields[2] or fields[2] == '' then return {turns, false} end
-  id = fields[2]
-  key = prefix .. id
-end
-return {turns, false}
-`;
-
-/**
- * Deletes a response and the item index entries it owns, in one round trip:
- * an entry a later response took over (it resent the same item) is that
- * response's and stays; one this response took over from another still
- * stored goes back to that one, for as long as that one is kept.
- * KEYS[1]: the response; ARGV[1]: the tenant's item key prefix, ARGV[3] its
- * response key prefix (same slot); ARGV[2]: the response's id. Responses
- * stored before entries named their owner (a comma-joined id list, entries of
- * bare JSON) are deleted as they were then.
- */
-const DELETE_SCRIPT = `
-local fields = redis.call('HMGET', KEYS[1], 'items', 'displaced')
-local ids = fields[1]
-if not ids then return 0 end
-local list = {}
-if string.sub(ids, 1, 1) == '[' then list = cjson.decode(ids)
-else for itemId in string.gmatch(ids, '[^,]+') do list[#list + 1] = itemId end end
-local heirs = fields[2] and cjson.decode(fields[2]) or {}
-local owner = ARGV[2] .. '\\n'
-for _, itemId in ipairs(list) do
-  local key = ARGV[1] .. itemId
-  local entry = redis.call('GET', key)
-  if entry and (string.sub(entry, 1, 1) == '{' or string.sub(entry, 1, #owner) == owner) then
-    local heir = heirs[itemId]
-    local kept = heir and redis.call('PTTL', ARGV[3] .. heir) or -2
-    if kept > 0 then
-      local json = string.sub(entry, 1, 1) == '{' and entry or string.sub(entry, #owner + 1)
-      redis.call('SET', key, heir .. '\\n' .. json, 'PX', kept)
-    else
-      redis.call('DEL', key)
-    end
-  end
-end
-redis.call('DEL', KEYS[1])
-return 1
-`;
-
 interface ChainCommands {
   loopgatePut(...keysThenArgs: (string | number)[]): Promise<number>;
   loopgateChain(firstKey: string, prefix: string, id: string, limit: number): Promise<[string[], string | null]>;
-  loopgateDelete(key: string, itemPrefix: string, id: string, responsePrefix: string): Promise<number>;
+  loopgateDelete(key: string, itemPrefix: string, id: string, responsePrefix: string, holderPrefix: string): Promise<number>;
 }
 
 /** The readiness probe: a write from a script, as the store's own writes are, taken back at once (nothing of it stays). */
@@ -134,9 +43,7 @@ const QUIET_PROBE_MS = 1_000;
 
 /**
  * Responses in Redis (a single server or a Redis Cluster), shared by every
- * replica. Keys (redis-keys.ts): `RedisKeys.response` is a hash (`data`: the
- * record, `turn`: what the chain needs of it, `prev`: the link, `items`: its
- * item ids); `RedisKeys.item` indexes each item for `item_reference`.
+ * replica. Keys (redis-keys.ts) and what is in them: redis-response-scripts.ts.
  * Everything expires after the TTL. A tenant's keys share the `{t:<tenant>}`
  * hash tag, so every script touches one slot and is routed by its first key.
  *
@@ -220,17 +127,13 @@ export class RedisResponseStore implements ResponseStore {
   }
 
   async put(record: StoredResponse): Promise<void> {
+    const { tenant, response } = record;
     const parts = storedRecordParts(record);
-    const keys = [this.#keys.response(record.tenant, record.response.id)];
     const ids: string[] = [];
-    for (const items of [record.inputItems, record.response.output]) {
-      for (const item of items) {
-        keys.push(this.#keys.item(record.tenant, item.id));
-        ids.push(item.id);
-      }
-    }
-    const owner = record.response.id;
-    const args = [keptForSeconds(record.response, this.#options.ttlSeconds, this.#options.longestRunSeconds ?? 0), parts.record, parts.turn, record.previousResponseId ?? '', JSON.stringify(ids), owner, ...parts.items.map((item) => indexEntry(owner, item))];
+    for (const items of [record.inputItems, response.output]) for (const item of items) ids.push(item.id);
+    const keys = [this.#keys.response(tenant, response.id), ...ids.map((id) => this.#keys.item(tenant, id)), ...ids.map((id) => this.#keys.itemHolder(tenant, id))];
+    const idsJson = JSON.stringify(ids);
+    const args = [keptForSeconds(response, this.#options.ttlSeconds, this.#options.longestRunSeconds ?? 0), parts.record, parts.turn, record.previousResponseId ?? '', idsJson, response.id, itemsField(ids, idsJson), ...parts.items];
     await this.#run(() => this.redis.loopgatePut(keys.length, ...keys, ...args));
   }
 
@@ -274,7 +177,7 @@ export class RedisResponseStore implements ResponseStore {
   }
 
   async delete(tenant: string, id: string): Promise<boolean> {
-    const deleted = await this.#run(() => this.redis.loopgateDelete(this.#keys.response(tenant, id), this.#keys.itemPrefix(tenant), id, this.#keys.responsePrefix(tenant)));
+    const deleted = await this.#run(() => this.redis.loopgateDelete(this.#keys.response(tenant, id), this.#keys.itemPrefix(tenant), id, this.#keys.responsePrefix(tenant), this.#keys.itemHolderPrefix(tenant)));
     return deleted === 1;
   }
 
@@ -388,14 +291,4 @@ export class RedisResponseStore implements ResponseStore {
       throw reason === 'permission_denied' ? storeRefusesCommands(error) : storeUnavailable(error);
     }
   }
-}
-
-/** An item's index entry: the id of the response holding it, so that deleting another one that held it leaves it be; then its JSON. */
-function indexEntry(owner: string, itemJson: string): string {
-  return `${owner}\n${itemJson}`;
-}
-
-/** The item's JSON in an index entry (one written before entries named their owner is the JSON alone). */
-function indexedItem(entry: string): string {
-  return entry.startsWith('{') ? entry : entry.slice(entry.indexOf('\n') + 1);
 }
