@@ -1,3 +1,4 @@
+import { getHeapStatistics } from 'node:v8';
 import type { GatewayConfig } from '../config/load-config.ts';
 import type { BackgroundRegistry } from './background-registry.ts';
 import { MemoryBackgroundRegistry } from './memory-background-registry.ts';
@@ -41,8 +42,7 @@ export function createBackgroundStores(config: Pick<GatewayConfig, 'store' | 'ba
   const retentionDays = config.usage.retentionDays;
   const limits = { maxEvents: background.maxEvents, maxBytes: background.maxEventBytes, ttlSeconds: background.eventsTtlSeconds };
   if (!store.redisUrl && store.clusterNodes.length === 0) {
-    // In memory, as much event JSON in all as the response store keeps of responses (`store.maxBytes`).
-    const events = new MemoryEventLog({ ...limits, maxTotalBytes: store.maxBytes });
+    const events = new MemoryEventLog({ ...limits, maxTotalBytes: memoryEventLogBound(store.maxBytes) });
     const registry = new MemoryBackgroundRegistry();
     return {
       events,
@@ -74,4 +74,18 @@ export function createBackgroundStores(config: Pick<GatewayConfig, 'store' | 'ba
       client.disconnect();
     },
   };
+}
+
+/**
+ * How much event JSON the memory event log keeps over every response: as
+ * much as the response store keeps of responses (`store.maxBytes`), but at
+ * most an eighth of the JS heap. The response store keeps its bytes outside
+ * the heap; the events are strings on it, each streamed response's text
+ * five times over (its deltas, its done events, the final response), and a
+ * heap smaller than `store.maxBytes` (a container's default one) ran out
+ * under background responses one after another (the gateway's own heap is
+ * tens of MB, and a response in flight takes several times its size).
+ */
+export function memoryEventLogBound(storeMaxBytes: number, heapLimitBytes = getHeapStatistics().heap_size_limit): number {
+  return Math.min(storeMaxBytes, Math.floor(heapLimitBytes / 8));
 }
