@@ -48,6 +48,7 @@ import { PageGuard } from './page-guard.ts';
 import { frameworkErrorReplier, registerErrorHandling } from './error-handler.ts';
 import { registerGracefulDrain } from './graceful-drain.ts';
 import { parseJsonBody } from './json-body.ts';
+import { BodyBudget, registerBodyBudget } from './body-budget.ts';
 import { GatewayLogController } from './log-controller.ts';
 import { registerRequestDecoding } from './request-decoding.ts';
 import { readiness } from './readiness.ts';
@@ -266,6 +267,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   registerAuthentication(app, config.auth.apiKeys);
   const shuttingDown = new AbortController();
   const drain = registerGracefulDrain(app, { graceMs: config.server.shutdownGraceMs, stopResponses: () => engine.shutDown(), cutUpgradedConnections: () => sockets.terminate(), onDrainStart: () => shuttingDown.abort() });
+  const bodies = BodyBudget.forHeap();
+  registerBodyBudget(app, bodies);
+  if (config.server.bodyLimitBytes > bodies.budgetBytes) {
+    app.log.warn({ body_limit_bytes: config.server.bodyLimitBytes, read_up_to_bytes: bodies.budgetBytes }, 'server.bodyLimitBytes is more than an eighth of the JS heap: larger bodies are refused (413); give the process a larger heap (--max-old-space-size) or lower the body limit');
+  }
   registerHealthRoutes(app, () => readiness({ draining: () => drain.draining, providers, providerTypes: config.providers, store, mcpServers: () => mcp.status() }));
   registerModelsRoute(app, router, config.defaultModel);
   // With a shared store, a reader of a background response is sent on at once when this replica shuts down: any other replica serves its stream.

@@ -1,0 +1,66 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { assertErrorEnvelope } from '../support/openresponses-schema.ts';
+import { startGatewayProcess, type GatewayProcess } from '../support/gateway-process.ts';
+import { ScriptedChatUpstream, textReply } from '../support/scripted-chat-upstream.ts';
+
+const MIB = 1_048_576;
+
+/** A request whose input is `mib` MiB of text, a MiB a message (one text may be 10 MiB). */
+function bodyOf(mib: number): string {
+  return JSON.stringify({ model: 'm', input: Array.from({ length: mib }, () => ({ role: 'user', content: 'x'.repeat(MIB) })) });
+}
+
+/**
+ * Large request bodies at once, in a process whose heap is small (a
+ * container's): the body limit (50 MiB) bounds one request, and three bodies
+ * of 30 MiB at once took a 128 MB heap down — every response in flight
+ * with it — where they must be refused, with a retryable 503, before they
+ * are read.
+ */
+describe('large request bodies at once, in a process with a small heap', () => {
+  const upstream = new ScriptedChatUpstream(textReply('read it'));
+  let gateway: GatewayProcess;
+
+  beforeAll(async () => {
+    const url = await upstream.start();
+    gateway = await startGatewayProcess({ OPENAI_BASE_URL: url, OPENAI_API_KEY: 'k', NODE_OPTIONS: '--max-old-space-size=128' });
+  });
+  afterAll(async () => {
+    await gateway.stop();
+    await upstream.close();
+  });
+
+  const post = (body: string) => fetch(`${gateway.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+
+  it('says at start that the body limit is more than the heap allows', () => {
+    expect(gateway.logs.some((line) => line.level === 40 && /bodyLimitBytes is more than an eighth of the JS heap/.test(line.msg))).toBe(true);
+  });
+
+  it('reads one at a time what does not fit at once, refusing the others with a retryable 503; the process lives on', { timeout: 60_000 }, async () => {
+    const answers = await Promise.all([post(bodyOf(30)), post(bodyOf(30)), post(bodyOf(30))]);
+    const statuses = answers.map((answer) => answer.status).sort();
+    expect(statuses).toEqual([200, 503, 503]);
+    for (const answer of answers) {
+      const body = (await answer.json()) as { error?: { code: string } };
+      if (answer.status !== 503) continue;
+      assertErrorEnvelope(body);
+      expect(body.error?.code).toBe('server_overloaded');
+      expect(answer.headers.get('retry-after')).toBe('1');
+    }
+    // Refused ones retried one by one go through.
+    expect((await post(bodyOf(30))).status).toBe(200);
+    expect(gateway.child.exitCode).toBeNull();
+    expect(gateway.stderr()).not.toMatch(/heap out of memory/);
+  });
+
+  it('refuses with a 413 a body under the body limit that the heap cannot take at all', async () => {
+    const answer = await post(bodyOf(45));
+    expect(answer.status).toBe(413);
+    const body = (await answer.json()) as { error: { code: string; message: string } };
+    assertErrorEnvelope(body);
+    expect(body.error.code).toBe('request_too_large');
+    expect(body.error.message).toMatch(/larger than this gateway's memory allows/);
+    // Ordinary requests are served beside all this.
+    expect((await post(JSON.stringify({ model: 'm', input: 'hi' }))).status).toBe(200);
+  });
+});
