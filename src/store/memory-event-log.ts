@@ -39,6 +39,7 @@ export class MemoryEventLog implements ResponseEventLog {
     this.#logs.set(key, log);
     const bytesBefore = log.bytes;
     // Events it holds already (a batch sent again) are passed over, as in Redis; and once a terminal event is in, nothing follows it.
+    const eventsBefore = log.events.length;
     const held = log.events.at(-1);
     const last = held?.sequence ?? -1;
     let closed = held !== undefined && isTerminalEvent(held.type);
@@ -48,8 +49,10 @@ export class MemoryEventLog implements ResponseEventLog {
       log.bytes += event.json.length;
       closed = isTerminalEvent(event.type);
     }
+    // Only events from before this batch go: a follower that had read them all must still get the whole batch (a response's
+    // last batch repeats its whole answer four times over, more than the bound for an answer of a few MB).
     let drop = 0;
-    while (log.events.length - drop > 1 && (log.events.length - drop > this.#limits.maxEvents || log.bytes > this.#limits.maxBytes)) log.bytes -= log.events[drop++]!.json.length;
+    while (drop < eventsBefore && log.events.length - drop > 1 && (log.events.length - drop > this.#limits.maxEvents || log.bytes > this.#limits.maxBytes)) log.bytes -= log.events[drop++]!.json.length;
     if (drop > 0) {
       log.events.splice(0, drop);
       log.dropped = true;

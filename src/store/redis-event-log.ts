@@ -11,7 +11,8 @@ import { eventsExpired, isTerminalEvent, type EventLogLimits, type FollowOptions
  * passed over, so a batch sent again (its first sending timed out, but Redis
  * ran it) adds only what is new; once a terminal event is in, nothing
  * follows it (a replica that stalled past its lease, whose response a reaper
- * ended meanwhile, appends nothing after that end). KEYS: the stream, its
+ * ended meanwhile, appends nothing after that end). The bounds drop only
+ * entries from before the batch (see memory-event-log.ts). KEYS: the stream, its
  * byte counter (same hash tag). ARGV: max events, max bytes, ttl seconds,
  * then sequence, type, JSON per event.
  */
@@ -30,8 +31,10 @@ for i = 4, #ARGV, 3 do
   end
 end
 local length = redis.call('XLEN', KEYS[1])
-while length > 1 and (length > maxEvents or bytes > maxBytes) do
-  local oldest = redis.call('XRANGE', KEYS[1], '-', '+', 'COUNT', math.min(100, length - 1))
+-- Only entries from before this batch go: a follower that had read them all must still get the whole batch.
+while last >= 0 and length > 1 and (length > maxEvents or bytes > maxBytes) do
+  local oldest = redis.call('XRANGE', KEYS[1], '-', last .. '-1', 'COUNT', 100)
+  if #oldest == 0 then break end
   for _, entry in ipairs(oldest) do
     if length <= 1 or (length <= maxEvents and bytes <= maxBytes) then break end
     bytes = bytes - #entry[2][4]

@@ -89,12 +89,32 @@ function contract(name: string, setUp: () => Promise<{ make: Make; tearDown(): P
       const log = make({ maxEvents: 1_000, maxBytes: 2_000, ttlSeconds: 60 });
       const id = nextId();
       const big = Array.from({ length: 20 }, (_, index) => event(index, 'response.output_text.delta', 300));
-      await log.append('t', id, big);
+      // A batch a tick, as a stream writes them.
+      for (const each of big) await log.append('t', id, [each]);
       const kept = await collect(log, id, -1, AbortSignal.timeout(300));
       const bytes = kept.reduce((sum, sequence) => sum + big[sequence]!.json.length, 0);
       expect(bytes).toBeLessThanOrEqual(2_000);
       expect(kept.at(-1)).toBe(19);
       expect(kept.length).toBeGreaterThan(1);
+    });
+
+    it('never drops a batch it was just given, however large: a follower that had read everything before it gets all of it (a large answer\'s last batch holds its text four times over)', async () => {
+      const log = make({ maxEvents: 1_000, maxBytes: 2_000, ttlSeconds: 60 });
+      const id = nextId();
+      for (let sequence = 0; sequence < 5; sequence++) await log.append('t', id, [event(sequence, 'response.output_text.delta', 300)]);
+      // Caught up, and waiting for more while the response runs.
+      const following = (async () => {
+        const seen: number[] = [];
+        for await (const batch of log.follow('t', id, { after: 4, signal: AbortSignal.timeout(5_000), stillRunning: async () => true })) seen.push(...batch.map((entry) => entry.sequence));
+        return seen;
+      })();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      // The last batch alone is over the bound.
+      await log.append('t', id, [event(5, 'response.output_text.done', 1_000), event(6, 'response.output_item.done', 1_000), event(7, 'response.completed', 1_000)]);
+      expect(await following).toEqual([5, 6, 7]);
+      expect(await collect(log, id, 4)).toEqual([5, 6, 7]);
+      // What came before it went.
+      await expect(log.checkReplayable('t', id, 3)).rejects.toMatchObject({ code: 'stream_events_expired' });
     });
 
     it('a reader that goes away stops following at once', async () => {
