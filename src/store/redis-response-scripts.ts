@@ -16,9 +16,15 @@
  * holder before an entry's JSON, `<holder>\n<json>`, are read here too.)
  */
 
-/** The `items` field as replicas of earlier versions split it: comma-joined, unless an id would split wrong (then the JSON array the versions of 2026-11-28 read). */
+/**
+ * The `items` field as replicas of earlier versions split it: comma-joined
+ * (an id holding a comma is cut, and its item left to its TTL, as those
+ * versions did with their own; the others are deleted), unless the first id
+ * starts with '[': the versions of 2026-11-28 read such a field as a JSON
+ * array, and get one.
+ */
 export function itemsField(ids: readonly string[], idsJson: string): string {
-  return ids.some((id) => id.includes(',') || id.startsWith('[')) ? idsJson : ids.join(',');
+  return ids[0]?.startsWith('[') ? idsJson : ids.join(',');
 }
 
 /** The item's JSON in an index entry (entries of 2026-11-28 named their holder first). */

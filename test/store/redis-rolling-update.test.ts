@@ -78,15 +78,23 @@ describe('stored responses across a rolling update (replicas of earlier versions
     }
   });
 
-  it('item ids with a comma are listed so the versions that split on commas do not cut them (the JSON array the 2026-11-28 version reads)', async () => {
+  it("item ids with a comma cost the earlier versions' deletes that item alone, as their own did; a first id starting with '[' is listed as the JSON array the 2026-11-28 version then reads", async () => {
     const { store, keys, where } = open();
     try {
-      const stored = record('t', 'resp_comma', null);
-      stored.inputItems = [{ ...stored.inputItems[0]!, id: 'msg_a,b' }];
-      await store.put(stored);
-      expect(await client.hget(keys.response('t', 'resp_comma'), 'items')).toBe(JSON.stringify(['msg_a,b', 'msg_out_resp_comma']));
-      expect(await holderBeforeJson.deleteResponse(client, { response: keys.response('t', 'resp_comma'), ...where('t') }, 'resp_comma')).toBe(1);
-      expect((await store.items('t', ['msg_a,b', 'msg_out_resp_comma'])).size).toBe(0);
+      for (const earlier of [itemsCommaJoined, holderBeforeJson]) {
+        const id = `resp_comma_${earlier === itemsCommaJoined ? 'a' : 'b'}`;
+        const stored = record('t', id, null);
+        stored.inputItems = [{ ...stored.inputItems[0]!, id: `msg_a,b_${id}` }];
+        await store.put(stored);
+        expect(await earlier.deleteResponse(client, { response: keys.response('t', id), ...where('t') }, id)).toBe(1);
+        expect([...(await store.items('t', [`msg_a,b_${id}`, `msg_out_${id}`])).keys()]).toEqual([`msg_a,b_${id}`]);
+      }
+      const bracket = record('t', 'resp_bracket', null);
+      bracket.inputItems = [{ ...bracket.inputItems[0]!, id: '[msg' }];
+      await store.put(bracket);
+      expect(await client.hget(keys.response('t', 'resp_bracket'), 'items')).toBe(JSON.stringify(['[msg', 'msg_out_resp_bracket']));
+      expect(await holderBeforeJson.deleteResponse(client, { response: keys.response('t', 'resp_bracket'), ...where('t') }, 'resp_bracket')).toBe(1);
+      expect((await store.items('t', ['[msg', 'msg_out_resp_bracket'])).size).toBe(0);
     } finally {
       await store.close();
     }
