@@ -71,10 +71,10 @@ describe('RedisResponseStore on a Redis Cluster', () => {
 
       for (const [tenant, node] of [[first, firstNode], [second, secondNode]] as const) {
         const byNode = await keysByNode(client, `${prefix}{t:${tenant}}:*`);
-        // Both responses and their four items, all on the node that owns the tenant's slot.
+        // Both responses, their four items and each item's holder, all on the node that owns the tenant's slot.
         expect([...byNode.keys()]).toEqual([node]);
         const keys = byNode.get(node)!;
-        expect(keys).toHaveLength(6);
+        expect(keys).toHaveLength(10);
         const slots = new Set(await Promise.all(keys.map(async (key) => Number(await client.cluster('KEYSLOT', key)))));
         expect(slots.size).toBe(1);
         // The chain script and the multi-key item read work in that slot.
@@ -84,7 +84,7 @@ describe('RedisResponseStore on a Redis Cluster', () => {
         expect([...(await store.items(tenant, ['msg_in_resp_1', 'msg_out_resp_2'])).keys()]).toEqual(['msg_in_resp_1', 'msg_out_resp_2']);
       }
       expect(await store.delete(first, 'resp_1')).toBe(true);
-      expect((await keysByNode(client, `${prefix}{t:${first}}:*`)).get(firstNode)).toHaveLength(3);
+      expect((await keysByNode(client, `${prefix}{t:${first}}:*`)).get(firstNode)).toHaveLength(5);
       expect(await store.get(second, 'resp_1')).not.toBeNull();
       // Clean up the rest.
       for (const tenant of [first, second]) for (const id of ['resp_1', 'resp_2']) await store.delete(tenant, id);
