@@ -13,9 +13,25 @@ export class ModelTranscript {
   readonly #items: InputItem[] = [];
   /** How much of the output is already in `#items`. */
   #seen = 0;
+  /** Outputs of the paused turn's calls, taken out of the history to follow the calls that turn goes on with (see the constructor). */
+  #held: InputItem[] = [];
 
-  constructor(before: readonly InputItem[]) {
-    this.#before = before;
+  /**
+   * `joining`: ids of a paused turn's calls whose outputs already stand in
+   * `before`, when the response goes on with more calls of that same turn
+   * (the MCP calls the client has just approved). Their outputs are moved to
+   * follow those calls, as one turn's calls and outputs: in a history split
+   * in two, the approved calls would read as a turn of their own, which
+   * Anthropic refuses with thinking on.
+   */
+  constructor(before: readonly InputItem[], joining: ReadonlySet<string> = NONE) {
+    if (joining.size === 0) {
+      this.#before = before;
+      return;
+    }
+    const kept: InputItem[] = [];
+    for (const item of before) (item.type === 'function_call_output' && joining.has(item.call_id) ? this.#held : kept).push(item);
+    this.#before = kept;
   }
 
   /** The items of the next model call. */
@@ -26,16 +42,20 @@ export class ModelTranscript {
 
   /**
    * Takes in the output items added since last time: one turn's (all
-   * finished: calls are made between turns). An MCP call shown as one item
-   * holds its output too, which follows the turn's other calls and text: one
-   * turn's calls split in two is a history Anthropic refuses with thinking on.
+   * finished: calls are made between turns), its calls' outputs after all of
+   * its calls and text. An MCP call shown as one item holds its output too,
+   * and a server-run call's output item may come before another call of the
+   * turn: one turn's calls split in two is a history Anthropic refuses with
+   * thinking on.
    */
   sync(output: readonly OutputItem[]): void {
     let outputs: InputItem[] | null = null;
     for (let index = this.#seen; index < output.length; index++) {
-      const item = output[index]!;
-      if (item.type !== 'mcp_call') this.#items.push(...storedItemToInput(item));
-      else for (const part of storedItemToInput(item)) (part.type === 'function_call_output' ? (outputs ??= []) : this.#items).push(part);
+      for (const part of storedItemToInput(output[index]!)) (part.type === 'function_call_output' ? (outputs ??= []) : this.#items).push(part);
+    }
+    if (this.#held.length > 0) {
+      this.#items.push(...this.#held);
+      this.#held = [];
     }
     if (outputs) this.#items.push(...outputs);
     this.#seen = output.length;
@@ -47,6 +67,8 @@ export class ModelTranscript {
     this.#items.push(userMessage(prompt));
   }
 }
+
+const NONE: ReadonlySet<string> = new Set();
 
 export function userMessage(text: string): InputItem {
   return { type: 'message', role: 'user', content: text };

@@ -161,7 +161,7 @@ async function* runLoop(loop: ResponseLoop, tally: LoopTally): AsyncGenerator<Re
   const builder = new OutputBuilder((name) => itemsOf(name).hidesCall, (name) => loop.namespaced?.get(name) ?? null, loop.request.reasoningSummary != null, loop.request.encryptedReasoning);
   const { usage, counters } = tally;
   const scope: ToolRoundScope = { loop, builder, emit, itemsOf, flush, counters };
-  const transcript = new ModelTranscript(loop.request.items);
+  const transcript = new ModelTranscript(loop.request.items, loop.resume?.joining);
   const gate = new AnswerGate(controls);
   let endedBy: LoopReport['ended_by'];
   let ending: Ending | null = null;

@@ -13,6 +13,13 @@ export interface ResumePlan {
   calls: PlannedCall[];
   /** Calls closed without running, because the client continued without answering any of them. */
   closed: ToolCall[];
+  /**
+   * Ids of the paused turn's calls whose outputs are already in the history
+   * (the MCP calls run before it paused, the client's answered calls), when
+   * approved calls of that same turn run now: the model is shown them as one
+   * turn (ModelTranscript).
+   */
+  joining: ReadonlySet<string>;
 }
 
 /** The output given to calls the conversation moved on from. */
@@ -55,7 +62,7 @@ export function planResume(previous: ConversationTurn | null, input: readonly St
   });
   const answered = new Set(input.flatMap((item) => modelOutputOf(item)?.callId ?? []));
   const unanswered = paused.filter((call) => !answered.has(call.callId));
-  if (approvals.length === 0 && unanswered.length === paused.length) return paused.length > 0 ? { calls: [], closed: paused } : null;
+  if (approvals.length === 0 && unanswered.length === paused.length) return paused.length > 0 ? { calls: [], closed: paused, joining: NOTHING_JOINS } : null;
 
   const missingApproval = [...pendingApprovals.keys()].find((id) => !approvals.some(({ item }) => item.approval_request_id === id));
   if (missingApproval) throw invalidRequest(`No mcp_approval_response was given for approval request '${missingApproval}'; answer every approval request of that turn.`, 'input', 'missing_approval_response');
@@ -73,7 +80,29 @@ export function planResume(previous: ConversationTurn | null, input: readonly St
   const approved = approvals.map(({ item, index }) => planApproval(item, index, pendingApprovals.get(item.approval_request_id)!, registry, context, policy));
   // Every call answered by the client: nothing for the gateway to run before the model's next turn.
   if (planned.length === 0 && approved.length === 0) return null;
-  return { calls: [...planned, ...approved], closed: [] };
+  const joining = approved.length === 0 ? NOTHING_JOINS : new Set([...ranBeforePause(previous), ...paused.flatMap((call) => (answered.has(call.callId) ? [call.callId] : []))]);
+  return { calls: [...planned, ...approved], closed: [], joining };
+}
+
+const NOTHING_JOINS: ReadonlySet<string> = new Set();
+
+/**
+ * The calls the paused turn ran before it asked for approval: its last items
+ * before the approval requests, the server-run calls' results (the loop runs
+ * them, then asks). A turn of calls alone that came just before, with no
+ * reasoning or text of the model's between, cannot be told from it and is
+ * taken with it (a reasoning model's turn begins with its reasoning).
+ */
+function ranBeforePause(previous: ConversationTurn): string[] {
+  const ids: string[] = [];
+  for (let index = previous.output.length - 1; index >= 0; index--) {
+    const item = previous.output[index]!;
+    if (item.type === 'mcp_approval_request') continue;
+    const id = item.type === 'mcp_call' ? item.id : modelOutputOf(item)?.callId;
+    if (id === undefined) break;
+    ids.push(id);
+  }
+  return ids;
 }
 
 /**

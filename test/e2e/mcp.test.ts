@@ -414,6 +414,33 @@ describe('MCP: servers named in the request', () => {
     expect(messages.at(-1)).toMatchObject({ role: 'tool', tool_call_id: call.id, content: '{"error":"The user did not approve this call."}' });
   });
 
+  it('approval in a turn that also ran a call needing none: the continuation shows the model its calls as the one turn it made, then their results', async () => {
+    upstream.setScript(modelCalling([{ name: 'calc__add', args: { a: 2, b: 3 } }, { name: 'calc__slow', args: { ms: 1, label: 'approved' } }]));
+    const approval = { never: { tool_names: ['add'] } };
+    const first: any = await client.responses.create({ model: 'm', input: 'x', tools: [tool({ require_approval: approval })] as any });
+    expect(first.output.map((item: any) => item.type)).toEqual(['mcp_list_tools', 'mcp_call', 'mcp_approval_request']);
+    const request = first.output[2];
+    const check = async (body: Record<string, unknown>) => {
+      const second: any = await client.responses.create({ model: 'm', tools: [tool({ require_approval: approval })] as any, ...body });
+      expect(second.output_text).toBe('Results: 5 | slept 1 ms (approved)');
+      const messages = upstream.requests.at(-1)!.body.messages as any[];
+      // One assistant message holding both calls, then both results: not two turns of one call each.
+      const assistants = messages.filter((message) => message.role === 'assistant');
+      expect(assistants).toHaveLength(1);
+      expect(assistants[0].tool_calls.map((call: any) => call.function.name)).toEqual(['calc__add', 'calc__slow']);
+      const at = messages.indexOf(assistants[0]);
+      expect(messages.slice(at + 1).map((message) => [message.role, message.content])).toEqual([
+        ['tool', '5'],
+        ['tool', 'slept 1 ms (approved)'],
+      ]);
+    };
+    const answer = { type: 'mcp_approval_response', approval_request_id: request.id, approve: true };
+    await check({ previous_response_id: first.id, input: [answer] });
+    // Statelessly, the Agents SDK's way: the turn's items resent with the answer (approvals here are answered once: a new pause).
+    const again: any = await client.responses.create({ model: 'm', input: 'x', store: false, tools: [tool({ require_approval: approval })] as any });
+    await check({ store: false, input: [{ role: 'user', content: 'x' }, ...again.output, { ...answer, approval_request_id: again.output[2].id }] });
+  });
+
   it('require_approval {never: {tool_names}} runs the named tools without asking', async () => {
     upstream.setScript(modelCalling([{ name: 'calc__add', args: { a: 4, b: 4 } }]));
     const response: any = await client.responses.create({ model: 'm', input: 'x', tools: [tool({ require_approval: { never: { tool_names: ['add'] } } })] as any });
