@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { assertErrorEnvelope } from '../support/openresponses-schema.ts';
-import { startGatewayProcess, type GatewayProcess } from '../support/gateway-process.ts';
+import { useGatewayProcess } from '../support/gateway-process.ts';
 import { ScriptedChatUpstream, textReply } from '../support/scripted-chat-upstream.ts';
 
 const MIB = 1_048_576;
@@ -19,21 +19,12 @@ function bodyOf(mib: number): string {
  */
 describe('large request bodies at once, in a process with a small heap', () => {
   const upstream = new ScriptedChatUpstream(textReply('read it'));
-  let gateway: GatewayProcess;
+  const running = useGatewayProcess(upstream, { NODE_OPTIONS: '--max-old-space-size=128' });
 
-  beforeAll(async () => {
-    const url = await upstream.start();
-    gateway = await startGatewayProcess({ OPENAI_BASE_URL: url, OPENAI_API_KEY: 'k', NODE_OPTIONS: '--max-old-space-size=128' });
-  });
-  afterAll(async () => {
-    await gateway.stop();
-    await upstream.close();
-  });
-
-  const post = (body: string) => fetch(`${gateway.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+  const post = (body: string) => fetch(`${running().baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
 
   it('says at start that the body limit is more than the heap allows', () => {
-    expect(gateway.logs.some((line) => line.level === 40 && /bodyLimitBytes is more than an eighth of the JS heap/.test(line.msg))).toBe(true);
+    expect(running().logs.some((line) => line.level === 40 && /bodyLimitBytes is more than an eighth of the JS heap/.test(line.msg))).toBe(true);
   });
 
   it('reads one at a time what does not fit at once, refusing the others with a retryable 503; the process lives on', { timeout: 60_000 }, async () => {
@@ -49,8 +40,8 @@ describe('large request bodies at once, in a process with a small heap', () => {
     }
     // Refused ones retried one by one go through.
     expect((await post(bodyOf(30))).status).toBe(200);
-    expect(gateway.child.exitCode).toBeNull();
-    expect(gateway.stderr()).not.toMatch(/heap out of memory/);
+    expect(running().child.exitCode).toBeNull();
+    expect(running().stderr()).not.toMatch(/heap out of memory/);
   });
 
   it('refuses with a 413 a body under the body limit that the heap cannot take at all', async () => {

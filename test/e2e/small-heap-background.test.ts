@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGatewayProcess, type GatewayProcess } from '../support/gateway-process.ts';
+import { describe, expect, it } from 'vitest';
+import { useGatewayProcess } from '../support/gateway-process.ts';
 import { chunk, ScriptedChatUpstream, sse, textCompletion, usageChunk, type RecordedRequest, type UpstreamReply } from '../support/scripted-chat-upstream.ts';
 import { waitFor } from '../support/wait-for.ts';
 
@@ -18,34 +18,25 @@ function megabyteAnswer(request: RecordedRequest): UpstreamReply {
  */
 describe('background responses on the memory store, in a process with a small heap', () => {
   const upstream = new ScriptedChatUpstream(megabyteAnswer);
-  let gateway: GatewayProcess;
-
-  beforeAll(async () => {
-    const url = await upstream.start();
-    gateway = await startGatewayProcess({ OPENAI_BASE_URL: url, OPENAI_API_KEY: 'k', NODE_OPTIONS: '--max-old-space-size=128' });
-  });
-  afterAll(async () => {
-    await gateway.stop();
-    await upstream.close();
-  });
+  const running = useGatewayProcess(upstream, { NODE_OPTIONS: '--max-old-space-size=128' });
 
   it('keeps serving them one after another (the oldest events go first), and every response stays retrievable', { timeout: 120_000 }, async () => {
     const ids: string[] = [];
     for (let index = 0; index < 60; index++) {
-      const queued = await fetch(`${gateway.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', input: `answer ${index}`, background: true }) });
+      const queued = await fetch(`${running().baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', input: `answer ${index}`, background: true }) });
       expect(queued.status).toBe(200);
       const { id } = (await queued.json()) as { id: string };
       ids.push(id);
-      await waitFor(async () => ((await (await fetch(`${gateway.baseURL}/responses/${id}`)).json()) as { status: string }).status === 'completed', 10_000, 20);
+      await waitFor(async () => ((await (await fetch(`${running().baseURL}/responses/${id}`)).json()) as { status: string }).status === 'completed', 10_000, 20);
     }
-    expect(gateway.child.exitCode).toBeNull();
-    expect(gateway.stderr()).not.toMatch(/heap out of memory/);
+    expect(running().child.exitCode).toBeNull();
+    expect(running().stderr()).not.toMatch(/heap out of memory/);
     // The newest one's events are all still there to replay.
-    const replay = await (await fetch(`${gateway.baseURL}/responses/${ids.at(-1)}?stream=true&starting_after=0`)).text();
+    const replay = await (await fetch(`${running().baseURL}/responses/${ids.at(-1)}?stream=true&starting_after=0`)).text();
     expect(replay).toContain('event: response.completed');
     // The first ones' events went to make room; the responses themselves did not.
-    const oldest = await (await fetch(`${gateway.baseURL}/responses/${ids[0]}?stream=true&starting_after=0`)).text();
+    const oldest = await (await fetch(`${running().baseURL}/responses/${ids[0]}?stream=true&starting_after=0`)).text();
     expect(oldest).toContain('stream_events_expired');
-    expect(((await (await fetch(`${gateway.baseURL}/responses/${ids[0]}`)).json()) as { status: string }).status).toBe('completed');
+    expect(((await (await fetch(`${running().baseURL}/responses/${ids[0]}`)).json()) as { status: string }).status).toBe('completed');
   });
 });

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll } from 'vitest';
 
 export interface GatewayProcess {
   child: ChildProcess;
@@ -65,4 +66,21 @@ export async function startGatewayProcess(env: Record<string, string>): Promise<
       return code as number | null;
     },
   };
+}
+
+/**
+ * For a describe block: a gateway process on `upstream` (its URL as
+ * `OPENAI_BASE_URL`, with `env`), started before its tests and stopped, with
+ * the upstream, after them. Returns the running gateway's getter.
+ */
+export function useGatewayProcess(upstream: { start(): Promise<string>; close(): Promise<void> }, env: Record<string, string>): () => GatewayProcess {
+  let gateway: GatewayProcess | null = null;
+  beforeAll(async () => {
+    gateway = await startGatewayProcess({ OPENAI_BASE_URL: await upstream.start(), OPENAI_API_KEY: 'k', ...env });
+  });
+  afterAll(async () => {
+    await gateway?.stop();
+    await upstream.close();
+  });
+  return () => gateway!;
 }
