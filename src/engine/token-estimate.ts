@@ -65,7 +65,50 @@ export function tokenCounterLoading(): boolean {
 
 /** The estimate of a turn's input tokens (the tokenizer is loaded on first use). */
 export async function estimateTurnTokens(request: TurnRequest): Promise<TurnMeasure> {
-  return measureTurn(request, await loadTokenCounter());
+  return measureTurn(request, boundedCount(await loadTokenCounter()));
+}
+
+/** Characters of one turn's texts the tokenizer counts; the rest are counted at the rate it found. */
+const EXACT_CHARACTERS_PER_TURN = 262_144;
+/** The longest run without whitespace the tokenizer is given at once. */
+const LONGEST_RUN = 1_024;
+const LONG_RUN = new RegExp(`\\S{${LONGEST_RUN + 1},}`, 'g');
+
+/**
+ * The tokenizer, within bounds of work: it is on the request path (rate
+ * limits, truncation, `input_tokens`), and its worst inputs cost it dearly —
+ * a run of one letter quadratically (1 MiB of `x` held the event loop for
+ * minutes), random letters about 2 s a MiB. Runs without whitespace are
+ * counted in pieces of `LONGEST_RUN` characters (real text's tokens are a
+ * few characters long), and past `EXACT_CHARACTERS_PER_TURN` characters a turn's
+ * texts are counted at the tokens per character of what was counted.
+ */
+export function boundedCount(count: TextMeasure): TextMeasure {
+  let left = EXACT_CHARACTERS_PER_TURN;
+  let counted = { characters: 0, tokens: 0 };
+  const exact = (text: string) => {
+    const tokens = countInPieces(count, text);
+    left -= text.length;
+    counted = { characters: counted.characters + text.length, tokens: counted.tokens + tokens };
+    return tokens;
+  };
+  return (text) => {
+    if (text.length <= left) return exact(text);
+    if (left > 0) exact(text.slice(0, left));
+    return Math.ceil((text.length * counted.tokens) / Math.max(1, counted.characters));
+  };
+}
+
+function countInPieces(count: TextMeasure, text: string): number {
+  if (text.length <= LONGEST_RUN) return count(text);
+  let tokens = 0;
+  let from = 0;
+  for (const run of text.matchAll(LONG_RUN)) {
+    tokens += count(text.slice(from, run.index));
+    for (let at = run.index; at < run.index + run[0].length; at += LONGEST_RUN) tokens += count(text.slice(at, Math.min(at + LONGEST_RUN, run.index + run[0].length)));
+    from = run.index + run[0].length;
+  }
+  return tokens + count(text.slice(from));
 }
 
 /**

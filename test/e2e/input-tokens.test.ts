@@ -160,6 +160,19 @@ describe('over openai-chat: the gateway estimates', () => {
     expect(upstream.requests).toEqual([]);
   });
 
+  it("counts texts the tokenizer is slowest on within bounds: a MiB of one letter, and a long input of random letters (the first held the event loop for minutes)", { timeout: 30_000 }, async () => {
+    // A run of one letter: eight to a token.
+    expect(await count({ input: 'x'.repeat(1_048_576) })).toBe(3 + 3 + 1_048_576 / 8);
+    // Past the characters counted token by token, the rest at the rate found, within a few percent of the exact count.
+    const letters = 'abcdefghijklmnopqrstuvwxyz';
+    const words = Array.from({ length: 150_000 }, (_, index) => letters.slice(index % 20, (index % 20) + 1 + (index % 6))).join(' ');
+    const estimated = await count({ input: [{ role: 'user', content: words.slice(0, 300_000) }, { role: 'user', content: words.slice(300_000) }] });
+    const exact = 3 + 3 + 3 + countTokens(words.slice(0, 300_000)) + 3 + countTokens(words.slice(300_000));
+    expect(Math.abs(estimated - exact) / exact).toBeLessThan(0.05);
+    // Meanwhile, and after, the gateway answers.
+    expect((await fetch(`${gateway.origin}/healthz`)).status).toBe(200);
+  });
+
   it('counts a compaction item as the summary the model is sent, not its ciphertext', async () => {
     const compacted = await client.responses.compact({ model: openaiChat.model, input: [{ role: 'user', content: 'remember 42' }] as never });
     const [kept, compaction] = compacted.output as any[];
