@@ -1,3 +1,4 @@
+import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { assertErrorEnvelope } from '../support/openresponses-schema.ts';
 import { useGatewayProcess } from '../support/gateway-process.ts';
@@ -42,6 +43,29 @@ describe('large request bodies at once, in a process with a small heap', () => {
     expect((await post(bodyOf(30))).status).toBe(200);
     expect(running().child.exitCode).toBeNull();
     expect(running().stderr()).not.toMatch(/heap out of memory/);
+  });
+
+  it('counts what bodies are, not what they say: chunked with no Content-Length, and compressed (30 MiB of JSON gzipped to 31 KB)', { timeout: 60_000 }, async () => {
+    const chunked = (body: string) =>
+      fetch(`${running().baseURL}/responses`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: new ReadableStream({
+          start(controller) {
+            for (let at = 0; at < body.length; at += MIB) controller.enqueue(new TextEncoder().encode(body.slice(at, at + MIB)));
+            controller.close();
+          },
+        }),
+        duplex: 'half',
+      } as RequestInit);
+    const zipped = gzipSync(bodyOf(30));
+    const compressed = () => fetch(`${running().baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' }, body: zipped });
+    for (const send of [() => chunked(bodyOf(30)), compressed]) {
+      const answers = await Promise.all([send(), send(), send()]);
+      expect(answers.map((answer) => answer.status).sort()).toEqual([200, 503, 503]);
+      for (const answer of answers) if (answer.status === 503) expect(((await answer.json()) as { error: { code: string } }).error.code).toBe('server_overloaded');
+    }
+    expect(running().child.exitCode).toBeNull();
   });
 
   it('refuses with a 413 a body under the body limit that the heap cannot take at all', async () => {
