@@ -39,7 +39,10 @@ export class MemoryEventLog implements ResponseEventLog {
     this.#logs.set(key, log);
     const bytesBefore = log.bytes;
     // Events it holds already (a batch sent again) are passed over, as in Redis; and once a terminal event is in, nothing follows it.
-    const eventsBefore = log.events.length;
+    // The events before this batch (a batch sent again, already held, is this batch all the same).
+    const first = events[0]?.sequence ?? Number.POSITIVE_INFINITY;
+    let eventsBefore = log.events.length;
+    while (eventsBefore > 0 && log.events[eventsBefore - 1]!.sequence >= first) eventsBefore--;
     const held = log.events.at(-1);
     const last = held?.sequence ?? -1;
     let closed = held !== undefined && isTerminalEvent(held.type);

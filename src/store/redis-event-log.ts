@@ -31,9 +31,11 @@ for i = 4, #ARGV, 3 do
   end
 end
 local length = redis.call('XLEN', KEYS[1])
--- Only entries from before this batch go: a follower that had read them all must still get the whole batch.
-while last >= 0 and length > 1 and (length > maxEvents or bytes > maxBytes) do
-  local oldest = redis.call('XRANGE', KEYS[1], '-', last .. '-1', 'COUNT', 100)
+-- Only entries from before this batch go (a batch sent again, already held, is this batch all the same):
+-- a follower that had read them all must still get the whole batch.
+local before = (#ARGV >= 4) and tonumber(ARGV[4]) - 1 or last
+while before >= 0 and length > 1 and (length > maxEvents or bytes > maxBytes) do
+  local oldest = redis.call('XRANGE', KEYS[1], '-', before .. '-1', 'COUNT', 100)
   if #oldest == 0 then break end
   for _, entry in ipairs(oldest) do
     if length <= 1 or (length <= maxEvents and bytes <= maxBytes) then break end

@@ -115,6 +115,9 @@ function contract(name: string, setUp: () => Promise<{ make: Make; tearDown(): P
       expect(await collect(log, id, 4)).toEqual([5, 6, 7]);
       // What came before it went.
       await expect(log.checkReplayable('t', id, 3)).rejects.toMatchObject({ code: 'stream_events_expired' });
+      // Sent again (its first sending timed out, but it was taken), the batch keeps its own first events.
+      await log.append('t', id, [event(5, 'response.output_text.done', 1_000), event(6, 'response.output_item.done', 1_000), event(7, 'response.completed', 1_000)]);
+      expect(await collect(log, id, 4)).toEqual([5, 6, 7]);
     });
 
     it('a reader that goes away stops following at once', async () => {
