@@ -1,5 +1,5 @@
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { getHeapStatistics } from 'node:v8';
 import { GatewayError } from '../errors/gateway-error.ts';
 
@@ -12,20 +12,18 @@ interface BodyCount {
 }
 
 /**
- * Request bodies being read, parsed and validated at once, bounded over
- * every request. The body limit bounds one request; a body costs about four
- * times its size on the heap while it is read, parsed and checked, and a few
- * bodies near the limit at once took a container-sized heap down (three of
- * 45 MB on a 256 MB heap), every response in flight with it. Bytes are
- * counted as they arrive, decompressed (a compressed body, and a chunked one
- * with no `Content-Length`, count what they become; a `Content-Length` that
- * promises more than comes holds nothing). A body that grows past 64 KiB
- * while others are being read, and would take the total past the budget, is
- * refused with a 503 the SDKs retry; one larger than the whole budget is a
- * 413 (a heap that small cannot take it at all). A body's bytes count until
- * its handler starts (or it is answered before that). Bodies that say they
- * are under 64 KiB, uncompressed, are not counted at all (Fastify holds them
- * to their `Content-Length`).
+ * Request bodies held at once, bounded over every request. The body limit
+ * bounds one request; a body costs about four times its size on the heap
+ * while it is read, parsed and checked, and the request's input is held
+ * until its response ends: a few bodies near the limit at once took a
+ * container-sized heap down (three of 45 MB on a 256 MB heap), every
+ * response in flight with it. A body is counted as its `Content-Length`
+ * says, before it is read, and by what it becomes as it arrives (a chunked
+ * body, a compressed one decompressed). One over 64 KiB that would take the
+ * total past the budget while others are held is refused with a 503 the
+ * SDKs retry; one larger than the whole budget is a 413 (a heap that small
+ * cannot take it at all). Bodies under 64 KiB that say so, uncompressed, are
+ * not counted (Fastify holds them to their `Content-Length`).
  */
 export class BodyBudget {
   readonly #budgetBytes: number;
@@ -60,45 +58,35 @@ export class BodyBudget {
     return null;
   }
 
-  /** The body is read and checked (or answered): its bytes no longer count. */
+  /** The body's response has ended: its bytes no longer count. */
   release(count: BodyCount): void {
     this.#inFlight -= count.bytes;
     count.bytes = 0;
   }
 }
 
-/** Counts each request's body against the budget as it arrives (after decompression: register after request-decoding.ts). */
+/**
+ * Counts each request's body against the budget (register after
+ * request-decoding.ts, to count what it decodes): what its `Content-Length`
+ * says at once, before a byte is read, then more as more arrives; until its
+ * response has been sent (the request's input is held that long).
+ */
 export function registerBodyBudget(app: FastifyInstance, budget: BodyBudget): void {
-  const counts = new WeakMap<FastifyRequest, BodyCount>();
-  const release = (request: FastifyRequest) => {
-    const count = counts.get(request);
-    if (!count) return;
-    counts.delete(request);
-    budget.release(count);
-  };
-  app.addHook('onRequest', (request, _reply, done) => {
-    // Said before a byte is read when it says so itself.
-    const declared = Number(request.headers['content-length']);
-    done(declared > budget.budgetBytes ? tooLarge(declared, budget.budgetBytes) : undefined);
-  });
   app.addHook('preParsing', (request, reply, payload, done) => {
-    // A body that says it is small, and is not compressed, is taken as it comes: most requests, with nothing in their way.
     const { headers } = request;
-    if (headers['transfer-encoding'] === undefined && headers['content-encoding'] === undefined && !(Number(headers['content-length']) > ALWAYS_TAKEN_BYTES)) return done(null, payload);
+    const declared = Number(headers['content-length']) || 0;
+    // A body that says it is small, and is not compressed, is taken as it comes: most requests, with nothing in their way.
+    if (headers['transfer-encoding'] === undefined && headers['content-encoding'] === undefined && declared <= ALWAYS_TAKEN_BYTES) return done(null, payload);
     const count: BodyCount = { bytes: 0 };
-    counts.set(request, count);
-    // Answered before its handler ran (refused, invalid, the client gone): counted out then.
-    reply.raw.once('close', () => release(request));
-    done(null, counted(payload, (bytes) => budget.add(count, bytes)));
-  });
-  app.addHook('preHandler', (request, _reply, done) => {
-    release(request);
-    done();
+    const refusal = budget.add(count, declared);
+    if (refusal) return done(refusal);
+    reply.raw.once('close', () => budget.release(count));
+    done(null, counted(payload, (received) => (received > count.bytes ? budget.add(count, received - count.bytes) : null)));
   });
 }
 
-/** The body, passed on as it is counted. Fastify checks `Content-Length` against `receivedEncodedLength`: the inner stream's when it decodes, else what came. */
-function counted(payload: Readable & { receivedEncodedLength?: number }, add: (bytes: number) => GatewayError | null): Readable {
+/** The body, passed on as it grows (`grow` is told its bytes so far). Fastify checks `Content-Length` against `receivedEncodedLength`: the inner stream's when it decodes, else what came. */
+function counted(payload: Readable & { receivedEncodedLength?: number }, grow: (bytes: number) => GatewayError | null): Readable {
   let received = 0;
   const body = new (class extends Transform {
     get receivedEncodedLength(): number {
@@ -106,7 +94,7 @@ function counted(payload: Readable & { receivedEncodedLength?: number }, add: (b
     }
 
     override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
-      const refusal = add(chunk.length);
+      const refusal = grow(received + chunk.length);
       if (refusal) return callback(refusal);
       received += chunk.length;
       callback(null, chunk);
