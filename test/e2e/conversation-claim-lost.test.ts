@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisKeys } from '../../src/store/redis-keys.ts';
-import { assertValidEvent } from '../support/openresponses-schema.ts';
+import { assertErrorEnvelope, assertValidEvent } from '../support/openresponses-schema.ts';
 import { startReplicaPair, type ReplicaPair } from '../support/replica-pair.ts';
 import { ScriptedChatUpstream, slowText, textReply } from '../support/scripted-chat-upstream.ts';
 import { waitFor } from '../support/wait-for.ts';
@@ -55,6 +55,7 @@ describe('a response whose conversation claim lapsed and was taken while it ran 
     expect(outcome).toBeInstanceOf(OpenAI.ConflictError);
     expect(outcome).toMatchObject({ status: 409, code: 'conversation_claim_lost', param: 'conversation', type: 'invalid_request_error' });
     expect((outcome as InstanceType<typeof OpenAI.ConflictError>).headers?.get('x-should-retry')).toBe('false');
+    assertErrorEnvelope({ error: (outcome as InstanceType<typeof OpenAI.ConflictError>).error });
     expect((outcome as Error).message).toContain(conversation.id);
     expect(await texts(conversation.id)).toEqual(['user: second question', 'assistant: second answer']);
   });

@@ -422,6 +422,7 @@ describe('MCP: servers named in the request', () => {
     const request = first.output[2];
     const check = async (body: Record<string, unknown>) => {
       const second: any = await client.responses.create({ model: 'm', tools: [tool({ require_approval: approval })] as any, ...body });
+      assertValidExceptMcp(second);
       expect(second.output_text).toBe('Results: 5 | slept 1 ms (approved)');
       const messages = upstream.requests.at(-1)!.body.messages as any[];
       // One assistant message holding both calls, then both results: not two turns of one call each.

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { useGatewayProcess } from '../support/gateway-process.ts';
+import { assertValidResponse } from '../support/openresponses-schema.ts';
 import { chunk, ScriptedChatUpstream, sse, textCompletion, usageChunk, type RecordedRequest, type UpstreamReply } from '../support/scripted-chat-upstream.ts';
 import { waitFor } from '../support/wait-for.ts';
 
@@ -37,6 +38,8 @@ describe('background responses on the memory store, in a process with a small he
     // The first ones' events went to make room; the responses themselves did not.
     const oldest = await (await fetch(`${running().baseURL}/responses/${ids[0]}?stream=true&starting_after=0`)).text();
     expect(oldest).toContain('stream_events_expired');
-    expect(((await (await fetch(`${running().baseURL}/responses/${ids[0]}`)).json()) as { status: string }).status).toBe('completed');
+    const first = (await (await fetch(`${running().baseURL}/responses/${ids[0]}`)).json()) as { status: string };
+    assertValidResponse(first);
+    expect(first.status).toBe('completed');
   });
 });
