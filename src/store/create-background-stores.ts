@@ -86,6 +86,6 @@ export function createBackgroundStores(config: Pick<GatewayConfig, 'store' | 'ba
  * under background responses one after another (the gateway's own heap is
  * tens of MB, and a response in flight takes several times its size).
  */
-export function memoryEventLogBound(storeMaxBytes: number, heapLimitBytes = getHeapStatistics().heap_size_limit): number {
+function memoryEventLogBound(storeMaxBytes: number, heapLimitBytes = getHeapStatistics().heap_size_limit): number {
   return Math.min(storeMaxBytes, Math.floor(heapLimitBytes / 8));
 }
